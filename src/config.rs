@@ -1,0 +1,160 @@
+//! Run-time configuration: the data directory, the stdio caller's identity
+//! and durability, resolved from flags and environment variables.
+//!
+//! Every environment variable the server reads is named here.
+
+use std::path::{Path, PathBuf};
+
+use crate::limits::MAX_IDENTITY_BYTES;
+
+pub const DATA_DIR_ENV: &str = "ALAYASIKI_DATA_DIR";
+pub const TENANT_ENV: &str = "ALAYASIKI_MCP_TENANT";
+pub const SUBJECT_ENV: &str = "ALAYASIKI_MCP_SUBJECT";
+pub const DURABILITY_ENV: &str = "ALAYASIKI_DURABILITY";
+
+pub const DEFAULT_TENANT: &str = "local";
+pub const DEFAULT_SUBJECT: &str = "local-agent";
+/// Directory name under the home directory when nothing else is configured.
+pub const DEFAULT_DIR_NAME: &str = ".alayasiki-mcp";
+
+/// How hard a commit tries to reach the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// `synchronous=FULL`: the WAL is fsynced at every commit, so an
+    /// acknowledged write survives a process kill, an OS crash and power loss.
+    Full,
+    /// `synchronous=NORMAL`: an acknowledged write survives a process kill
+    /// (the OS holds it) but the last commits may be lost on power loss.
+    Normal,
+}
+
+impl Durability {
+    pub fn name(self) -> &'static str {
+        match self {
+            Durability::Full => "full",
+            Durability::Normal => "normal",
+        }
+    }
+}
+
+/// Everything `alayasiki-mcp` needs to start serving.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub data_dir: PathBuf,
+    pub tenant: String,
+    pub subject: String,
+    pub durability: Durability,
+}
+
+/// A configuration problem, reported on stderr before exit.
+#[derive(Debug)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Reads a variable, treating unset and empty alike.
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+impl Config {
+    /// Resolves the configuration: `--data-dir`, else `ALAYASIKI_DATA_DIR`,
+    /// else `<home>/<default_dir_name>`.
+    pub fn resolve(
+        data_dir_flag: Option<PathBuf>,
+        default_dir_name: &str,
+    ) -> Result<Config, ConfigError> {
+        let data_dir = match data_dir_flag {
+            Some(dir) => dir,
+            None => match env(DATA_DIR_ENV) {
+                Some(dir) => PathBuf::from(dir),
+                None => home_dir()
+                    .ok_or_else(|| {
+                        ConfigError(format!(
+                            "cannot find a home directory for the default data directory; \
+                             pass --data-dir or set {DATA_DIR_ENV}"
+                        ))
+                    })?
+                    .join(default_dir_name),
+            },
+        };
+        let tenant = identity(TENANT_ENV, DEFAULT_TENANT)?;
+        let subject = identity(SUBJECT_ENV, DEFAULT_SUBJECT)?;
+        let durability = match env(DURABILITY_ENV).as_deref() {
+            None | Some("full") => Durability::Full,
+            Some("normal") => Durability::Normal,
+            Some(other) => {
+                return Err(ConfigError(format!(
+                    "{DURABILITY_ENV}={other:?} is not one of: full, normal"
+                )))
+            }
+        };
+        Ok(Config {
+            data_dir,
+            tenant,
+            subject,
+            durability,
+        })
+    }
+}
+
+/// `HOME`, or `USERPROFILE` on Windows.
+fn home_dir() -> Option<PathBuf> {
+    let var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+    env(var).map(PathBuf::from)
+}
+
+fn identity(var: &str, default: &str) -> Result<String, ConfigError> {
+    let value = env(var).unwrap_or_else(|| default.to_string());
+    validate_identity(&value).map_err(|why| ConfigError(format!("{var}: {why}")))?;
+    Ok(value)
+}
+
+/// Tenant and subject names: non-blank, at most [`MAX_IDENTITY_BYTES`]
+/// bytes, no control characters.
+pub fn validate_identity(value: &str) -> Result<(), String> {
+    if value.trim().is_empty() {
+        return Err("must not be blank".into());
+    }
+    if value.len() > MAX_IDENTITY_BYTES {
+        return Err(format!("must be at most {MAX_IDENTITY_BYTES} bytes"));
+    }
+    if value.chars().any(char::is_control) {
+        return Err("must not contain control characters".into());
+    }
+    Ok(())
+}
+
+/// Creates the data directory (and parents) if missing, owner-only where the
+/// OS has permissions.
+pub fn ensure_data_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identities_are_validated() {
+        assert!(validate_identity("local").is_ok());
+        assert!(validate_identity("  ").is_err());
+        assert!(validate_identity("a\nb").is_err());
+        assert!(validate_identity(&"x".repeat(MAX_IDENTITY_BYTES)).is_ok());
+        assert!(validate_identity(&"x".repeat(MAX_IDENTITY_BYTES + 1)).is_err());
+    }
+}

@@ -1,0 +1,118 @@
+//! Opaque identifiers and hashing.
+//!
+//! Document ids are random (`doc_` + 24 hex digits, 96 bits) so that they
+//! reveal nothing about other documents or tenants and never collide in
+//! practice. The generator is seeded once per process from the operating
+//! system's randomness and advanced by a counter through SHA-256.
+
+use sha2::{Digest, Sha256};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::clock::now_ms;
+
+/// A new opaque id with the given prefix, e.g. `doc_5f0b9a2c6c1e4b0f9a7d2f4a`.
+pub fn new_id(prefix: &str) -> String {
+    let bytes = random_bytes::<12>();
+    let mut id = String::with_capacity(prefix.len() + 1 + 24);
+    id.push_str(prefix);
+    id.push('_');
+    id.push_str(&hex(&bytes));
+    id
+}
+
+/// Unpredictable bytes. Cryptographic strength comes from the OS seed; the
+/// SHA-256 chain only stretches it.
+pub fn random_bytes<const N: usize>() -> [u8; N] {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut out = [0u8; N];
+    let mut filled = 0;
+    let mut block = 0u64;
+    while filled < N {
+        let mut h = Sha256::new();
+        h.update(seed());
+        h.update(n.to_le_bytes());
+        h.update(block.to_le_bytes());
+        let digest = h.finalize();
+        let take = (N - filled).min(digest.len());
+        out[filled..filled + take].copy_from_slice(&digest[..take]);
+        filled += take;
+        block += 1;
+    }
+    out
+}
+
+fn seed() -> &'static [u8; 32] {
+    static SEED: OnceLock<[u8; 32]> = OnceLock::new();
+    SEED.get_or_init(|| {
+        let mut h = Sha256::new();
+        if let Some(os) = os_random() {
+            h.update(os);
+        }
+        // Mixed in always, so a missing /dev/urandom still yields distinct
+        // seeds per process: std's RandomState keys come from the OS.
+        use std::hash::{BuildHasher, Hasher};
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u64(now_ms() as u64);
+        h.update(hasher.finish().to_le_bytes());
+        h.update(std::process::id().to_le_bytes());
+        h.update(
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+                .to_le_bytes(),
+        );
+        h.finalize().into()
+    })
+}
+
+fn os_random() -> Option<[u8; 32]> {
+    use std::io::Read;
+    let mut buf = [0u8; 32];
+    let mut f = std::fs::File::open("/dev/urandom").ok()?;
+    f.read_exact(&mut buf).ok()?;
+    Some(buf)
+}
+
+/// Lowercase hexadecimal.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 15) as usize] as char);
+    }
+    s
+}
+
+/// SHA-256 of `bytes` as lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn ids_are_prefixed_and_distinct() {
+        let ids: HashSet<String> = (0..10_000).map(|_| new_id("doc")).collect();
+        assert_eq!(ids.len(), 10_000);
+        for id in ids.iter().take(5) {
+            assert!(id.starts_with("doc_"));
+            assert_eq!(id.len(), 4 + 24);
+        }
+    }
+
+    #[test]
+    fn sha256_matches_known_vector() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

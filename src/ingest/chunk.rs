@@ -1,0 +1,328 @@
+//! Extracted text → chunks with byte-accurate spans.
+//!
+//! Text is first cut into blocks (paragraphs; Markdown headings and fenced
+//! code; one line per JSON leaf), blocks longer than the target are cut at
+//! sentence ends (else whitespace, else a character boundary), and the
+//! pieces are packed greedily into chunks of about [`TARGET_CHUNK_BYTES`].
+//! A Markdown heading always opens a new chunk so it stays with the section
+//! it titles. Every chunk's text is exactly `text[start..end]`, trimmed of
+//! surrounding whitespace, so citations can point at the stored bytes.
+
+use super::media::MediaKind;
+use crate::store::NewChunk;
+
+/// Chunks are packed up to about this many bytes.
+pub const TARGET_CHUNK_BYTES: usize = 1000;
+
+/// A single block longer than this is cut into pieces no longer than the
+/// target; no chunk ever exceeds this.
+pub const MAX_CHUNK_BYTES: usize = 2 * TARGET_CHUNK_BYTES;
+
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    start: usize,
+    end: usize,
+    heading: bool,
+}
+
+/// Cuts `text` into chunks.
+pub fn chunk(text: &str, kind: MediaKind) -> Vec<NewChunk> {
+    let mut pieces = Vec::new();
+    for block in blocks(text, kind) {
+        if block.end - block.start <= TARGET_CHUNK_BYTES {
+            pieces.push(block);
+        } else {
+            split_long(text, block, &mut pieces);
+        }
+    }
+    pack(text, &pieces)
+}
+
+/// Paragraph-level blocks, never empty.
+fn blocks(text: &str, kind: MediaKind) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut open: Option<usize> = None; // start of the current paragraph
+    let mut in_fence = false;
+    let mut pos = 0;
+    for line in text.split_inclusive('\n') {
+        let line_start = pos;
+        pos += line.len();
+        let body = line.trim();
+        let close = |open: &mut Option<usize>, out: &mut Vec<Piece>, end: usize| {
+            if let Some(s) = open.take() {
+                out.push(Piece {
+                    start: s,
+                    end,
+                    heading: false,
+                });
+            }
+        };
+        match kind {
+            MediaKind::Json => {
+                if !body.is_empty() {
+                    out.push(Piece {
+                        start: line_start,
+                        end: pos,
+                        heading: false,
+                    });
+                }
+                continue;
+            }
+            MediaKind::Markdown => {
+                if body.starts_with("```") || body.starts_with("~~~") {
+                    in_fence = !in_fence;
+                }
+                if !in_fence && is_heading(line) {
+                    close(&mut open, &mut out, line_start);
+                    out.push(Piece {
+                        start: line_start,
+                        end: pos,
+                        heading: true,
+                    });
+                    continue;
+                }
+            }
+            MediaKind::PlainText => {}
+        }
+        if body.is_empty() && !in_fence {
+            close(&mut open, &mut out, line_start);
+        } else if open.is_none() {
+            open = Some(line_start);
+        }
+    }
+    if let Some(s) = open {
+        out.push(Piece {
+            start: s,
+            end: text.len(),
+            heading: false,
+        });
+    }
+    out
+}
+
+/// ATX headings: up to three spaces, one to six `#`, then space or end.
+fn is_heading(line: &str) -> bool {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    if indent > 3 {
+        return false;
+    }
+    let rest = &line[indent..];
+    let hashes = rest.len() - rest.trim_start_matches('#').len();
+    (1..=6).contains(&hashes)
+        && rest[hashes..]
+            .chars()
+            .next()
+            .is_none_or(|c| c == ' ' || c == '\t' || c == '\n' || c == '\r')
+}
+
+/// Cuts an oversized block into pieces of at most the target size,
+/// preferring sentence ends in the second half of each window, then
+/// whitespace, then any character boundary.
+fn split_long(text: &str, block: Piece, out: &mut Vec<Piece>) {
+    let mut pos = block.start;
+    while block.end - pos > TARGET_CHUNK_BYTES {
+        let limit = floor_boundary(text, pos + TARGET_CHUNK_BYTES);
+        let window = &text[pos..limit];
+        let half = floor_boundary(window, window.len() / 2);
+        let cut = last_sentence_end(window, half)
+            .or_else(|| last_whitespace_end(window, half))
+            .map(|i| pos + i)
+            .filter(|&c| c > pos)
+            .unwrap_or(limit.max(ceil_boundary(text, pos + 1)));
+        out.push(Piece {
+            start: pos,
+            end: cut,
+            heading: block.heading,
+        });
+        pos = cut;
+    }
+    if pos < block.end {
+        out.push(Piece {
+            start: pos,
+            end: block.end,
+            heading: false,
+        });
+    }
+}
+
+/// Offset just after the last `.`, `!`, `?` (or newline) that is followed by
+/// whitespace, at or after `from`.
+fn last_sentence_end(window: &str, from: usize) -> Option<usize> {
+    let bytes = window.as_bytes();
+    (from.max(1)..bytes.len()).rev().find_map(|i| {
+        let prev = bytes[i - 1];
+        let here = bytes[i];
+        let ends = matches!(prev, b'.' | b'!' | b'?') && here.is_ascii_whitespace();
+        (ends || prev == b'\n').then_some(i)
+    })
+}
+
+/// Offset just after the last whitespace character at or after `from`.
+fn last_whitespace_end(window: &str, from: usize) -> Option<usize> {
+    window[from..]
+        .char_indices()
+        .rev()
+        .find(|(_, c)| c.is_whitespace())
+        .map(|(i, c)| from + i + c.len_utf8())
+}
+
+fn floor_boundary(text: &str, mut i: usize) -> usize {
+    i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_boundary(text: &str, mut i: usize) -> usize {
+    i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// Greedy packing of pieces into chunks, trimmed, never empty.
+fn pack(text: &str, pieces: &[Piece]) -> Vec<NewChunk> {
+    let mut chunks = Vec::new();
+    let mut current: Option<(usize, usize, bool)> = None; // (start, end, has_body)
+    for p in pieces {
+        current = match current {
+            None => Some((p.start, p.end, !p.heading)),
+            Some((s, e, has_body)) => {
+                let heading_after_body = p.heading && has_body;
+                if heading_after_body || p.end - s > TARGET_CHUNK_BYTES {
+                    emit(text, s, e, &mut chunks);
+                    Some((p.start, p.end, !p.heading))
+                } else {
+                    Some((s, p.end, has_body || !p.heading))
+                }
+            }
+        };
+    }
+    if let Some((s, e, _)) = current {
+        emit(text, s, e, &mut chunks);
+    }
+    chunks
+}
+
+fn emit(text: &str, start: usize, end: usize, out: &mut Vec<NewChunk>) {
+    let slice = &text[start..end];
+    let lead = slice.len() - slice.trim_start().len();
+    let trimmed = slice.trim();
+    if trimmed.is_empty() {
+        return;
+    }
+    let s = start + lead;
+    out.push(NewChunk {
+        start: s,
+        end: s + trimmed.len(),
+        text: trimmed.to_string(),
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_spans(text: &str, chunks: &[NewChunk]) {
+        for c in chunks {
+            assert_eq!(
+                &text[c.start..c.end],
+                c.text,
+                "span must point at the chunk's bytes"
+            );
+            assert!(c.text.len() <= MAX_CHUNK_BYTES);
+            assert!(!c.text.trim().is_empty());
+        }
+    }
+
+    #[test]
+    fn short_text_is_one_trimmed_chunk() {
+        let text = "  The startup acquired a company.  \n";
+        let chunks = chunk(text, MediaKind::PlainText);
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(chunks[0].text, "The startup acquired a company.");
+        check_spans(text, &chunks);
+    }
+
+    #[test]
+    fn paragraphs_pack_up_to_the_target() {
+        let para = "Sentence one is here. Sentence two follows it.\n\n";
+        let text = para.repeat(60);
+        let chunks = chunk(&text, MediaKind::PlainText);
+        assert!(chunks.len() > 1);
+        for c in &chunks {
+            assert!(c.text.len() <= TARGET_CHUNK_BYTES);
+        }
+        check_spans(&text, &chunks);
+    }
+
+    #[test]
+    fn long_paragraph_is_cut_at_sentence_ends() {
+        let text = "Alpha beta gamma delta. ".repeat(200);
+        let chunks = chunk(&text, MediaKind::PlainText);
+        assert!(chunks.len() >= 4);
+        for c in &chunks[..chunks.len() - 1] {
+            assert!(
+                c.text.ends_with('.'),
+                "cut mid-sentence: {:?}",
+                &c.text[c.text.len() - 10..]
+            );
+        }
+        check_spans(&text, &chunks);
+    }
+
+    #[test]
+    fn text_without_spaces_is_cut_on_char_boundaries() {
+        let text = "é".repeat(3000) + &"漢".repeat(1000);
+        let chunks = chunk(&text, MediaKind::PlainText);
+        check_spans(&text, &chunks);
+        let total: usize = chunks.iter().map(|c| c.text.len()).sum();
+        assert_eq!(total, text.len(), "nothing lost");
+    }
+
+    #[test]
+    fn markdown_heading_opens_a_chunk_with_its_section() {
+        let text = "# Title\n\nIntro text.\n\n## Install\n\nRun cargo build.\n";
+        let chunks = chunk(text, MediaKind::Markdown);
+        assert_eq!(chunks.len(), 2, "{chunks:?}");
+        assert_eq!(chunks[0].text, "# Title\n\nIntro text.");
+        assert_eq!(chunks[1].text, "## Install\n\nRun cargo build.");
+        check_spans(text, &chunks);
+    }
+
+    #[test]
+    fn fenced_code_with_blank_lines_stays_whole() {
+        let text = "## Code\n\n```\nfn a() {}\n\n# not a heading\nfn b() {}\n```\n";
+        let chunks = chunk(text, MediaKind::Markdown);
+        assert_eq!(chunks.len(), 1, "{chunks:?}");
+        check_spans(text, &chunks);
+    }
+
+    #[test]
+    fn empty_and_blank_text_give_no_chunks() {
+        assert!(chunk("", MediaKind::PlainText).is_empty());
+        assert!(chunk(" \n\n\t ", MediaKind::Markdown).is_empty());
+    }
+
+    #[test]
+    fn arbitrary_text_never_breaks_spans() {
+        let mut seed = 7u64;
+        let alphabet = [
+            "a", " ", "\n", ".", "é", "漢", "#", "\n\n", "```", "!", "😀", "\r\n",
+        ];
+        for _ in 0..200 {
+            let mut text = String::new();
+            for _ in 0..(seed % 3000) {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                text.push_str(alphabet[(seed >> 33) as usize % alphabet.len()]);
+            }
+            for kind in [MediaKind::PlainText, MediaKind::Markdown, MediaKind::Json] {
+                check_spans(&text, &chunk(&text, kind));
+            }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! alayasiki-mcp: a local-first knowledge memory for AI agents, served over
+//! the Model Context Protocol.
+//!
+//! Agents *ingest* documents and notes into a durable store and *query* it
+//! with a question, getting back ranked, cited evidence and an extractive
+//! answer. The crate is laid out by layer; data flows down, never up:
+//!
+//! - [`transport`]: stdio framing (and, later, HTTP/SSE); limits on input.
+//! - [`protocol`]: JSON-RPC and MCP: sessions, tools, resources, prompts.
+//! - [`service`]: [`service::Memory`], the one API every transport calls,
+//!   bound to a [`service::Principal`].
+//! - [`ingest`] and [`query`]: the engine (extraction and chunking; retrieval,
+//!   packing and answers).
+//! - [`store`]: SQLite (WAL, FTS5) behind tenant-bound handles, the writer
+//!   thread, the journal, and data-directory ownership.
+//!
+//! Cross-cutting: [`config`] and [`cli`] (flags and environment), [`limits`]
+//! (every bound, in one place), [`error`] (typed errors and their
+//! client-safe messages), [`logging`] (stderr only).
+
+pub mod base64;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod error;
+pub mod ids;
+pub mod ingest;
+pub mod limits;
+pub mod logging;
+pub mod protocol;
+pub mod query;
+pub mod serve;
+pub mod service;
+pub mod store;
+pub mod transport;

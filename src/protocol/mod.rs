@@ -1,0 +1,14 @@
+//! The protocol layer: JSON-RPC messages in, MCP semantics, JSON-RPC
+//! replies out. Transport-independent: stdio and SSE hand it parsed lines
+//! and carry back what it returns.
+//!
+//! - [`jsonrpc`]: message classification and reply shapes.
+//! - [`mcp`]: the session state machine and method dispatch.
+//! - [`tools`]: the declarative tool table (one file per tool).
+//! - [`resources`], [`prompts`]: the other MCP server features.
+
+pub mod jsonrpc;
+pub mod mcp;
+pub mod prompts;
+pub mod resources;
+pub mod tools;

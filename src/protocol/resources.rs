@@ -1,0 +1,146 @@
+//! MCP resources: stored documents as `alayasiki://documents/{id}`.
+//!
+//! `resources/list` pages through the caller's ready documents with an
+//! opaque cursor; `resources/read` returns a document's extracted text
+//! after the same tenant-bound lookup every other read uses, so another
+//! tenant's id reads exactly like an unknown one.
+
+use serde_json::{json, Map, Value};
+
+use super::jsonrpc::{INVALID_PARAMS, RESOURCE_NOT_FOUND};
+use super::mcp::{Fault, FORBIDDEN};
+use crate::base64;
+use crate::error::Error;
+use crate::limits::RESOURCES_PAGE_SIZE;
+use crate::service::Memory;
+
+const DOCUMENT_PREFIX: &str = "alayasiki://documents/";
+/// Longest URI accepted by `resources/read`.
+pub const MAX_URI_BYTES: usize = 2048;
+
+pub fn templates() -> Vec<Value> {
+    vec![json!({
+        "uriTemplate": "alayasiki://documents/{id}",
+        "name": "document",
+        "description": "A stored document's extracted text, by document id (as returned by \
+    alayasiki_ingest and in query evidence).",
+        "mimeType": "text/plain"
+    })]
+}
+
+pub fn list(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, Fault> {
+    let after = match params.get("cursor") {
+        None | Some(Value::Null) => 0,
+        Some(Value::String(c)) => {
+            decode_cursor(c).ok_or_else(|| Fault::new(INVALID_PARAMS, "invalid cursor"))?
+        }
+        Some(_) => return Err(Fault::new(INVALID_PARAMS, "invalid cursor")),
+    };
+    let page = memory
+        .list_documents(after, RESOURCES_PAGE_SIZE + 1)
+        .map_err(service_fault)?;
+    let more = page.len() > RESOURCES_PAGE_SIZE;
+    let shown = &page[..page.len().min(RESOURCES_PAGE_SIZE)];
+    let resources: Vec<Value> = shown
+        .iter()
+        .map(|d| {
+            let name = d
+                .title
+                .clone()
+                .or_else(|| d.source.clone())
+                .unwrap_or_else(|| d.doc_id.clone());
+            json!({
+                "uri": format!("{DOCUMENT_PREFIX}{}", d.doc_id),
+                "name": name,
+                "mimeType": "text/plain",
+                "description": format!("{} document ({} bytes)", d.media_type, d.byte_size)
+            })
+        })
+        .collect();
+    let mut result = json!({"resources": resources});
+    if more {
+        if let Some(last) = shown.last() {
+            result["nextCursor"] = Value::String(encode_cursor(last.cursor));
+        }
+    }
+    Ok(result)
+}
+
+pub fn read(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, Fault> {
+    let Some(Value::String(uri)) = params.get("uri") else {
+        return Err(Fault::new(
+            INVALID_PARAMS,
+            "resources/read needs uri (a string)",
+        ));
+    };
+    if uri.len() > MAX_URI_BYTES {
+        return Err(Fault::new(
+            INVALID_PARAMS,
+            format!("uri longer than {MAX_URI_BYTES} bytes"),
+        ));
+    }
+    let not_found =
+        || Fault::new(RESOURCE_NOT_FOUND, "resource not found").with_data(json!({"uri": uri}));
+    let Some(id) = uri.strip_prefix(DOCUMENT_PREFIX) else {
+        return Err(not_found());
+    };
+    let doc = match memory.document(id) {
+        Ok(d) => d,
+        Err(Error::NotFound(_)) => return Err(not_found()),
+        Err(e) => return Err(service_fault(e)),
+    };
+    match (doc.state.as_str(), doc.text) {
+        ("ready", Some(text)) => Ok(json!({
+            "contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]
+        })),
+        ("failed", _) => Err(Fault::new(
+            RESOURCE_NOT_FOUND,
+            format!(
+                "document could not be indexed: {}",
+                doc.error.unwrap_or_default()
+            ),
+        )
+        .with_data(json!({"uri": uri}))),
+        _ => Err(Fault::new(
+            RESOURCE_NOT_FOUND,
+            "document is still being indexed; try again shortly",
+        )
+        .with_data(json!({"uri": uri}))),
+    }
+}
+
+fn service_fault(e: Error) -> Fault {
+    let e = e.logged("resources");
+    let code = match e {
+        Error::Forbidden(_) => FORBIDDEN,
+        Error::InvalidInput(_) | Error::LimitExceeded(_) => INVALID_PARAMS,
+        Error::NotFound(_) => RESOURCE_NOT_FOUND,
+        _ => super::jsonrpc::INTERNAL_ERROR,
+    };
+    Fault::new(code, e.client_message())
+}
+
+fn encode_cursor(position: i64) -> String {
+    base64::encode(format!("documents:{position}").as_bytes())
+}
+
+fn decode_cursor(cursor: &str) -> Option<i64> {
+    let bytes = base64::decode(cursor).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    text.strip_prefix("documents:")?
+        .parse()
+        .ok()
+        .filter(|n: &i64| *n >= 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_garbage_is_refused() {
+        assert_eq!(decode_cursor(&encode_cursor(42)), Some(42));
+        assert_eq!(decode_cursor("nonsense"), None);
+        assert_eq!(decode_cursor(&base64::encode(b"documents:-1")), None);
+    }
+}

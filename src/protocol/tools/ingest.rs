@@ -1,0 +1,254 @@
+//! `alayasiki_ingest`: store a document in persistent memory.
+//!
+//! Accepts either the flat form (`content` + optional fields) or the
+//! canonical externally tagged shape shared with the HTTP API:
+//! `{"Text": {"content", ...}}` or `{"File": {"filename", "mime_type",
+//! "content" (base64 or a byte array), ...}}`.
+
+use serde_json::{json, Map, Value};
+
+use super::{Args, Tool};
+use crate::base64;
+use crate::error::{Error, Result};
+use crate::limits::MAX_CONTENT_BYTES;
+use crate::service::{Content, IngestRequest, Memory, Permission};
+
+pub static TOOL: Tool = Tool {
+    name: "alayasiki_ingest",
+    description: "Store a document, note or file in persistent memory so it can be found later \
+with alayasiki_query. Give `content` (text; Markdown or JSON via `media_type`), or the canonical \
+`Text`/`File` shape for files. The write is durable when this returns; by default it also waits \
+until the content is searchable. Reusing an `idempotency_key` with the same content returns the \
+first document instead of storing a duplicate.",
+    input_schema: schema,
+    permission: Permission::Ingest,
+    mutates: true,
+    call: |memory, args| run(memory, parse(args)?),
+};
+
+const ARGS: &[&str] = &[
+    "content",
+    "media_type",
+    "metadata",
+    "idempotency_key",
+    "source",
+    "provenance",
+    "wait",
+    "Text",
+    "File",
+];
+const TEXT_ARGS: &[&str] = &[
+    "content",
+    "media_type",
+    "metadata",
+    "idempotency_key",
+    "source",
+];
+const FILE_ARGS: &[&str] = &[
+    "filename",
+    "mime_type",
+    "content",
+    "metadata",
+    "idempotency_key",
+    "source",
+];
+
+fn schema() -> Value {
+    let metadata = json!({"type": "object", "description": "Arbitrary JSON object kept verbatim and returned with evidence (e.g. author, url, tags). `provenance` here is honoured too."});
+    json!({
+        "type": "object",
+        "properties": {
+            "content": {"type": "string", "description": "The text to remember."},
+            "media_type": {"type": "string", "enum": ["text/plain", "text/markdown", "application/json"], "description": "Type of `content` (default text/plain)."},
+            "metadata": metadata,
+            "idempotency_key": {"type": "string", "description": "Caller-chosen key (at most 256 bytes): the same key with the same request returns the first document; with different content it is a conflict."},
+            "source": {"type": "string", "description": "Where the content came from (a URL, path or label), returned with evidence."},
+            "provenance": {"type": "string", "enum": ["external", "user", "agent"], "description": "Who asserted this: an external source, the user, or the agent itself."},
+            "wait": {"type": "boolean", "description": "Wait until the document is searchable (default true); false returns at once with state `pending`."},
+            "Text": {
+                "type": "object",
+                "description": "Canonical text upload: {content, media_type?, metadata?, idempotency_key?, source?}.",
+                "properties": {
+                    "content": {"type": "string"},
+                    "media_type": {"type": "string"},
+                    "metadata": {"type": "object"},
+                    "idempotency_key": {"type": "string"},
+                    "source": {"type": "string"}
+                },
+                "required": ["content"]
+            },
+            "File": {
+                "type": "object",
+                "description": "Canonical file upload: {filename?, mime_type?, content (base64 string or array of bytes), metadata?, idempotency_key?, source?}. Type comes from mime_type, else the filename's extension, else the bytes.",
+                "properties": {
+                    "filename": {"type": "string"},
+                    "mime_type": {"type": "string"},
+                    "content": {"type": ["string", "array"], "items": {"type": "integer", "minimum": 0, "maximum": 255}},
+                    "metadata": {"type": "object"},
+                    "idempotency_key": {"type": "string"},
+                    "source": {"type": "string"}
+                },
+                "required": ["content"]
+            }
+        }
+    })
+}
+
+/// Parses `alayasiki_ingest` arguments (also the HTTP API's ingest body).
+pub fn parse(map: &Map<String, Value>) -> Result<IngestRequest> {
+    let args = Args::new(map, ARGS)?;
+    let forms = ["content", "Text", "File"]
+        .iter()
+        .filter(|k| args.has(k))
+        .count();
+    if forms != 1 {
+        return Err(Error::invalid(
+            "give exactly one of `content`, `Text` or `File`",
+        ));
+    }
+    let wait = args.boolean("wait")?.unwrap_or(true);
+    let provenance = args
+        .choice("provenance", &["external", "user", "agent"])?
+        .map(str::to_string);
+    if let Some(text) = args.string("content")? {
+        return Ok(IngestRequest {
+            content: Content::Text {
+                text: text.to_string(),
+                media_type: args.string("media_type")?.map(str::to_string),
+            },
+            metadata: args.object("metadata")?.cloned().unwrap_or_default(),
+            idempotency_key: args.string("idempotency_key")?.map(str::to_string),
+            source: args.string("source")?.map(str::to_string),
+            provenance,
+            wait,
+        });
+    }
+    for flat in ["media_type", "metadata", "idempotency_key", "source"] {
+        if args.has(flat) {
+            return Err(Error::invalid(format!(
+                "with `Text` or `File`, put `{flat}` inside that object"
+            )));
+        }
+    }
+    let (tag, inner_allowed) = if args.has("Text") {
+        ("Text", TEXT_ARGS)
+    } else {
+        ("File", FILE_ARGS)
+    };
+    let inner_map = args.object(tag)?.expect("checked present");
+    let inner = Args::new(inner_map, inner_allowed)
+        .map_err(|e| Error::invalid(format!("in `{tag}`: {}", e.client_message())))?;
+    let content = if tag == "Text" {
+        Content::Text {
+            text: inner.required_string("content")?.to_string(),
+            media_type: inner.string("media_type")?.map(str::to_string),
+        }
+    } else {
+        Content::File {
+            filename: inner.string("filename")?.map(str::to_string),
+            mime_type: inner.string("mime_type")?.map(str::to_string),
+            bytes: file_bytes(inner.value("content"))?,
+        }
+    };
+    Ok(IngestRequest {
+        content,
+        metadata: inner.object("metadata")?.cloned().unwrap_or_default(),
+        idempotency_key: inner.string("idempotency_key")?.map(str::to_string),
+        source: inner.string("source")?.map(str::to_string),
+        provenance,
+        wait,
+    })
+}
+
+/// A File's content: base64 text or an array of byte values. Sizes are
+/// checked before decoding so an oversized upload costs no allocation.
+fn file_bytes(value: Option<&Value>) -> Result<Vec<u8>> {
+    let too_big = || {
+        Error::LimitExceeded(format!(
+            "File content exceeds {MAX_CONTENT_BYTES} bytes (MAX_CONTENT_BYTES)"
+        ))
+    };
+    match value {
+        Some(Value::String(b64)) => {
+            if b64.len() / 4 * 3 > MAX_CONTENT_BYTES + 3 {
+                return Err(too_big());
+            }
+            base64::decode(b64).map_err(|e| {
+                Error::invalid(format!(
+                    "File content is not valid base64 (bad character at offset {})",
+                    e.offset
+                ))
+            })
+        }
+        Some(Value::Array(items)) => {
+            if items.len() > MAX_CONTENT_BYTES {
+                return Err(too_big());
+            }
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    v.as_u64()
+                        .filter(|b| *b <= 255)
+                        .map(|b| b as u8)
+                        .ok_or_else(|| {
+                            Error::invalid(format!("File content[{i}] is not a byte (0-255)"))
+                        })
+                })
+                .collect()
+        }
+        Some(_) => Err(Error::invalid(
+            "File content must be a base64 string or an array of bytes",
+        )),
+        None => Err(Error::invalid("`File` needs `content`")),
+    }
+}
+
+fn run(memory: &Memory<'_>, req: IngestRequest) -> Result<Value> {
+    Ok(serde_json::to_value(memory.ingest(req)?)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_json(v: Value) -> Result<IngestRequest> {
+        parse(v.as_object().unwrap())
+    }
+
+    #[test]
+    fn flat_and_canonical_text_forms_agree() {
+        let flat = parse_json(json!({"content": "hi", "idempotency_key": "k"})).unwrap();
+        let canon = parse_json(json!({"Text": {"content": "hi", "idempotency_key": "k"}})).unwrap();
+        assert!(matches!(flat.content, Content::Text { ref text, .. } if text == "hi"));
+        assert!(matches!(canon.content, Content::Text { ref text, .. } if text == "hi"));
+        assert_eq!(flat.idempotency_key, canon.idempotency_key);
+        assert!(flat.wait && canon.wait);
+    }
+
+    #[test]
+    fn file_content_accepts_base64_and_byte_arrays() {
+        let a = parse_json(json!({"File": {"filename": "a.md", "content": "aGk="}})).unwrap();
+        let b = parse_json(json!({"File": {"filename": "a.md", "content": [104, 105]}})).unwrap();
+        for r in [a, b] {
+            assert!(matches!(r.content, Content::File { ref bytes, .. } if bytes == b"hi"));
+        }
+        assert!(parse_json(json!({"File": {"content": [256]}})).is_err());
+        assert!(parse_json(json!({"File": {"content": "a*b"}})).is_err());
+    }
+
+    #[test]
+    fn exactly_one_form_is_required() {
+        assert!(parse_json(json!({})).is_err());
+        assert!(parse_json(json!({"content": "a", "Text": {"content": "b"}})).is_err());
+    }
+
+    #[test]
+    fn oversized_file_is_refused_before_decoding() {
+        let huge = "A".repeat(MAX_CONTENT_BYTES / 3 * 4 + 8);
+        let err = parse_json(json!({"File": {"content": huge}}))
+            .err()
+            .unwrap();
+        assert_eq!(err.code(), "limit_exceeded");
+    }
+}

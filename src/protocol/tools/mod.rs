@@ -1,0 +1,194 @@
+//! The tool table: one entry per tool, each defined in its own file with its
+//! schema, the permission it needs, and a handler that parses arguments into
+//! a typed request and calls the service.
+//!
+//! `tools/list`, `tools/call` and the README's tool reference are all
+//! generated from [`TOOLS`], so they cannot disagree.
+
+mod args;
+mod ingest;
+mod query;
+mod status;
+
+pub use args::Args;
+
+use serde_json::{json, Map, Value};
+
+use super::jsonrpc::INVALID_PARAMS;
+use super::mcp::Fault;
+use crate::error::{Error, Result};
+use crate::service::{Memory, Permission};
+
+/// One tool, declaratively.
+pub struct Tool {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// JSON Schema of the arguments (`type: object`).
+    pub input_schema: fn() -> Value,
+    pub permission: Permission,
+    /// Whether calling it changes stored memory.
+    pub mutates: bool,
+    /// Parses the arguments and runs the tool; the value becomes the JSON
+    /// text block of the result.
+    pub call: fn(&Memory<'_>, &Map<String, Value>) -> Result<Value>,
+}
+
+/// Every tool the server offers, in listing order.
+pub static TOOLS: &[&Tool] = &[&ingest::TOOL, &query::TOOL, &status::TOOL];
+
+pub fn find(name: &str) -> Option<&'static Tool> {
+    TOOLS.iter().copied().find(|t| t.name == name)
+}
+
+/// The `tools` array of `tools/list`.
+pub fn list() -> Vec<Value> {
+    TOOLS
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.name,
+                "description": t.description,
+                "inputSchema": (t.input_schema)(),
+                "annotations": {
+                    "readOnlyHint": !t.mutates,
+                    "destructiveHint": false,
+                    "idempotentHint": !t.mutates,
+                    "openWorldHint": false
+                }
+            })
+        })
+        .collect()
+}
+
+/// `tools/call`: protocol faults (unknown tool, malformed params) are
+/// JSON-RPC errors; everything the tool itself rejects is an `isError`
+/// result the model can read.
+pub fn call(memory: &Memory<'_>, params: &Map<String, Value>) -> std::result::Result<Value, Fault> {
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Fault::new(INVALID_PARAMS, "tools/call needs name (a string)"))?;
+    let tool =
+        find(name).ok_or_else(|| Fault::new(INVALID_PARAMS, format!("unknown tool: {name}")))?;
+    let empty = Map::new();
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(a)) => a,
+        Some(_) => return Err(Fault::new(INVALID_PARAMS, "arguments must be an object")),
+    };
+    let outcome = if memory.principal().permits(tool.permission) {
+        (tool.call)(memory, arguments)
+    } else {
+        Err(Error::Forbidden(format!(
+            "this identity may not call {name} (needs scope {} or a role granting it)",
+            tool.permission.scope()
+        )))
+    };
+    Ok(match outcome {
+        Ok(value) => {
+            json!({"content": [{"type": "text", "text": value.to_string()}], "isError": false})
+        }
+        Err(e) => {
+            let e = e.logged(name);
+            json!({
+                "content": [{"type": "text", "text": format!("{}: {}", e.code(), e.client_message())}],
+                "isError": true
+            })
+        }
+    })
+}
+
+/// The README's tool reference, in Markdown.
+pub fn reference_markdown() -> String {
+    let mut out = String::new();
+    for t in TOOLS {
+        let schema = (t.input_schema)();
+        out.push_str(&format!("### `{}`\n\n{}\n\n", t.name, t.description));
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        match schema["properties"].as_object() {
+            Some(props) if !props.is_empty() => {
+                out.push_str("| argument | type | required | description |\n|---|---|---|---|\n");
+                for (name, p) in props {
+                    let ty = p["type"].as_str().map(str::to_string).unwrap_or_else(|| {
+                        p["type"]
+                            .as_array()
+                            .map(|a| {
+                                a.iter()
+                                    .filter_map(Value::as_str)
+                                    .collect::<Vec<_>>()
+                                    .join(" or ")
+                            })
+                            .unwrap_or_else(|| "object".into())
+                    });
+                    let req = if required.contains(&name.as_str()) {
+                        "yes"
+                    } else {
+                        "no"
+                    };
+                    let desc = p["description"].as_str().unwrap_or("").replace('|', "\\|");
+                    out.push_str(&format!("| `{name}` | {ty} | {req} | {desc} |\n"));
+                }
+                out.push('\n');
+            }
+            _ => out.push_str("No arguments.\n\n"),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_mcp_naming_guidance_and_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for t in TOOLS {
+            assert!(seen.insert(t.name));
+            assert!((1..=128).contains(&t.name.len()));
+            assert!(t
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)));
+        }
+    }
+
+    #[test]
+    fn every_schema_is_an_object_schema_with_described_properties() {
+        for t in TOOLS {
+            let s = (t.input_schema)();
+            assert_eq!(s["type"], "object", "{}", t.name);
+            for (name, p) in s["properties"].as_object().unwrap() {
+                assert!(
+                    p["description"].is_string(),
+                    "{}.{name} lacks a description",
+                    t.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn readme_tool_reference_matches_the_table() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+            .expect("README.md");
+        let begin = "<!-- tools:begin -->\n";
+        let end = "<!-- tools:end -->";
+        let start = readme.find(begin).expect("README has a tools:begin marker") + begin.len();
+        let stop = readme.find(end).expect("README has a tools:end marker");
+        let generated = reference_markdown();
+        if readme[start..stop] != generated && std::env::var_os("UPDATE_README").is_some() {
+            let updated = format!("{}{}{}", &readme[..start], generated, &readme[stop..]);
+            std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"), updated).unwrap();
+            return;
+        }
+        assert_eq!(
+            readme[start..stop],
+            generated,
+            "README tool reference is stale; run UPDATE_README=1 cargo test readme_tool_reference"
+        );
+    }
+}

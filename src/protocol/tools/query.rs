@@ -1,0 +1,117 @@
+//! `alayasiki_query`: ask memory a question; get ranked, cited evidence and
+//! (by default) an extractive answer.
+
+use serde_json::{json, Map, Value};
+
+use super::{Args, Tool};
+use crate::error::{Error, Result};
+use crate::limits::*;
+use crate::query::{QuerySpec, ResultMode, SearchMode};
+use crate::service::{Memory, Permission};
+
+pub static TOOL: Tool = Tool {
+    name: "alayasiki_query",
+    description: "Search persistent memory with the actual question and get ranked evidence \
+(document id, chunk id, source, metadata, byte span, text, score) plus, in `answer` mode, an \
+extractive answer whose [n] markers cite evidence items. Call it before answering anything that \
+may depend on what was stored earlier.",
+    input_schema: schema,
+    permission: Permission::Query,
+    mutates: false,
+    call: |memory, args| run(memory, parse(args)?),
+};
+
+const ARGS: &[&str] = &["query", "search_mode", "mode", "top_k", "budget"];
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "The question, in natural language (at most 4096 bytes)."},
+            "search_mode": {"type": "string", "enum": SearchMode::NAMES, "description": "local (entity-centred), global (community summaries), drift (local, widening), auto (default: the server chooses and says which ran)."},
+            "mode": {"type": "string", "enum": ["answer", "evidence"], "description": "answer (default): evidence plus a cited extractive answer; evidence: ranked evidence only."},
+            "top_k": {"type": "integer", "minimum": MIN_TOP_K, "maximum": MAX_TOP_K, "description": "Most evidence items to return (1-100, default 10)."},
+            "budget": {"type": "integer", "minimum": MIN_BUDGET_CHARS, "maximum": MAX_BUDGET_CHARS, "description": "Most characters of evidence text to return (default 20000)."}
+        },
+        "required": ["query"]
+    })
+}
+
+/// Parses `alayasiki_query` arguments (also the HTTP API's query body).
+pub fn parse(map: &Map<String, Value>) -> Result<QuerySpec> {
+    let args = Args::new(map, ARGS)?;
+    let text = args.required_string("query")?;
+    if text.trim().is_empty() {
+        return Err(Error::invalid("`query` must not be blank"));
+    }
+    if text.len() > MAX_QUERY_BYTES {
+        return Err(Error::LimitExceeded(format!(
+            "`query` is {} bytes; the limit is {MAX_QUERY_BYTES} (MAX_QUERY_BYTES)",
+            text.len()
+        )));
+    }
+    let search_mode = args
+        .choice("search_mode", SearchMode::NAMES)?
+        .and_then(SearchMode::parse)
+        .unwrap_or(SearchMode::Auto);
+    let mode = match args.choice("mode", &["answer", "evidence"])? {
+        Some("evidence") => ResultMode::Evidence,
+        _ => ResultMode::Answer,
+    };
+    let top_k = args
+        .integer("top_k", MIN_TOP_K.into(), MAX_TOP_K.into())?
+        .unwrap_or(DEFAULT_TOP_K.into()) as usize;
+    let budget_chars = args
+        .integer("budget", MIN_BUDGET_CHARS.into(), MAX_BUDGET_CHARS.into())?
+        .unwrap_or(DEFAULT_BUDGET_CHARS.into()) as usize;
+    Ok(QuerySpec {
+        text: text.to_string(),
+        search_mode,
+        mode,
+        top_k,
+        budget_chars,
+    })
+}
+
+fn run(memory: &Memory<'_>, spec: QuerySpec) -> Result<Value> {
+    let outcome = memory.query(&spec)?;
+    let mut value = serde_json::to_value(outcome)?;
+    value["query"] = Value::String(spec.text);
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_json(v: Value) -> Result<QuerySpec> {
+        parse(v.as_object().unwrap())
+    }
+
+    #[test]
+    fn defaults_are_applied() {
+        let q = parse_json(json!({"query": "x"})).unwrap();
+        assert_eq!(q.top_k, DEFAULT_TOP_K as usize);
+        assert_eq!(q.budget_chars, DEFAULT_BUDGET_CHARS as usize);
+        assert_eq!(q.search_mode, SearchMode::Auto);
+        assert_eq!(q.mode, ResultMode::Answer);
+    }
+
+    #[test]
+    fn query_length_limit_is_exact() {
+        assert!(parse_json(json!({"query": "a".repeat(MAX_QUERY_BYTES)})).is_ok());
+        let err = parse_json(json!({"query": "a".repeat(MAX_QUERY_BYTES + 1)}))
+            .err()
+            .unwrap();
+        assert_eq!(err.code(), "limit_exceeded");
+    }
+
+    #[test]
+    fn bad_values_are_rejected() {
+        assert!(parse_json(json!({"query": "x", "top_k": 0})).is_err());
+        assert!(parse_json(json!({"query": "x", "top_k": 101})).is_err());
+        assert!(parse_json(json!({"query": "x", "search_mode": "deep"})).is_err());
+        assert!(parse_json(json!({"query": "  "})).is_err());
+        assert!(parse_json(json!({})).is_err());
+    }
+}

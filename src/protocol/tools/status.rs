@@ -1,0 +1,19 @@
+//! `alayasiki_status`: what is stored and how the store is doing.
+
+use serde_json::json;
+
+use super::{Args, Tool};
+use crate::service::Permission;
+
+pub static TOOL: Tool = Tool {
+    name: "alayasiki_status",
+    description: "Report the memory server's version, data directory, document and chunk \
+counts, pending and failed indexing jobs, and store size for the calling identity's tenant.",
+    input_schema: || json!({"type": "object", "properties": {}}),
+    permission: Permission::Query,
+    mutates: false,
+    call: |memory, args| {
+        Args::new(args, &[])?;
+        Ok(serde_json::to_value(memory.status()?)?)
+    },
+};

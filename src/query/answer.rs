@@ -1,0 +1,234 @@
+//! The extractive answer: the evidence sentences that best cover the
+//! question's terms, each followed by a citation marker `[n]` that names
+//! evidence item `n`.
+//!
+//! Sentences are scored by the question terms they contain, each term
+//! weighted by how rare it is among the candidate sentences (so a sentence
+//! with the one distinctive word beats one with three common ones), with a
+//! mild preference for higher-ranked evidence. Terms match on a crude stem
+//! so "acquired" answers "acquire".
+
+use serde::Serialize;
+use std::collections::HashSet;
+
+use super::{Evidence, Span};
+
+/// Sentences in an answer.
+pub const MAX_ANSWER_SENTENCES: usize = 3;
+
+/// Longest sentence quoted whole (bytes); longer ones are skipped in favour
+/// of shorter evidence, since an answer should be readable.
+pub const MAX_SENTENCE_BYTES: usize = 600;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Answer {
+    /// The sentences with markers, e.g. `Acme bought Widgets in May. [1]`.
+    pub text: String,
+    pub citations: Vec<Citation>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Citation {
+    /// The `n` of `[n]`: the cited evidence item's rank.
+    pub marker: usize,
+    pub chunk_id: String,
+    pub document_id: String,
+    /// Byte span of the quoted sentence in the document's extracted text.
+    pub span: Span,
+}
+
+struct Candidate<'e> {
+    evidence: &'e Evidence,
+    start: usize, // byte offsets within evidence.text
+    end: usize,
+    stems: HashSet<String>,
+}
+
+/// Builds the answer; with no matching sentence the text says nothing was
+/// found and there are no citations.
+pub fn compose(terms: &[String], evidence: &[Evidence]) -> Answer {
+    let query: HashSet<String> = terms.iter().map(|t| stem(t)).collect();
+    let mut candidates = Vec::new();
+    for e in evidence {
+        for (start, end) in sentences(&e.text) {
+            if end - start > MAX_SENTENCE_BYTES {
+                continue;
+            }
+            let stems: HashSet<String> = super::terms::words(&e.text[start..end])
+                .map(|w| stem(&w))
+                .filter(|s| query.contains(s))
+                .collect();
+            if !stems.is_empty() {
+                candidates.push(Candidate {
+                    evidence: e,
+                    start,
+                    end,
+                    stems,
+                });
+            }
+        }
+    }
+    if candidates.is_empty() {
+        return Answer {
+            text: "No stored evidence matches this question.".to_string(),
+            citations: Vec::new(),
+        };
+    }
+    let n = candidates.len() as f64;
+    let weight = |term: &String| {
+        let df = candidates.iter().filter(|c| c.stems.contains(term)).count() as f64;
+        (1.0 + n / df).ln()
+    };
+    let mut scored: Vec<(f64, usize)> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let coverage: f64 = c.stems.iter().map(weight).sum();
+            (coverage / (1.0 + 0.05 * c.evidence.rank as f64), i)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut chosen: Vec<&Candidate> = Vec::new();
+    let mut seen_text: HashSet<&str> = HashSet::new();
+    for (_, i) in scored {
+        let c = &candidates[i];
+        if seen_text.insert(c.evidence.text[c.start..c.end].trim()) {
+            chosen.push(c);
+        }
+        if chosen.len() == MAX_ANSWER_SENTENCES {
+            break;
+        }
+    }
+    // Read in evidence order, then document order, not score order.
+    chosen.sort_by_key(|c| (c.evidence.rank, c.start));
+    let mut text = String::new();
+    let mut citations = Vec::new();
+    for c in chosen {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(c.evidence.text[c.start..c.end].trim());
+        text.push_str(&format!(" [{}]", c.evidence.rank));
+        citations.push(Citation {
+            marker: c.evidence.rank,
+            chunk_id: c.evidence.chunk_id.clone(),
+            document_id: c.evidence.document_id.clone(),
+            span: Span {
+                start: c.evidence.span.start + c.start,
+                end: c.evidence.span.start + c.end,
+            },
+        });
+    }
+    Answer { text, citations }
+}
+
+/// Sentence spans (trimmed) in `text`: ends at `.`, `!`, `?` followed by
+/// whitespace, and at line breaks.
+pub fn sentences(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let push = |s: usize, e: usize, out: &mut Vec<(usize, usize)>| {
+        let slice = &text[s..e];
+        let lead = slice.len() - slice.trim_start().len();
+        let trimmed = slice.trim();
+        if !trimmed.is_empty() {
+            out.push((s + lead, s + lead + trimmed.len()));
+        }
+    };
+    for i in 0..bytes.len() {
+        let b = bytes[i];
+        let boundary = b == b'\n'
+            || (matches!(b, b'.' | b'!' | b'?')
+                && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()));
+        if boundary {
+            push(start, i + 1, &mut out);
+            start = i + 1;
+        }
+    }
+    push(start, text.len(), &mut out);
+    out
+}
+
+/// A crude English stem: enough to make inflections meet ("acquired",
+/// "acquires", "acquiring" → "acquir"). Never used for storage.
+pub fn stem(word: &str) -> String {
+    let w = word.to_lowercase();
+    for suffix in [
+        "ingly", "edly", "ing", "ies", "ied", "es", "ed", "ly", "s", "e",
+    ] {
+        if let Some(base) = w.strip_suffix(suffix) {
+            if base.chars().count() >= 3 {
+                return base.to_string();
+            }
+        }
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(rank: usize, text: &str, start: usize) -> Evidence {
+        Evidence {
+            rank,
+            document_id: format!("doc{rank}"),
+            chunk_id: format!("doc{rank}:0"),
+            source: None,
+            title: None,
+            metadata: serde_json::json!({}),
+            provenance: None,
+            created_at: String::new(),
+            span: Span {
+                start,
+                end: start + text.len(),
+            },
+            text: text.to_string(),
+            score: 1.0,
+            lanes: vec!["keyword"],
+            truncated: false,
+        }
+    }
+
+    #[test]
+    fn answer_cites_the_sentence_that_matches() {
+        let evidence = [
+            ev(
+                1,
+                "The weather was nice. Acme acquired Widgets Inc in May.",
+                100,
+            ),
+            ev(2, "Widgets makes gears.", 0),
+        ];
+        let terms = super::super::terms::analyze("What did Acme acquire?");
+        let a = compose(&terms, &evidence);
+        assert_eq!(a.text, "Acme acquired Widgets Inc in May. [1]");
+        assert_eq!(a.citations.len(), 1);
+        let c = &a.citations[0];
+        assert_eq!(c.marker, 1);
+        // The cited span is the sentence's position in the document.
+        assert_eq!(c.span.start, 100 + "The weather was nice. ".len());
+        assert_eq!(c.span.end, 100 + evidence[0].text.len());
+    }
+
+    #[test]
+    fn no_match_gives_no_citations() {
+        let a = compose(&["zebra".into()], &[ev(1, "Nothing here.", 0)]);
+        assert!(a.citations.is_empty());
+    }
+
+    #[test]
+    fn sentence_spans_are_trimmed() {
+        let t = "One. Two!\n Three";
+        let s = sentences(t);
+        let parts: Vec<&str> = s.iter().map(|&(a, b)| &t[a..b]).collect();
+        assert_eq!(parts, ["One.", "Two!", "Three"]);
+    }
+
+    #[test]
+    fn stems_meet_across_inflections() {
+        assert_eq!(stem("acquired"), stem("acquire"));
+        assert_eq!(stem("acquires"), stem("acquiring"));
+    }
+}

@@ -1,0 +1,153 @@
+//! Query: from a question to ranked, cited evidence and an extractive answer.
+//!
+//! A pipeline of named stages, each testable alone:
+//! [`terms`] (question → search terms) → [`retrieve`] (candidates from the
+//! keyword lane) → [`pack`] (diversity and the character budget) →
+//! [`answer`] (cited sentences from the evidence).
+
+pub mod answer;
+pub mod pack;
+pub mod retrieve;
+pub mod terms;
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::store::TenantReader;
+pub use answer::{Answer, Citation};
+
+/// How the caller wants the memory searched (`search_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    Local,
+    Global,
+    Drift,
+    Auto,
+}
+
+impl SearchMode {
+    pub const NAMES: &'static [&'static str] = &["local", "global", "drift", "auto"];
+
+    pub fn parse(s: &str) -> Option<SearchMode> {
+        match s {
+            "local" => Some(SearchMode::Local),
+            "global" => Some(SearchMode::Global),
+            "drift" => Some(SearchMode::Drift),
+            "auto" => Some(SearchMode::Auto),
+            _ => None,
+        }
+    }
+}
+
+/// What to return (`mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResultMode {
+    /// Evidence plus an extractive answer citing it.
+    Answer,
+    /// Ranked evidence only.
+    Evidence,
+}
+
+/// A validated query.
+#[derive(Debug, Clone)]
+pub struct QuerySpec {
+    pub text: String,
+    pub search_mode: SearchMode,
+    pub mode: ResultMode,
+    pub top_k: usize,
+    pub budget_chars: usize,
+}
+
+/// One piece of evidence: a chunk (or part of one, when the budget cut it),
+/// with everything needed to cite it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evidence {
+    /// 1-based position; answer citations refer to it as `[rank]`.
+    pub rank: usize,
+    pub document_id: String,
+    pub chunk_id: String,
+    pub source: Option<String>,
+    pub title: Option<String>,
+    pub metadata: serde_json::Value,
+    pub provenance: Option<String>,
+    pub created_at: String,
+    /// Byte span of `text` in the document's extracted text.
+    pub span: Span,
+    pub text: String,
+    /// Relevance (higher is better; comparable within one response).
+    pub score: f64,
+    /// Lanes that found this item.
+    pub lanes: Vec<&'static str>,
+    /// True when the budget cut `text` short (the span says where).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+/// Which search ran and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModeReport {
+    pub requested: SearchMode,
+    pub ran: SearchMode,
+    pub reason: String,
+}
+
+/// The result of a query.
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryOutcome {
+    pub search_mode: ModeReport,
+    pub mode: ResultMode,
+    pub terms: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Answer>,
+    pub evidence: Vec<Evidence>,
+    pub budget: pack::BudgetReport,
+}
+
+/// Runs a query against one tenant's memory.
+pub fn run(reader: &TenantReader<'_>, spec: &QuerySpec) -> Result<QueryOutcome> {
+    let terms = terms::analyze(&spec.text);
+    let hits = retrieve::keyword(reader, &terms, spec.top_k)?;
+    let (evidence, budget) = pack::pack(hits, spec.top_k, spec.budget_chars);
+    let answer = match spec.mode {
+        ResultMode::Answer => Some(answer::compose(&terms, &evidence)),
+        ResultMode::Evidence => None,
+    };
+    Ok(QueryOutcome {
+        search_mode: mode_report(spec.search_mode),
+        mode: spec.mode,
+        terms,
+        answer,
+        evidence,
+        budget,
+    })
+}
+
+/// Until the graph exists, every mode runs local chunk retrieval; the report
+/// says so rather than pretending otherwise.
+fn mode_report(requested: SearchMode) -> ModeReport {
+    let reason = match requested {
+        SearchMode::Local => "local: chunks matching the question's terms",
+        SearchMode::Auto => {
+            "auto chose local: keyword retrieval over chunks is the only lane built"
+        }
+        SearchMode::Global => {
+            "global needs community summaries, which are not built yet; ran local instead"
+        }
+        SearchMode::Drift => {
+            "drift needs the entity graph, which is not built yet; ran local instead"
+        }
+    };
+    ModeReport {
+        requested,
+        ran: SearchMode::Local,
+        reason: reason.to_string(),
+    }
+}

@@ -1,0 +1,11 @@
+//! The service layer: what a caller can do with memory, independent of the
+//! transport that carried the request.
+//!
+//! Every tool, HTTP route and CLI subcommand calls a [`Memory`] obtained
+//! from [`MemoryService::for_caller`], bound to the caller's [`Principal`].
+
+mod memory;
+pub mod principal;
+
+pub use memory::{Content, IngestReceipt, IngestRequest, Memory, MemoryService, Status};
+pub use principal::{Permission, Principal, Role};

@@ -1,0 +1,25 @@
+//! The audit trail: who did what to which document, and when. Rows never
+//! hold content, only ids and small JSON details.
+
+use rusqlite::params;
+
+use super::tenant::TenantWriter;
+use crate::error::Result;
+
+impl TenantWriter<'_> {
+    pub fn audit(
+        &mut self,
+        subject: &str,
+        action: &str,
+        target: &str,
+        detail: &str,
+        now: i64,
+    ) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO audit(tenant_id, subject, action, target, detail, at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![self.tenant_id, subject, action, target, detail, now],
+        )?;
+        Ok(())
+    }
+}

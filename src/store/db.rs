@@ -1,0 +1,159 @@
+//! Opening the SQLite database: pragmas, migrations, schema version.
+//!
+//! Migrations are the plain SQL files under `sql/`, embedded at build time
+//! and applied in order inside one transaction each. The applied version is
+//! recorded in `schema_version`; a database written by a newer binary is
+//! refused rather than guessed at.
+
+use rusqlite::{Connection, OpenFlags};
+use std::path::Path;
+use std::time::Duration;
+
+use crate::config::Durability;
+use crate::error::{Error, Result};
+
+/// The database file inside the data directory.
+pub const DB_FILE: &str = "memory.db";
+
+/// How long a connection waits on a lock before giving up. Only start-up and
+/// checkpoints ever contend: all writes go through one writer thread.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Embedded migrations, in order. Append only; never edit a shipped one.
+const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../../sql/001_core.sql"))];
+
+/// The newest schema this binary understands.
+pub fn latest_schema_version() -> i64 {
+    MIGRATIONS.last().map(|(v, _)| *v).unwrap_or(0)
+}
+
+/// Opens the single read-write connection and brings the schema up to date.
+pub fn open_writer(dir: &Path, durability: Durability) -> Result<Connection> {
+    let conn = Connection::open(dir.join(DB_FILE))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // WAL: readers never block the writer and vice versa. The synchronous
+    // level is the durability contract; see `Durability`.
+    let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(Error::internal(format!(
+            "cannot enable WAL (journal_mode={mode})"
+        )));
+    }
+    let sync = match durability {
+        Durability::Full => "FULL",
+        Durability::Normal => "NORMAL",
+    };
+    conn.execute_batch(&format!(
+        "PRAGMA synchronous={sync};
+         PRAGMA foreign_keys=ON;
+         PRAGMA temp_store=MEMORY;"
+    ))?;
+    migrate(&conn)?;
+    Ok(conn)
+}
+
+/// Opens a read-only connection (one per concurrent reader).
+pub fn open_reader(dir: &Path) -> Result<Connection> {
+    let conn = Connection::open_with_flags(
+        dir.join(DB_FILE),
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.execute_batch("PRAGMA query_only=ON; PRAGMA temp_store=MEMORY;")?;
+    Ok(conn)
+}
+
+/// The schema version recorded in the database (0 for a new file).
+pub fn schema_version(conn: &Connection) -> Result<i64> {
+    let exists: bool = conn.query_row(
+        "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_version')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !exists {
+        return Ok(0);
+    }
+    Ok(conn.query_row(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+        [],
+        |r| r.get(0),
+    )?)
+}
+
+fn migrate(conn: &Connection) -> Result<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_version (
+             version    INTEGER PRIMARY KEY,
+             applied_at INTEGER NOT NULL
+         )",
+    )?;
+    let current = schema_version(conn)?;
+    let latest = latest_schema_version();
+    if current > latest {
+        return Err(Error::Unavailable(format!(
+            "this data directory has schema version {current}, newer than this binary \
+             understands ({latest}); upgrade alayasiki-mcp to open it"
+        )));
+    }
+    for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > current) {
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(sql)?;
+        tx.execute(
+            "INSERT INTO schema_version(version, applied_at) VALUES (?1, ?2)",
+            (version, crate::clock::now_ms()),
+        )?;
+        tx.commit()?;
+        log::info!("applied schema migration {version}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir() -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(crate::ids::new_id("alayasiki-db"));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn fresh_database_reaches_latest_schema() {
+        let dir = temp_dir();
+        let conn = open_writer(&dir, Durability::Full).unwrap();
+        assert_eq!(schema_version(&conn).unwrap(), latest_schema_version());
+        drop(conn);
+        // Reopening applies nothing and keeps the version.
+        let conn = open_writer(&dir, Durability::Full).unwrap();
+        assert_eq!(schema_version(&conn).unwrap(), latest_schema_version());
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn newer_schema_is_refused_clearly() {
+        let dir = temp_dir();
+        let conn = open_writer(&dir, Durability::Full).unwrap();
+        conn.execute(
+            "INSERT INTO schema_version(version, applied_at) VALUES (?1, 0)",
+            [latest_schema_version() + 1],
+        )
+        .unwrap();
+        drop(conn);
+        let err = open_writer(&dir, Durability::Full).unwrap_err();
+        assert!(err.client_message().contains("newer"), "{err}");
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn bundled_sqlite_has_fts5_with_contentless_delete() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE t USING fts5(text, content='', contentless_delete=1,
+                 tokenize='porter unicode61 remove_diacritics 2');
+             INSERT INTO t(rowid, text) VALUES (1, 'acquired companies');
+             DELETE FROM t WHERE rowid = 1;",
+        )
+        .unwrap();
+    }
+}

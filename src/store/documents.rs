@@ -1,0 +1,211 @@
+//! Documents and their originals: admission (the acknowledged write of an
+//! ingest) and reads.
+
+use rusqlite::{params, OptionalExtension, Row};
+
+use super::journal::JobState;
+use super::tenant::{TenantReader, TenantWriter};
+use crate::error::{Error, Result};
+
+/// Everything stored when an ingest is acknowledged.
+#[derive(Debug, Clone)]
+pub struct NewDocument {
+    pub doc_id: String,
+    pub source: Option<String>,
+    pub title: Option<String>,
+    pub media_type: String,
+    pub original: Vec<u8>,
+    pub sha256: String,
+    /// Compact JSON object.
+    pub metadata: String,
+    pub provenance: Option<String>,
+    pub created_by: String,
+    /// `(key, digest of the whole request)` when the caller sent a key.
+    pub idempotency: Option<(String, String)>,
+}
+
+/// The result of admitting a document.
+#[derive(Debug, Clone)]
+pub struct AdmitOutcome {
+    pub doc_id: String,
+    pub job_id: i64,
+    pub job_state: JobState,
+    /// True when an earlier identical request with the same idempotency key
+    /// was found and returned instead of storing anything new.
+    pub replayed: bool,
+}
+
+/// A stored document as readers see it.
+#[derive(Debug, Clone)]
+pub struct DocumentRow {
+    pub doc_id: String,
+    pub source: Option<String>,
+    pub title: Option<String>,
+    pub media_type: String,
+    pub sha256: String,
+    pub byte_size: i64,
+    pub metadata: String,
+    pub provenance: Option<String>,
+    pub created_by: String,
+    pub created_at: i64,
+    pub state: String,
+    pub text: Option<String>,
+    pub error: Option<String>,
+}
+
+/// One line of a document listing.
+#[derive(Debug, Clone)]
+pub struct DocumentSummary {
+    /// Position for pagination (opaque to clients).
+    pub cursor: i64,
+    pub doc_id: String,
+    pub title: Option<String>,
+    pub source: Option<String>,
+    pub media_type: String,
+    pub byte_size: i64,
+}
+
+impl TenantWriter<'_> {
+    /// Stores the document, its original, its idempotency record and its
+    /// job: the whole acknowledgement of an ingest, in the caller's
+    /// transaction. Same key with the same request digest returns the first
+    /// document; with a different digest it is a conflict.
+    pub fn admit(&mut self, doc: NewDocument, now: i64) -> Result<AdmitOutcome> {
+        if let Some((key, digest)) = &doc.idempotency {
+            let prior: Option<(String, i64, String)> = self
+                .conn
+                .query_row(
+                    "SELECT i.request_digest, i.document_id, d.doc_id
+                       FROM idempotency i JOIN documents d ON d.id = i.document_id
+                      WHERE i.tenant_id = ?1 AND i.key = ?2",
+                    params![self.tenant_id, key],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()?;
+            if let Some((prior_digest, document_id, doc_id)) = prior {
+                if &prior_digest != digest {
+                    return Err(Error::Conflict(format!(
+                        "idempotency_key {key:?} was already used for a different request \
+                         (document {doc_id}); use a new key to store different content"
+                    )));
+                }
+                let (job_id, job_state) = self.latest_job(document_id)?;
+                return Ok(AdmitOutcome {
+                    doc_id,
+                    job_id,
+                    job_state,
+                    replayed: true,
+                });
+            }
+        }
+        self.conn.execute(
+            "INSERT OR IGNORE INTO originals(tenant_id, sha256, bytes) VALUES (?1, ?2, ?3)",
+            params![self.tenant_id, doc.sha256, doc.original],
+        )?;
+        self.conn.execute(
+            "INSERT INTO documents(tenant_id, doc_id, source, title, media_type, sha256,
+                                   byte_size, metadata, provenance, created_by, created_at, state)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending')",
+            params![
+                self.tenant_id,
+                doc.doc_id,
+                doc.source,
+                doc.title,
+                doc.media_type,
+                doc.sha256,
+                doc.original.len() as i64,
+                doc.metadata,
+                doc.provenance,
+                doc.created_by,
+                now
+            ],
+        )?;
+        let document_id = self.conn.last_insert_rowid();
+        if let Some((key, digest)) = &doc.idempotency {
+            self.conn.execute(
+                "INSERT INTO idempotency(tenant_id, key, request_digest, document_id, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![self.tenant_id, key, digest, document_id, now],
+            )?;
+        }
+        let job_id = self.enqueue_job(document_id, "ingest", now)?;
+        self.audit(&doc.created_by, "ingest", &doc.doc_id, "{}", now)?;
+        Ok(AdmitOutcome {
+            doc_id: doc.doc_id,
+            job_id,
+            job_state: JobState::Pending,
+            replayed: false,
+        })
+    }
+}
+
+const DOCUMENT_COLUMNS: &str = "doc_id, source, title, media_type, sha256, byte_size, metadata,
+     provenance, created_by, created_at, state, text, error";
+
+fn document_row(r: &Row<'_>) -> rusqlite::Result<DocumentRow> {
+    Ok(DocumentRow {
+        doc_id: r.get(0)?,
+        source: r.get(1)?,
+        title: r.get(2)?,
+        media_type: r.get(3)?,
+        sha256: r.get(4)?,
+        byte_size: r.get(5)?,
+        metadata: r.get(6)?,
+        provenance: r.get(7)?,
+        created_by: r.get(8)?,
+        created_at: r.get(9)?,
+        state: r.get(10)?,
+        text: r.get(11)?,
+        error: r.get(12)?,
+    })
+}
+
+impl TenantReader<'_> {
+    /// The document with external id `doc_id`, if this tenant has it.
+    pub fn document(&self, doc_id: &str) -> Result<Option<DocumentRow>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(None);
+        };
+        Ok(self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {DOCUMENT_COLUMNS} FROM documents WHERE tenant_id = ?1 AND doc_id = ?2"
+            ))?
+            .query_row(params![tenant_id, doc_id], document_row)
+            .optional()?)
+    }
+
+    /// Ready documents after `cursor`, in creation order.
+    pub fn list_documents(&self, after: i64, limit: usize) -> Result<Vec<DocumentSummary>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, doc_id, title, source, media_type, byte_size FROM documents
+              WHERE tenant_id = ?1 AND id > ?2 AND state = 'ready' ORDER BY id LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![tenant_id, after, limit as i64], |r| {
+            Ok(DocumentSummary {
+                cursor: r.get(0)?,
+                doc_id: r.get(1)?,
+                title: r.get(2)?,
+                source: r.get(3)?,
+                media_type: r.get(4)?,
+                byte_size: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Number of documents (any state).
+    pub fn document_count(&self) -> Result<i64> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(0);
+        };
+        Ok(self.conn.query_row(
+            "SELECT count(*) FROM documents WHERE tenant_id = ?1",
+            [tenant_id],
+            |r| r.get(0),
+        )?)
+    }
+}

@@ -1,0 +1,259 @@
+//! The journal: the `jobs` table that makes ingestion crash-safe.
+//!
+//! An ingest commits its document and a pending job together (see
+//! `documents::admit`). The ingestion worker completes the job in a second
+//! transaction that writes the chunks, their full-text rows and the job's
+//! new state at once, so a crash leaves either nothing or everything. Jobs
+//! still pending at start-up are replayed; completing a job that is no
+//! longer pending is a no-op, which makes replay exactly-once in effect.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::chunks::NewChunk;
+use super::tenant::{Tenant, TenantReader, TenantWriter};
+use crate::error::{Error, Result};
+use crate::limits::MAX_JOB_ATTEMPTS;
+
+/// Where a job stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    Pending,
+    Done,
+    Failed,
+}
+
+impl JobState {
+    pub fn name(self) -> &'static str {
+        match self {
+            JobState::Pending => "pending",
+            JobState::Done => "done",
+            JobState::Failed => "failed",
+        }
+    }
+
+    fn parse(s: &str) -> JobState {
+        match s {
+            "done" => JobState::Done,
+            "failed" => JobState::Failed,
+            _ => JobState::Pending,
+        }
+    }
+}
+
+/// A job the worker should run, with the tenant it belongs to.
+#[derive(Debug, Clone)]
+pub struct PendingJob {
+    pub job_id: i64,
+    pub tenant: Tenant,
+    /// Internal document key (never shown to clients).
+    pub document_key: i64,
+}
+
+/// What the worker needs to process a document.
+#[derive(Debug, Clone)]
+pub struct JobInput {
+    pub doc_id: String,
+    pub media_type: String,
+    pub original: Vec<u8>,
+    pub metadata: String,
+}
+
+/// Start-up bookkeeping: every job still pending was interrupted (or never
+/// started); count the attempt, and fail jobs that keep being interrupted so
+/// a document that crashes the worker cannot crash-loop the server.
+pub(super) fn note_restart(conn: &Connection) -> Result<()> {
+    let now = crate::clock::now_ms();
+    let tx = conn.unchecked_transaction()?;
+    tx.execute(
+        "UPDATE jobs SET attempts = attempts + 1, updated_at = ?1 WHERE state = 'pending'",
+        [now],
+    )?;
+    let given_up = tx.execute(
+        "UPDATE documents SET state = 'failed',
+                error = 'processing was interrupted repeatedly; the document could not be indexed'
+          WHERE id IN (SELECT document_id FROM jobs WHERE state = 'pending' AND attempts > ?1)",
+        [MAX_JOB_ATTEMPTS],
+    )?;
+    tx.execute(
+        "UPDATE jobs SET state = 'failed', error = 'interrupted repeatedly', updated_at = ?2
+          WHERE state = 'pending' AND attempts > ?1",
+        params![MAX_JOB_ATTEMPTS, now],
+    )?;
+    tx.commit()?;
+    if given_up > 0 {
+        log::warn!("{given_up} job(s) failed after {MAX_JOB_ATTEMPTS} interrupted attempts");
+    }
+    Ok(())
+}
+
+pub(super) fn pending(conn: &Connection, limit: usize) -> Result<Vec<PendingJob>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT j.id, t.name, j.document_id FROM jobs j JOIN tenants t ON t.id = j.tenant_id
+          WHERE j.state = 'pending' ORDER BY j.id LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([limit as i64], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    })?;
+    let mut jobs = Vec::new();
+    for row in rows {
+        let (job_id, tenant, document_key) = row?;
+        let tenant = Tenant::new(&tenant).map_err(Error::internal)?;
+        jobs.push(PendingJob {
+            job_id,
+            tenant,
+            document_key,
+        });
+    }
+    Ok(jobs)
+}
+
+pub(super) fn backlog(conn: &Connection) -> Result<(i64, i64)> {
+    Ok(conn.query_row(
+        "SELECT count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'failed')
+           FROM jobs",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?)
+}
+
+impl TenantWriter<'_> {
+    pub(super) fn enqueue_job(&mut self, document_key: i64, kind: &str, now: i64) -> Result<i64> {
+        self.conn.execute(
+            "INSERT INTO jobs(tenant_id, document_id, kind, state, created_at, updated_at)
+             VALUES (?1, ?2, ?3, 'pending', ?4, ?4)",
+            params![self.tenant_id, document_key, kind, now],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    pub(super) fn latest_job(&mut self, document_key: i64) -> Result<(i64, JobState)> {
+        let (id, state): (i64, String) = self.conn.query_row(
+            "SELECT id, state FROM jobs WHERE tenant_id = ?1 AND document_id = ?2
+              ORDER BY id DESC LIMIT 1",
+            params![self.tenant_id, document_key],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok((id, JobState::parse(&state)))
+    }
+
+    /// Writes the document's extracted text and chunks and marks the job
+    /// done. Returns false (and writes nothing) if the job is not pending:
+    /// a replay of finished work is a no-op.
+    pub fn complete_job(
+        &mut self,
+        job_id: i64,
+        document_key: i64,
+        text: &str,
+        chunks: &[NewChunk],
+        now: i64,
+    ) -> Result<bool> {
+        if !self.claim(job_id, document_key)? {
+            return Ok(false);
+        }
+        self.insert_chunks(document_key, chunks)?;
+        self.conn.execute(
+            "UPDATE documents SET state = 'ready', text = ?3, error = NULL
+              WHERE tenant_id = ?1 AND id = ?2",
+            params![self.tenant_id, document_key, text],
+        )?;
+        self.conn.execute(
+            "UPDATE jobs SET state = 'done', error = NULL, updated_at = ?3
+              WHERE tenant_id = ?1 AND id = ?2",
+            params![self.tenant_id, job_id, now],
+        )?;
+        Ok(true)
+    }
+
+    /// Marks the job and its document failed with a client-safe reason.
+    pub fn fail_job(
+        &mut self,
+        job_id: i64,
+        document_key: i64,
+        reason: &str,
+        now: i64,
+    ) -> Result<bool> {
+        if !self.claim(job_id, document_key)? {
+            return Ok(false);
+        }
+        self.conn.execute(
+            "UPDATE documents SET state = 'failed', error = ?3 WHERE tenant_id = ?1 AND id = ?2",
+            params![self.tenant_id, document_key, reason],
+        )?;
+        self.conn.execute(
+            "UPDATE jobs SET state = 'failed', error = ?3, updated_at = ?4
+              WHERE tenant_id = ?1 AND id = ?2",
+            params![self.tenant_id, job_id, reason, now],
+        )?;
+        Ok(true)
+    }
+
+    /// True if the job exists for this tenant and document and is pending.
+    fn claim(&mut self, job_id: i64, document_key: i64) -> Result<bool> {
+        let state: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT state FROM jobs WHERE tenant_id = ?1 AND id = ?2 AND document_id = ?3",
+                params![self.tenant_id, job_id, document_key],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(state.as_deref() == Some("pending"))
+    }
+}
+
+impl TenantReader<'_> {
+    /// The state of a job of this tenant (`None` if it is not theirs).
+    pub fn job_state(&self, job_id: i64) -> Result<Option<(JobState, Option<String>)>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(None);
+        };
+        let row: Option<(String, Option<String>)> = self
+            .conn
+            .prepare_cached("SELECT state, error FROM jobs WHERE tenant_id = ?1 AND id = ?2")?
+            .query_row(params![tenant_id, job_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        Ok(row.map(|(s, e)| (JobState::parse(&s), e)))
+    }
+
+    /// The input of a job: the document's original bytes and type.
+    pub fn job_input(&self, document_key: i64) -> Result<Option<JobInput>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(None);
+        };
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT d.doc_id, d.media_type, o.bytes, d.metadata
+                   FROM documents d JOIN originals o
+                     ON o.tenant_id = d.tenant_id AND o.sha256 = d.sha256
+                  WHERE d.tenant_id = ?1 AND d.id = ?2",
+            )?
+            .query_row(params![tenant_id, document_key], |r| {
+                Ok(JobInput {
+                    doc_id: r.get(0)?,
+                    media_type: r.get(1)?,
+                    original: r.get(2)?,
+                    metadata: r.get(3)?,
+                })
+            })
+            .optional()?)
+    }
+
+    /// Pending and failed jobs of this tenant.
+    pub fn job_counts(&self) -> Result<(i64, i64)> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok((0, 0));
+        };
+        Ok(self.conn.query_row(
+            "SELECT count(*) FILTER (WHERE state = 'pending'),
+                    count(*) FILTER (WHERE state = 'failed')
+               FROM jobs WHERE tenant_id = ?1",
+            [tenant_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?)
+    }
+}

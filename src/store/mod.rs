@@ -1,0 +1,193 @@
+//! The store: one SQLite database (WAL) in the data directory, reached only
+//! through tenant-bound handles.
+//!
+//! Layout of this layer:
+//! - [`owner`]: the lock that makes one process the owner of a directory.
+//! - `db`: connections, pragmas, migrations.
+//! - `writer`: the single writer thread with group commit.
+//! - `tenant`: [`Tenant`], [`TenantReader`], [`TenantWriter`].
+//! - `documents`, `chunks`, `journal`, `audit`: the SQL for each table,
+//!   as methods on the tenant handles.
+//!
+//! Durability: a write is acknowledged only after its transaction commits;
+//! with [`Durability::Full`] (the default) the commit has been fsynced.
+
+mod audit;
+mod chunks;
+mod db;
+mod documents;
+mod journal;
+pub mod owner;
+mod tenant;
+mod writer;
+
+pub use chunks::{ChunkHit, NewChunk};
+pub use db::{latest_schema_version, DB_FILE};
+pub use documents::{AdmitOutcome, DocumentRow, DocumentSummary, NewDocument};
+pub use journal::{JobInput, JobState, PendingJob};
+pub use tenant::{Tenant, TenantReader, TenantWriter};
+
+use rusqlite::Connection;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
+
+use crate::config::Durability;
+use crate::error::{Error, Result};
+use tenant::PooledConn;
+use writer::{TenantIds, Writer};
+
+/// Idle read connections kept for reuse.
+const MAX_IDLE_READERS: usize = 32;
+
+/// The open store. Cheap to share by reference; close with [`Store::close`].
+pub struct Store {
+    dir: PathBuf,
+    readers: ReaderPool,
+    tenants: TenantIds,
+    writer: Mutex<Option<Writer>>,
+    writer_thread: Mutex<Option<JoinHandle<()>>>,
+    durability: Durability,
+}
+
+/// Read connections for reuse across threads.
+pub(crate) struct ReaderPool {
+    dir: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+}
+
+impl ReaderPool {
+    fn get(&self) -> Result<Connection> {
+        let pooled = self.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        match pooled {
+            Some(c) => Ok(c),
+            None => db::open_reader(&self.dir),
+        }
+    }
+
+    fn put_back(&self, conn: Connection) {
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        if idle.len() < MAX_IDLE_READERS {
+            idle.push(conn);
+        }
+    }
+}
+
+impl Store {
+    /// Opens (creating if needed) the store in `dir`, which the caller must
+    /// own (see [`owner::OwnerLock`]). Pending jobs are counted as one more
+    /// attempt; jobs over the attempt limit are failed here.
+    pub fn open(dir: &Path, durability: Durability) -> Result<Store> {
+        let conn = db::open_writer(dir, durability)?;
+        journal::note_restart(&conn)?;
+        let mut ids = HashMap::new();
+        {
+            let mut stmt = conn.prepare("SELECT name, id FROM tenants")?;
+            let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+            for row in rows {
+                let (name, id) = row?;
+                ids.insert(name, id);
+            }
+        }
+        let tenants: TenantIds = Arc::new(RwLock::new(ids));
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let thread_tenants = tenants.clone();
+        let handle = std::thread::Builder::new()
+            .name("store-writer".into())
+            .spawn(move || writer::run(conn, rx, thread_tenants))?;
+        Ok(Store {
+            dir: dir.to_path_buf(),
+            readers: ReaderPool {
+                dir: dir.to_path_buf(),
+                idle: Mutex::new(Vec::new()),
+            },
+            tenants,
+            writer: Mutex::new(Some(Writer { tx })),
+            writer_thread: Mutex::new(Some(handle)),
+            durability,
+        })
+    }
+
+    /// Read access bound to `tenant`.
+    pub fn reader(&self, tenant: &Tenant) -> Result<TenantReader<'_>> {
+        let tenant_id = self
+            .tenants
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(tenant.name())
+            .copied();
+        Ok(TenantReader {
+            conn: PooledConn::new(self.readers.get()?, &self.readers),
+            tenant_id,
+        })
+    }
+
+    /// Runs `f` in the writer's next transaction, bound to `tenant`, and
+    /// returns once it is committed (durably, per the durability setting).
+    pub fn write<T, F>(&self, tenant: &Tenant, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
+    {
+        let writer = self
+            .writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| Error::Unavailable("the memory server is shutting down".into()))?;
+        writer.submit(tenant.name(), f)
+    }
+
+    /// Jobs waiting for the ingestion worker, oldest first, across tenants.
+    /// Only the ingestion worker calls this; it binds each job's tenant
+    /// before touching the job's data.
+    pub fn pending_jobs(&self, limit: usize) -> Result<Vec<PendingJob>> {
+        let conn = PooledConn::new(self.readers.get()?, &self.readers);
+        journal::pending(&conn, limit)
+    }
+
+    /// Pending and failed job counts across all tenants (for start-up logs).
+    pub fn journal_backlog(&self) -> Result<(i64, i64)> {
+        let conn = PooledConn::new(self.readers.get()?, &self.readers);
+        journal::backlog(&conn)
+    }
+
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// Bytes on disk: the database plus its WAL.
+    pub fn size_bytes(&self) -> u64 {
+        [DB_FILE.to_string(), format!("{DB_FILE}-wal")]
+            .iter()
+            .filter_map(|f| std::fs::metadata(self.dir.join(f)).ok())
+            .map(|m| m.len())
+            .sum()
+    }
+
+    /// Stops the writer after the writes already queued, checkpoints the WAL
+    /// and waits for it. Later writes fail as "shutting down".
+    pub fn close(&self) {
+        drop(self.writer.lock().unwrap_or_else(|p| p.into_inner()).take());
+        let handle = self
+            .writer_thread
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
+        self.readers
+            .idle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        self.close();
+    }
+}

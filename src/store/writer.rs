@@ -1,0 +1,213 @@
+//! The writer thread: every write, one connection, group commit.
+//!
+//! Callers hand a closure to [`Writer::submit`]; the thread runs queued
+//! closures back to back inside one transaction (each under its own
+//! savepoint, so one failing operation does not undo its neighbours),
+//! commits once, and only then tells each caller its result. Under load this
+//! turns N fsyncs into one, which is what lets durable ingestion keep up;
+//! idle, a lone write commits at once. A single writer also means SQLite
+//! never answers BUSY to our own writes.
+
+use crossbeam_channel::{Receiver, Sender};
+use rusqlite::Connection;
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, RwLock};
+
+use super::tenant::{create_tenant_tables, TenantWriter};
+use crate::error::{Error, Result};
+
+/// Most operations folded into one transaction.
+pub const MAX_WRITE_BATCH: usize = 256;
+
+/// Called once the batch's fate is known: `None` if it committed.
+pub(super) type Deliver = Box<dyn FnOnce(Option<Error>) + Send>;
+/// Runs inside the transaction; says whether it succeeded and how to report.
+pub(super) type Op = Box<dyn FnOnce(&mut TenantWriter<'_>) -> (bool, Deliver) + Send>;
+
+pub(super) struct Request {
+    pub tenant: String,
+    pub op: Op,
+}
+
+/// Tenant name → id, shared with readers. Ids are never reused or removed,
+/// so a cached entry can never be wrong.
+pub(super) type TenantIds = Arc<RwLock<HashMap<String, i64>>>;
+
+pub(super) fn run(conn: Connection, requests: Receiver<Request>, tenants: TenantIds) {
+    while let Ok(first) = requests.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_WRITE_BATCH {
+            match requests.try_recv() {
+                Ok(r) => batch.push(r),
+                Err(_) => break,
+            }
+        }
+        commit_batch(&conn, batch, &tenants);
+    }
+    // All senders are gone: the store is closing. Fold the WAL back into
+    // the database so the next start (or a copy of the file) is clean.
+    if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
+        log::warn!("final checkpoint failed: {e}");
+    }
+}
+
+fn commit_batch(conn: &Connection, batch: Vec<Request>, tenants: &TenantIds) {
+    let mut deliveries: Vec<Deliver> = Vec::with_capacity(batch.len());
+    let mut new_tenants: Vec<(String, i64)> = Vec::new();
+    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        let msg = format!("cannot begin a write transaction: {e}");
+        log::error!("{msg}");
+        for req in batch {
+            let (_, deliver) = fail_op(req.op, &msg);
+            deliver(Some(Error::internal(msg.clone())));
+        }
+        return;
+    }
+    for req in batch {
+        let tenant_id = match tenant_id(conn, &req.tenant, tenants, &mut new_tenants) {
+            Ok(id) => id,
+            Err(e) => {
+                let msg = format!("cannot register tenant: {e}");
+                log::error!("{msg}");
+                let (_, deliver) = fail_op(req.op, &msg);
+                deliveries.push(deliver);
+                continue;
+            }
+        };
+        deliveries.push(run_op(conn, tenant_id, req.op));
+    }
+    let outcome = conn.execute_batch("COMMIT");
+    let commit_error = match outcome {
+        Ok(()) => {
+            if !new_tenants.is_empty() {
+                let mut map = tenants.write().unwrap_or_else(|p| p.into_inner());
+                map.extend(new_tenants);
+            }
+            None
+        }
+        Err(e) => {
+            log::error!("commit failed, batch rolled back: {e}");
+            let _ = conn.execute_batch("ROLLBACK");
+            Some(e.to_string())
+        }
+    };
+    for deliver in deliveries {
+        deliver(commit_error.as_ref().map(|m| Error::internal(m.clone())));
+    }
+}
+
+/// Runs one operation under a savepoint, rolling it back alone on failure.
+fn run_op(conn: &Connection, tenant_id: i64, op: Op) -> Deliver {
+    if let Err(e) = conn.execute_batch("SAVEPOINT op") {
+        return fail_op(op, &format!("savepoint: {e}")).1;
+    }
+    let mut writer = TenantWriter { conn, tenant_id };
+    // A bug in one operation must not take the writer thread (and with it
+    // every later write) down: a panic becomes that operation's error.
+    let result = catch_unwind(AssertUnwindSafe(|| op(&mut writer)));
+    let (ok, deliver) = match result {
+        Ok(r) => r,
+        Err(_) => {
+            log::error!("a write operation panicked; it was rolled back");
+            let deliver: Deliver = Box::new(|_| {});
+            (false, deliver)
+        }
+    };
+    let end = if ok {
+        conn.execute_batch("RELEASE op")
+    } else {
+        conn.execute_batch("ROLLBACK TO op; RELEASE op")
+    };
+    if let Err(e) = end {
+        log::error!("savepoint end failed: {e}");
+    }
+    deliver
+}
+
+/// Delivers `msg` as an internal error without running the operation's body.
+fn fail_op(op: Op, msg: &str) -> (bool, Deliver) {
+    // The op owns the caller's reply channel; dropping it unanswered makes
+    // the caller see a closed channel, which `Store::write` reports as an
+    // internal error. Log the reason here so it is not lost.
+    log::error!("write dropped: {msg}");
+    drop(op);
+    (false, Box::new(|_| {}))
+}
+
+fn tenant_id(
+    conn: &Connection,
+    name: &str,
+    tenants: &TenantIds,
+    new_tenants: &mut Vec<(String, i64)>,
+) -> rusqlite::Result<i64> {
+    if let Some(id) = tenants.read().unwrap_or_else(|p| p.into_inner()).get(name) {
+        return Ok(*id);
+    }
+    if let Some((_, id)) = new_tenants.iter().find(|(n, _)| n == name) {
+        return Ok(*id);
+    }
+    use rusqlite::OptionalExtension;
+    let existing: Option<i64> = conn
+        .query_row("SELECT id FROM tenants WHERE name = ?1", [name], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    let id = match existing {
+        Some(id) => id,
+        None => {
+            conn.execute(
+                "INSERT INTO tenants(name, created_at) VALUES (?1, ?2)",
+                (name, crate::clock::now_ms()),
+            )?;
+            let id = conn.last_insert_rowid();
+            create_tenant_tables(conn, id)?;
+            id
+        }
+    };
+    new_tenants.push((name.to_string(), id));
+    Ok(id)
+}
+
+/// The submitting side of the writer thread.
+#[derive(Clone)]
+pub(super) struct Writer {
+    pub tx: Sender<Request>,
+}
+
+impl Writer {
+    /// Queues `f` and blocks until its transaction committed (or failed).
+    pub fn submit<T, F>(&self, tenant: &str, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
+    {
+        let (reply_tx, reply_rx) = crossbeam_channel::bounded::<Result<T>>(1);
+        let op: Op = Box::new(move |w| match f(w) {
+            Ok(value) => (
+                true,
+                Box::new(move |commit_error| {
+                    let _ = reply_tx.send(match commit_error {
+                        None => Ok(value),
+                        Some(e) => Err(e),
+                    });
+                }),
+            ),
+            Err(e) => (
+                false,
+                Box::new(move |_| {
+                    let _ = reply_tx.send(Err(e));
+                }),
+            ),
+        });
+        self.tx
+            .send(Request {
+                tenant: tenant.to_string(),
+                op,
+            })
+            .map_err(|_| Error::Unavailable("the memory server is shutting down".into()))?;
+        reply_rx
+            .recv()
+            .map_err(|_| Error::internal("write was dropped before it completed"))?
+    }
+}

@@ -1,0 +1,237 @@
+//! Test harness: the real `alayasiki-mcp` binary over real pipes.
+//!
+//! [`Server::start`] spawns the binary on a fresh data directory; a thread
+//! forwards each stdout line into a channel so tests can wait with a
+//! timeout, and every line is checked to be a JSON-RPC message (stdout
+//! purity is asserted on every test, not just one).
+#![allow(dead_code)]
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_alayasiki-mcp");
+pub const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A temporary directory removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "alayasiki-test-{tag}-{}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub struct Server {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: i64,
+}
+
+impl Server {
+    /// Spawns the binary on `dir` with extra environment variables.
+    pub fn start_with(dir: &Path, env: &[(&str, &str)]) -> Server {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("--data-dir")
+            .arg(dir)
+            .env("ALAYASIKI_LOG", "warn")
+            .env_remove("ALAYASIKI_DATA_DIR")
+            .env_remove("ALAYASIKI_MCP_TENANT")
+            .env_remove("ALAYASIKI_MCP_SUBJECT")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn alayasiki-mcp");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                assert_json_rpc(&line);
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Server {
+            stdin: child.stdin.take(),
+            child,
+            lines: rx,
+            next_id: 1000,
+        }
+    }
+
+    pub fn start(dir: &Path) -> Server {
+        Server::start_with(dir, &[])
+    }
+
+    /// Spawns and initializes.
+    pub fn ready(dir: &Path) -> Server {
+        let mut s = Server::start(dir);
+        s.initialize();
+        s
+    }
+
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn send(&mut self, msg: &Value) {
+        let mut line = serde_json::to_vec(msg).unwrap();
+        line.push(b'\n');
+        self.send_raw(&line);
+    }
+
+    /// The next stdout message, or panic after `TIMEOUT`.
+    pub fn recv(&mut self) -> Value {
+        self.recv_within(TIMEOUT)
+            .expect("no reply from server within the timeout")
+    }
+
+    pub fn recv_within(&mut self, d: Duration) -> Option<Value> {
+        match self.lines.recv_timeout(d) {
+            Ok(line) => Some(serde_json::from_str(&line).unwrap()),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Sends a request and returns its reply (replies to other ids are
+    /// not expected here: tests using this send one request at a time).
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let reply = self.recv();
+        assert_eq!(reply["id"], json!(id), "reply to another request: {reply}");
+        reply
+    }
+
+    pub fn initialize(&mut self) -> Value {
+        let r = self.request(
+            "initialize",
+            json!({"protocolVersion": "2024-11-05", "capabilities": {},
+                   "clientInfo": {"name": "tests", "version": "1"}}),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        r
+    }
+
+    /// Calls a tool; returns (isError, parsed JSON of the text block, or
+    /// the text itself when it is not JSON).
+    pub fn call(&mut self, tool: &str, args: Value) -> (bool, Value) {
+        let reply = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        let result = &reply["result"];
+        assert!(
+            result.is_object(),
+            "tools/call failed at protocol level: {reply}"
+        );
+        let text = result["content"][0]["text"]
+            .as_str()
+            .expect("text block")
+            .to_string();
+        let is_error = result["isError"].as_bool().unwrap_or(false);
+        let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (is_error, value)
+    }
+
+    /// Calls a tool that must succeed.
+    pub fn ok(&mut self, tool: &str, args: Value) -> Value {
+        let (is_error, value) = self.call(tool, args);
+        assert!(!is_error, "{tool} failed: {value}");
+        value
+    }
+
+    pub fn ingest(&mut self, content: &str) -> String {
+        let r = self.ok("alayasiki_ingest", json!({"content": content}));
+        assert_eq!(r["state"], "ready", "{r}");
+        r["document_id"].as_str().unwrap().to_string()
+    }
+
+    pub fn query(&mut self, q: &str) -> Value {
+        self.ok("alayasiki_query", json!({"query": q, "mode": "evidence"}))
+    }
+
+    /// Closes stdin and waits for exit; returns the status and how long
+    /// the exit took.
+    pub fn close(mut self) -> (ExitStatus, Duration) {
+        drop(self.stdin.take());
+        let start = Instant::now();
+        let status = wait_timeout(&mut self.child, TIMEOUT).expect("server did not exit after EOF");
+        (status, start.elapsed())
+    }
+
+    /// `kill -9`.
+    pub fn kill(mut self) {
+        self.child.kill().unwrap();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn wait_timeout(child: &mut Child, d: Duration) -> Option<ExitStatus> {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return Some(s);
+        }
+        if start.elapsed() > d {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Every stdout line must be one JSON-RPC 2.0 message (or a batch of them).
+pub fn assert_json_rpc(line: &str) {
+    let v: Value = serde_json::from_str(line)
+        .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:.200}"));
+    let check = |m: &Value| {
+        assert_eq!(m["jsonrpc"], "2.0", "not JSON-RPC: {line:.200}");
+        assert!(
+            m.get("result").is_some() || m.get("error").is_some() || m.get("method").is_some(),
+            "not a JSON-RPC message: {line:.200}"
+        );
+    };
+    match &v {
+        Value::Array(items) => items.iter().for_each(check),
+        m => check(m),
+    }
+}
