@@ -107,7 +107,7 @@ fn explore_levels() {
     for (n, m, blocks) in [(100_000, 500_000, 1000), (10_000, 50_000, 100), (100_000, 500_000, 1)] {
         let edges = clustered_edges(n, m, blocks, 0x00C0_FFEE);
         let graph = WeightedGraph::from_edges(n, &edges).unwrap();
-        let params = LeidenParams { level_resolution_factor: 0.9, max_levels: 40, ..LeidenParams::default() };
+        let params = LeidenParams { max_levels: 40, ..LeidenParams::default() };
         let h = hierarchical_leiden(&graph, &params).unwrap();
         let levels: Vec<String> = h.levels.iter().map(|l| format!("{:.3}:{}@{:.3}", l.resolution, l.community_count, l.modularity)).collect();
         println!("n={n} blocks={blocks}: {}", levels.join(" "));

@@ -27,17 +27,26 @@
 //!
 //! **Hierarchy.** Level 0 is the partition at the configured resolution.
 //! Each coarser level runs Leiden again on the aggregate graph of the
-//! previous level's communities at a lower resolution (times
-//! [`LeidenParams::level_resolution_factor`]). This was chosen over
-//! (a) reporting Leiden's internal aggregation passes, whose intermediate
-//! partitions are artefacts of visiting order rather than optima of
-//! anything, and (b) independent runs at several resolutions, which are not
-//! nested. Here each level is nested in the next by construction (so the
-//! parent map is exact), each level is a Leiden optimum at a known
-//! resolution, and connectivity carries over because a connected union of
-//! connected communities is connected. Re-running at the *same* resolution
-//! would merge nothing, since Leiden already stopped at a local optimum;
-//! lowering the resolution is what makes coarser communities pay off.
+//! previous level's communities at a lower resolution. Re-running at the
+//! *same* resolution would merge nothing (Leiden already stopped at a local
+//! optimum); lowering it is what makes larger communities pay off. The
+//! resolution is lowered in small steps ([`LeidenParams::resolution_step`])
+//! and a level is kept only once it has at most
+//! [`LeidenParams::level_shrink`] times the previous level's communities,
+//! because fixed large steps jump past the useful range: on graphs without
+//! nested structure the optimum goes from hundreds of communities to one per
+//! component within a factor of two of resolution. Probing is cheap since it
+//! runs on the small aggregate graph, not the input.
+//!
+//! This was chosen over (a) reporting Leiden's internal aggregation passes,
+//! whose intermediate partitions are artefacts of visiting order rather
+//! than optima of anything, (b) independent runs at several resolutions,
+//! which are not nested, and (c) top-down re-splitting of large communities,
+//! which optimises each subgraph's own modularity rather than one objective.
+//! Here each level is nested in the next by construction (so the parent map
+//! is exact), each level is a Leiden optimum at a known resolution on the
+//! level below, and connectivity carries over because a union of connected
+//! communities joined by edges is connected.
 //!
 //! **Determinism.** The result is a pure function of (graph, parameters):
 //! the only randomness is a hand-written seeded generator, edges are put in
@@ -74,20 +83,27 @@ pub const DEFAULT_SEED: u64 = 0x5EED_1E1D_E17A_2019;
 pub const DEFAULT_RANDOMNESS: f64 = 0.01;
 /// Default number of hierarchy levels (level 0 included).
 pub const DEFAULT_MAX_LEVELS: usize = 4;
-/// Default factor applied to the resolution from one level to the next.
-pub const DEFAULT_LEVEL_RESOLUTION_FACTOR: f64 = 0.5;
-/// Default bound on Leiden iterations per level; in practice the partition
-/// stops changing after 2-5.
-pub const DEFAULT_MAX_ITERATIONS: usize = 10;
+/// Default multiplier of the resolution per probe for a coarser level.
+pub const DEFAULT_RESOLUTION_STEP: f64 = 0.9;
+/// Default bound on a coarser level's community count, as a fraction of the
+/// previous level's.
+pub const DEFAULT_LEVEL_SHRINK: f64 = 0.5;
+/// Default bound on Leiden iterations per level. Measured on 100k-node
+/// graphs, the first iteration gets within about 0.01 of the final
+/// modularity, the second within 0.0005, later ones add less than 0.0002
+/// each while costing as much as the second.
+pub const DEFAULT_MAX_ITERATIONS: usize = 3;
 /// Default minimum community size: 1, i.e. no merging of small communities.
 pub const DEFAULT_MIN_COMMUNITY_SIZE: usize = 1;
 
 /// Moves must beat staying by this much, relative to the mean edge weight,
 /// so float rounding cannot make nodes oscillate.
 const GAIN_TOLERANCE: f64 = 1e-10;
-/// When a lower resolution merges nothing, the resolution is lowered again
-/// up to this many times before the hierarchy is declared complete.
-const MAX_IDLE_RESOLUTION_STEPS: usize = 8;
+/// Iterations stop early once one improves modularity by less than this.
+const MIN_ITERATION_GAIN: f64 = 1e-4;
+/// Probes per coarser level before settling for whatever merged; with the
+/// default step this lowers the resolution about 800-fold.
+const MAX_PROBES_PER_LEVEL: usize = 64;
 /// Bound on rounds of small-community merging; each round merges every
 /// small community that has a neighbour, so a handful suffice.
 const MAX_SMALL_MERGE_ROUNDS: usize = 64;
@@ -120,11 +136,16 @@ pub struct LeidenParams {
     pub randomness: f64,
     /// Maximum number of levels returned, level 0 included. At least 1.
     pub max_levels: usize,
-    /// Resolution multiplier from one level to the next coarser one, in
+    /// Multiplier applied to the resolution at each probe for the next
+    /// coarser level, in `(0, 1)`; smaller is faster but may overshoot.
+    pub resolution_step: f64,
+    /// A coarser level is kept once it has at most this fraction of the
+    /// previous level's communities (or one per connected component), in
     /// `(0, 1)`.
-    pub level_resolution_factor: f64,
-    /// Maximum Leiden iterations per level; iteration stops earlier once the
-    /// partition no longer changes. At least 1.
+    pub level_shrink: f64,
+    /// Maximum Leiden iterations per level, each starting from the previous
+    /// result; stops earlier once the partition no longer changes or an
+    /// iteration gains less than 1e-4 modularity. At least 1.
     pub max_iterations: usize,
     /// Communities with fewer input nodes than this are merged into the
     /// adjacent community where the merge costs least quality (the merged
@@ -142,7 +163,8 @@ impl Default for LeidenParams {
             seed: DEFAULT_SEED,
             randomness: DEFAULT_RANDOMNESS,
             max_levels: DEFAULT_MAX_LEVELS,
-            level_resolution_factor: DEFAULT_LEVEL_RESOLUTION_FACTOR,
+            resolution_step: DEFAULT_RESOLUTION_STEP,
+            level_shrink: DEFAULT_LEVEL_SHRINK,
             max_iterations: DEFAULT_MAX_ITERATIONS,
             min_community_size: DEFAULT_MIN_COMMUNITY_SIZE,
         }
@@ -167,8 +189,11 @@ impl LeidenParams {
         if self.max_levels == 0 {
             return bad("max_levels", "must be at least 1");
         }
-        if !(self.level_resolution_factor > 0.0 && self.level_resolution_factor < 1.0) {
-            return bad("level_resolution_factor", "must be in (0, 1)");
+        if !(self.resolution_step > 0.0 && self.resolution_step < 1.0) {
+            return bad("resolution_step", "must be in (0, 1)");
+        }
+        if !(self.level_shrink > 0.0 && self.level_shrink < 1.0) {
+            return bad("level_shrink", "must be in (0, 1)");
         }
         if self.max_iterations == 0 {
             return bad("max_iterations", "must be at least 1");
@@ -337,23 +362,29 @@ pub fn hierarchical_leiden(
     }];
 
     let mut resolution = params.resolution;
-    'levels: while levels.len() < params.max_levels && count > component_count {
-        let mut idle_steps = 0;
-        let (parents, parent_count) = loop {
-            resolution *= params.level_resolution_factor;
+    while levels.len() < params.max_levels && count > component_count {
+        // Enough merging to be worth a level; it cannot go below one
+        // community per component.
+        let target = ((count as f64 * params.level_shrink) as usize).max(component_count);
+        let mut coarser = None;
+        for _ in 0..MAX_PROBES_PER_LEVEL {
+            resolution *= params.resolution_step;
             let config = RunConfig {
                 resolution,
                 ..base
             };
             let mut parents = detect_level(&level_graph, &config, params, &mut rng);
             let parent_count = optimise::renumber(&mut parents);
-            if parent_count < level_graph.node_count() {
-                break (parents, parent_count);
+            if parent_count < count {
+                coarser = Some((parents, parent_count));
+                if parent_count <= target {
+                    break;
+                }
             }
-            idle_steps += 1;
-            if idle_steps >= MAX_IDLE_RESOLUTION_STEPS {
-                break 'levels;
-            }
+        }
+        // Out of probes: keep the last partition that merged anything.
+        let Some((parents, parent_count)) = coarser else {
+            break;
         };
         let Some(previous) = levels.last_mut() else {
             break;
@@ -434,23 +465,30 @@ fn collapsed_quality(collapsed: &WeightedGraph, resolution: f64) -> f64 {
     inside / m - resolution * expected
 }
 
-/// Leiden iterations on `graph` until the partition stops changing, then the
-/// safety net and small-community merging. Returns dense ids.
+/// Leiden iterations on `graph` until the partition stops changing or
+/// improving, then the safety net and small-community merging. Returns
+/// dense ids.
 fn detect_level(
     graph: &WeightedGraph,
     config: &RunConfig,
     params: &LeidenParams,
     rng: &mut SplitMix64,
 ) -> Vec<u32> {
-    let mut membership: Vec<u32> = (0..graph.node_count() as u32).collect();
-    for _it in 0..params.max_iterations {
-        let t = std::time::Instant::now();
+    let n = graph.node_count();
+    let mut membership: Vec<u32> = (0..n as u32).collect();
+    let mut current = optimise::quality(graph, &membership, n, config);
+    let min_gain = MIN_ITERATION_GAIN * graph.total_weight();
+    for _ in 0..params.max_iterations {
         let mut next = optimise::run(graph, membership.clone(), config, rng);
-        let c = optimise::renumber(&mut next);
-        eprintln!("DBG n={} it={_it} count={c} q={:.5} {:?}", graph.node_count(), modularity(graph, &next, config.resolution).unwrap(), t.elapsed());
-        let stable = next == membership;
+        let count = optimise::renumber(&mut next);
+        let next_quality = optimise::quality(graph, &next, count, config);
+        if next == membership || next_quality < current {
+            break; // Stable, or (rarely) a θ-driven step backwards.
+        }
         membership = next;
-        if stable {
+        let gained = next_quality - current;
+        current = next_quality;
+        if gained < min_gain {
             break;
         }
     }

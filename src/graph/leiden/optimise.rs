@@ -70,6 +70,34 @@ pub(super) fn penalty(graph: &WeightedGraph, quality: Quality, resolution: f64) 
     }
 }
 
+/// Quality of `membership` (dense ids `< count`) in edge-weight units:
+/// `Σ_c (in_c - penalty * N_c^2 / 2)`. Differences divided by `m` are
+/// modularity differences.
+pub(super) fn quality(
+    graph: &WeightedGraph,
+    membership: &[u32],
+    count: usize,
+    config: &RunConfig,
+) -> f64 {
+    let null = null_weights(graph, config.quality);
+    let penalty = penalty(graph, config.quality, config.resolution);
+    let mut community_null = vec![0.0f64; count];
+    let mut inside = 0.0;
+    for v in 0..graph.node_count() {
+        let c = membership[v];
+        community_null[c as usize] += null[v];
+        inside += graph.self_weights()[v];
+        let (ts, ws) = graph.adjacency(v);
+        for (&u, &w) in ts.iter().zip(ws) {
+            // Each internal edge is seen from both ends: count it once.
+            if membership[u as usize] == c && (u as usize) > v {
+                inside += w;
+            }
+        }
+    }
+    inside - penalty * community_null.iter().map(|x| x * x).sum::<f64>() / 2.0
+}
+
 /// Renumbers community ids densely in order of first occurrence (hence by
 /// smallest member) and returns the number of communities.
 pub(super) fn renumber(membership: &mut [u32]) -> usize {
@@ -134,7 +162,6 @@ pub(super) fn run(
             collapse = split;
             collapse_count = split_count;
         }
-        if current_n > 1000 { eprintln!("  pass n={current_n} edges={} P={count} refined={collapse_count}", current.edge_count()); }
         let next = current.aggregate(&collapse, collapse_count);
         // The aggregate starts from the unrefined partition: refined pieces
         // of one community begin together and may still move apart.

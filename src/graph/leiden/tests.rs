@@ -254,7 +254,11 @@ fn invalid_parameters_are_errors_not_panics() {
             ..LeidenParams::default()
         },
         LeidenParams {
-            level_resolution_factor: 1.0,
+            resolution_step: 1.0,
+            ..LeidenParams::default()
+        },
+        LeidenParams {
+            level_shrink: 0.0,
             ..LeidenParams::default()
         },
         LeidenParams {

@@ -1,0 +1,648 @@
+//! BERT-style WordPiece tokenizer, built from a HuggingFace `tokenizer.json`.
+//!
+//! Owns turning text into vocabulary ids exactly as the reference implementation
+//! (HuggingFace `tokenizers`, which the embedding model was distilled and is evaluated
+//! with) does for a BERT tokenizer, with no special tokens added:
+//!
+//! 1. special added tokens (`[PAD]`, `[UNK]`, ...) written literally in the text are
+//!    found first, on the raw text, and become their ids;
+//! 2. the rest is normalized (`BertNormalizer`): control characters deleted and
+//!    whitespace turned into spaces, spaces put around CJK ideographs, accents stripped
+//!    (canonical decomposition, then nonspacing marks deleted), lowercased;
+//! 3. pre-tokenized (`BertPreTokenizer`): split on whitespace, every punctuation char its
+//!    own word;
+//! 4. each word split by WordPiece, greedy longest match first, `##` marking pieces that
+//!    continue a word; a word that cannot be covered, or is longer than
+//!    `max_input_chars_per_word` chars, becomes a single `[UNK]`.
+//!
+//! The steps run as one streaming pass over the chars: no normalized copy of the text,
+//! one reused word buffer, hash lookups on borrowed slices. Unicode data comes from the
+//! generated `unicode_tables.rs`.
+//!
+//! It must never panic, whatever the text (any `&str`, any size), and must reject a
+//! `tokenizer.json` it cannot reproduce faithfully instead of guessing.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use serde::Deserialize;
+
+use super::unicode_tables::{
+    CLEAN_DROP, KEPT_COMBINING, MULTI_FLAG, PUNCTUATION, STRIPPED, STRIPPED_MULTI, STRIP_DROP,
+};
+
+/// Upper bound on the vocabulary (ids are `u32` and index embedding rows); BERT's is 30,522.
+const MAX_VOCAB: usize = 1 << 24;
+/// Hangul syllables are decomposed arithmetically (The Unicode Standard, section 3.12).
+const HANGUL_FIRST: u32 = 0xAC00;
+const HANGUL_LAST: u32 = 0xD7A3;
+const HANGUL_LEAD_BASE: u32 = 0x1100;
+const HANGUL_VOWEL_BASE: u32 = 0x1161;
+const HANGUL_TRAIL_BASE: u32 = 0x11A7;
+const HANGUL_VOWELS_TIMES_TRAILS: u32 = 21 * 28;
+const HANGUL_TRAILS: u32 = 28;
+
+/// Text to token ids. Immutable after construction, so it can be shared across threads.
+#[derive(Debug)]
+pub struct Tokenizer {
+    options: NormalizerOptions,
+    /// Class of every ASCII char under `options`: the common case skips all table lookups.
+    ascii: [AsciiClass; 128],
+    /// Pieces that may start a word.
+    initial: HashMap<Box<str>, u32, FastHash>,
+    /// Pieces that continue a word, stored without the `##` prefix so lookups borrow
+    /// slices of the word instead of building prefixed strings.
+    continuation: HashMap<Box<str>, u32, FastHash>,
+    /// Longest key of each map, in bytes: no longer slice can match, so WordPiece starts
+    /// its search there instead of at the end of a long word.
+    max_initial_len: usize,
+    max_continuation_len: usize,
+    /// Special tokens matched literally on the raw text, longest first.
+    added: Vec<(Box<str>, u32)>,
+    unk_id: u32,
+    max_input_chars_per_word: usize,
+    vocab_size: usize,
+    id_to_token: Vec<Box<str>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct NormalizerOptions {
+    clean_text: bool,
+    handle_chinese_chars: bool,
+    strip_accents: bool,
+    lowercase: bool,
+}
+
+/// What the normalizer and pre-tokenizer do with one ASCII char.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AsciiClass {
+    /// Deleted by `clean_text` (control chars).
+    Drop,
+    /// Ends the current word.
+    Space,
+    /// A word of its own.
+    Punct,
+    /// Part of a word, as is (or already lowercased).
+    Word(u8),
+}
+
+impl Tokenizer {
+    /// Builds a tokenizer from the bytes of a HuggingFace `tokenizer.json`.
+    ///
+    /// Accepts exactly the BERT pipeline this module implements (`BertNormalizer`,
+    /// `BertPreTokenizer`, `WordPiece`; special tokens matched on the raw text) and
+    /// returns an error for anything else rather than tokenizing differently from the
+    /// reference. Padding, truncation, post-processor and decoder settings are ignored:
+    /// callers add no special tokens and truncate themselves.
+    pub fn from_json(bytes: &[u8]) -> Result<Tokenizer, String> {
+        let file: TokenizerFile =
+            serde_json::from_slice(bytes).map_err(|e| format!("tokenizer.json: {e}"))?;
+        let normalizer = file
+            .normalizer
+            .ok_or("tokenizer.json: a BertNormalizer is required")?;
+        if normalizer.kind != "BertNormalizer" {
+            return Err(format!(
+                "tokenizer.json: unsupported normalizer {:?}",
+                normalizer.kind
+            ));
+        }
+        match file.pre_tokenizer {
+            Some(p) if p.kind == "BertPreTokenizer" => {}
+            other => {
+                return Err(format!(
+                    "tokenizer.json: unsupported pre-tokenizer {:?}",
+                    other.map(|p| p.kind)
+                ))
+            }
+        }
+        let model = file.model;
+        if model.kind != "WordPiece" {
+            return Err(format!("tokenizer.json: unsupported model {:?}", model.kind));
+        }
+        let options = NormalizerOptions {
+            clean_text: normalizer.clean_text,
+            handle_chinese_chars: normalizer.handle_chinese_chars,
+            // `null` means "do what lowercase does", as in the reference.
+            strip_accents: normalizer.strip_accents.unwrap_or(normalizer.lowercase),
+            lowercase: normalizer.lowercase,
+        };
+
+        let mut id_to_token: Vec<Option<Box<str>>> = Vec::new();
+        let mut claim = |token: &str, id: u32| -> Result<(), String> {
+            let slot = id as usize;
+            if slot >= MAX_VOCAB {
+                return Err(format!("tokenizer.json: id {id} is too large"));
+            }
+            if id_to_token.len() <= slot {
+                id_to_token.resize(slot + 1, None);
+            }
+            match &id_to_token[slot] {
+                Some(existing) if &**existing != token => Err(format!(
+                    "tokenizer.json: id {id} names both {existing:?} and {token:?}"
+                )),
+                _ => {
+                    id_to_token[slot] = Some(token.into());
+                    Ok(())
+                }
+            }
+        };
+        let prefix = model.continuing_subword_prefix.as_str();
+        let mut initial = HashMap::with_capacity_and_hasher(model.vocab.len(), FastHash::default());
+        let mut continuation = HashMap::with_capacity_and_hasher(model.vocab.len() / 4, FastHash::default());
+        for (token, &id) in &model.vocab {
+            claim(token, id)?;
+            // A token that is the prefix alone ("##") can still start a word.
+            match token.strip_prefix(prefix) {
+                Some(rest) if !prefix.is_empty() && !rest.is_empty() => {
+                    continuation.insert(Box::<str>::from(rest), id);
+                }
+                _ => {
+                    initial.insert(Box::<str>::from(token.as_str()), id);
+                }
+            }
+        }
+        let mut added = Vec::new();
+        for token in &file.added_tokens {
+            if token.single_word || token.lstrip || token.rstrip || token.normalized {
+                return Err(format!(
+                    "tokenizer.json: added token {:?} uses matching options this tokenizer does not implement",
+                    token.content
+                ));
+            }
+            if token.content.is_empty() {
+                return Err("tokenizer.json: empty added token".into());
+            }
+            claim(&token.content, token.id)?;
+            added.push((Box::<str>::from(token.content.as_str()), token.id));
+        }
+        // Longest first, so the first match at a position is the longest one.
+        added.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+
+        let id_to_token = id_to_token
+            .into_iter()
+            .enumerate()
+            .map(|(id, t)| t.ok_or_else(|| format!("tokenizer.json: no token has id {id}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let unk_id = *model
+            .vocab
+            .get(&model.unk_token)
+            .ok_or_else(|| format!("tokenizer.json: unknown token {:?} is not in the vocabulary", model.unk_token))?;
+        let max_initial_len = initial.keys().map(|k| k.len()).max().unwrap_or(0);
+        let max_continuation_len = continuation.keys().map(|k| k.len()).max().unwrap_or(0);
+        Ok(Tokenizer {
+            options,
+            ascii: ascii_classes(options),
+            initial,
+            continuation,
+            max_initial_len,
+            max_continuation_len,
+            added,
+            unk_id,
+            max_input_chars_per_word: model.max_input_chars_per_word,
+            vocab_size: id_to_token.len(),
+            id_to_token,
+        })
+    }
+
+    /// Number of ids (`0..vocab_size`, every one naming a token).
+    pub fn vocab_size(&self) -> usize {
+        self.vocab_size
+    }
+
+    /// Id of the unknown token.
+    pub fn unk_id(&self) -> u32 {
+        self.unk_id
+    }
+
+    /// The token an id stands for (pieces that continue a word keep their `##`).
+    pub fn token(&self, id: u32) -> Option<&str> {
+        self.id_to_token.get(id as usize).map(|t| &**t)
+    }
+
+    /// Id of a token, written as in the vocabulary (continuations with `##`).
+    pub fn token_to_id(&self, token: &str) -> Option<u32> {
+        let id = self.id_to_token.iter().position(|t| &**t == token)?;
+        u32::try_from(id).ok()
+    }
+
+    /// All token ids of `text`, without special tokens and without truncation.
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        self.encode_into(text, usize::MAX, &mut out);
+        out
+    }
+
+    /// Appends the first `max_tokens` ids of `text` to `out` (cleared first), stopping the
+    /// work as soon as they are known: the same ids as truncating `encode`'s.
+    pub fn encode_into(&self, text: &str, max_tokens: usize, out: &mut Vec<u32>) {
+        out.clear();
+        let mut words = WordSink {
+            tokenizer: self,
+            word: String::new(),
+            word_chars: 0,
+            out,
+            max_tokens,
+        };
+        let mut rest = text;
+        while !rest.is_empty() && !words.full() {
+            let (plain, special) = self.split_at_added_token(rest);
+            self.push_text(plain, &mut words);
+            words.flush();
+            match special {
+                Some((id, len)) => {
+                    words.push_id(id);
+                    rest = rest.get(plain.len() + len..).unwrap_or("");
+                }
+                None => break,
+            }
+        }
+        out.truncate(max_tokens);
+    }
+
+    /// Splits `text` before its leftmost added token: (text before it, Some((id, byte
+    /// length of the token)) or None when there is none). Leftmost, then longest, as the
+    /// reference matches them.
+    fn split_at_added_token<'t>(&self, text: &'t str) -> (&'t str, Option<(u32, usize)>) {
+        if self.added.is_empty() {
+            return (text, None);
+        }
+        let bytes = text.as_bytes();
+        for (at, &b) in bytes.iter().enumerate() {
+            for (token, id) in &self.added {
+                if token.as_bytes()[0] == b && bytes[at..].starts_with(token.as_bytes()) {
+                    // A match starts with a whole char, so `at` is a char boundary.
+                    return (text.get(..at).unwrap_or(""), Some((*id, token.len())));
+                }
+            }
+        }
+        (text, None)
+    }
+
+    /// Normalizes `text` char by char and hands the result to the word sink.
+    fn push_text(&self, text: &str, words: &mut WordSink<'_, '_>) {
+        for c in text.chars() {
+            if words.full() {
+                return;
+            }
+            if c.is_ascii() {
+                match self.ascii[c as usize] {
+                    AsciiClass::Drop => {}
+                    AsciiClass::Space => words.flush(),
+                    AsciiClass::Punct => words.push_punct(c),
+                    AsciiClass::Word(b) => words.push_word_char(b as char),
+                }
+            } else {
+                self.push_non_ascii(c, words);
+            }
+        }
+    }
+
+    /// The normalizer's steps for one non-ASCII char, in the reference's order: clean,
+    /// CJK spacing, accent stripping, lowercasing.
+    fn push_non_ascii(&self, c: char, words: &mut WordSink<'_, '_>) {
+        let o = self.options;
+        if o.clean_text {
+            if in_ranges(CLEAN_DROP, c) {
+                return;
+            }
+            if c.is_whitespace() {
+                words.flush();
+                return;
+            }
+        }
+        let cjk = o.handle_chinese_chars && is_cjk_ideograph(c);
+        if cjk {
+            words.flush();
+        }
+        if o.strip_accents {
+            match stripped(c) {
+                Stripped::Dropped => {}
+                Stripped::One(d) => self.push_cased(d, words),
+                Stripped::Many(s) => s.chars().for_each(|d| self.push_cased(d, words)),
+                Stripped::Hangul(jamo, n) => jamo[..n].iter().for_each(|&d| self.push_cased(d, words)),
+            }
+        } else {
+            self.push_cased(c, words);
+        }
+        if cjk {
+            words.flush();
+        }
+    }
+
+    fn push_cased(&self, c: char, words: &mut WordSink<'_, '_>) {
+        if self.options.lowercase && !c.is_lowercase() {
+            c.to_lowercase().for_each(|l| words.push_normalized(l));
+        } else {
+            words.push_normalized(c);
+        }
+    }
+
+    /// WordPiece on one pre-tokenized word, appending its ids (or one unknown id) to `out`.
+    fn word_piece(&self, word: &str, word_chars: usize, out: &mut Vec<u32>) {
+        if word_chars > self.max_input_chars_per_word {
+            out.push(self.unk_id);
+            return;
+        }
+        let first = out.len();
+        let mut start = 0;
+        while start < word.len() {
+            let (map, max_len) = if start == 0 {
+                (&self.initial, self.max_initial_len)
+            } else {
+                (&self.continuation, self.max_continuation_len)
+            };
+            let mut end = floor_char_boundary(word, start.saturating_add(max_len).min(word.len()));
+            let id = loop {
+                if end <= start {
+                    // No piece covers this position: the whole word is unknown.
+                    out.truncate(first);
+                    out.push(self.unk_id);
+                    return;
+                }
+                if let Some(&id) = word.get(start..end).and_then(|piece| map.get(piece)) {
+                    break id;
+                }
+                end = floor_char_boundary(word, end - 1);
+            };
+            out.push(id);
+            start = end;
+        }
+    }
+}
+
+/// Collects normalized chars into words and words into ids.
+struct WordSink<'t, 'o> {
+    tokenizer: &'t Tokenizer,
+    word: String,
+    /// Chars in the word so far, counted on past the point where the word is already
+    /// too long to matter (its chars are then no longer stored).
+    word_chars: usize,
+    out: &'o mut Vec<u32>,
+    max_tokens: usize,
+}
+
+impl WordSink<'_, '_> {
+    fn full(&self) -> bool {
+        self.out.len() >= self.max_tokens
+    }
+
+    /// A normalized char, as the pre-tokenizer sees it.
+    fn push_normalized(&mut self, c: char) {
+        if c.is_ascii() {
+            // Normalized ASCII only needs the pre-tokenizer's view of it.
+            match c {
+                _ if c.is_ascii_whitespace() || c == '\x0B' => self.flush(),
+                _ if c.is_ascii_punctuation() => self.push_punct(c),
+                _ => self.push_word_char(c),
+            }
+        } else if c.is_whitespace() {
+            self.flush();
+        } else if in_ranges(PUNCTUATION, c) {
+            self.push_punct(c);
+        } else {
+            self.push_word_char(c);
+        }
+    }
+
+    fn push_word_char(&mut self, c: char) {
+        self.word_chars += 1;
+        // Past the limit the word is unknown whatever follows: stop storing it, so a
+        // gigabyte without spaces costs no memory.
+        if self.word_chars <= self.tokenizer.max_input_chars_per_word {
+            self.word.push(c);
+        }
+    }
+
+    fn push_punct(&mut self, c: char) {
+        self.flush();
+        let mut buf = [0u8; 4];
+        self.tokenizer.word_piece(c.encode_utf8(&mut buf), 1, self.out);
+    }
+
+    fn push_id(&mut self, id: u32) {
+        self.flush();
+        self.out.push(id);
+    }
+
+    fn flush(&mut self) {
+        if self.word_chars > 0 {
+            self.tokenizer.word_piece(&self.word, self.word_chars, self.out);
+            self.word.clear();
+            self.word_chars = 0;
+        }
+    }
+}
+
+/// Accent stripping of one char: its canonical decomposition minus nonspacing marks.
+enum Stripped {
+    Dropped,
+    One(char),
+    Many(&'static str),
+    Hangul([char; 3], usize),
+}
+
+fn stripped(c: char) -> Stripped {
+    let cp = c as u32;
+    if (HANGUL_FIRST..=HANGUL_LAST).contains(&cp) {
+        // Jamo are letters (no marks to strip) and have no case.
+        let s = cp - HANGUL_FIRST;
+        let trail = HANGUL_TRAIL_BASE + s % HANGUL_TRAILS;
+        let jamo = [
+            char::from_u32(HANGUL_LEAD_BASE + s / HANGUL_VOWELS_TIMES_TRAILS).unwrap_or(c),
+            char::from_u32(HANGUL_VOWEL_BASE + (s % HANGUL_VOWELS_TIMES_TRAILS) / HANGUL_TRAILS).unwrap_or(c),
+            char::from_u32(trail).unwrap_or(c),
+        ];
+        return Stripped::Hangul(jamo, if trail == HANGUL_TRAIL_BASE { 2 } else { 3 });
+    }
+    if let Ok(i) = STRIPPED.binary_search_by_key(&cp, |&(k, _)| k) {
+        let v = STRIPPED[i].1;
+        return if v >= MULTI_FLAG {
+            STRIPPED_MULTI
+                .get((v - MULTI_FLAG) as usize)
+                .map_or(Stripped::One(c), |s| Stripped::Many(s))
+        } else {
+            char::from_u32(v).map_or(Stripped::One(c), Stripped::One)
+        };
+    }
+    if in_ranges(STRIP_DROP, c) {
+        Stripped::Dropped
+    } else {
+        // Canonical reordering is not applied: it only permutes combining marks that
+        // survive stripping (KEPT_COMBINING), and any word holding one is unknown unless
+        // the vocabulary contains that mark (the built-in one contains none; tested).
+        Stripped::One(c)
+    }
+}
+
+/// The reference's CJK ideograph blocks (not all of CJK: kana and hangul are not here).
+fn is_cjk_ideograph(c: char) -> bool {
+    matches!(c as u32,
+        0x4E00..=0x9FFF
+        | 0x3400..=0x4DBF
+        | 0x20000..=0x2A6DF
+        | 0x2A700..=0x2B73F
+        | 0x2B740..=0x2B81F
+        | 0x2B920..=0x2CEAF
+        | 0xF900..=0xFAFF
+        | 0x2F800..=0x2FA1F)
+}
+
+/// Whether `c` falls in one of the sorted, disjoint, inclusive `ranges`.
+fn in_ranges(ranges: &[(u32, u32)], c: char) -> bool {
+    let cp = c as u32;
+    // First range whose end is >= cp; then cp is in it or in none.
+    let i = ranges.partition_point(|&(_, end)| end < cp);
+    ranges.get(i).is_some_and(|&(start, _)| start <= cp)
+}
+
+/// Largest char boundary of `s` at or below `i` (`i` at most `s.len()`).
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ascii_classes(o: NormalizerOptions) -> [AsciiClass; 128] {
+    let mut classes = [AsciiClass::Drop; 128];
+    for (b, class) in (0u8..128).zip(classes.iter_mut()) {
+        let c = b as char;
+        let whitespace = matches!(c, '\t' | '\n' | '\r') || c.is_whitespace();
+        *class = if o.clean_text && (b == 0 || (c.is_ascii_control() && !matches!(c, '\t' | '\n' | '\r'))) {
+            AsciiClass::Drop
+        } else if whitespace {
+            AsciiClass::Space
+        } else if c.is_ascii_punctuation() {
+            AsciiClass::Punct
+        } else if o.lowercase {
+            AsciiClass::Word(b.to_ascii_lowercase())
+        } else {
+            AsciiClass::Word(b)
+        };
+    }
+    classes
+}
+
+/// Whether any combining mark that survives accent stripping appears in a vocabulary
+/// token: only then could skipping canonical reordering change ids.
+pub(crate) fn vocab_has_kept_combining_marks(tokenizer: &Tokenizer) -> bool {
+    tokenizer
+        .id_to_token
+        .iter()
+        .flat_map(|t| t.chars())
+        .any(|c| in_ranges(KEPT_COMBINING, c))
+}
+
+/// A small multiplicative hasher for the vocabulary maps. The keys are the fixed,
+/// trusted vocabulary and lookups only read, so hash flooding is not a concern, and
+/// SipHash would be most of the tokenizer's time on short pieces.
+#[derive(Default, Clone, Copy)]
+struct PieceHasher(u64);
+
+type FastHash = BuildHasherDefault<PieceHasher>;
+
+/// Odd 64-bit constant with well-spread bits (from the golden ratio).
+const HASH_MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
+
+impl PieceHasher {
+    fn mix(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(HASH_MULTIPLIER);
+    }
+}
+
+impl Hasher for PieceHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.mix(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.mix(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 59));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.mix(u64::from(i));
+    }
+
+    fn finish(&self) -> u64 {
+        // Fold the high bits down: hashbrown takes its bucket index from the low bits.
+        self.0 ^ (self.0 >> 29)
+    }
+}
+
+// ---- tokenizer.json, only the parts this module reads ------------------------------------
+
+#[derive(Deserialize)]
+struct TokenizerFile {
+    #[serde(default)]
+    added_tokens: Vec<AddedTokenJson>,
+    normalizer: Option<NormalizerJson>,
+    pre_tokenizer: Option<TypeOnly>,
+    model: ModelJson,
+}
+
+#[derive(Deserialize)]
+struct AddedTokenJson {
+    id: u32,
+    content: String,
+    #[serde(default)]
+    single_word: bool,
+    #[serde(default)]
+    lstrip: bool,
+    #[serde(default)]
+    rstrip: bool,
+    #[serde(default)]
+    normalized: bool,
+}
+
+#[derive(Deserialize)]
+struct NormalizerJson {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default = "yes")]
+    clean_text: bool,
+    #[serde(default = "yes")]
+    handle_chinese_chars: bool,
+    #[serde(default)]
+    strip_accents: Option<bool>,
+    #[serde(default = "yes")]
+    lowercase: bool,
+}
+
+#[derive(Deserialize)]
+struct TypeOnly {
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+#[derive(Deserialize)]
+struct ModelJson {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default = "default_unk")]
+    unk_token: String,
+    #[serde(default = "default_prefix")]
+    continuing_subword_prefix: String,
+    #[serde(default = "default_max_chars")]
+    max_input_chars_per_word: usize,
+    vocab: HashMap<String, u32>,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_unk() -> String {
+    "[UNK]".into()
+}
+fn default_prefix() -> String {
+    "##".into()
+}
+fn default_max_chars() -> usize {
+    100
+}

@@ -1,0 +1,467 @@
+//! Ingest then query through the real binary: spans, answers, idempotency,
+//! media types, limits at their edges, resources, restart.
+
+mod common;
+
+use alayasiki_mcp::limits::*;
+use common::*;
+use serde_json::{json, Value};
+
+fn document_text(s: &mut Server, doc_id: &str) -> String {
+    let r = s.request(
+        "resources/read",
+        json!({"uri": format!("alayasiki://documents/{doc_id}")}),
+    );
+    r["result"]["contents"][0]["text"]
+        .as_str()
+        .expect("document text")
+        .to_string()
+}
+
+#[test]
+fn ingested_text_is_found_with_exact_spans_and_metadata() {
+    let dir = TempDir::new("spans");
+    let mut s = Server::ready(dir.path());
+    let text = "Quarterly notes.\n\nAcme Corp acquired Widgets Inc in May 2024. The deal closed quickly.\n\nWidgets makes bicycle gears.";
+    let r = s.ok(
+        "alayasiki_ingest",
+        json!({"content": text, "source": "news/acme", "metadata": {"author": "bob", "tags": ["m&a"]}}),
+    );
+    let doc = r["document_id"].as_str().unwrap().to_string();
+    assert_eq!(r["state"], "ready");
+    s.ingest("An unrelated note about gardening and tomatoes.");
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": "Which company did Acme acquire?"}),
+    );
+    let top = &q["evidence"][0];
+    assert_eq!(top["document_id"], doc.as_str());
+    assert_eq!(top["source"], "news/acme");
+    assert_eq!(top["metadata"], json!({"author": "bob", "tags": ["m&a"]}));
+    assert_eq!(top["lanes"], json!(["keyword"]));
+    assert!(top["score"].as_f64().unwrap() > 0.0);
+    assert!(top["chunk_id"].as_str().unwrap().starts_with(&doc));
+    let stored = document_text(&mut s, &doc);
+    let (start, end) = (
+        top["span"]["start"].as_u64().unwrap() as usize,
+        top["span"]["end"].as_u64().unwrap() as usize,
+    );
+    assert_eq!(
+        &stored[start..end],
+        top["text"].as_str().unwrap(),
+        "span must address the evidence bytes"
+    );
+    // The extractive answer cites the acquisition sentence, and its span
+    // addresses that sentence in the document.
+    let answer = &q["answer"];
+    assert!(
+        answer["text"]
+            .as_str()
+            .unwrap()
+            .contains("Acme Corp acquired Widgets Inc in May 2024. [1]"),
+        "{answer}"
+    );
+    let c = &answer["citations"][0];
+    assert_eq!(c["marker"], 1);
+    let (cs, ce) = (
+        c["span"]["start"].as_u64().unwrap() as usize,
+        c["span"]["end"].as_u64().unwrap() as usize,
+    );
+    assert_eq!(
+        &stored[cs..ce],
+        "Acme Corp acquired Widgets Inc in May 2024."
+    );
+    assert_eq!(q["search_mode"]["requested"], "auto");
+    assert_eq!(q["search_mode"]["ran"], "local");
+}
+
+#[test]
+fn evidence_mode_has_no_answer_and_top_k_and_budget_bind() {
+    let dir = TempDir::new("topk");
+    let mut s = Server::ready(dir.path());
+    for i in 0..12 {
+        s.ingest(&format!(
+            "Note {i}: the lighthouse keeper logged a storm on day {i}."
+        ));
+    }
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": "lighthouse storm", "mode": "evidence", "top_k": 5}),
+    );
+    assert!(q.get("answer").is_none());
+    assert_eq!(q["evidence"].as_array().unwrap().len(), 5);
+    let ranks: Vec<u64> = q["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ranks, [1, 2, 3, 4, 5]);
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": "lighthouse storm", "mode": "evidence", "budget": 120}),
+    );
+    let used: usize = q["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["text"].as_str().unwrap().chars().count())
+        .sum();
+    assert!(used <= 120, "budget exceeded: {used}");
+    assert_eq!(q["budget"]["used_chars"].as_u64().unwrap() as usize, used);
+    assert!(q["budget"]["omitted"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn query_arguments_are_validated_as_tool_errors() {
+    let dir = TempDir::new("qargs");
+    let mut s = Server::ready(dir.path());
+    for args in [
+        json!({}),
+        json!({"query": 5}),
+        json!({"query": "x", "top_k": 0}),
+        json!({"query": "x", "top_k": MAX_TOP_K + 1}),
+        json!({"query": "x", "budget": MIN_BUDGET_CHARS - 1}),
+        json!({"query": "x", "search_mode": "deep"}),
+        json!({"query": "x", "mode": "essay"}),
+        json!({"query": "x", "topk": 3}),
+        json!({"query": "a".repeat(MAX_QUERY_BYTES + 1)}),
+    ] {
+        let (is_error, msg) = s.call("alayasiki_query", args.clone());
+        assert!(is_error, "accepted {args}");
+        assert!(msg.as_str().unwrap().len() < 300, "message too long: {msg}");
+    }
+    let (is_error, _) = s.call(
+        "alayasiki_query",
+        json!({"query": "a".repeat(MAX_QUERY_BYTES), "top_k": MAX_TOP_K}),
+    );
+    assert!(!is_error, "a query exactly at the limits must pass");
+    // Unknown tool and non-object arguments are protocol errors.
+    assert_eq!(
+        s.request("tools/call", json!({"name": "nope"}))["error"]["code"],
+        -32602
+    );
+    assert_eq!(
+        s.request(
+            "tools/call",
+            json!({"name": "alayasiki_query", "arguments": [1]})
+        )["error"]["code"],
+        -32602
+    );
+    assert_eq!(s.request("tools/call", json!({}))["error"]["code"], -32602);
+}
+
+#[test]
+fn idempotency_same_content_returns_first_and_different_content_conflicts() {
+    let dir = TempDir::new("idem");
+    let mut s = Server::ready(dir.path());
+    let first = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "The launch is on Friday.", "idempotency_key": "launch-1"}),
+    );
+    assert_eq!(first["idempotent_replay"], false);
+    let again = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "The launch is on Friday.", "idempotency_key": "launch-1"}),
+    );
+    assert_eq!(again["document_id"], first["document_id"]);
+    assert_eq!(again["idempotent_replay"], true);
+    let canonical = s.ok(
+        "alayasiki_ingest",
+        json!({"Text": {"content": "The launch is on Friday.", "idempotency_key": "launch-1"}}),
+    );
+    assert_eq!(
+        canonical["document_id"], first["document_id"],
+        "both shapes are the same request"
+    );
+    let (is_error, msg) = s.call(
+        "alayasiki_ingest",
+        json!({"content": "The launch is on Monday.", "idempotency_key": "launch-1"}),
+    );
+    assert!(is_error);
+    assert!(msg.as_str().unwrap().starts_with("conflict:"), "{msg}");
+    let st = s.ok("alayasiki_status", json!({}));
+    assert_eq!(st["documents"], 1, "nothing stored twice");
+    let q = s.query("launch Friday");
+    assert_eq!(q["evidence"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn markdown_json_and_file_uploads_are_typed_and_chunked() {
+    let dir = TempDir::new("types");
+    let mut s = Server::ready(dir.path());
+    let md = "# Runbook\n\nIntro.\n\n## Restart\n\nRun `systemctl restart alayasiki` as root.\n";
+    let r = s.ok(
+        "alayasiki_ingest",
+        json!({"content": md, "media_type": "text/markdown"}),
+    );
+    assert_eq!(r["media_type"], "text/markdown");
+    assert_eq!(r["chunks"], 2);
+    let q = s.query("restart systemctl");
+    assert!(q["evidence"][0]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("## Restart"));
+
+    let json_doc =
+        r#"{"service": {"name": "billing", "owner": "Dana Scully", "ports": [8080, 8443]}}"#;
+    let b64 = alayasiki_mcp::base64::encode(json_doc.as_bytes());
+    let r = s.ok(
+        "alayasiki_ingest",
+        json!({"File": {"filename": "svc.json", "content": b64}}),
+    );
+    assert_eq!(r["media_type"], "application/json");
+    let text = {
+        let id = r["document_id"].as_str().unwrap().to_string();
+        let rr = s.request(
+            "resources/read",
+            json!({"uri": format!("alayasiki://documents/{id}")}),
+        );
+        rr["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(text, "service.name: billing\nservice.owner: Dana Scully\nservice.ports[0]: 8080\nservice.ports[1]: 8443");
+    let q = s.query("who owns billing");
+    assert!(q["evidence"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("service.owner: Dana Scully"));
+
+    let bytes: Vec<u8> = b"plain bytes about zeppelins".to_vec();
+    let r = s.ok(
+        "alayasiki_ingest",
+        json!({"File": {"content": bytes, "mime_type": "text/plain", "metadata": {"k": 1}}}),
+    );
+    assert_eq!(r["state"], "ready");
+    assert_eq!(
+        s.query("zeppelins")["evidence"][0]["metadata"],
+        json!({"k": 1})
+    );
+}
+
+#[test]
+fn bad_content_is_refused_before_anything_is_stored() {
+    let dir = TempDir::new("badcontent");
+    let mut s = Server::ready(dir.path());
+    let cases = [
+        (
+            json!({"File": {"filename": "x.txt", "content": [0x61, 0xff, 0x62]}}),
+            "offset 1",
+        ),
+        (
+            json!({"File": {"filename": "a.pdf", "mime_type": "application/pdf", "content": "JVBERg=="}}),
+            "text/plain",
+        ),
+        (json!({"File": {"content": [0, 159, 146, 150]}}), "binary"),
+        (
+            json!({"content": "{oops", "media_type": "application/json"}),
+            "not valid JSON",
+        ),
+        (json!({"content": ""}), "empty"),
+        (
+            json!({"content": "x", "media_type": "image/png"}),
+            "not supported",
+        ),
+        (
+            json!({"content": "x", "provenance": "rumour"}),
+            "provenance",
+        ),
+        (
+            json!({"content": "x", "metadata": "not an object"}),
+            "metadata",
+        ),
+        (json!({"content": "x", "wait": "yes"}), "wait"),
+        (json!({"Text": {"content": "x"}, "source": "s"}), "inside"),
+    ];
+    for (args, needle) in cases {
+        let (is_error, msg) = s.call("alayasiki_ingest", args.clone());
+        assert!(is_error, "accepted {args}");
+        assert!(msg.as_str().unwrap().contains(needle), "{args} -> {msg}");
+    }
+    assert_eq!(s.ok("alayasiki_status", json!({}))["documents"], 0);
+}
+
+#[test]
+fn content_and_metadata_limits_hold_at_their_edges() {
+    let dir = TempDir::new("limits");
+    let mut s = Server::ready(dir.path());
+    let at_limit = "a ".repeat(MAX_CONTENT_BYTES / 2);
+    assert_eq!(at_limit.len(), MAX_CONTENT_BYTES);
+    let r = s.ok(
+        "alayasiki_ingest",
+        json!({"content": at_limit, "wait": false}),
+    );
+    assert_eq!(r["bytes"], MAX_CONTENT_BYTES);
+    let over = "a".repeat(MAX_CONTENT_BYTES + 1);
+    let (is_error, msg) = s.call("alayasiki_ingest", json!({"content": over}));
+    assert!(
+        is_error && msg.as_str().unwrap().contains("MAX_CONTENT_BYTES"),
+        "{msg}"
+    );
+
+    // {"k":"..."} is 8 bytes of overhead around the value.
+    let meta_at = json!({"k": "x".repeat(MAX_METADATA_BYTES - 8)});
+    assert_eq!(meta_at.to_string().len(), MAX_METADATA_BYTES);
+    assert!(
+        !s.call(
+            "alayasiki_ingest",
+            json!({"content": "m", "metadata": meta_at})
+        )
+        .0
+    );
+    let meta_over = json!({"k": "x".repeat(MAX_METADATA_BYTES - 7)});
+    let (is_error, msg) = s.call(
+        "alayasiki_ingest",
+        json!({"content": "m", "metadata": meta_over}),
+    );
+    assert!(
+        is_error && msg.as_str().unwrap().contains("MAX_METADATA_BYTES"),
+        "{msg}"
+    );
+
+    let key_at = "k".repeat(MAX_IDEMPOTENCY_KEY_BYTES);
+    assert!(
+        !s.call(
+            "alayasiki_ingest",
+            json!({"content": "m", "idempotency_key": key_at})
+        )
+        .0
+    );
+    let key_over = "k".repeat(MAX_IDEMPOTENCY_KEY_BYTES + 1);
+    assert!(
+        s.call(
+            "alayasiki_ingest",
+            json!({"content": "m", "idempotency_key": key_over})
+        )
+        .0
+    );
+    let source_over = "s".repeat(MAX_SOURCE_BYTES + 1);
+    assert!(
+        s.call(
+            "alayasiki_ingest",
+            json!({"content": "m", "source": source_over})
+        )
+        .0
+    );
+}
+
+#[test]
+fn wait_false_returns_pending_and_the_document_becomes_searchable() {
+    let dir = TempDir::new("nowait");
+    let mut s = Server::ready(dir.path());
+    let r = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "The quokka smiled at the camera.", "wait": false}),
+    );
+    assert!(r["state"] == "pending" || r["state"] == "ready", "{r}");
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    loop {
+        if s.query("quokka")["evidence"].as_array().unwrap().len() == 1 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never became searchable"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn restart_keeps_documents_and_search() {
+    let dir = TempDir::new("restart");
+    let doc = {
+        let mut s = Server::ready(dir.path());
+        let d = s.ingest("The archive room is in the basement, behind the blue door.");
+        let (status, _) = s.close();
+        assert!(status.success());
+        d
+    };
+    let mut s = Server::ready(dir.path());
+    let q = s.query("where is the archive room");
+    assert_eq!(q["evidence"][0]["document_id"], doc.as_str());
+    assert_eq!(s.ok("alayasiki_status", json!({}))["documents"], 1);
+}
+
+#[test]
+fn resources_list_pages_and_read_refuses_unknown_ids() {
+    let dir = TempDir::new("resources");
+    let mut s = Server::ready(dir.path());
+    let n = RESOURCES_PAGE_SIZE + 5;
+    for i in 0..n {
+        s.ok(
+            "alayasiki_ingest",
+            json!({"content": format!("Resource note number {i}"), "wait": i + 1 == n}),
+        );
+    }
+    let first = s.request("resources/list", json!({}))["result"].clone();
+    assert_eq!(
+        first["resources"].as_array().unwrap().len(),
+        RESOURCES_PAGE_SIZE
+    );
+    let cursor = first["nextCursor"]
+        .as_str()
+        .expect("a second page")
+        .to_string();
+    let second = s.request("resources/list", json!({"cursor": cursor}))["result"].clone();
+    assert_eq!(second["resources"].as_array().unwrap().len(), 5);
+    assert!(second.get("nextCursor").is_none());
+    let uri = first["resources"][0]["uri"].as_str().unwrap().to_string();
+    let read = s.request("resources/read", json!({"uri": uri}));
+    assert_eq!(
+        read["result"]["contents"][0]["text"],
+        "Resource note number 0"
+    );
+    for bad in [
+        "alayasiki://documents/doc_000000000000000000000000",
+        "file:///etc/passwd",
+        "alayasiki://nothing",
+    ] {
+        let r = s.request("resources/read", json!({"uri": bad}));
+        assert_eq!(r["error"]["code"], -32002, "{bad}");
+        assert_eq!(r["error"]["data"]["uri"], bad);
+    }
+    assert_eq!(
+        s.request("resources/read", json!({}))["error"]["code"],
+        -32602
+    );
+}
+
+#[test]
+fn tenants_do_not_see_each_other() {
+    let dir = TempDir::new("tenants");
+    let doc_a = {
+        let mut a = Server::start_with(dir.path(), &[("ALAYASIKI_MCP_TENANT", "a")]);
+        a.initialize();
+        let r = a.ok(
+            "alayasiki_ingest",
+            json!({"content": "Tenant A secret: the vault code is 4417.", "idempotency_key": "shared"}),
+        );
+        let d = r["document_id"].as_str().unwrap().to_string();
+        a.close();
+        d
+    };
+    let mut b = Server::start_with(dir.path(), &[("ALAYASIKI_MCP_TENANT", "b")]);
+    b.initialize();
+    assert_eq!(b.query("vault code")["evidence"], json!([]));
+    let r = b.request(
+        "resources/read",
+        json!({"uri": format!("alayasiki://documents/{doc_a}")}),
+    );
+    assert_eq!(r["error"]["code"], -32002);
+    assert_eq!(
+        b.request("resources/list", json!({}))["result"]["resources"],
+        json!([])
+    );
+    let st = b.ok("alayasiki_status", json!({}));
+    assert_eq!(st["documents"], 0);
+    // Same idempotency key in another tenant is a different namespace.
+    let r = b.ok(
+        "alayasiki_ingest",
+        json!({"content": "b's note", "idempotency_key": "shared"}),
+    );
+    assert_eq!(r["idempotent_replay"], false);
+    let _: Value = r;
+}
