@@ -48,7 +48,7 @@ pub struct Tokenizer {
     options: NormalizerOptions,
     /// Class of every ASCII char under `options`: the common case skips all table lookups.
     ascii: [AsciiClass; 128],
-    /// Pieces that may start a word.
+    /// Every vocabulary token, as looked up for the start of a word.
     initial: HashMap<Box<str>, u32, FastHash>,
     /// Pieces that continue a word, stored without the `##` prefix so lookups borrow
     /// slices of the word instead of building prefixed strings.
@@ -151,13 +151,12 @@ impl Tokenizer {
         let mut continuation = HashMap::with_capacity_and_hasher(model.vocab.len() / 4, FastHash::default());
         for (token, &id) in &model.vocab {
             claim(token, id)?;
-            // A token that is the prefix alone ("##") can still start a word.
-            match token.strip_prefix(prefix) {
-                Some(rest) if !prefix.is_empty() && !rest.is_empty() => {
+            // The start of a word is looked up in the whole vocabulary, later pieces with
+            // the prefix in front: the second map holds what follows the prefix.
+            initial.insert(Box::<str>::from(token.as_str()), id);
+            if let Some(rest) = token.strip_prefix(prefix) {
+                if !prefix.is_empty() && !rest.is_empty() {
                     continuation.insert(Box::<str>::from(rest), id);
-                }
-                _ => {
-                    initial.insert(Box::<str>::from(token.as_str()), id);
                 }
             }
         }
@@ -221,8 +220,12 @@ impl Tokenizer {
 
     /// Id of a token, written as in the vocabulary (continuations with `##`).
     pub fn token_to_id(&self, token: &str) -> Option<u32> {
-        let id = self.id_to_token.iter().position(|t| &**t == token)?;
-        u32::try_from(id).ok()
+        self.initial.get(token).copied().or_else(|| {
+            self.added
+                .iter()
+                .find(|(content, _)| &**content == token)
+                .map(|&(_, id)| id)
+        })
     }
 
     /// All token ids of `text`, without special tokens and without truncation.
@@ -330,7 +333,7 @@ impl Tokenizer {
     }
 
     fn push_cased(&self, c: char, words: &mut WordSink<'_, '_>) {
-        if self.options.lowercase && !c.is_lowercase() {
+        if self.options.lowercase {
             c.to_lowercase().for_each(|l| words.push_normalized(l));
         } else {
             words.push_normalized(c);

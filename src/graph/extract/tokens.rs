@@ -464,6 +464,9 @@ fn is_iso_date(w: &str) -> bool {
 
 /// "1:56", "13:45:10", "10:30am", "5pm".
 fn is_time(w: &str) -> bool {
+    if !w.starts_with(|c: char| c.is_ascii_digit()) {
+        return false;
+    }
     let lower = w.to_ascii_lowercase();
     let body = lower
         .strip_suffix("am")
@@ -490,15 +493,17 @@ fn is_code(w: &str) -> bool {
     if w.contains("::") {
         return true;
     }
-    let b: Vec<char> = w.chars().collect();
-    for i in 0..b.len() {
-        if b[i] == '_' {
-            let left = i > 0 && b[i - 1].is_alphanumeric();
-            let right = i + 1 < b.len() && b[i + 1].is_alphanumeric();
-            if (left && right) || (i == 0 && right) {
+    let mut prev: Option<char> = None;
+    let mut chars = w.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '_' {
+            let left = prev.is_none_or(char::is_alphanumeric);
+            let right = chars.peek().is_some_and(|n| n.is_alphanumeric());
+            if left && right {
                 return true;
             }
         }
+        prev = Some(c);
     }
     if w.ends_with("()") && w.len() > 2 {
         return true;
@@ -531,13 +536,6 @@ fn is_code(w: &str) -> bool {
         return segs.len() >= 2
             && segs.iter().all(|s| s.chars().count() >= 2 || s.bytes().all(|b| b.is_ascii_digit()))
             && segs.iter().any(|s| s.chars().next().is_some_and(char::is_lowercase));
-    }
-    if (w.starts_with('v') || w.starts_with('V'))
-        && w.len() > 1
-        && w[1..].bytes().all(|b| b.is_ascii_digit())
-        && false
-    {
-        return true;
     }
     false
 }

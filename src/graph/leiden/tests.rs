@@ -581,7 +581,7 @@ fn levels_are_nested_and_strictly_coarser() {
     assert!(h.levels.len() >= 2, "levels: {}", h.levels.len());
     for pair in h.levels.windows(2) {
         let (fine, coarse) = (&pair[0], &pair[1]);
-        assert!(coarse.community_count < fine.community_count);
+        assert!(coarse.community_count <= fine.community_count / 2);
         assert!(coarse.resolution < fine.resolution);
         assert_eq!(fine.parents.len(), fine.community_count);
         for v in 0..n {
@@ -594,6 +594,43 @@ fn levels_are_nested_and_strictly_coarser() {
     assert!(h.levels.last().unwrap().parents.is_empty());
     assert_eq!(h.parent(0, 0), Some(h.levels[0].parents[0]));
     assert_eq!(h.parent(h.levels.len(), 0), None);
+}
+
+#[test]
+fn hierarchy_recovers_nested_planted_structure() {
+    // 4 groups of 6 blocks of 25 nodes: dense blocks, sparse links between
+    // blocks of a group, very sparse links between groups.
+    let (groups, blocks, block_size) = (4, 6, 25);
+    let n = groups * blocks * block_size;
+    let block = |v: usize| (v / block_size) as u32;
+    let group = |v: usize| (v / (blocks * block_size)) as u32;
+    let mut rng = SplitMix64::new(12);
+    let mut edges = Vec::new();
+    for a in 0..n {
+        for b in a + 1..n {
+            let p = if block(a) == block(b) {
+                0.4
+            } else if group(a) == group(b) {
+                0.01
+            } else {
+                0.0005
+            };
+            if rng.next_f64() < p {
+                edges.push((a as u32, b as u32, 1.0));
+            }
+        }
+    }
+    let blocks_truth: Vec<u32> = (0..n).map(block).collect();
+    let groups_truth: Vec<u32> = (0..n).map(group).collect();
+    let h = hierarchical_leiden(&graph(n, &edges), &LeidenParams::default()).unwrap();
+    assert!(same_partition(&h.levels[0].membership, &blocks_truth));
+    assert!(
+        h.levels
+            .iter()
+            .any(|level| same_partition(&level.membership, &groups_truth)),
+        "counts: {:?}",
+        h.levels.iter().map(|l| l.community_count).collect::<Vec<_>>()
+    );
 }
 
 #[test]
