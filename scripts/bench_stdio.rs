@@ -1,1 +1,268 @@
-fn main() {}
+//! Benchmark of the real `alayasiki-mcp` binary over stdio.
+//!
+//! Prints: time from spawn to the `initialize` result; ingest throughput
+//! (documents/s and MB/s) for ~1 KB documents, pipelined with a window of
+//! in-flight requests, each acknowledged only once durable and indexed
+//! (`wait: true`); query latency p50/p99 (one query in flight, evidence
+//! mode) at each store size; and the server's peak RSS.
+//!
+//! Run: `cargo run --release --example bench_stdio -- [--sizes 10000,100000]
+//!       [--queries 1000] [--window 64] [--durability full|normal]
+//!       [--binary target/release/alayasiki-mcp]`
+//!
+//! The corpus is synthetic but shaped like text: words drawn from a
+//! Zipf-distributed vocabulary with a deterministic generator, so runs are
+//! repeatable and the FTS index sees realistic term frequencies.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A vocabulary of pronounceable pseudo-words and a Zipf sampler over it.
+struct Corpus {
+    words: Vec<String>,
+    cdf: Vec<f64>,
+    rng: Rng,
+}
+
+impl Corpus {
+    fn new(vocab: usize) -> Corpus {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let syllables = [
+            "ka", "lo", "mi", "ra", "te", "su", "no", "vi", "del", "tor", "an", "qu", "ex", "po",
+            "li", "ber", "gan", "zo",
+        ];
+        let words = (0..vocab)
+            .map(|_| {
+                let n = 1 + (rng.next() % 3) as usize;
+                (0..n)
+                    .map(|_| syllables[(rng.next() % syllables.len() as u64) as usize])
+                    .collect::<String>()
+            })
+            .collect();
+        let mut cdf = Vec::with_capacity(vocab);
+        let mut acc = 0.0;
+        for rank in 1..=vocab {
+            acc += 1.0 / rank as f64;
+            cdf.push(acc);
+        }
+        for c in &mut cdf {
+            *c /= acc;
+        }
+        Corpus { words, cdf, rng }
+    }
+
+    fn word(&mut self) -> &str {
+        let u = self.rng.unit();
+        let i = self
+            .cdf
+            .partition_point(|&c| c < u)
+            .min(self.words.len() - 1);
+        &self.words[i]
+    }
+
+    fn document(&mut self, bytes: usize) -> String {
+        let mut s = String::with_capacity(bytes + 16);
+        while s.len() < bytes {
+            let w = self.word().to_string();
+            s.push_str(&w);
+            s.push(if self.rng.next().is_multiple_of(12) { '.' } else { ' ' });
+        }
+        s
+    }
+
+    fn query(&mut self) -> String {
+        (0..3)
+            .map(|_| self.word().to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Server {
+    fn spawn(binary: &str, dir: &std::path::Path, durability: &str) -> Server {
+        let mut child = Command::new(binary)
+            .arg("--data-dir")
+            .arg(dir)
+            .env("ALAYASIKI_LOG", "warn")
+            .env("ALAYASIKI_DURABILITY", durability)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("spawn server (build it with cargo build --release)");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Server {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn send(&mut self, v: &Value) {
+        let mut line = serde_json::to_vec(v).unwrap();
+        line.push(b'\n');
+        self.stdin.write_all(&line).unwrap();
+    }
+
+    fn recv(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).expect("server reply")
+    }
+
+    fn initialize(&mut self) {
+        self.send(&json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}));
+        self.stdin.flush().unwrap();
+        let r = self.recv();
+        assert!(r["result"].is_object(), "{r}");
+    }
+
+    fn peak_rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        status
+            .lines()
+            .find(|l| l.starts_with("VmHWM:"))?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn main() {
+    let mut sizes = vec![10_000usize, 100_000];
+    let mut queries = 1000usize;
+    let mut window = 64usize;
+    let mut durability = "full".to_string();
+    let mut binary = "target/release/alayasiki-mcp".to_string();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let v = args.next().expect("flag value");
+        match a.as_str() {
+            "--sizes" => sizes = v.split(',').map(|s| s.parse().unwrap()).collect(),
+            "--queries" => queries = v.parse().unwrap(),
+            "--window" => window = v.parse().unwrap(),
+            "--durability" => durability = v,
+            "--binary" => binary = v,
+            other => panic!("unknown flag {other}"),
+        }
+    }
+    let tmp = std::env::temp_dir().join(format!("alayasiki-bench-{}", std::process::id()));
+
+    // Spawn → initialize answered, on a fresh directory each time.
+    let mut starts = Vec::new();
+    for i in 0..20 {
+        let dir = tmp.join(format!("start{i}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let t = Instant::now();
+        let mut s = Server::spawn(&binary, &dir, &durability);
+        s.initialize();
+        starts.push(t.elapsed());
+        drop(s.stdin);
+        s.child.wait().unwrap();
+    }
+    starts.sort();
+    println!(
+        "spawn -> initialize result: p50 {:.1} ms, max {:.1} ms (20 fresh starts)",
+        percentile(&starts, 0.5).as_secs_f64() * 1e3,
+        starts.last().unwrap().as_secs_f64() * 1e3
+    );
+
+    let dir = tmp.join("store");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut s = Server::spawn(&binary, &dir, &durability);
+    s.initialize();
+    let mut corpus = Corpus::new(50_000);
+    let mut stored = 0usize;
+    let mut next_id = 1u64;
+    println!("durability={durability}, window={window}, ~1 KB documents, wait=true");
+    for &target in &sizes {
+        let to_add = target - stored;
+        let docs: Vec<String> = (0..to_add).map(|_| corpus.document(1000)).collect();
+        let bytes: usize = docs.iter().map(|d| d.len()).sum();
+        let t = Instant::now();
+        let mut in_flight = 0usize;
+        for d in &docs {
+            s.send(&json!({"jsonrpc":"2.0","id":next_id,"method":"tools/call","params":{"name":"alayasiki_ingest","arguments":{"content":d}}}));
+            next_id += 1;
+            in_flight += 1;
+            if in_flight == window {
+                s.stdin.flush().unwrap();
+                let r = s.recv();
+                assert_eq!(r["result"]["isError"], false, "{r}");
+                in_flight -= 1;
+            }
+        }
+        s.stdin.flush().unwrap();
+        while in_flight > 0 {
+            let r = s.recv();
+            assert_eq!(r["result"]["isError"], false, "{r}");
+            in_flight -= 1;
+        }
+        let secs = t.elapsed().as_secs_f64();
+        stored = target;
+        println!(
+            "ingest to {target} docs: {to_add} docs in {secs:.2} s = {:.0} docs/s, {:.2} MB/s",
+            to_add as f64 / secs,
+            bytes as f64 / secs / 1e6
+        );
+
+        let mut lat = Vec::with_capacity(queries);
+        let mut hits = 0usize;
+        for _ in 0..queries {
+            let q = corpus.query();
+            let t = Instant::now();
+            s.send(&json!({"jsonrpc":"2.0","id":next_id,"method":"tools/call","params":{"name":"alayasiki_query","arguments":{"query":q,"mode":"evidence"}}}));
+            s.stdin.flush().unwrap();
+            let r = s.recv();
+            lat.push(t.elapsed());
+            next_id += 1;
+            let body: Value =
+                serde_json::from_str(r["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+            hits += body["evidence"].as_array().map_or(0, |e| e.len());
+        }
+        lat.sort();
+        println!("query at {target} docs: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({queries} queries, {:.1} evidence items each)",
+            percentile(&lat, 0.5).as_secs_f64() * 1e3, percentile(&lat, 0.99).as_secs_f64() * 1e3,
+            lat.last().unwrap().as_secs_f64() * 1e3, hits as f64 / queries as f64);
+    }
+    let rss = s.peak_rss_kib();
+    drop(s.stdin);
+    let t = Instant::now();
+    s.child.wait().unwrap();
+    println!("exit after EOF: {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
+    if let Some(kib) = rss {
+        println!("server peak RSS: {:.1} MiB", kib as f64 / 1024.0);
+    }
+    let db = std::fs::metadata(dir.join("memory.db"))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    println!("store size: {:.1} MiB", db as f64 / 1048576.0);
+    let _ = std::fs::remove_dir_all(&tmp);
+}

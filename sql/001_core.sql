@@ -11,7 +11,8 @@
 CREATE TABLE tenants (
     id          INTEGER PRIMARY KEY,
     name        TEXT    NOT NULL UNIQUE,
-    created_at  INTEGER NOT NULL
+    created_at  INTEGER NOT NULL,
+    chunk_count INTEGER NOT NULL DEFAULT 0  -- rows in fts_<id>, kept by the store
 );
 
 -- Exact uploaded bytes, content-addressed and deduplicated per tenant.

@@ -465,3 +465,46 @@ fn tenants_do_not_see_each_other() {
     assert_eq!(r["idempotent_replay"], false);
     let _: Value = r;
 }
+
+#[test]
+fn very_common_terms_are_left_out_of_ranking_and_reported() {
+    let dir = TempDir::new("common");
+    let mut s = Server::ready(dir.path());
+    let n = 1_200; // above COMMON_TERM_MIN_CHUNKS, so pruning applies
+    for i in 0..n {
+        let extra = if i == 77 { " The zebra escaped." } else { "" };
+        s.ok(
+            "alayasiki_ingest",
+            json!({"content": format!("Project status report {i}.{extra}"), "wait": i + 1 == n}),
+        );
+    }
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": "project zebra", "mode": "evidence"}),
+    );
+    assert_eq!(
+        q["ignored_terms"],
+        json!(["project"]),
+        "{}",
+        q["ignored_terms"]
+    );
+    assert!(q["evidence"][0]["text"].as_str().unwrap().contains("zebra"));
+    // Only common terms: the newest chunks containing all of them.
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": "project status", "mode": "evidence", "top_k": 3}),
+    );
+    let texts: Vec<&str> = q["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts.len(), 3);
+    assert!(
+        texts
+            .iter()
+            .all(|t| t.starts_with("Project status report 11")),
+        "{texts:?}"
+    );
+}

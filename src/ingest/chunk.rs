@@ -149,11 +149,10 @@ fn split_long(text: &str, block: Piece, out: &mut Vec<Piece>) {
 /// whitespace, at or after `from`.
 fn last_sentence_end(window: &str, from: usize) -> Option<usize> {
     let bytes = window.as_bytes();
-    (from.max(1)..bytes.len()).rev().find_map(|i| {
+    (from.max(1)..bytes.len()).rev().find(|&i| {
         let prev = bytes[i - 1];
-        let here = bytes[i];
-        let ends = matches!(prev, b'.' | b'!' | b'?') && here.is_ascii_whitespace();
-        (ends || prev == b'\n').then_some(i)
+        let ends = matches!(prev, b'.' | b'!' | b'?') && bytes[i].is_ascii_whitespace();
+        ends || prev == b'\n'
     })
 }
 

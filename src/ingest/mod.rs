@@ -3,8 +3,8 @@
 //! - [`media`]: which media types are accepted and how a type is decided.
 //! - [`extract`]: original bytes → extracted text (plain, Markdown, JSON).
 //! - [`chunk`]: extracted text → chunks with byte-accurate spans.
-//! - [`worker`]: the thread that runs journal jobs through the above and
-//!   commits their results.
+//! - [`worker`]: the thread that runs journal jobs and commits their
+//!   results, and the hand-off of work already prepared by the caller.
 //!
 //! Nothing here talks to clients; errors carry client-safe messages because
 //! a failed job's reason is shown in its document's status.
@@ -13,3 +13,33 @@ pub mod chunk;
 pub mod extract;
 pub mod media;
 pub mod worker;
+
+use crate::store::NewChunk;
+use media::MediaKind;
+
+/// A document made ready for indexing: its extracted text and chunks.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The extracted text, or `None` when it is the original itself (plain
+    /// text and Markdown), so it is not stored twice.
+    pub text: Option<String>,
+    pub chunks: Vec<NewChunk>,
+}
+
+impl Prepared {
+    /// Bytes held in memory (for budgeting work handed between threads).
+    pub fn weight(&self) -> usize {
+        self.text.as_ref().map_or(0, String::len)
+            + self.chunks.iter().map(|c| c.text.len() + 32).sum::<usize>()
+    }
+}
+
+/// Extracts and chunks `bytes` of the given kind. The same function runs
+/// when an ingest is received and when the journal replays a job, so both
+/// paths index identically.
+pub fn prepare(kind: MediaKind, bytes: &[u8]) -> Result<Prepared, extract::ExtractError> {
+    let text = extract::extract(kind, bytes)?;
+    let chunks = chunk::chunk(&text, kind);
+    let text = (text.as_bytes() != bytes).then_some(text);
+    Ok(Prepared { text, chunks })
+}

@@ -1,65 +1,118 @@
-//! The ingestion worker: one thread that turns journal jobs into chunks.
+//! The ingestion worker: one thread that completes journal jobs.
 //!
-//! It wakes when an ingest is admitted (or every [`IDLE_POLL`] as a safety
-//! net), takes a batch of pending jobs, extracts and chunks each document
-//! outside any transaction, then commits each tenant's results in one write
-//! so the writer can group them. Waiters registered in [`JobWaiters`] are
-//! told once a job's outcome is committed. Stopping takes effect between
-//! jobs: the job in hand is finished and committed first; jobs not started
-//! stay pending and are replayed at the next start.
+//! A job's work (extraction and chunking) is usually done already: the
+//! request thread that received the ingest prepares the document in
+//! parallel with other requests and hands the result over through
+//! [`Handoff`]. The worker takes a batch of pending jobs from the journal,
+//! uses the handed-over work where it has it and redoes it from the stored
+//! original where it does not (a replay after restart, or work dropped to
+//! stay within [`MAX_HANDOFF_BYTES`]), then commits each tenant's results
+//! in one write so the writer can group them with other commits. Callers
+//! waiting for a document are told its outcome once that is committed.
+//!
+//! Stopping takes effect between jobs: the job in hand is finished and
+//! committed first; jobs not started stay pending and are replayed at the
+//! next start.
 
 use crossbeam_channel::{Receiver, Sender};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::{chunk, extract, media};
+use super::{media, prepare, Prepared};
 use crate::clock::now_ms;
 use crate::error::Result;
-use crate::store::{NewChunk, PendingJob, Store, Tenant};
+use crate::store::{PendingJob, Store, Tenant};
 
 /// Jobs taken per round.
-pub const JOB_BATCH: usize = 64;
+pub const JOB_BATCH: usize = 256;
 
 /// Longest sleep without a wake-up, in case a wake-up was missed.
 pub const IDLE_POLL: Duration = Duration::from_secs(2);
 
-/// Callers waiting for particular jobs to finish.
+/// Prepared work held in memory for the worker, at most (64 MiB). Beyond
+/// it, work is dropped and the worker re-derives it from the stored
+/// original: memory stays bounded when ingests outrun indexing.
+pub const MAX_HANDOFF_BYTES: usize = 64 * 1024 * 1024;
+
+/// How a job ended, as told to whoever waits for its document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobOutcome {
+    Indexed { chunks: usize },
+    Failed(String),
+}
+
+/// Work prepared by request threads, keyed by document id. Offered before
+/// the document is admitted (so the worker can never look for it too
+/// early) and withdrawn if the admission does not store a new document.
+#[derive(Default)]
+pub struct Handoff {
+    inner: Mutex<HandoffInner>,
+}
+
+#[derive(Default)]
+struct HandoffInner {
+    work: HashMap<String, Prepared>,
+    bytes: usize,
+}
+
+impl Handoff {
+    /// Offers prepared work for `doc_id`; dropped if over budget.
+    pub fn offer(&self, doc_id: &str, prepared: Prepared) {
+        let weight = prepared.weight();
+        let mut inner = self.lock();
+        if inner.bytes + weight <= MAX_HANDOFF_BYTES {
+            inner.bytes += weight;
+            inner.work.insert(doc_id.to_string(), prepared);
+        }
+    }
+
+    /// Takes back (or takes, for the worker) the work for `doc_id`.
+    pub fn take(&self, doc_id: &str) -> Option<Prepared> {
+        let mut inner = self.lock();
+        let p = inner.work.remove(doc_id)?;
+        inner.bytes -= p.weight();
+        Some(p)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HandoffInner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Callers waiting for particular documents to be indexed.
 #[derive(Default)]
 pub struct JobWaiters {
-    waiting: Mutex<HashMap<i64, Vec<Sender<()>>>>,
+    waiting: Mutex<HashMap<String, Vec<Sender<JobOutcome>>>>,
 }
 
 impl JobWaiters {
-    /// Returns a receiver that gets a message (or is closed) once job
-    /// `job_id`'s outcome is committed. Register before checking the job's
-    /// state, so a completion between the two cannot be missed.
-    pub fn register(&self, job_id: i64) -> Receiver<()> {
+    /// Returns a receiver that gets the outcome of `doc_id`'s job once it
+    /// is committed. Register before the document is admitted, so the
+    /// outcome cannot be missed.
+    pub fn register(&self, doc_id: &str) -> Receiver<JobOutcome> {
         let (tx, rx) = crossbeam_channel::bounded(1);
-        self.lock().entry(job_id).or_default().push(tx);
+        self.lock().entry(doc_id.to_string()).or_default().push(tx);
         rx
     }
 
-    /// Drops the waiters of a job (after a timeout, say).
-    pub fn forget(&self, job_id: i64) {
-        self.lock().remove(&job_id);
+    /// Drops the waiters of a document (after a timeout, say).
+    pub fn forget(&self, doc_id: &str) {
+        self.lock().remove(doc_id);
     }
 
-    fn notify(&self, job_ids: &[i64]) {
-        let mut map = self.lock();
-        for id in job_ids {
-            if let Some(senders) = map.remove(id) {
-                for s in senders {
-                    let _ = s.try_send(());
-                }
+    fn notify(&self, doc_id: &str, outcome: &JobOutcome) {
+        if let Some(senders) = self.lock().remove(doc_id) {
+            for s in senders {
+                let _ = s.try_send(outcome.clone());
             }
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<i64, Vec<Sender<()>>>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Vec<Sender<JobOutcome>>>> {
         self.waiting.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -71,15 +124,22 @@ pub struct IngestWorker {
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
+/// What the worker shares with the request threads.
+pub struct WorkerShared {
+    pub store: Arc<Store>,
+    pub waiters: JobWaiters,
+    pub handoff: Handoff,
+}
+
 impl IngestWorker {
     /// Starts the worker; it immediately replays whatever is pending.
-    pub fn start(store: Arc<Store>, waiters: Arc<JobWaiters>) -> std::io::Result<IngestWorker> {
+    pub fn start(shared: Arc<WorkerShared>) -> std::io::Result<IngestWorker> {
         let (wake_tx, wake_rx) = crossbeam_channel::bounded(1);
         let stop = Arc::new(AtomicBool::new(false));
         let thread_stop = stop.clone();
         let handle = std::thread::Builder::new()
             .name("ingest-worker".into())
-            .spawn(move || run(&store, &waiters, &wake_rx, &thread_stop))?;
+            .spawn(move || run(&shared, &wake_rx, &thread_stop))?;
         Ok(IngestWorker {
             wake: wake_tx,
             stop,
@@ -103,9 +163,9 @@ impl IngestWorker {
     }
 }
 
-fn run(store: &Store, waiters: &JobWaiters, wake: &Receiver<()>, stop: &AtomicBool) {
+fn run(shared: &WorkerShared, wake: &Receiver<()>, stop: &AtomicBool) {
     while !stop.load(Ordering::SeqCst) {
-        let jobs = match store.pending_jobs(JOB_BATCH) {
+        let jobs = match shared.store.pending_jobs(JOB_BATCH) {
             Ok(jobs) => jobs,
             Err(e) => {
                 log::error!("cannot read the journal: {e}");
@@ -117,81 +177,85 @@ fn run(store: &Store, waiters: &JobWaiters, wake: &Receiver<()>, stop: &AtomicBo
             let _ = wake.recv_timeout(IDLE_POLL);
             continue;
         }
-        if let Err(e) = run_batch(store, waiters, jobs, stop) {
+        if let Err(e) = run_batch(shared, jobs, stop) {
             log::error!("ingestion batch failed, will retry: {e}");
             let _ = wake.recv_timeout(IDLE_POLL);
         }
     }
 }
 
-/// What processing one job produced.
-enum Outcome {
-    Indexed { text: String, chunks: Vec<NewChunk> },
-    Failed(String),
+struct Done {
+    job: PendingJob,
+    result: std::result::Result<Prepared, String>,
 }
 
-fn run_batch(
-    store: &Store,
-    waiters: &JobWaiters,
-    jobs: Vec<PendingJob>,
-    stop: &AtomicBool,
-) -> Result<()> {
-    let mut by_tenant: Vec<(Tenant, Vec<(i64, i64, Outcome)>)> = Vec::new();
+fn run_batch(shared: &WorkerShared, jobs: Vec<PendingJob>, stop: &AtomicBool) -> Result<()> {
+    let started = std::time::Instant::now();
+    let count = jobs.len();
+    let mut by_tenant: Vec<(Tenant, Vec<Done>)> = Vec::new();
     for job in jobs {
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        let outcome = process(store, &job)?;
+        let result = match shared.handoff.take(&job.doc_id) {
+            Some(prepared) => Ok(prepared),
+            None => prepare_from_store(&shared.store, &job)?,
+        };
         match by_tenant.iter_mut().find(|(t, _)| *t == job.tenant) {
-            Some((_, list)) => list.push((job.job_id, job.document_key, outcome)),
-            None => by_tenant.push((
-                job.tenant.clone(),
-                vec![(job.job_id, job.document_key, outcome)],
-            )),
+            Some((_, list)) => list.push(Done { job, result }),
+            None => by_tenant.push((job.tenant.clone(), vec![Done { job, result }])),
         }
     }
-    for (tenant, results) in by_tenant {
-        let ids: Vec<i64> = results.iter().map(|(id, _, _)| *id).collect();
-        store.write(&tenant, move |w| {
+    for (tenant, done) in by_tenant {
+        let done = shared.store.write(&tenant, move |w| {
             let now = now_ms();
-            for (job_id, document_key, outcome) in &results {
-                match outcome {
-                    Outcome::Indexed { text, chunks } => {
-                        w.complete_job(*job_id, *document_key, text, chunks, now)?
-                    }
-                    Outcome::Failed(reason) => w.fail_job(*job_id, *document_key, reason, now)?,
+            for d in &done {
+                match &d.result {
+                    Ok(p) => w.complete_job(
+                        d.job.job_id,
+                        d.job.document_key,
+                        p.text.as_deref(),
+                        &p.chunks,
+                        now,
+                    )?,
+                    Err(reason) => w.fail_job(d.job.job_id, d.job.document_key, reason, now)?,
                 };
             }
-            Ok(())
+            Ok(done)
         })?;
-        waiters.notify(&ids);
+        for d in done {
+            let outcome = match d.result {
+                Ok(p) => JobOutcome::Indexed {
+                    chunks: p.chunks.len(),
+                },
+                Err(reason) => JobOutcome::Failed(reason),
+            };
+            shared.waiters.notify(&d.job.doc_id, &outcome);
+        }
     }
+    log::debug!("indexed {count} job(s) in {:?}", started.elapsed());
     Ok(())
 }
 
-/// Extracts and chunks one job's document. Content problems become a
-/// failed job; only store errors are returned (and retried).
-fn process(store: &Store, job: &PendingJob) -> Result<Outcome> {
+/// Re-derives a job's work from its stored original. Content problems
+/// become the job's failure; only store errors are returned (and retried).
+fn prepare_from_store(
+    store: &Store,
+    job: &PendingJob,
+) -> Result<std::result::Result<Prepared, String>> {
     let Some(input) = store.reader(&job.tenant)?.job_input(job.document_key)? else {
-        return Ok(Outcome::Failed("the document's original is missing".into()));
+        return Ok(Err("the document's original is missing".into()));
     };
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        let Some(kind) = media::from_media_type(&input.media_type) else {
-            return Outcome::Failed(format!("unsupported media type {}", input.media_type));
-        };
-        match extract::extract(kind, &input.original) {
-            Ok(text) => {
-                let chunks = chunk::chunk(&text, kind);
-                Outcome::Indexed { text, chunks }
-            }
-            Err(e) => Outcome::Failed(e.0),
-        }
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let kind = media::from_media_type(&input.media_type)
+            .ok_or_else(|| format!("unsupported media type {}", input.media_type))?;
+        prepare(kind, &input.original).map_err(|e| e.0)
     }));
-    Ok(result.unwrap_or_else(|_| {
+    Ok(outcome.unwrap_or_else(|_| {
         log::error!(
             "indexing document {} panicked; marking it failed",
             input.doc_id
         );
-        Outcome::Failed("internal error while indexing this document".into())
+        Err("internal error while indexing this document".into())
     }))
 }

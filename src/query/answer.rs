@@ -5,12 +5,13 @@
 //! Sentences are scored by the question terms they contain, each term
 //! weighted by how rare it is among the candidate sentences (so a sentence
 //! with the one distinctive word beats one with three common ones), with a
-//! mild preference for higher-ranked evidence. Terms match on a crude stem
-//! so "acquired" answers "acquire".
+//! mild preference for higher-ranked evidence. Terms match on their Porter
+//! stems (as the index does), so "acquired" answers "acquire".
 
 use serde::Serialize;
 use std::collections::HashSet;
 
+use super::stem::stem;
 use super::{Evidence, Span};
 
 /// Sentences in an answer.
@@ -150,22 +151,6 @@ pub fn sentences(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// A crude English stem: enough to make inflections meet ("acquired",
-/// "acquires", "acquiring" → "acquir"). Never used for storage.
-pub fn stem(word: &str) -> String {
-    let w = word.to_lowercase();
-    for suffix in [
-        "ingly", "edly", "ing", "ies", "ied", "es", "ed", "ly", "s", "e",
-    ] {
-        if let Some(base) = w.strip_suffix(suffix) {
-            if base.chars().count() >= 3 {
-                return base.to_string();
-            }
-        }
-    }
-    w
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,11 +209,5 @@ mod tests {
         let s = sentences(t);
         let parts: Vec<&str> = s.iter().map(|&(a, b)| &t[a..b]).collect();
         assert_eq!(parts, ["One.", "Two!", "Three"]);
-    }
-
-    #[test]
-    fn stems_meet_across_inflections() {
-        assert_eq!(stem("acquired"), stem("acquire"));
-        assert_eq!(stem("acquires"), stem("acquiring"));
     }
 }

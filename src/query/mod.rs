@@ -8,6 +8,7 @@
 pub mod answer;
 pub mod pack;
 pub mod retrieve;
+pub mod stem;
 pub mod terms;
 
 use serde::Serialize;
@@ -104,7 +105,12 @@ pub struct ModeReport {
 pub struct QueryOutcome {
     pub search_mode: ModeReport,
     pub mode: ResultMode,
+    /// The question's search terms (stopwords removed).
     pub terms: Vec<String>,
+    /// Terms left out of the keyword search because they occur in too
+    /// large a share of the memory to discriminate.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignored_terms: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<Answer>,
     pub evidence: Vec<Evidence>,
@@ -114,7 +120,8 @@ pub struct QueryOutcome {
 /// Runs a query against one tenant's memory.
 pub fn run(reader: &TenantReader<'_>, spec: &QuerySpec) -> Result<QueryOutcome> {
     let terms = terms::analyze(&spec.text);
-    let hits = retrieve::keyword(reader, &terms, spec.top_k)?;
+    let plan = retrieve::plan(reader, &terms)?;
+    let hits = retrieve::keyword(reader, &plan, spec.top_k)?;
     let (evidence, budget) = pack::pack(hits, spec.top_k, spec.budget_chars);
     let answer = match spec.mode {
         ResultMode::Answer => Some(answer::compose(&terms, &evidence)),
@@ -124,6 +131,7 @@ pub fn run(reader: &TenantReader<'_>, spec: &QuerySpec) -> Result<QueryOutcome> 
         search_mode: mode_report(spec.search_mode),
         mode: spec.mode,
         terms,
+        ignored_terms: plan.ignored,
         answer,
         evidence,
         budget,

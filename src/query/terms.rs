@@ -52,10 +52,10 @@ pub fn analyze(question: &str) -> Vec<String> {
     terms
 }
 
-/// An FTS5 MATCH expression that ORs the terms, each as a quoted string so
-/// no user text is ever parsed as FTS5 syntax. `None` when there are no
-/// terms.
-pub fn fts_or_expression(terms: &[String]) -> Option<String> {
+/// An FTS5 MATCH expression joining the terms with `joiner` (`OR` or
+/// `AND`), each term a quoted string so no user text is ever parsed as
+/// FTS5 syntax. `None` when there are no terms.
+pub fn fts_expression(terms: &[String], joiner: &str) -> Option<String> {
     if terms.is_empty() {
         return None;
     }
@@ -63,7 +63,7 @@ pub fn fts_or_expression(terms: &[String]) -> Option<String> {
         .iter()
         .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
         .collect();
-    Some(quoted.join(" OR "))
+    Some(quoted.join(&format!(" {joiner} ")))
 }
 
 #[cfg(test)]
@@ -92,7 +92,7 @@ mod tests {
 
     #[test]
     fn punctuation_and_syntax_never_reach_fts() {
-        let expr = fts_or_expression(&analyze("NEAR(\"x\" y) AND z* OR -w ^col:v")).unwrap();
+        let expr = fts_expression(&analyze("NEAR(\"x\" y) AND z* OR -w ^col:v"), "OR").unwrap();
         assert_eq!(
             expr,
             "\"near\" OR \"x\" OR \"y\" OR \"z\" OR \"w\" OR \"col\" OR \"v\""

@@ -16,10 +16,11 @@ use crate::config::Durability;
 use crate::error::{Error, Result};
 use crate::ids;
 use crate::ingest::media::{self, MediaKind, SUPPORTED_MEDIA_TYPES};
-use crate::ingest::worker::{IngestWorker, JobWaiters};
+use crate::ingest::worker::{Handoff, IngestWorker, JobOutcome, JobWaiters, WorkerShared};
+use crate::ingest::Prepared;
 use crate::limits::*;
 use crate::query::{self, QueryOutcome, QuerySpec};
-use crate::store::{DocumentRow, DocumentSummary, JobState, NewDocument, Store};
+use crate::store::{DocumentRow, DocumentSummary, NewDocument, Store};
 
 /// What to store.
 #[derive(Debug, Clone)]
@@ -92,7 +93,7 @@ pub struct MemoryService {
     data_dir: PathBuf,
     store: Arc<Store>,
     worker: IngestWorker,
-    waiters: Arc<JobWaiters>,
+    shared: Arc<WorkerShared>,
 }
 
 impl MemoryService {
@@ -107,13 +108,17 @@ impl MemoryService {
         if failed > 0 {
             log::info!("{failed} ingestion job(s) have failed; see alayasiki_status");
         }
-        let waiters = Arc::new(JobWaiters::default());
-        let worker = IngestWorker::start(store.clone(), waiters.clone())?;
+        let shared = Arc::new(WorkerShared {
+            store: store.clone(),
+            waiters: JobWaiters::default(),
+            handoff: Handoff::default(),
+        });
+        let worker = IngestWorker::start(shared.clone())?;
         Ok(MemoryService {
             data_dir: data_dir.to_path_buf(),
             store,
             worker,
-            waiters,
+            shared,
         })
     }
 
@@ -158,6 +163,12 @@ impl Memory<'_> {
 
     /// Stores a document durably; with `wait`, also waits until it is
     /// searchable (or failed, or [`INGEST_WAIT_MS`] passed).
+    ///
+    /// The document is extracted and chunked here, on the caller's thread,
+    /// before anything is stored: bad content is refused while the caller
+    /// listens, and the work runs in parallel with other requests instead of
+    /// queueing on the single ingestion worker, which receives it through
+    /// the hand-off.
     pub fn ingest(&self, req: IngestRequest) -> Result<IngestReceipt> {
         self.require(Permission::Ingest)?;
         let (kind, bytes, filename) = resolve_content(req.content)?;
@@ -189,6 +200,8 @@ impl Memory<'_> {
                 ));
             }
         }
+        let prepared = prepare_guarded(kind, &bytes)?;
+        let chunk_count = prepared.chunks.len();
         let sha256 = ids::sha256_hex(&bytes);
         let media_type = kind.media_type().to_string();
         let idempotency = req.idempotency_key.map(|key| {
@@ -199,8 +212,9 @@ impl Memory<'_> {
             );
             (key, digest)
         });
+        let doc_id = ids::new_id("doc");
         let doc = NewDocument {
-            doc_id: ids::new_id("doc"),
+            doc_id: doc_id.clone(),
             source: req.source,
             title: title_for(&filename, &bytes, kind),
             media_type: media_type.clone(),
@@ -212,19 +226,59 @@ impl Memory<'_> {
             idempotency,
         };
         let byte_len = doc.original.len();
+        let shared = &self.service.shared;
+        // Both are in place before the admission commits, so neither the
+        // worker's look-up nor the outcome can come too early.
+        let outcome_rx = req.wait.then(|| shared.waiters.register(&doc_id));
+        shared.handoff.offer(&doc_id, prepared);
         let admitted = self
             .service
             .store
-            .write(&self.principal.tenant, move |w| w.admit(doc, now_ms()))?;
-        if !admitted.replayed {
-            self.service.worker.wake();
-        }
-        if req.wait && admitted.job_state == JobState::Pending {
-            self.wait_for_job(admitted.job_id)?;
-        }
+            .write(&self.principal.tenant, move |w| w.admit(doc, now_ms()));
+        let admitted = match admitted {
+            Ok(a) if !a.replayed => a,
+            other => {
+                shared.handoff.take(&doc_id);
+                shared.waiters.forget(&doc_id);
+                let earlier = other?;
+                return self.receipt_from_store(&earlier.doc_id, byte_len, true);
+            }
+        };
+        self.service.worker.wake();
+        let outcome = outcome_rx.and_then(|rx| {
+            let got = rx.recv_timeout(Duration::from_millis(INGEST_WAIT_MS)).ok();
+            if got.is_none() {
+                shared.waiters.forget(&doc_id);
+            }
+            got
+        });
+        let (state, chunks, error) = match outcome {
+            Some(JobOutcome::Indexed { chunks }) => ("ready", Some(chunks as i64), None),
+            Some(JobOutcome::Failed(why)) => ("failed", None, Some(why)),
+            None => ("pending", None, None),
+        };
+        debug_assert!(chunks.is_none() || chunks == Some(chunk_count as i64));
+        Ok(IngestReceipt {
+            document_id: admitted.doc_id,
+            state: state.to_string(),
+            error,
+            media_type,
+            bytes: byte_len,
+            chunks,
+            idempotent_replay: false,
+        })
+    }
+
+    /// The receipt of an already stored document (an idempotent replay).
+    fn receipt_from_store(
+        &self,
+        doc_id: &str,
+        bytes: usize,
+        replayed: bool,
+    ) -> Result<IngestReceipt> {
         let reader = self.service.store.reader(&self.principal.tenant)?;
         let row = reader
-            .document(&admitted.doc_id)?
+            .document(doc_id)?
             .ok_or_else(|| Error::internal("admitted document vanished"))?;
         let chunks = match row.state.as_str() {
             "ready" => Some(reader.document_chunk_count(&row.doc_id)?),
@@ -235,24 +289,10 @@ impl Memory<'_> {
             state: row.state,
             error: row.error,
             media_type: row.media_type,
-            bytes: byte_len,
+            bytes,
             chunks,
-            idempotent_replay: admitted.replayed,
+            idempotent_replay: replayed,
         })
-    }
-
-    fn wait_for_job(&self, job_id: i64) -> Result<()> {
-        let done = self.service.waiters.register(job_id);
-        let state = self
-            .service
-            .store
-            .reader(&self.principal.tenant)?
-            .job_state(job_id)?;
-        if matches!(state, Some((JobState::Pending, _))) {
-            let _ = done.recv_timeout(Duration::from_millis(INGEST_WAIT_MS));
-        }
-        self.service.waiters.forget(job_id);
-        Ok(())
     }
 
     /// Answers a question from this tenant's memory.
@@ -372,10 +412,20 @@ fn resolve_content(content: Content) -> Result<(MediaKind, Vec<u8>, Option<Strin
             "content is empty; there is nothing to remember",
         ));
     }
-    // Reject bad text now, while the caller is listening, rather than
-    // acknowledging a document that can only fail later.
-    crate::ingest::extract::extract(kind, &bytes).map_err(|e| Error::InvalidInput(e.0))?;
     Ok((kind, bytes, filename))
+}
+
+/// Extracts and chunks, turning content problems into client errors and a
+/// bug in extraction into an internal error instead of a dead thread.
+fn prepare_guarded(kind: MediaKind, bytes: &[u8]) -> Result<Prepared> {
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::ingest::prepare(kind, bytes)
+    }));
+    match outcome {
+        Ok(Ok(p)) => Ok(p),
+        Ok(Err(e)) => Err(Error::InvalidInput(e.0)),
+        Err(_) => Err(Error::internal("extraction panicked")),
+    }
 }
 
 /// A display title: the filename, else the first non-empty line (without

@@ -15,7 +15,7 @@ impl TenantWriter<'_> {
         detail: &str,
         now: i64,
     ) -> Result<()> {
-        self.conn.execute(
+        self.exec(
             "INSERT INTO audit(tenant_id, subject, action, target, detail, at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![self.tenant_id, subject, action, target, detail, now],

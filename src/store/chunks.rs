@@ -4,7 +4,7 @@
 //! beside the span so evidence can be returned without re-reading the
 //! document. Its id is also its rowid in the tenant's contentless FTS5 table.
 
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 
 use super::tenant::{TenantReader, TenantWriter};
 use crate::error::Result;
@@ -35,6 +35,23 @@ pub struct ChunkHit {
     pub bm25: f64,
 }
 
+fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkHit> {
+    Ok(ChunkHit {
+        chunk_key: r.get(0)?,
+        ordinal: r.get(1)?,
+        start: r.get(2)?,
+        end: r.get(3)?,
+        text: r.get(4)?,
+        doc_id: r.get(5)?,
+        source: r.get(6)?,
+        title: r.get(7)?,
+        metadata: r.get(8)?,
+        provenance: r.get(9)?,
+        created_at: r.get(10)?,
+        bm25: r.get(11)?,
+    })
+}
+
 impl TenantWriter<'_> {
     pub(super) fn insert_chunks(&mut self, document_key: i64, chunks: &[NewChunk]) -> Result<()> {
         let fts = self.fts_table();
@@ -57,6 +74,10 @@ impl TenantWriter<'_> {
             let rowid = self.conn.last_insert_rowid();
             insert_fts.execute(params![rowid, c.text])?;
         }
+        self.exec(
+            "UPDATE tenants SET chunk_count = chunk_count + ?2 WHERE id = ?1",
+            params![self.tenant_id, chunks.len() as i64],
+        )?;
         Ok(())
     }
 }
@@ -81,35 +102,60 @@ impl TenantReader<'_> {
               ORDER BY hits.rank"
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![match_expr, limit as i64, tenant_id], |r| {
-            Ok(ChunkHit {
-                chunk_key: r.get(0)?,
-                ordinal: r.get(1)?,
-                start: r.get(2)?,
-                end: r.get(3)?,
-                text: r.get(4)?,
-                doc_id: r.get(5)?,
-                source: r.get(6)?,
-                title: r.get(7)?,
-                metadata: r.get(8)?,
-                provenance: r.get(9)?,
-                created_at: r.get(10)?,
-                bm25: r.get(11)?,
-            })
-        })?;
+        let rows = stmt.query_map(params![match_expr, limit as i64, tenant_id], hit_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Number of chunks this tenant has.
+    /// Number of chunks this tenant has indexed (a kept counter, not a
+    /// scan: the query planner reads it on every query).
     pub fn chunk_count(&self) -> Result<i64> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(0);
         };
-        Ok(self.conn.query_row(
-            "SELECT count(*) FROM chunks WHERE tenant_id = ?1",
-            [tenant_id],
-            |r| r.get(0),
-        )?)
+        Ok(self
+            .conn
+            .prepare_cached("SELECT chunk_count FROM tenants WHERE id = ?1")?
+            .query_row([tenant_id], |r| r.get(0))?)
+    }
+
+    /// Chunks containing each index term (stemmed, as the FTS tokenizer
+    /// writes them); 0 when the index has no such term.
+    pub fn term_chunk_counts(&self, index_terms: &[String]) -> Result<Vec<i64>> {
+        let Some(fts) = self.fts_table() else {
+            return Ok(vec![0; index_terms.len()]);
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT doc FROM {fts}_vocab WHERE term = ?1"))?;
+        let mut out = Vec::with_capacity(index_terms.len());
+        for t in index_terms {
+            let n: Option<i64> = stmt.query_row([t], |r| r.get(0)).optional()?;
+            out.push(n.unwrap_or(0));
+        }
+        Ok(out)
+    }
+
+    /// Like [`Self::keyword_search`] but takes the newest matches instead of
+    /// ranking every match (FTS5 walks rowids backwards and stops at
+    /// `limit`), then orders those by BM25. For questions made only of terms
+    /// so common that ranking all matches would be slow and uninformative.
+    pub fn keyword_search_recent(&self, match_expr: &str, limit: usize) -> Result<Vec<ChunkHit>> {
+        let (Some(tenant_id), Some(fts)) = (self.tenant_id, self.fts_table()) else {
+            return Ok(Vec::new());
+        };
+        let sql = format!(
+            "WITH hits AS (SELECT rowid, bm25({fts}) AS rank FROM {fts} WHERE {fts} MATCH ?1
+                            ORDER BY rowid DESC LIMIT ?2)
+             SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
+                    d.title, d.metadata, d.provenance, d.created_at, hits.rank
+               FROM hits JOIN chunks c ON c.id = hits.rowid
+                         JOIN documents d ON d.id = c.document_id
+              WHERE c.tenant_id = ?3
+              ORDER BY hits.rank"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![match_expr, limit as i64, tenant_id], hit_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }
 

@@ -28,6 +28,8 @@ pub struct NewDocument {
 #[derive(Debug, Clone)]
 pub struct AdmitOutcome {
     pub doc_id: String,
+    /// Internal key of the document (for the ingestion worker only).
+    pub document_key: i64,
     pub job_id: i64,
     pub job_state: JobState,
     /// True when an earlier identical request with the same idempotency key
@@ -74,13 +76,14 @@ impl TenantWriter<'_> {
         if let Some((key, digest)) = &doc.idempotency {
             let prior: Option<(String, i64, String)> = self
                 .conn
-                .query_row(
+                .prepare_cached(
                     "SELECT i.request_digest, i.document_id, d.doc_id
                        FROM idempotency i JOIN documents d ON d.id = i.document_id
                       WHERE i.tenant_id = ?1 AND i.key = ?2",
-                    params![self.tenant_id, key],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
+                )?
+                .query_row(params![self.tenant_id, key], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
                 .optional()?;
             if let Some((prior_digest, document_id, doc_id)) = prior {
                 if &prior_digest != digest {
@@ -92,17 +95,18 @@ impl TenantWriter<'_> {
                 let (job_id, job_state) = self.latest_job(document_id)?;
                 return Ok(AdmitOutcome {
                     doc_id,
+                    document_key: document_id,
                     job_id,
                     job_state,
                     replayed: true,
                 });
             }
         }
-        self.conn.execute(
+        self.exec(
             "INSERT OR IGNORE INTO originals(tenant_id, sha256, bytes) VALUES (?1, ?2, ?3)",
             params![self.tenant_id, doc.sha256, doc.original],
         )?;
-        self.conn.execute(
+        self.exec(
             "INSERT INTO documents(tenant_id, doc_id, source, title, media_type, sha256,
                                    byte_size, metadata, provenance, created_by, created_at, state)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending')",
@@ -122,7 +126,7 @@ impl TenantWriter<'_> {
         )?;
         let document_id = self.conn.last_insert_rowid();
         if let Some((key, digest)) = &doc.idempotency {
-            self.conn.execute(
+            self.exec(
                 "INSERT INTO idempotency(tenant_id, key, request_digest, document_id, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![self.tenant_id, key, digest, document_id, now],
@@ -132,6 +136,7 @@ impl TenantWriter<'_> {
         self.audit(&doc.created_by, "ingest", &doc.doc_id, "{}", now)?;
         Ok(AdmitOutcome {
             doc_id: doc.doc_id,
+            document_key: document_id,
             job_id,
             job_state: JobState::Pending,
             replayed: false,
@@ -139,8 +144,12 @@ impl TenantWriter<'_> {
     }
 }
 
-const DOCUMENT_COLUMNS: &str = "doc_id, source, title, media_type, sha256, byte_size, metadata,
-     provenance, created_by, created_at, state, text, error";
+/// Columns of [`DocumentRow`], for a query over `documents d JOIN originals
+/// o`. Extracted text identical to the original is not stored twice: `text`
+/// is NULL and the original stands in.
+const DOCUMENT_COLUMNS: &str = "d.doc_id, d.source, d.title, d.media_type, d.sha256, d.byte_size,
+     d.metadata, d.provenance, d.created_by, d.created_at, d.state,
+     CASE WHEN d.state = 'ready' THEN COALESCE(d.text, CAST(o.bytes AS TEXT)) END, d.error";
 
 fn document_row(r: &Row<'_>) -> rusqlite::Result<DocumentRow> {
     Ok(DocumentRow {
@@ -169,7 +178,9 @@ impl TenantReader<'_> {
         Ok(self
             .conn
             .prepare_cached(&format!(
-                "SELECT {DOCUMENT_COLUMNS} FROM documents WHERE tenant_id = ?1 AND doc_id = ?2"
+                "SELECT {DOCUMENT_COLUMNS} FROM documents d JOIN originals o
+                   ON o.tenant_id = d.tenant_id AND o.sha256 = d.sha256
+                  WHERE d.tenant_id = ?1 AND d.doc_id = ?2"
             ))?
             .query_row(params![tenant_id, doc_id], document_row)
             .optional()?)
@@ -202,10 +213,9 @@ impl TenantReader<'_> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(0);
         };
-        Ok(self.conn.query_row(
-            "SELECT count(*) FROM documents WHERE tenant_id = ?1",
-            [tenant_id],
-            |r| r.get(0),
-        )?)
+        Ok(self
+            .conn
+            .prepare_cached("SELECT count(*) FROM documents WHERE tenant_id = ?1")?
+            .query_row([tenant_id], |r| r.get(0))?)
     }
 }

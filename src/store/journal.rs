@@ -47,6 +47,8 @@ pub struct PendingJob {
     pub tenant: Tenant,
     /// Internal document key (never shown to clients).
     pub document_key: i64,
+    /// The document's external id.
+    pub doc_id: String,
 }
 
 /// What the worker needs to process a document.
@@ -88,7 +90,9 @@ pub(super) fn note_restart(conn: &Connection) -> Result<()> {
 
 pub(super) fn pending(conn: &Connection, limit: usize) -> Result<Vec<PendingJob>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT j.id, t.name, j.document_id FROM jobs j JOIN tenants t ON t.id = j.tenant_id
+        "SELECT j.id, t.name, j.document_id, d.doc_id
+           FROM jobs j JOIN tenants t ON t.id = j.tenant_id
+                       JOIN documents d ON d.id = j.document_id
           WHERE j.state = 'pending' ORDER BY j.id LIMIT ?1",
     )?;
     let rows = stmt.query_map([limit as i64], |r| {
@@ -96,16 +100,18 @@ pub(super) fn pending(conn: &Connection, limit: usize) -> Result<Vec<PendingJob>
             r.get::<_, i64>(0)?,
             r.get::<_, String>(1)?,
             r.get::<_, i64>(2)?,
+            r.get::<_, String>(3)?,
         ))
     })?;
     let mut jobs = Vec::new();
     for row in rows {
-        let (job_id, tenant, document_key) = row?;
+        let (job_id, tenant, document_key, doc_id) = row?;
         let tenant = Tenant::new(&tenant).map_err(Error::internal)?;
         jobs.push(PendingJob {
             job_id,
             tenant,
             document_key,
+            doc_id,
         });
     }
     Ok(jobs)
@@ -122,7 +128,7 @@ pub(super) fn backlog(conn: &Connection) -> Result<(i64, i64)> {
 
 impl TenantWriter<'_> {
     pub(super) fn enqueue_job(&mut self, document_key: i64, kind: &str, now: i64) -> Result<i64> {
-        self.conn.execute(
+        self.exec(
             "INSERT INTO jobs(tenant_id, document_id, kind, state, created_at, updated_at)
              VALUES (?1, ?2, ?3, 'pending', ?4, ?4)",
             params![self.tenant_id, document_key, kind, now],
@@ -131,23 +137,27 @@ impl TenantWriter<'_> {
     }
 
     pub(super) fn latest_job(&mut self, document_key: i64) -> Result<(i64, JobState)> {
-        let (id, state): (i64, String) = self.conn.query_row(
-            "SELECT id, state FROM jobs WHERE tenant_id = ?1 AND document_id = ?2
-              ORDER BY id DESC LIMIT 1",
-            params![self.tenant_id, document_key],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
+        let (id, state): (i64, String) = self
+            .conn
+            .prepare_cached(
+                "SELECT id, state FROM jobs WHERE tenant_id = ?1 AND document_id = ?2
+                  ORDER BY id DESC LIMIT 1",
+            )?
+            .query_row(params![self.tenant_id, document_key], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
         Ok((id, JobState::parse(&state)))
     }
 
-    /// Writes the document's extracted text and chunks and marks the job
+    /// Writes the document's chunks (and its extracted text, when that
+    /// differs from the original: `None` means identical) and marks the job
     /// done. Returns false (and writes nothing) if the job is not pending:
     /// a replay of finished work is a no-op.
     pub fn complete_job(
         &mut self,
         job_id: i64,
         document_key: i64,
-        text: &str,
+        text: Option<&str>,
         chunks: &[NewChunk],
         now: i64,
     ) -> Result<bool> {
@@ -155,12 +165,12 @@ impl TenantWriter<'_> {
             return Ok(false);
         }
         self.insert_chunks(document_key, chunks)?;
-        self.conn.execute(
+        self.exec(
             "UPDATE documents SET state = 'ready', text = ?3, error = NULL
               WHERE tenant_id = ?1 AND id = ?2",
             params![self.tenant_id, document_key, text],
         )?;
-        self.conn.execute(
+        self.exec(
             "UPDATE jobs SET state = 'done', error = NULL, updated_at = ?3
               WHERE tenant_id = ?1 AND id = ?2",
             params![self.tenant_id, job_id, now],
@@ -179,11 +189,11 @@ impl TenantWriter<'_> {
         if !self.claim(job_id, document_key)? {
             return Ok(false);
         }
-        self.conn.execute(
+        self.exec(
             "UPDATE documents SET state = 'failed', error = ?3 WHERE tenant_id = ?1 AND id = ?2",
             params![self.tenant_id, document_key, reason],
         )?;
-        self.conn.execute(
+        self.exec(
             "UPDATE jobs SET state = 'failed', error = ?3, updated_at = ?4
               WHERE tenant_id = ?1 AND id = ?2",
             params![self.tenant_id, job_id, reason, now],
@@ -195,11 +205,10 @@ impl TenantWriter<'_> {
     fn claim(&mut self, job_id: i64, document_key: i64) -> Result<bool> {
         let state: Option<String> = self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT state FROM jobs WHERE tenant_id = ?1 AND id = ?2 AND document_id = ?3",
-                params![self.tenant_id, job_id, document_key],
-                |r| r.get(0),
-            )
+            )?
+            .query_row(params![self.tenant_id, job_id, document_key], |r| r.get(0))
             .optional()?;
         Ok(state.as_deref() == Some("pending"))
     }

@@ -72,6 +72,16 @@ pub struct TenantWriter<'c> {
 }
 
 impl TenantWriter<'_> {
+    /// Runs a statement through the connection's statement cache (the
+    /// writer runs the same few statements thousands of times).
+    pub(super) fn exec<P: rusqlite::Params>(
+        &self,
+        sql: &str,
+        params: P,
+    ) -> rusqlite::Result<usize> {
+        self.conn.prepare_cached(sql)?.execute(params)
+    }
+
     /// The name of the per-tenant full-text table.
     pub(super) fn fts_table(&self) -> String {
         fts_table(self.tenant_id)

@@ -53,6 +53,8 @@ pub(super) fn run(conn: Connection, requests: Receiver<Request>, tenants: Tenant
 }
 
 fn commit_batch(conn: &Connection, batch: Vec<Request>, tenants: &TenantIds) {
+    let started = std::time::Instant::now();
+    let ops = batch.len();
     let mut deliveries: Vec<Deliver> = Vec::with_capacity(batch.len());
     let mut new_tenants: Vec<(String, i64)> = Vec::new();
     if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
@@ -95,11 +97,15 @@ fn commit_batch(conn: &Connection, batch: Vec<Request>, tenants: &TenantIds) {
     for deliver in deliveries {
         deliver(commit_error.as_ref().map(|m| Error::internal(m.clone())));
     }
+    log::debug!("committed {ops} write(s) in {:?}", started.elapsed());
 }
 
 /// Runs one operation under a savepoint, rolling it back alone on failure.
 fn run_op(conn: &Connection, tenant_id: i64, op: Op) -> Deliver {
-    if let Err(e) = conn.execute_batch("SAVEPOINT op") {
+    if let Err(e) = conn
+        .prepare_cached("SAVEPOINT op")
+        .and_then(|mut s| s.execute([]))
+    {
         return fail_op(op, &format!("savepoint: {e}")).1;
     }
     let mut writer = TenantWriter { conn, tenant_id };
@@ -115,9 +121,10 @@ fn run_op(conn: &Connection, tenant_id: i64, op: Op) -> Deliver {
         }
     };
     let end = if ok {
-        conn.execute_batch("RELEASE op")
+        conn.prepare_cached("RELEASE op")
+            .and_then(|mut s| s.execute([]))
     } else {
-        conn.execute_batch("ROLLBACK TO op; RELEASE op")
+        conn.execute_batch("ROLLBACK TO op; RELEASE op").map(|_| 0)
     };
     if let Err(e) = end {
         log::error!("savepoint end failed: {e}");

@@ -22,7 +22,7 @@ use crate::protocol::mcp::{Server, Session};
 
 /// Worker threads serving requests. Requests that wait (an ingest waiting
 /// for indexing) block a worker, not the connection.
-pub const STDIO_WORKERS: usize = 8;
+pub const STDIO_WORKERS: usize = 32;
 
 /// Requests queued for workers before the reader stops reading stdin (which
 /// pushes back on the client through the pipe).

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Drive alayasiki-mcp with the official MCP Python SDK over stdio.
+
+Usage: sdk_stdio_test.py BINARY
+
+Uses `mcp.Client` in its default "auto" mode, which first probes with the
+2026-07-28 `server/discover` request and falls back to the 2024-11-05
+initialize handshake on the same process. The server must answer the probe
+at once (a silent server costs every client a 10 s timeout), so the whole
+connect is timed. Then: list tools, prompts and resource templates, ingest,
+query, read the document back as a resource. Exits non-zero with a message
+on any failure.
+"""
+import asyncio
+import json
+import sys
+import tempfile
+import time
+
+from mcp import Client, StdioServerParameters
+
+CONNECT_BUDGET_S = 3.0
+
+
+def fail(msg):
+    print(f"sdk_stdio_test: FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def text_json(result):
+    if result.is_error:
+        fail(f"tool returned an error: {result.content}")
+    return json.loads(result.content[0].text)
+
+
+async def main(binary):
+    data = tempfile.mkdtemp(prefix="alayasiki-sdk-")
+    params = StdioServerParameters(command=binary, args=["--data-dir", data], env={"ALAYASIKI_LOG": "warn"})
+    started = time.monotonic()
+    async with Client(params) as client:
+        connected = time.monotonic() - started
+        if connected > CONNECT_BUDGET_S:
+            fail(f"connect took {connected:.1f}s; the server/discover probe was not answered promptly")
+        if client.protocol_version != "2024-11-05":
+            fail(f"negotiated {client.protocol_version!r}, expected 2024-11-05")
+        if "alayasiki_query" not in (client.instructions or ""):
+            fail("initialize instructions do not mention alayasiki_query")
+
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        for name in ("alayasiki_ingest", "alayasiki_query", "alayasiki_status"):
+            if name not in tools:
+                fail(f"tool {name} not listed (got {sorted(tools)})")
+        prompts = [p.name for p in (await client.list_prompts()).prompts]
+        if prompts != ["alayasiki_reasoning"]:
+            fail(f"prompts: {prompts}")
+        templates = (await client.list_resource_templates()).resource_templates
+        if not any(t.uri_template == "alayasiki://documents/{id}" for t in templates):
+            fail("document resource template missing")
+
+        receipt = text_json(await client.call_tool("alayasiki_ingest", {
+            "content": "The observatory on Mauna Kea reopened in June after the storm repairs.",
+            "source": "sdk-test", "metadata": {"kind": "note"}, "idempotency_key": "sdk-1"}))
+        if receipt["state"] != "ready":
+            fail(f"ingest not ready: {receipt}")
+        doc = receipt["document_id"]
+
+        answer = text_json(await client.call_tool("alayasiki_query", {"query": "When did the observatory reopen?"}))
+        evidence = answer["evidence"]
+        if not evidence or evidence[0]["document_id"] != doc:
+            fail(f"query did not find the document: {answer}")
+        if "[1]" not in answer["answer"]["text"]:
+            fail(f"answer has no citation: {answer['answer']}")
+
+        read = await client.read_resource(f"alayasiki://documents/{doc}")
+        if "Mauna Kea" not in read.contents[0].text:
+            fail("document resource did not return the stored text")
+
+        status = text_json(await client.call_tool("alayasiki_status", {}))
+        if status["documents"] != 1:
+            fail(f"status counts: {status}")
+    print(f"sdk_stdio_test: ok (mcp SDK connect incl. discover probe {connected * 1000:.0f} ms)")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        fail("usage: sdk_stdio_test.py BINARY")
+    asyncio.run(main(sys.argv[1]))
