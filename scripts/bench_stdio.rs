@@ -81,7 +81,11 @@ impl Corpus {
         while s.len() < bytes {
             let w = self.word().to_string();
             s.push_str(&w);
-            s.push(if self.rng.next().is_multiple_of(12) { '.' } else { ' ' });
+            s.push(if self.rng.next().is_multiple_of(12) {
+                '.'
+            } else {
+                ' '
+            });
         }
         s
     }

@@ -57,3 +57,48 @@ pub const RESOURCES_PAGE_SIZE: usize = 100;
 
 /// Longest tenant or subject name (bytes).
 pub const MAX_IDENTITY_BYTES: usize = 128;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// README's limits table quotes these values; keep them in step.
+    #[test]
+    fn readme_limits_table_matches_the_constants() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+            .expect("README.md");
+        let rows: &[(&str, String)] = &[
+            ("`MAX_FRAME_BYTES`", MAX_FRAME_BYTES.to_string()),
+            ("`MAX_BATCH_MESSAGES`", MAX_BATCH_MESSAGES.to_string()),
+            ("`MAX_CONTENT_BYTES`", MAX_CONTENT_BYTES.to_string()),
+            ("`MAX_METADATA_BYTES`", MAX_METADATA_BYTES.to_string()),
+            (
+                "`MAX_IDEMPOTENCY_KEY_BYTES`",
+                MAX_IDEMPOTENCY_KEY_BYTES.to_string(),
+            ),
+            ("`MAX_SOURCE_BYTES`", MAX_SOURCE_BYTES.to_string()),
+            ("`MAX_FILENAME_BYTES`", MAX_FILENAME_BYTES.to_string()),
+            ("`MAX_QUERY_BYTES`", MAX_QUERY_BYTES.to_string()),
+            ("`MAX_QUERY_TERMS`", MAX_QUERY_TERMS.to_string()),
+            (
+                "`MIN_TOP_K` / `MAX_TOP_K` / `DEFAULT_TOP_K`",
+                format!("{MIN_TOP_K} / {MAX_TOP_K} / {DEFAULT_TOP_K}"),
+            ),
+            (
+                "`MIN_BUDGET_CHARS` / `MAX_BUDGET_CHARS` / `DEFAULT_BUDGET_CHARS`",
+                format!("{MIN_BUDGET_CHARS} / {MAX_BUDGET_CHARS} / {DEFAULT_BUDGET_CHARS}"),
+            ),
+            ("`INGEST_WAIT_MS`", INGEST_WAIT_MS.to_string()),
+            ("`MAX_JOB_ATTEMPTS`", MAX_JOB_ATTEMPTS.to_string()),
+            ("`RESOURCES_PAGE_SIZE`", RESOURCES_PAGE_SIZE.to_string()),
+            ("`MAX_IDENTITY_BYTES`", MAX_IDENTITY_BYTES.to_string()),
+        ];
+        for (name, value) in rows {
+            let row = format!("| {name} | {value} |");
+            assert!(
+                readme.contains(&row),
+                "README limits table lacks or misstates: {row}"
+            );
+        }
+    }
+}
