@@ -12,7 +12,8 @@ CREATE TABLE tenants (
     id          INTEGER PRIMARY KEY,
     name        TEXT    NOT NULL UNIQUE,
     created_at  INTEGER NOT NULL,
-    chunk_count INTEGER NOT NULL DEFAULT 0  -- rows in fts_<id>, kept by the store
+    chunk_count INTEGER NOT NULL DEFAULT 0, -- rows in fts_<id>, kept by the store
+    vector_rows INTEGER NOT NULL DEFAULT 0  -- committed rows in vectors/t<id>.*
 );
 
 -- Exact uploaded bytes, content-addressed and deduplicated per tenant.
@@ -51,9 +52,12 @@ CREATE TABLE chunks (
     byte_start   INTEGER NOT NULL,            -- span in documents.text
     byte_end     INTEGER NOT NULL,
     text         TEXT    NOT NULL,
+    vector_slot  INTEGER,                     -- row in the tenant's vector files
     UNIQUE (document_id, ordinal)
 );
 CREATE INDEX chunks_by_tenant ON chunks (tenant_id);
+CREATE UNIQUE INDEX chunks_by_vector_slot ON chunks (tenant_id, vector_slot)
+    WHERE vector_slot IS NOT NULL;
 
 -- The journal. An ingest commits a document and its job together; the
 -- ingestion worker completes the job in a second transaction. Jobs still

@@ -11,6 +11,7 @@ pub const DATA_DIR_ENV: &str = "ALAYASIKI_DATA_DIR";
 pub const TENANT_ENV: &str = "ALAYASIKI_MCP_TENANT";
 pub const SUBJECT_ENV: &str = "ALAYASIKI_MCP_SUBJECT";
 pub const DURABILITY_ENV: &str = "ALAYASIKI_DURABILITY";
+pub const FUSION_ENV: &str = "ALAYASIKI_FUSION";
 
 pub const DEFAULT_TENANT: &str = "local";
 pub const DEFAULT_SUBJECT: &str = "local-agent";
@@ -99,6 +100,16 @@ impl Config {
             subject,
             durability,
         })
+    }
+}
+
+/// How the retrieval lanes are fused: `ALAYASIKI_FUSION` = `rrf` (default)
+/// or `calibrated`. An evaluation knob; see BENCHMARKS.md for the figures.
+pub fn fusion_from_env() -> Result<crate::query::Fusion, String> {
+    match env(FUSION_ENV) {
+        None => Ok(crate::query::Fusion::Rrf),
+        Some(v) => crate::query::Fusion::parse(&v)
+            .ok_or_else(|| format!("{FUSION_ENV}={v:?} is not one of: rrf, calibrated")),
     }
 }
 

@@ -22,6 +22,7 @@ pub mod base64;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod embed;
 pub mod error;
 pub mod ids;
 pub mod ingest;

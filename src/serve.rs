@@ -37,7 +37,11 @@ pub fn stdio(data_dir: Option<PathBuf>) -> ExitCode {
         Err(e @ OwnerError::Held { .. }) => return fail(&e.to_string(), EXIT_DIR_IN_USE),
         Err(e) => return fail(&e.to_string(), EXIT_FAILURE),
     };
-    let service = match MemoryService::open(&config.data_dir, config.durability) {
+    let embedder = match crate::embed::embedder::from_env() {
+        Ok(e) => e,
+        Err(e) => return fail(&e, EXIT_FAILURE),
+    };
+    let service = match MemoryService::open(&config.data_dir, config.durability, embedder) {
         Ok(s) => Arc::new(s),
         Err(e) => return fail(&format!("cannot open the memory store: {e}"), EXIT_FAILURE),
     };

@@ -25,7 +25,7 @@ fn jobs_interrupted_by_kill_9_are_replayed_exactly_once() {
     let dir = TempDir::new("kill9");
     let docs = 40;
     // Large documents keep the worker busy, so the kill lands mid-backlog.
-    let body = "Paragraph about the harbour and its cranes. ".repeat(20_000);
+    let body = "Paragraph about the harbour and its cranes. ".repeat(5_000);
     let mut ids = Vec::new();
     {
         let mut s = Server::ready(dir.path());
@@ -50,7 +50,7 @@ fn jobs_interrupted_by_kill_9_are_replayed_exactly_once() {
         let q = loop {
             let q = s.ok(
                 "alayasiki_query",
-                json!({"query": format!("zq{i}x"), "mode": "evidence", "top_k": 100}),
+                json!({"query": format!("zq{i}x"), "mode": "evidence", "top_k": 100, "lanes": ["keyword"]}),
             );
             if !q["evidence"].as_array().unwrap().is_empty() || std::time::Instant::now() > deadline
             {

@@ -38,7 +38,7 @@ fn ingested_text_is_found_with_exact_spans_and_metadata() {
     assert_eq!(top["document_id"], doc.as_str());
     assert_eq!(top["source"], "news/acme");
     assert_eq!(top["metadata"], json!({"author": "bob", "tags": ["m&a"]}));
-    assert_eq!(top["lanes"], json!(["keyword"]));
+    assert_eq!(top["lanes"]["keyword"]["rank"], 1, "{top}");
     assert!(top["score"].as_f64().unwrap() > 0.0);
     assert!(top["chunk_id"].as_str().unwrap().starts_with(&doc));
     let stored = document_text(&mut s, &doc);
@@ -492,7 +492,7 @@ fn very_common_terms_are_left_out_of_ranking_and_reported() {
     // Only common terms: the newest chunks containing all of them.
     let q = s.ok(
         "alayasiki_query",
-        json!({"query": "project status", "mode": "evidence", "top_k": 3}),
+        json!({"query": "project status", "mode": "evidence", "top_k": 3, "lanes": ["keyword"]}),
     );
     let texts: Vec<&str> = q["evidence"]
         .as_array()

@@ -14,6 +14,7 @@ pub mod extract;
 pub mod media;
 pub mod worker;
 
+use crate::embed::Embedder;
 use crate::store::NewChunk;
 use media::MediaKind;
 
@@ -24,22 +25,56 @@ pub struct Prepared {
     /// text and Markdown), so it is not stored twice.
     pub text: Option<String>,
     pub chunks: Vec<NewChunk>,
+    /// One vector per chunk; `None` if the embedder failed (the chunks are
+    /// then stored for keyword search and embedded later).
+    pub vectors: Option<Vec<Vec<f32>>>,
 }
 
 impl Prepared {
     /// Bytes held in memory (for budgeting work handed between threads).
     pub fn weight(&self) -> usize {
+        let vectors = self
+            .vectors
+            .as_ref()
+            .map_or(0, |v| v.iter().map(|x| x.len() * 4).sum());
         self.text.as_ref().map_or(0, String::len)
             + self.chunks.iter().map(|c| c.text.len() + 32).sum::<usize>()
+            + vectors
     }
 }
 
-/// Extracts and chunks `bytes` of the given kind. The same function runs
-/// when an ingest is received and when the journal replays a job, so both
-/// paths index identically.
-pub fn prepare(kind: MediaKind, bytes: &[u8]) -> Result<Prepared, extract::ExtractError> {
+/// Extracts, chunks and embeds `bytes` of the given kind. The same function
+/// runs when an ingest is received and when the journal replays a job, so
+/// both paths index identically. Only content problems are errors; an
+/// embedder failure leaves `vectors` empty (logged) so the document is
+/// still stored and searchable by keyword.
+pub fn prepare(
+    kind: MediaKind,
+    bytes: &[u8],
+    embedder: &dyn Embedder,
+) -> Result<Prepared, extract::ExtractError> {
     let text = extract::extract(kind, bytes)?;
     let chunks = chunk::chunk(&text, kind);
+    let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+    let vectors = embed_texts(&texts, embedder);
     let text = (text.as_bytes() != bytes).then_some(text);
-    Ok(Prepared { text, chunks })
+    Ok(Prepared {
+        text,
+        chunks,
+        vectors,
+    })
+}
+
+/// Vectors for texts, or `None` (logged) if the embedder failed.
+pub fn embed_texts(texts: &[&str], embedder: &dyn Embedder) -> Option<Vec<Vec<f32>>> {
+    if texts.is_empty() {
+        return Some(Vec::new());
+    }
+    match embedder.embed_batch(texts) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            log::warn!("embedding failed; stored for keyword search, will embed later: {e}");
+            None
+        }
+    }
 }

@@ -20,12 +20,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use super::{media, prepare, Prepared};
+use super::{embed_texts, media, prepare, Prepared};
 use crate::clock::now_ms;
+use crate::embed::Embedder;
 use crate::error::Result;
-use crate::store::{PendingJob, Store, Tenant};
+use crate::store::{JobKind, PendingJob, Store, Tenant};
 
 /// Jobs taken per round.
 pub const JOB_BATCH: usize = 256;
@@ -127,6 +128,7 @@ pub struct IngestWorker {
 /// What the worker shares with the request threads.
 pub struct WorkerShared {
     pub store: Arc<Store>,
+    pub embedder: Arc<dyn Embedder>,
     pub waiters: JobWaiters,
     pub handoff: Handoff,
 }
@@ -164,6 +166,7 @@ impl IngestWorker {
 }
 
 fn run(shared: &WorkerShared, wake: &Receiver<()>, stop: &AtomicBool) {
+    let mut backoff = Backoff::default();
     while !stop.load(Ordering::SeqCst) {
         let jobs = match shared.store.pending_jobs(JOB_BATCH) {
             Ok(jobs) => jobs,
@@ -173,83 +176,178 @@ fn run(shared: &WorkerShared, wake: &Receiver<()>, stop: &AtomicBool) {
                 continue;
             }
         };
+        let jobs: Vec<PendingJob> = jobs
+            .into_iter()
+            .filter(|j| backoff.ready(j.job_id))
+            .collect();
         if jobs.is_empty() {
-            let _ = wake.recv_timeout(IDLE_POLL);
+            let _ = wake.recv_timeout(backoff.next_wait().unwrap_or(IDLE_POLL).min(IDLE_POLL));
             continue;
         }
-        if let Err(e) = run_batch(shared, jobs, stop) {
+        if let Err(e) = run_batch(shared, jobs, stop, &mut backoff) {
             log::error!("ingestion batch failed, will retry: {e}");
             let _ = wake.recv_timeout(IDLE_POLL);
         }
     }
 }
 
-struct Done {
-    job: PendingJob,
-    result: std::result::Result<Prepared, String>,
+/// First wait before retrying an embed job whose embedder failed; doubles
+/// up to [`MAX_RETRY_DELAY`].
+pub const FIRST_RETRY_DELAY: Duration = Duration::from_secs(1);
+pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
+
+/// When each failing job may be tried again.
+#[derive(Default)]
+struct Backoff {
+    waits: HashMap<i64, (Instant, Duration)>,
 }
 
-fn run_batch(shared: &WorkerShared, jobs: Vec<PendingJob>, stop: &AtomicBool) -> Result<()> {
-    let started = std::time::Instant::now();
+impl Backoff {
+    fn ready(&self, job_id: i64) -> bool {
+        self.waits
+            .get(&job_id)
+            .is_none_or(|(at, _)| Instant::now() >= *at)
+    }
+
+    fn failed(&mut self, job_id: i64) {
+        let delay = self
+            .waits
+            .get(&job_id)
+            .map_or(FIRST_RETRY_DELAY, |(_, d)| (*d * 2).min(MAX_RETRY_DELAY));
+        self.waits.insert(job_id, (Instant::now() + delay, delay));
+    }
+
+    fn succeeded(&mut self, job_id: i64) {
+        self.waits.remove(&job_id);
+    }
+
+    fn next_wait(&self) -> Option<Duration> {
+        let now = Instant::now();
+        self.waits
+            .values()
+            .map(|(at, _)| at.saturating_duration_since(now))
+            .min()
+    }
+}
+
+/// The result of one job, to be committed.
+enum Done {
+    Indexed(PendingJob, Prepared),
+    Failed(PendingJob, String),
+    Embedded(PendingJob, Vec<i64>, Vec<Vec<f32>>),
+}
+
+impl Done {
+    fn job(&self) -> &PendingJob {
+        match self {
+            Done::Indexed(j, _) | Done::Failed(j, _) | Done::Embedded(j, _, _) => j,
+        }
+    }
+}
+
+fn run_batch(
+    shared: &WorkerShared,
+    jobs: Vec<PendingJob>,
+    stop: &AtomicBool,
+    backoff: &mut Backoff,
+) -> Result<()> {
+    let started = Instant::now();
     let count = jobs.len();
     let mut by_tenant: Vec<(Tenant, Vec<Done>)> = Vec::new();
     for job in jobs {
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        let result = match shared.handoff.take(&job.doc_id) {
-            Some(prepared) => Ok(prepared),
-            None => prepare_from_store(&shared.store, &job)?,
+        let done = match job.kind {
+            JobKind::Ingest => match shared.handoff.take(&job.doc_id) {
+                Some(prepared) => Done::Indexed(job, prepared),
+                None => match prepare_from_store(shared, &job)? {
+                    Ok(prepared) => Done::Indexed(job, prepared),
+                    Err(reason) => Done::Failed(job, reason),
+                },
+            },
+            JobKind::Embed => {
+                let chunks = shared
+                    .store
+                    .reader(&job.tenant)?
+                    .unembedded_chunks(job.document_key)?;
+                let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+                match embed_texts(&texts, shared.embedder.as_ref()) {
+                    Some(vectors) => {
+                        backoff.succeeded(job.job_id);
+                        Done::Embedded(job, chunks.iter().map(|c| c.chunk_key).collect(), vectors)
+                    }
+                    None => {
+                        backoff.failed(job.job_id);
+                        continue;
+                    }
+                }
+            }
         };
-        match by_tenant.iter_mut().find(|(t, _)| *t == job.tenant) {
-            Some((_, list)) => list.push(Done { job, result }),
-            None => by_tenant.push((job.tenant.clone(), vec![Done { job, result }])),
+        let tenant = done.job().tenant.clone();
+        match by_tenant.iter_mut().find(|(t, _)| *t == tenant) {
+            Some((_, list)) => list.push(done),
+            None => by_tenant.push((tenant, vec![done])),
         }
     }
     for (tenant, done) in by_tenant {
         let done = shared.store.write(&tenant, move |w| {
             let now = now_ms();
             for d in &done {
-                match &d.result {
-                    Ok(p) => w.complete_job(
-                        d.job.job_id,
-                        d.job.document_key,
+                match d {
+                    Done::Indexed(job, p) => w.complete_job(
+                        job.job_id,
+                        job.document_key,
                         p.text.as_deref(),
                         &p.chunks,
+                        p.vectors.as_deref(),
                         now,
                     )?,
-                    Err(reason) => w.fail_job(d.job.job_id, d.job.document_key, reason, now)?,
+                    Done::Failed(job, reason) => {
+                        w.fail_job(job.job_id, job.document_key, reason, now)?
+                    }
+                    Done::Embedded(job, keys, vectors) => {
+                        w.complete_embed_job(job.job_id, job.document_key, keys, vectors, now)?
+                    }
                 };
             }
             Ok(done)
         })?;
         for d in done {
-            let outcome = match d.result {
-                Ok(p) => JobOutcome::Indexed {
-                    chunks: p.chunks.len(),
-                },
-                Err(reason) => JobOutcome::Failed(reason),
+            let (job, outcome) = match d {
+                Done::Indexed(job, p) => (
+                    job,
+                    JobOutcome::Indexed {
+                        chunks: p.chunks.len(),
+                    },
+                ),
+                Done::Failed(job, reason) => (job, JobOutcome::Failed(reason)),
+                Done::Embedded(..) => continue,
             };
-            shared.waiters.notify(&d.job.doc_id, &outcome);
+            shared.waiters.notify(&job.doc_id, &outcome);
         }
     }
-    log::debug!("indexed {count} job(s) in {:?}", started.elapsed());
+    log::debug!("ran {count} job(s) in {:?}", started.elapsed());
     Ok(())
 }
 
 /// Re-derives a job's work from its stored original. Content problems
 /// become the job's failure; only store errors are returned (and retried).
 fn prepare_from_store(
-    store: &Store,
+    shared: &WorkerShared,
     job: &PendingJob,
 ) -> Result<std::result::Result<Prepared, String>> {
-    let Some(input) = store.reader(&job.tenant)?.job_input(job.document_key)? else {
+    let Some(input) = shared
+        .store
+        .reader(&job.tenant)?
+        .job_input(job.document_key)?
+    else {
         return Ok(Err("the document's original is missing".into()));
     };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let kind = media::from_media_type(&input.media_type)
             .ok_or_else(|| format!("unsupported media type {}", input.media_type))?;
-        prepare(kind, &input.original).map_err(|e| e.0)
+        prepare(kind, &input.original, shared.embedder.as_ref()).map_err(|e| e.0)
     }));
     Ok(outcome.unwrap_or_else(|_| {
         log::error!(

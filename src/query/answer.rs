@@ -171,7 +171,7 @@ mod tests {
             },
             text: text.to_string(),
             score: 1.0,
-            lanes: vec!["keyword"],
+            lanes: Default::default(),
             truncated: false,
         }
     }

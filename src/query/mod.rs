@@ -2,10 +2,12 @@
 //!
 //! A pipeline of named stages, each testable alone:
 //! [`terms`] (question → search terms) → [`retrieve`] (candidates from the
-//! keyword lane) → [`pack`] (diversity and the character budget) →
-//! [`answer`] (cited sentences from the evidence).
+//! keyword and vector lanes) → [`fuse`] (one ranked list) → [`pack`]
+//! (diversity and the character budget) → [`answer`] (cited sentences from
+//! the evidence).
 
 pub mod answer;
+pub mod fuse;
 pub mod pack;
 pub mod retrieve;
 pub mod stem;
@@ -13,9 +15,13 @@ pub mod terms;
 
 use serde::Serialize;
 
+use std::collections::BTreeMap;
+
+use crate::embed::Embedder;
 use crate::error::Result;
 use crate::store::TenantReader;
 pub use answer::{Answer, Citation};
+pub use fuse::{Fusion, LaneRank};
 
 /// How the caller wants the memory searched (`search_mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -51,6 +57,21 @@ pub enum ResultMode {
     Evidence,
 }
 
+/// Retrieval lanes a query may use (`lanes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaneSet {
+    pub keyword: bool,
+    pub vector: bool,
+}
+
+impl LaneSet {
+    pub const NAMES: &'static [&'static str] = &["keyword", "vector"];
+    pub const ALL: LaneSet = LaneSet {
+        keyword: true,
+        vector: true,
+    };
+}
+
 /// A validated query.
 #[derive(Debug, Clone)]
 pub struct QuerySpec {
@@ -59,6 +80,7 @@ pub struct QuerySpec {
     pub mode: ResultMode,
     pub top_k: usize,
     pub budget_chars: usize,
+    pub lanes: LaneSet,
 }
 
 /// One piece of evidence: a chunk (or part of one, when the budget cut it),
@@ -77,10 +99,10 @@ pub struct Evidence {
     /// Byte span of `text` in the document's extracted text.
     pub span: Span,
     pub text: String,
-    /// Relevance (higher is better; comparable within one response).
+    /// Fused relevance (higher is better; comparable within one response).
     pub score: f64,
-    /// Lanes that found this item.
-    pub lanes: Vec<&'static str>,
+    /// The lanes that found this item, with its rank and score in each.
+    pub lanes: BTreeMap<&'static str, LaneRank>,
     /// True when the budget cut `text` short (the span says where).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
@@ -115,14 +137,44 @@ pub struct QueryOutcome {
     pub answer: Option<Answer>,
     pub evidence: Vec<Evidence>,
     pub budget: pack::BudgetReport,
+    /// Lanes that could not run, and why (e.g. the embedding server is
+    /// down); the others still answered.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub lane_errors: BTreeMap<&'static str, String>,
 }
 
 /// Runs a query against one tenant's memory.
-pub fn run(reader: &TenantReader<'_>, spec: &QuerySpec) -> Result<QueryOutcome> {
+pub fn run(
+    reader: &TenantReader<'_>,
+    spec: &QuerySpec,
+    embedder: &dyn Embedder,
+    fusion: Fusion,
+) -> Result<QueryOutcome> {
     let terms = terms::analyze(&spec.text);
     let plan = retrieve::plan(reader, &terms)?;
-    let hits = retrieve::keyword(reader, &plan, spec.top_k)?;
-    let (evidence, budget) = pack::pack(hits, spec.top_k, spec.budget_chars);
+    let mut lanes = Vec::new();
+    let mut lane_errors = BTreeMap::new();
+    if spec.lanes.keyword {
+        lanes.push(fuse::Lane {
+            name: "keyword",
+            weight: 1.0,
+            hits: retrieve::keyword(reader, &plan, spec.top_k)?,
+        });
+    }
+    if spec.lanes.vector {
+        match retrieve::vector(reader, &spec.text, embedder, spec.top_k)? {
+            Ok(hits) => lanes.push(fuse::Lane {
+                name: "vector",
+                weight: 1.0,
+                hits,
+            }),
+            Err(e) => {
+                lane_errors.insert("vector", e.0);
+            }
+        }
+    }
+    let fused = fuse::fuse(lanes, fusion);
+    let (evidence, budget) = pack::pack(fused, spec.top_k, spec.budget_chars);
     let answer = match spec.mode {
         ResultMode::Answer => Some(answer::compose(&terms, &evidence)),
         ResultMode::Evidence => None,
@@ -135,6 +187,7 @@ pub fn run(reader: &TenantReader<'_>, spec: &QuerySpec) -> Result<QueryOutcome> 
         answer,
         evidence,
         budget,
+        lane_errors,
     })
 }
 
@@ -142,9 +195,9 @@ pub fn run(reader: &TenantReader<'_>, spec: &QuerySpec) -> Result<QueryOutcome> 
 /// says so rather than pretending otherwise.
 fn mode_report(requested: SearchMode) -> ModeReport {
     let reason = match requested {
-        SearchMode::Local => "local: chunks matching the question's terms",
+        SearchMode::Local => "local: chunks matching the question, by keyword and meaning",
         SearchMode::Auto => {
-            "auto chose local: keyword retrieval over chunks is the only lane built"
+            "auto chose local: chunk retrieval by keyword and meaning is what is built"
         }
         SearchMode::Global => {
             "global needs community summaries, which are not built yet; ran local instead"

@@ -8,8 +8,8 @@
 
 use serde::Serialize;
 
+use super::fuse::Fused;
 use super::{Evidence, Span};
-use crate::store::ChunkHit;
 
 /// Items from one document before others get a turn.
 pub const MAX_PER_DOCUMENT: usize = 3;
@@ -23,7 +23,7 @@ pub struct BudgetReport {
     pub omitted: usize,
 }
 
-pub fn pack(hits: Vec<ChunkHit>, top_k: usize, budget: usize) -> (Vec<Evidence>, BudgetReport) {
+pub fn pack(hits: Vec<Fused>, top_k: usize, budget: usize) -> (Vec<Evidence>, BudgetReport) {
     let ordered = diversify(hits);
     let mut evidence = Vec::with_capacity(top_k.min(ordered.len()));
     let mut used = 0usize;
@@ -32,17 +32,18 @@ pub fn pack(hits: Vec<ChunkHit>, top_k: usize, budget: usize) -> (Vec<Evidence>,
         if evidence.len() == top_k {
             break;
         }
-        let chars = hit.text.chars().count();
+        let chars = hit.hit.text.chars().count();
         if used + chars <= budget {
             used += chars;
             evidence.push(to_evidence(hit, evidence.len() + 1, None));
         } else if evidence.is_empty() {
             let cut = hit
+                .hit
                 .text
                 .char_indices()
                 .nth(budget)
                 .map(|(i, _)| i)
-                .unwrap_or(hit.text.len());
+                .unwrap_or(hit.hit.text.len());
             used += budget.min(chars);
             evidence.push(to_evidence(hit, 1, Some(cut)));
         } else {
@@ -61,12 +62,12 @@ pub fn pack(hits: Vec<ChunkHit>, top_k: usize, budget: usize) -> (Vec<Evidence>,
 
 /// Reorders so no document has more than [`MAX_PER_DOCUMENT`] items ahead
 /// of another document's first; keeps rank order otherwise.
-fn diversify(hits: Vec<ChunkHit>) -> Vec<ChunkHit> {
+fn diversify(hits: Vec<Fused>) -> Vec<Fused> {
     let mut counts: std::collections::HashMap<String, usize> = Default::default();
     let mut first = Vec::with_capacity(hits.len());
     let mut later = Vec::new();
     for hit in hits {
-        let n = counts.entry(hit.doc_id.clone()).or_insert(0);
+        let n = counts.entry(hit.hit.doc_id.clone()).or_insert(0);
         *n += 1;
         if *n <= MAX_PER_DOCUMENT {
             first.push(hit);
@@ -78,7 +79,8 @@ fn diversify(hits: Vec<ChunkHit>) -> Vec<ChunkHit> {
     first
 }
 
-fn to_evidence(hit: ChunkHit, rank: usize, cut: Option<usize>) -> Evidence {
+fn to_evidence(fused: Fused, rank: usize, cut: Option<usize>) -> Evidence {
+    let Fused { hit, score, lanes } = fused;
     let (text, end, truncated) = match cut {
         Some(c) if c < hit.text.len() => (hit.text[..c].to_string(), hit.start as usize + c, true),
         _ => (hit.text, hit.end as usize, false),
@@ -97,8 +99,8 @@ fn to_evidence(hit: ChunkHit, rank: usize, cut: Option<usize>) -> Evidence {
             end,
         },
         text,
-        score: -hit.bm25,
-        lanes: vec!["keyword"],
+        score,
+        lanes,
         truncated,
     }
 }
@@ -106,9 +108,10 @@ fn to_evidence(hit: ChunkHit, rank: usize, cut: Option<usize>) -> Evidence {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::ChunkHit;
 
-    fn hit(doc: &str, ordinal: i64, text: &str, bm25: f64) -> ChunkHit {
-        ChunkHit {
+    fn hit(doc: &str, ordinal: i64, text: &str, bm25: f64) -> Fused {
+        let hit = ChunkHit {
             chunk_key: ordinal,
             ordinal,
             start: 10,
@@ -121,12 +124,17 @@ mod tests {
             provenance: None,
             created_at: 0,
             bm25,
+        };
+        Fused {
+            hit,
+            score: -bm25,
+            lanes: Default::default(),
         }
     }
 
     #[test]
     fn one_document_cannot_fill_the_page() {
-        let hits: Vec<ChunkHit> = (0..6)
+        let hits: Vec<Fused> = (0..6)
             .map(|i| hit("a", i, "x", -10.0 + i as f64))
             .chain([hit("b", 0, "y", -1.0)])
             .collect();

@@ -1,4 +1,5 @@
-//! Candidate retrieval. Today one lane: FTS5 BM25 over the tenant's chunks.
+//! Candidate retrieval: the keyword lane (FTS5 BM25 over the tenant's
+//! chunks) and the vector lane (cosine over the tenant's vector file).
 //!
 //! Ranking cost in FTS5 is proportional to the number of matching rows, so
 //! a question containing a very common term ("project" in a memory full of
@@ -12,6 +13,7 @@
 
 use super::stem::stem;
 use super::terms;
+use crate::embed::{EmbedError, Embedder};
 use crate::error::Result;
 use crate::store::{ChunkHit, TenantReader};
 
@@ -115,4 +117,21 @@ pub fn keyword(
         }
     }
     Ok(Vec::new())
+}
+
+/// The vector lane: chunks nearest the question's embedding. The inner
+/// `Err` is an embedder failure, which costs this lane, not the query.
+pub fn vector(
+    reader: &TenantReader<'_>,
+    question: &str,
+    embedder: &dyn Embedder,
+    top_k: usize,
+) -> Result<std::result::Result<Vec<ChunkHit>, EmbedError>> {
+    let query = match embedder.embed_batch(&[question]) {
+        Ok(mut v) => v.pop().unwrap_or_default(),
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(Ok(
+        reader.vector_search(&query, top_k * CANDIDATES_PER_RESULT)?
+    ))
 }

@@ -13,14 +13,15 @@ use std::time::Duration;
 use super::principal::{Permission, Principal};
 use crate::clock::now_ms;
 use crate::config::Durability;
+use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::ids;
 use crate::ingest::media::{self, MediaKind, SUPPORTED_MEDIA_TYPES};
 use crate::ingest::worker::{Handoff, IngestWorker, JobOutcome, JobWaiters, WorkerShared};
 use crate::ingest::Prepared;
 use crate::limits::*;
-use crate::query::{self, QueryOutcome, QuerySpec};
-use crate::store::{DocumentRow, DocumentSummary, NewDocument, Store};
+use crate::query::{self, Fusion, QueryOutcome, QuerySpec};
+use crate::store::{DocumentRow, DocumentSummary, NewDocument, Store, VectorSpec};
 
 /// What to store.
 #[derive(Debug, Clone)]
@@ -91,6 +92,7 @@ pub struct JobCounts {
 /// The memory server's shared state: one per process.
 pub struct MemoryService {
     data_dir: PathBuf,
+    fusion: Fusion,
     store: Arc<Store>,
     worker: IngestWorker,
     shared: Arc<WorkerShared>,
@@ -99,8 +101,16 @@ pub struct MemoryService {
 impl MemoryService {
     /// Opens the store in `data_dir` (which the caller owns) and starts the
     /// ingestion worker, which replays any pending jobs.
-    pub fn open(data_dir: &Path, durability: Durability) -> Result<MemoryService> {
-        let store = Arc::new(Store::open(data_dir, durability)?);
+    pub fn open(
+        data_dir: &Path,
+        durability: Durability,
+        embedder: Arc<dyn Embedder>,
+    ) -> Result<MemoryService> {
+        let spec = VectorSpec {
+            embedder_id: embedder.id().to_string(),
+            dim: embedder.dim(),
+        };
+        let store = Arc::new(Store::open(data_dir, durability, spec)?);
         let (pending, failed) = store.journal_backlog()?;
         if pending > 0 {
             log::info!("replaying {pending} pending ingestion job(s)");
@@ -110,12 +120,15 @@ impl MemoryService {
         }
         let shared = Arc::new(WorkerShared {
             store: store.clone(),
+            embedder,
             waiters: JobWaiters::default(),
             handoff: Handoff::default(),
         });
         let worker = IngestWorker::start(shared.clone())?;
+        let fusion = crate::config::fusion_from_env().map_err(Error::Unavailable)?;
         Ok(MemoryService {
             data_dir: data_dir.to_path_buf(),
+            fusion,
             store,
             worker,
             shared,
@@ -200,7 +213,7 @@ impl Memory<'_> {
                 ));
             }
         }
-        let prepared = prepare_guarded(kind, &bytes)?;
+        let prepared = prepare_guarded(kind, &bytes, self.service.shared.embedder.as_ref())?;
         let chunk_count = prepared.chunks.len();
         let sha256 = ids::sha256_hex(&bytes);
         let media_type = kind.media_type().to_string();
@@ -299,7 +312,12 @@ impl Memory<'_> {
     pub fn query(&self, spec: &QuerySpec) -> Result<QueryOutcome> {
         self.require(Permission::Query)?;
         let reader = self.service.store.reader(&self.principal.tenant)?;
-        query::run(&reader, spec)
+        query::run(
+            &reader,
+            spec,
+            self.service.shared.embedder.as_ref(),
+            self.service.fusion,
+        )
     }
 
     /// A stored document of this tenant.
@@ -417,9 +435,9 @@ fn resolve_content(content: Content) -> Result<(MediaKind, Vec<u8>, Option<Strin
 
 /// Extracts and chunks, turning content problems into client errors and a
 /// bug in extraction into an internal error instead of a dead thread.
-fn prepare_guarded(kind: MediaKind, bytes: &[u8]) -> Result<Prepared> {
+fn prepare_guarded(kind: MediaKind, bytes: &[u8], embedder: &dyn Embedder) -> Result<Prepared> {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        crate::ingest::prepare(kind, bytes)
+        crate::ingest::prepare(kind, bytes, embedder)
     }));
     match outcome {
         Ok(Ok(p)) => Ok(p),

@@ -17,6 +17,13 @@ pub struct NewChunk {
     pub text: String,
 }
 
+/// A chunk still waiting for its vector.
+#[derive(Debug, Clone)]
+pub struct UnembeddedChunk {
+    pub chunk_key: i64,
+    pub text: String,
+}
+
 /// A chunk found by a search, with what evidence needs of its document.
 #[derive(Debug, Clone)]
 pub struct ChunkHit {
@@ -53,11 +60,47 @@ fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkHit> {
 }
 
 impl TenantWriter<'_> {
-    pub(super) fn insert_chunks(&mut self, document_key: i64, chunks: &[NewChunk]) -> Result<()> {
+    /// Appends vectors to the tenant's vector files inside this write and
+    /// returns the first slot. Readers see them once the transaction
+    /// commits; if it rolls back, the slots are reused.
+    pub(super) fn append_vectors(&mut self, vectors: &[Vec<f32>]) -> Result<i64> {
+        let tv = self.vectors.tenant(self.tenant_id, 0)?;
+        let first = tv.append(vectors)?;
+        let rows = first + vectors.len() as u64;
+        self.exec(
+            "UPDATE tenants SET vector_rows = ?2 WHERE id = ?1",
+            params![self.tenant_id, rows as i64],
+        )?;
+        self.on_commit(move |committed| {
+            if !committed {
+                tv.rollback(first);
+            } else if let Err(e) = tv.publish(rows) {
+                log::error!("cannot map committed vectors: {e}");
+            }
+        });
+        Ok(first as i64)
+    }
+
+    /// Stores a document's chunks and their full-text rows, with their
+    /// vectors when given (one per chunk).
+    pub(super) fn insert_chunks(
+        &mut self,
+        document_key: i64,
+        chunks: &[NewChunk],
+        vectors: Option<&[Vec<f32>]>,
+    ) -> Result<()> {
+        let first_slot = match vectors {
+            Some(v) if !v.is_empty() => {
+                debug_assert_eq!(v.len(), chunks.len());
+                Some(self.append_vectors(v)?)
+            }
+            _ => None,
+        };
         let fts = self.fts_table();
         let mut insert_chunk = self.conn.prepare_cached(
-            "INSERT INTO chunks(tenant_id, document_id, ordinal, byte_start, byte_end, text)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO chunks(tenant_id, document_id, ordinal, byte_start, byte_end, text,
+                                vector_slot)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
         let mut insert_fts = self
             .conn
@@ -69,7 +112,8 @@ impl TenantWriter<'_> {
                 ordinal as i64,
                 c.start as i64,
                 c.end as i64,
-                c.text
+                c.text,
+                first_slot.map(|s| s + ordinal as i64)
             ])?;
             let rowid = self.conn.last_insert_rowid();
             insert_fts.execute(params![rowid, c.text])?;
@@ -103,6 +147,55 @@ impl TenantReader<'_> {
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(params![match_expr, limit as i64, tenant_id], hit_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The `k` chunks whose vectors are most similar to `query`, best first
+    /// (`bm25` holds the negated cosine so that lower is better, as for
+    /// keyword hits).
+    pub fn vector_search(&self, query: &[f32], k: usize) -> Result<Vec<ChunkHit>> {
+        let (Some(tenant_id), Some(vectors)) = (self.tenant_id, &self.vectors) else {
+            return Ok(Vec::new());
+        };
+        let found = vectors.search(query, k);
+        if found.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
+                    d.title, d.metadata, d.provenance, d.created_at, 0.0
+               FROM chunks c JOIN documents d ON d.id = c.document_id
+              WHERE c.tenant_id = ?1 AND c.vector_slot = ?2",
+        )?;
+        let mut hits = Vec::with_capacity(found.len());
+        for f in found {
+            // A slot without a chunk belonged to a deleted chunk: skip it.
+            if let Some(mut hit) = stmt
+                .query_row(params![tenant_id, f.slot as i64], hit_row)
+                .optional()?
+            {
+                hit.bm25 = -f64::from(f.score);
+                hits.push(hit);
+            }
+        }
+        Ok(hits)
+    }
+
+    /// Chunks of a document that have no vector yet.
+    pub fn unembedded_chunks(&self, document_key: i64) -> Result<Vec<UnembeddedChunk>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, text FROM chunks
+              WHERE tenant_id = ?1 AND document_id = ?2 AND vector_slot IS NULL ORDER BY ordinal",
+        )?;
+        let rows = stmt.query_map(params![tenant_id, document_key], |r| {
+            Ok(UnembeddedChunk {
+                chunk_key: r.get(0)?,
+                text: r.get(1)?,
+            })
+        })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 

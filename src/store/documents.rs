@@ -132,7 +132,7 @@ impl TenantWriter<'_> {
                 params![self.tenant_id, key, digest, document_id, now],
             )?;
         }
-        let job_id = self.enqueue_job(document_id, "ingest", now)?;
+        let job_id = self.enqueue_job(document_id, super::journal::JobKind::Ingest, now)?;
         self.audit(&doc.created_by, "ingest", &doc.doc_id, "{}", now)?;
         Ok(AdmitOutcome {
             doc_id: doc.doc_id,

@@ -40,10 +40,30 @@ impl JobState {
     }
 }
 
+/// What a job does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobKind {
+    /// Extract, chunk, embed and index a new document.
+    Ingest,
+    /// Embed chunks stored without vectors (the embedder was unavailable,
+    /// or a reindex).
+    Embed,
+}
+
+impl JobKind {
+    fn name(self) -> &'static str {
+        match self {
+            JobKind::Ingest => "ingest",
+            JobKind::Embed => "embed",
+        }
+    }
+}
+
 /// A job the worker should run, with the tenant it belongs to.
 #[derive(Debug, Clone)]
 pub struct PendingJob {
     pub job_id: i64,
+    pub kind: JobKind,
     pub tenant: Tenant,
     /// Internal document key (never shown to clients).
     pub document_key: i64,
@@ -90,10 +110,10 @@ pub(super) fn note_restart(conn: &Connection) -> Result<()> {
 
 pub(super) fn pending(conn: &Connection, limit: usize) -> Result<Vec<PendingJob>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT j.id, t.name, j.document_id, d.doc_id
+        "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind
            FROM jobs j JOIN tenants t ON t.id = j.tenant_id
                        JOIN documents d ON d.id = j.document_id
-          WHERE j.state = 'pending' ORDER BY j.id LIMIT ?1",
+          WHERE j.state = 'pending' ORDER BY j.kind = 'embed', j.id LIMIT ?1",
     )?;
     let rows = stmt.query_map([limit as i64], |r| {
         Ok((
@@ -101,14 +121,21 @@ pub(super) fn pending(conn: &Connection, limit: usize) -> Result<Vec<PendingJob>
             r.get::<_, String>(1)?,
             r.get::<_, i64>(2)?,
             r.get::<_, String>(3)?,
+            r.get::<_, String>(4)?,
         ))
     })?;
     let mut jobs = Vec::new();
     for row in rows {
-        let (job_id, tenant, document_key, doc_id) = row?;
+        let (job_id, tenant, document_key, doc_id, kind) = row?;
+        let kind = if kind == "embed" {
+            JobKind::Embed
+        } else {
+            JobKind::Ingest
+        };
         let tenant = Tenant::new(&tenant).map_err(Error::internal)?;
         jobs.push(PendingJob {
             job_id,
+            kind,
             tenant,
             document_key,
             doc_id,
@@ -127,11 +154,16 @@ pub(super) fn backlog(conn: &Connection) -> Result<(i64, i64)> {
 }
 
 impl TenantWriter<'_> {
-    pub(super) fn enqueue_job(&mut self, document_key: i64, kind: &str, now: i64) -> Result<i64> {
+    pub(super) fn enqueue_job(
+        &mut self,
+        document_key: i64,
+        kind: JobKind,
+        now: i64,
+    ) -> Result<i64> {
         self.exec(
             "INSERT INTO jobs(tenant_id, document_id, kind, state, created_at, updated_at)
              VALUES (?1, ?2, ?3, 'pending', ?4, ?4)",
-            params![self.tenant_id, document_key, kind, now],
+            params![self.tenant_id, document_key, kind.name(), now],
         )?;
         Ok(self.conn.last_insert_rowid())
     }
@@ -149,27 +181,63 @@ impl TenantWriter<'_> {
         Ok((id, JobState::parse(&state)))
     }
 
-    /// Writes the document's chunks (and its extracted text, when that
-    /// differs from the original: `None` means identical) and marks the job
-    /// done. Returns false (and writes nothing) if the job is not pending:
-    /// a replay of finished work is a no-op.
+    /// Writes the document's chunks with their vectors (and its extracted
+    /// text, when that differs from the original: `None` means identical)
+    /// and marks the job done. Without vectors (the embedder failed) the
+    /// chunks are searchable by keyword at once and an embed job is queued.
+    /// Returns false (and writes nothing) if the job is not pending: a
+    /// replay of finished work is a no-op.
     pub fn complete_job(
         &mut self,
         job_id: i64,
         document_key: i64,
         text: Option<&str>,
         chunks: &[NewChunk],
+        vectors: Option<&[Vec<f32>]>,
         now: i64,
     ) -> Result<bool> {
         if !self.claim(job_id, document_key)? {
             return Ok(false);
         }
-        self.insert_chunks(document_key, chunks)?;
+        self.insert_chunks(document_key, chunks, vectors)?;
+        if vectors.is_none() && !chunks.is_empty() {
+            self.enqueue_job(document_key, JobKind::Embed, now)?;
+        }
         self.exec(
             "UPDATE documents SET state = 'ready', text = ?3, error = NULL
               WHERE tenant_id = ?1 AND id = ?2",
             params![self.tenant_id, document_key, text],
         )?;
+        self.exec(
+            "UPDATE jobs SET state = 'done', error = NULL, updated_at = ?3
+              WHERE tenant_id = ?1 AND id = ?2",
+            params![self.tenant_id, job_id, now],
+        )?;
+        Ok(true)
+    }
+
+    /// Attaches vectors to chunks stored without them and marks the embed
+    /// job done (false if it was not pending).
+    pub fn complete_embed_job(
+        &mut self,
+        job_id: i64,
+        document_key: i64,
+        chunk_keys: &[i64],
+        vectors: &[Vec<f32>],
+        now: i64,
+    ) -> Result<bool> {
+        if !self.claim(job_id, document_key)? {
+            return Ok(false);
+        }
+        if !vectors.is_empty() {
+            let first = self.append_vectors(vectors)?;
+            for (i, key) in chunk_keys.iter().enumerate() {
+                self.exec(
+                    "UPDATE chunks SET vector_slot = ?3 WHERE tenant_id = ?1 AND id = ?2",
+                    params![self.tenant_id, key, first + i as i64],
+                )?;
+            }
+        }
         self.exec(
             "UPDATE jobs SET state = 'done', error = NULL, updated_at = ?3
               WHERE tenant_id = ?1 AND id = ?2",

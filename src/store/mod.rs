@@ -19,13 +19,15 @@ mod documents;
 mod journal;
 pub mod owner;
 mod tenant;
+pub mod vectors;
 mod writer;
 
-pub use chunks::{ChunkHit, NewChunk};
+pub use chunks::{ChunkHit, NewChunk, UnembeddedChunk};
 pub use db::{latest_schema_version, DB_FILE};
 pub use documents::{AdmitOutcome, DocumentRow, DocumentSummary, NewDocument};
-pub use journal::{JobInput, JobState, PendingJob};
+pub use journal::{JobInput, JobKind, JobState, PendingJob};
 pub use tenant::{Tenant, TenantReader, TenantWriter};
+pub use vectors::VectorSpec;
 
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -36,6 +38,7 @@ use std::thread::JoinHandle;
 use crate::config::Durability;
 use crate::error::{Error, Result};
 use tenant::PooledConn;
+use vectors::VectorIndex;
 use writer::{TenantIds, Writer};
 
 /// Idle read connections kept for reuse.
@@ -49,6 +52,7 @@ pub struct Store {
     writer: Mutex<Option<Writer>>,
     writer_thread: Mutex<Option<JoinHandle<()>>>,
     durability: Durability,
+    vectors: Arc<VectorIndex>,
 }
 
 /// Read connections for reuse across threads.
@@ -76,26 +80,40 @@ impl ReaderPool {
 
 impl Store {
     /// Opens (creating if needed) the store in `dir`, which the caller must
-    /// own (see [`owner::OwnerLock`]). Pending jobs are counted as one more
-    /// attempt; jobs over the attempt limit are failed here.
-    pub fn open(dir: &Path, durability: Durability) -> Result<Store> {
+    /// own (see [`owner::OwnerLock`]), for vectors of `spec`. Pending jobs
+    /// are counted as one more attempt; jobs over the attempt limit are
+    /// failed here. Vector files written by another embedder are refused.
+    pub fn open(dir: &Path, durability: Durability, spec: VectorSpec) -> Result<Store> {
         let conn = db::open_writer(dir, durability)?;
         journal::note_restart(&conn)?;
+        let vectors = Arc::new(VectorIndex::new(dir, spec, durability)?);
+        vectors.check_existing()?;
         let mut ids = HashMap::new();
         {
-            let mut stmt = conn.prepare("SELECT name, id FROM tenants")?;
-            let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+            let mut stmt = conn.prepare("SELECT name, id, vector_rows FROM tenants")?;
+            let rows = stmt.query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })?;
             for row in rows {
-                let (name, id) = row?;
+                let (name, id, vector_rows) = row?;
+                // Open each tenant's vectors at the committed count now, so
+                // rows of an interrupted transaction are dropped before
+                // anything can read them.
+                vectors.tenant(id, vector_rows as u64)?;
                 ids.insert(name, id);
             }
         }
         let tenants: TenantIds = Arc::new(RwLock::new(ids));
         let (tx, rx) = crossbeam_channel::unbounded();
         let thread_tenants = tenants.clone();
+        let thread_vectors = vectors.clone();
         let handle = std::thread::Builder::new()
             .name("store-writer".into())
-            .spawn(move || writer::run(conn, rx, thread_tenants))?;
+            .spawn(move || writer::run(conn, rx, thread_tenants, thread_vectors))?;
         Ok(Store {
             dir: dir.to_path_buf(),
             readers: ReaderPool {
@@ -106,6 +124,7 @@ impl Store {
             writer: Mutex::new(Some(Writer { tx })),
             writer_thread: Mutex::new(Some(handle)),
             durability,
+            vectors,
         })
     }
 
@@ -117,9 +136,11 @@ impl Store {
             .unwrap_or_else(|p| p.into_inner())
             .get(tenant.name())
             .copied();
+        let vectors = tenant_id.and_then(|id| self.vectors.existing(id));
         Ok(TenantReader {
             conn: PooledConn::new(self.readers.get()?, &self.readers),
             tenant_id,
+            vectors,
         })
     }
 
@@ -151,6 +172,11 @@ impl Store {
     pub fn journal_backlog(&self) -> Result<(i64, i64)> {
         let conn = PooledConn::new(self.readers.get()?, &self.readers);
         journal::backlog(&conn)
+    }
+
+    /// What vectors this store holds.
+    pub fn vector_spec(&self) -> &VectorSpec {
+        self.vectors.spec()
     }
 
     pub fn durability(&self) -> Durability {

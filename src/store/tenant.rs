@@ -63,15 +63,26 @@ pub struct TenantReader<'s> {
     pub(super) conn: PooledConn<'s>,
     /// `None` when the tenant has never written: every read is empty.
     pub(super) tenant_id: Option<i64>,
+    /// The tenant's vectors, if it has any.
+    pub(super) vectors: Option<std::sync::Arc<super::vectors::TenantVectors>>,
 }
 
 /// Write access to one tenant's data, inside the writer's transaction.
 pub struct TenantWriter<'c> {
     pub(super) conn: &'c Connection,
     pub(super) tenant_id: i64,
+    pub(super) vectors: &'c super::vectors::VectorIndex,
+    pub(super) hooks: Vec<super::writer::CommitHook>,
 }
 
 impl TenantWriter<'_> {
+    /// Registers work to do once this write's transaction is decided:
+    /// `true` after it committed, `false` if it (or this operation) rolled
+    /// back. For state outside SQLite that must follow the transaction.
+    pub(super) fn on_commit(&mut self, hook: impl FnOnce(bool) + Send + 'static) {
+        self.hooks.push(Box::new(hook));
+    }
+
     /// Runs a statement through the connection's statement cache (the
     /// writer runs the same few statements thousands of times).
     pub(super) fn exec<P: rusqlite::Params>(

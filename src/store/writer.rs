@@ -15,10 +15,15 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, RwLock};
 
 use super::tenant::{create_tenant_tables, TenantWriter};
+use super::vectors::VectorIndex;
 use crate::error::{Error, Result};
 
 /// Most operations folded into one transaction.
 pub const MAX_WRITE_BATCH: usize = 256;
+
+/// Run after the transaction: `true` if it committed (see
+/// [`TenantWriter::on_commit`]).
+pub(super) type CommitHook = Box<dyn FnOnce(bool) + Send>;
 
 /// Called once the batch's fate is known: `None` if it committed.
 pub(super) type Deliver = Box<dyn FnOnce(Option<Error>) + Send>;
@@ -34,7 +39,12 @@ pub(super) struct Request {
 /// so a cached entry can never be wrong.
 pub(super) type TenantIds = Arc<RwLock<HashMap<String, i64>>>;
 
-pub(super) fn run(conn: Connection, requests: Receiver<Request>, tenants: TenantIds) {
+pub(super) fn run(
+    conn: Connection,
+    requests: Receiver<Request>,
+    tenants: TenantIds,
+    vectors: Arc<VectorIndex>,
+) {
     while let Ok(first) = requests.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_WRITE_BATCH {
@@ -43,7 +53,7 @@ pub(super) fn run(conn: Connection, requests: Receiver<Request>, tenants: Tenant
                 Err(_) => break,
             }
         }
-        commit_batch(&conn, batch, &tenants);
+        commit_batch(&conn, batch, &tenants, &vectors);
     }
     // All senders are gone: the store is closing. Fold the WAL back into
     // the database so the next start (or a copy of the file) is clean.
@@ -52,10 +62,16 @@ pub(super) fn run(conn: Connection, requests: Receiver<Request>, tenants: Tenant
     }
 }
 
-fn commit_batch(conn: &Connection, batch: Vec<Request>, tenants: &TenantIds) {
+fn commit_batch(
+    conn: &Connection,
+    batch: Vec<Request>,
+    tenants: &TenantIds,
+    vectors: &VectorIndex,
+) {
     let started = std::time::Instant::now();
     let ops = batch.len();
     let mut deliveries: Vec<Deliver> = Vec::with_capacity(batch.len());
+    let mut hooks: Vec<CommitHook> = Vec::new();
     let mut new_tenants: Vec<(String, i64)> = Vec::new();
     if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
         let msg = format!("cannot begin a write transaction: {e}");
@@ -77,9 +93,19 @@ fn commit_batch(conn: &Connection, batch: Vec<Request>, tenants: &TenantIds) {
                 continue;
             }
         };
-        deliveries.push(run_op(conn, tenant_id, req.op));
+        let (deliver, op_hooks) = run_op(conn, tenant_id, vectors, req.op);
+        deliveries.push(deliver);
+        hooks.extend(op_hooks);
     }
-    let outcome = conn.execute_batch("COMMIT");
+    // Vector rows the batch wrote must be on disk before the commit that
+    // names them: after a crash SQLite may never point past what survived.
+    let outcome = match vectors.sync_dirty() {
+        Ok(()) => conn.execute_batch("COMMIT"),
+        Err(e) => {
+            log::error!("cannot flush vector files: {e}");
+            Err(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+        }
+    };
     let commit_error = match outcome {
         Ok(()) => {
             if !new_tenants.is_empty() {
@@ -94,6 +120,14 @@ fn commit_batch(conn: &Connection, batch: Vec<Request>, tenants: &TenantIds) {
             Some(e.to_string())
         }
     };
+    // Side effects outside SQLite (vector rows) follow the transaction's
+    // fate before any caller hears of it: published on commit, undone in
+    // reverse order on rollback.
+    if commit_error.is_none() {
+        hooks.into_iter().for_each(|h| h(true));
+    } else {
+        hooks.into_iter().rev().for_each(|h| h(false));
+    }
     for deliver in deliveries {
         deliver(commit_error.as_ref().map(|m| Error::internal(m.clone())));
     }
@@ -101,14 +135,26 @@ fn commit_batch(conn: &Connection, batch: Vec<Request>, tenants: &TenantIds) {
 }
 
 /// Runs one operation under a savepoint, rolling it back alone on failure.
-fn run_op(conn: &Connection, tenant_id: i64, op: Op) -> Deliver {
+/// Returns how to report it and the commit hooks it registered (already run
+/// with `false` if the operation itself failed).
+fn run_op(
+    conn: &Connection,
+    tenant_id: i64,
+    vectors: &VectorIndex,
+    op: Op,
+) -> (Deliver, Vec<CommitHook>) {
     if let Err(e) = conn
         .prepare_cached("SAVEPOINT op")
         .and_then(|mut s| s.execute([]))
     {
-        return fail_op(op, &format!("savepoint: {e}")).1;
+        return (fail_op(op, &format!("savepoint: {e}")).1, Vec::new());
     }
-    let mut writer = TenantWriter { conn, tenant_id };
+    let mut writer = TenantWriter {
+        conn,
+        tenant_id,
+        vectors,
+        hooks: Vec::new(),
+    };
     // A bug in one operation must not take the writer thread (and with it
     // every later write) down: a panic becomes that operation's error.
     let result = catch_unwind(AssertUnwindSafe(|| op(&mut writer)));
@@ -129,7 +175,13 @@ fn run_op(conn: &Connection, tenant_id: i64, op: Op) -> Deliver {
     if let Err(e) = end {
         log::error!("savepoint end failed: {e}");
     }
-    deliver
+    let hooks = std::mem::take(&mut writer.hooks);
+    if ok {
+        (deliver, hooks)
+    } else {
+        hooks.into_iter().rev().for_each(|h| h(false));
+        (deliver, Vec::new())
+    }
 }
 
 /// Delivers `msg` as an internal error without running the operation's body.

@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 use super::{Args, Tool};
 use crate::error::{Error, Result};
 use crate::limits::*;
-use crate::query::{QuerySpec, ResultMode, SearchMode};
+use crate::query::{LaneSet, QuerySpec, ResultMode, SearchMode};
 use crate::service::{Memory, Permission};
 
 pub static TOOL: Tool = Tool {
@@ -21,7 +21,7 @@ may depend on what was stored earlier.",
     call: |memory, args| run(memory, parse(args)?),
 };
 
-const ARGS: &[&str] = &["query", "search_mode", "mode", "top_k", "budget"];
+const ARGS: &[&str] = &["query", "search_mode", "mode", "top_k", "budget", "lanes"];
 
 fn schema() -> Value {
     json!({
@@ -31,7 +31,8 @@ fn schema() -> Value {
             "search_mode": {"type": "string", "enum": SearchMode::NAMES, "description": "local (entity-centred), global (community summaries), drift (local, widening), auto (default: the server chooses and says which ran)."},
             "mode": {"type": "string", "enum": ["answer", "evidence"], "description": "answer (default): evidence plus a cited extractive answer; evidence: ranked evidence only."},
             "top_k": {"type": "integer", "minimum": MIN_TOP_K, "maximum": MAX_TOP_K, "description": "Most evidence items to return (1-100, default 10)."},
-            "budget": {"type": "integer", "minimum": MIN_BUDGET_CHARS, "maximum": MAX_BUDGET_CHARS, "description": "Most characters of evidence text to return (default 20000)."}
+            "budget": {"type": "integer", "minimum": MIN_BUDGET_CHARS, "maximum": MAX_BUDGET_CHARS, "description": "Most characters of evidence text to return (default 20000)."},
+            "lanes": {"type": "array", "items": {"type": "string", "enum": LaneSet::NAMES}, "description": "Retrieval lanes to use (default all): keyword (BM25) and vector (meaning). For evaluation and debugging."}
         },
         "required": ["query"]
     })
@@ -64,13 +65,41 @@ pub fn parse(map: &Map<String, Value>) -> Result<QuerySpec> {
     let budget_chars = args
         .integer("budget", MIN_BUDGET_CHARS.into(), MAX_BUDGET_CHARS.into())?
         .unwrap_or(DEFAULT_BUDGET_CHARS.into()) as usize;
+    let lanes = match args.value("lanes") {
+        None => LaneSet::ALL,
+        Some(v) => parse_lanes(v)?,
+    };
     Ok(QuerySpec {
         text: text.to_string(),
         search_mode,
         mode,
         top_k,
         budget_chars,
+        lanes,
     })
+}
+
+/// A non-empty array of lane names, without repeats.
+fn parse_lanes(v: &Value) -> Result<LaneSet> {
+    let bad = || {
+        Error::invalid(format!(
+            "`lanes` must be a non-empty array of: {}",
+            LaneSet::NAMES.join(", ")
+        ))
+    };
+    let items = v.as_array().filter(|a| !a.is_empty()).ok_or_else(bad)?;
+    let mut set = LaneSet {
+        keyword: false,
+        vector: false,
+    };
+    for item in items {
+        match item.as_str() {
+            Some("keyword") if !set.keyword => set.keyword = true,
+            Some("vector") if !set.vector => set.vector = true,
+            _ => return Err(bad()),
+        }
+    }
+    Ok(set)
 }
 
 fn run(memory: &Memory<'_>, spec: QuerySpec) -> Result<Value> {
@@ -113,5 +142,24 @@ mod tests {
         assert!(parse_json(json!({"query": "x", "search_mode": "deep"})).is_err());
         assert!(parse_json(json!({"query": "  "})).is_err());
         assert!(parse_json(json!({})).is_err());
+        assert!(parse_json(json!({"query": "x", "lanes": []})).is_err());
+        assert!(parse_json(json!({"query": "x", "lanes": ["graph"]})).is_err());
+        assert!(parse_json(json!({"query": "x", "lanes": ["vector", "vector"]})).is_err());
+    }
+
+    #[test]
+    fn lanes_select_retrieval() {
+        let q = parse_json(json!({"query": "x", "lanes": ["vector"]})).unwrap();
+        assert_eq!(
+            q.lanes,
+            LaneSet {
+                keyword: false,
+                vector: true
+            }
+        );
+        assert_eq!(
+            parse_json(json!({"query": "x"})).unwrap().lanes,
+            LaneSet::ALL
+        );
     }
 }

@@ -1,0 +1,557 @@
+//! The vector store: per tenant, two memory-mapped flat files of rows
+//! addressed by slot.
+//!
+//! - `vectors/t<tenant>.q8`: each row is the vector quantized to int8 plus
+//!   its f32 scale; this is what a query scans.
+//! - `vectors/t<tenant>.f32`: the exact vectors, read only to re-score the
+//!   best candidates of a scan.
+//!
+//! Each file starts with a header (magic, version, dimension, element type,
+//! embedder id). A file built by another embedder or dimension is refused
+//! with an error that names `alayasiki-mcp reindex`, never silently
+//! searched.
+//!
+//! SQLite is the truth. Rows are appended by the writer thread inside the
+//! transaction that references them (`chunks.vector_slot`,
+//! `tenants.vector_rows`) and flushed before that transaction commits; only
+//! after the commit do readers see them. On open, rows past the committed
+//! count are discarded, so a crash between the vector write and the commit
+//! leaves nothing visible. Readers scan an immutable snapshot (a shared map
+//! and a row count), so a search never blocks the writer.
+
+pub mod kernel;
+
+use memmap2::Mmap;
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use crate::config::Durability;
+use crate::error::{Error, Result};
+use kernel::{dot_f32, dot_i8, quantize, TopK};
+
+/// Directory under the data directory holding the vector files.
+pub const VECTORS_DIR: &str = "vectors";
+const MAGIC: &[u8; 8] = b"ALAYAVEC";
+const VERSION: u32 = 1;
+/// Bytes before the first row (holds the header; rows start aligned).
+pub const HEADER_BYTES: u64 = 256;
+/// Longest embedder id recorded in a header.
+pub const MAX_EMBEDDER_ID_BYTES: usize = 192;
+const DTYPE_Q8: u8 = 1;
+const DTYPE_F32: u8 = 2;
+/// Rows added to a file's capacity at a time (the files grow in steps so
+/// readers rarely need a new map).
+pub const GROWTH_ROWS: u64 = 16_384;
+/// Tenants with at least this many rows are scanned by two threads.
+pub const PARALLEL_SCAN_MIN_ROWS: usize = 50_000;
+/// Candidates from the int8 scan re-scored exactly, per result wanted
+/// (and at least [`MIN_RESCORED`]).
+pub const RESCORE_PER_RESULT: usize = 8;
+pub const MIN_RESCORED: usize = 100;
+
+/// What vectors the store holds: fixed per data directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VectorSpec {
+    pub embedder_id: String,
+    pub dim: usize,
+}
+
+/// All tenants' vector files in one data directory.
+pub struct VectorIndex {
+    dir: PathBuf,
+    spec: VectorSpec,
+    durability: Durability,
+    tenants: Mutex<HashMap<i64, Arc<TenantVectors>>>,
+}
+
+/// One tenant's pair of files.
+pub struct TenantVectors {
+    spec: VectorSpec,
+    q8_row: usize,
+    f32_row: usize,
+    files: Mutex<Files>,
+    snapshot: RwLock<Snapshot>,
+}
+
+struct Files {
+    q8: File,
+    f32: File,
+    /// Rows written (committed or not).
+    written: u64,
+    /// Rows the files have room for.
+    capacity: u64,
+    /// Written since the last sync.
+    dirty: bool,
+}
+
+/// What readers scan: maps and the committed row count.
+#[derive(Clone)]
+struct Snapshot {
+    q8: Option<Arc<Mmap>>,
+    f32: Option<Arc<Mmap>>,
+    rows: u64,
+}
+
+/// A search hit: a slot and its exact cosine similarity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SlotScore {
+    pub slot: u64,
+    pub score: f32,
+}
+
+impl VectorIndex {
+    pub fn new(data_dir: &Path, spec: VectorSpec, durability: Durability) -> Result<VectorIndex> {
+        if spec.embedder_id.len() > MAX_EMBEDDER_ID_BYTES || spec.dim == 0 {
+            return Err(Error::internal("invalid vector spec"));
+        }
+        Ok(VectorIndex {
+            dir: data_dir.join(VECTORS_DIR),
+            spec,
+            durability,
+            tenants: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn spec(&self) -> &VectorSpec {
+        &self.spec
+    }
+
+    /// The tenant's files, opened on first use with `committed` rows valid
+    /// (as recorded in SQLite); anything after them is discarded.
+    pub fn tenant(&self, tenant_id: i64, committed: u64) -> Result<Arc<TenantVectors>> {
+        let mut map = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = map.get(&tenant_id) {
+            return Ok(t.clone());
+        }
+        std::fs::create_dir_all(&self.dir)?;
+        let t = Arc::new(TenantVectors::open(
+            &self.dir, tenant_id, &self.spec, committed,
+        )?);
+        map.insert(tenant_id, t.clone());
+        Ok(t)
+    }
+
+    /// The tenant's files if they are open (every tenant with data is
+    /// opened at start-up or on its first write).
+    pub fn existing(&self, tenant_id: i64) -> Option<Arc<TenantVectors>> {
+        self.tenants
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&tenant_id)
+            .cloned()
+    }
+
+    /// Checks every existing vector file's header against the configured
+    /// embedder (called at start-up so a mismatch is loud at once).
+    pub fn check_existing(&self) -> Result<()> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Ok(());
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.extension().is_some_and(|x| x == "q8" || x == "f32") {
+                let mut f = File::open(&path)?;
+                check_header(&mut f, &self.spec, &path)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes every tenant's newly written rows durable (with full
+    /// durability; a no-op otherwise). The writer calls it once per batch,
+    /// before the commit that references the rows: one flush per file per
+    /// batch, however many documents the batch holds.
+    pub fn sync_dirty(&self) -> Result<()> {
+        if self.durability != Durability::Full {
+            return Ok(());
+        }
+        let tenants: Vec<Arc<TenantVectors>> = self
+            .tenants
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        for t in tenants {
+            t.sync()?;
+        }
+        Ok(())
+    }
+}
+
+fn file_path(dir: &Path, tenant_id: i64, ext: &str) -> PathBuf {
+    dir.join(format!("t{tenant_id}.{ext}"))
+}
+
+fn header(spec: &VectorSpec, dtype: u8) -> Vec<u8> {
+    let mut h = vec![0u8; HEADER_BYTES as usize];
+    h[..8].copy_from_slice(MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h[12..16].copy_from_slice(&(spec.dim as u32).to_le_bytes());
+    h[16] = dtype;
+    let id = spec.embedder_id.as_bytes();
+    h[20..22].copy_from_slice(&(id.len() as u16).to_le_bytes());
+    h[64..64 + id.len()].copy_from_slice(id);
+    h
+}
+
+fn mismatch(path: &Path, what: String) -> Error {
+    log::error!(
+        "vector file {} does not match the configuration: {what}",
+        path.display()
+    );
+    Error::Unavailable(format!(
+        "the stored vectors do not match the configured embedder ({what}); run \
+         `alayasiki-mcp reindex` to re-embed everything with the current embedder, or \
+         configure the embedder the memory was built with"
+    ))
+}
+
+fn check_header(f: &mut File, spec: &VectorSpec, path: &Path) -> Result<()> {
+    use std::io::Read;
+    let mut h = vec![0u8; HEADER_BYTES as usize];
+    f.read_exact(&mut h)
+        .map_err(|_| mismatch(path, "file too short for a header".into()))?;
+    if &h[..8] != MAGIC {
+        return Err(mismatch(path, "not a vector file".into()));
+    }
+    let version = u32::from_le_bytes(h[8..12].try_into().expect("4 bytes"));
+    if version != VERSION {
+        return Err(mismatch(
+            path,
+            format!("format version {version}, expected {VERSION}"),
+        ));
+    }
+    let dim = u32::from_le_bytes(h[12..16].try_into().expect("4 bytes")) as usize;
+    let id_len = (u16::from_le_bytes(h[20..22].try_into().expect("2 bytes")) as usize)
+        .min(MAX_EMBEDDER_ID_BYTES);
+    let id = String::from_utf8_lossy(&h[64..64 + id_len]).into_owned();
+    if dim != spec.dim || id != spec.embedder_id {
+        return Err(mismatch(
+            path,
+            format!(
+                "built by {id} with dimension {dim}; configured: {} with dimension {}",
+                spec.embedder_id, spec.dim
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn open_file(path: &Path, spec: &VectorSpec, dtype: u8) -> Result<File> {
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    if f.metadata()?.len() < HEADER_BYTES {
+        use std::io::Write;
+        f.set_len(0)?;
+        f.write_all(&header(spec, dtype))?;
+        f.sync_all()?;
+    } else {
+        check_header(&mut f, spec, path)?;
+    }
+    Ok(f)
+}
+
+impl TenantVectors {
+    fn open(
+        dir: &Path,
+        tenant_id: i64,
+        spec: &VectorSpec,
+        committed: u64,
+    ) -> Result<TenantVectors> {
+        let q8 = open_file(&file_path(dir, tenant_id, "q8"), spec, DTYPE_Q8)?;
+        let f32f = open_file(&file_path(dir, tenant_id, "f32"), spec, DTYPE_F32)?;
+        let q8_row = (spec.dim + 4).next_multiple_of(16);
+        let f32_row = spec.dim * 4;
+        let have = |f: &File, row: usize| -> Result<u64> {
+            Ok(f.metadata()?.len().saturating_sub(HEADER_BYTES) / row as u64)
+        };
+        let present = have(&q8, q8_row)?.min(have(&f32f, f32_row)?);
+        if present < committed {
+            // Only possible if the files lost data SQLite kept (an OS crash
+            // with relaxed durability, or tampering): refuse rather than
+            // return wrong neighbours. (Loss inside the preallocated tail of
+            // a file cannot be seen this way; full durability prevents it.)
+            return Err(Error::Unavailable(format!(
+                "the vector files hold {present} rows but the store committed {committed}; run \
+                 `alayasiki-mcp reindex` to rebuild them"
+            )));
+        }
+        let t = TenantVectors {
+            spec: spec.clone(),
+            q8_row,
+            f32_row,
+            files: Mutex::new(Files {
+                q8,
+                f32: f32f,
+                written: committed,
+                capacity: committed,
+                dirty: false,
+            }),
+            snapshot: RwLock::new(Snapshot {
+                q8: None,
+                f32: None,
+                rows: committed,
+            }),
+        };
+        {
+            // Rows past the committed count were never acknowledged: drop
+            // them, then map what is left.
+            let files = t.files.lock().unwrap_or_else(|p| p.into_inner());
+            files.q8.set_len(HEADER_BYTES + committed * q8_row as u64)?;
+            files
+                .f32
+                .set_len(HEADER_BYTES + committed * f32_row as u64)?;
+            t.remap(&files, committed)?;
+        }
+        Ok(t)
+    }
+
+    pub fn dim(&self) -> usize {
+        self.spec.dim
+    }
+
+    /// Rows readers can see.
+    pub fn committed_rows(&self) -> u64 {
+        self.snapshot.read().unwrap_or_else(|p| p.into_inner()).rows
+    }
+
+    /// Writes rows after all rows written so far, returning the first
+    /// slot. Not visible to readers until [`Self::publish`]; not durable
+    /// until [`VectorIndex::sync_dirty`] (which the writer calls before
+    /// committing). Writer thread only.
+    pub fn append(&self, vectors: &[Vec<f32>]) -> Result<u64> {
+        let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
+        let first = files.written;
+        let n = vectors.len() as u64;
+        if first + n > files.capacity {
+            let capacity = (first + n).next_multiple_of(GROWTH_ROWS);
+            files
+                .q8
+                .set_len(HEADER_BYTES + capacity * self.q8_row as u64)?;
+            files
+                .f32
+                .set_len(HEADER_BYTES + capacity * self.f32_row as u64)?;
+            files.capacity = capacity;
+        }
+        let mut q8_buf = vec![0u8; self.q8_row * vectors.len()];
+        let mut f32_buf = Vec::with_capacity(self.f32_row * vectors.len());
+        let mut q = vec![0i8; self.spec.dim];
+        for (i, v) in vectors.iter().enumerate() {
+            if v.len() != self.spec.dim {
+                return Err(Error::internal(format!(
+                    "vector of dimension {} for a store of dimension {}",
+                    v.len(),
+                    self.spec.dim
+                )));
+            }
+            let scale = quantize(v, &mut q);
+            let row = &mut q8_buf[i * self.q8_row..(i + 1) * self.q8_row];
+            for (dst, src) in row.iter_mut().zip(&q) {
+                *dst = *src as u8;
+            }
+            row[self.spec.dim..self.spec.dim + 4].copy_from_slice(&scale.to_le_bytes());
+            for x in v {
+                f32_buf.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        write_all_at(
+            &files.q8,
+            &q8_buf,
+            HEADER_BYTES + first * self.q8_row as u64,
+        )?;
+        write_all_at(
+            &files.f32,
+            &f32_buf,
+            HEADER_BYTES + first * self.f32_row as u64,
+        )?;
+        files.written = first + n;
+        files.dirty = true;
+        Ok(first)
+    }
+
+    /// Flushes written rows to disk if any were written since the last
+    /// flush.
+    fn sync(&self) -> Result<()> {
+        let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
+        if files.dirty {
+            files.q8.sync_data()?;
+            files.f32.sync_data()?;
+            files.dirty = false;
+        }
+        Ok(())
+    }
+
+    /// Makes rows `[0, rows)` visible (after the transaction naming them
+    /// committed). Writer thread only.
+    pub fn publish(&self, rows: u64) -> Result<()> {
+        let files = self.files.lock().unwrap_or_else(|p| p.into_inner());
+        self.remap(&files, rows)
+    }
+
+    /// Forgets rows written after `rows` (their transaction rolled back).
+    pub fn rollback(&self, rows: u64) {
+        let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
+        files.written = files.written.min(rows);
+    }
+
+    /// Overwrites a slot with zeros (its chunk was deleted).
+    pub fn zero(&self, slot: u64) -> Result<()> {
+        let files = self.files.lock().unwrap_or_else(|p| p.into_inner());
+        if slot < files.written {
+            write_all_at(
+                &files.q8,
+                &vec![0u8; self.q8_row],
+                HEADER_BYTES + slot * self.q8_row as u64,
+            )?;
+            write_all_at(
+                &files.f32,
+                &vec![0u8; self.f32_row],
+                HEADER_BYTES + slot * self.f32_row as u64,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn remap(&self, files: &Files, rows: u64) -> Result<()> {
+        let mut snap = self.snapshot.write().unwrap_or_else(|p| p.into_inner());
+        let needed_q8 = HEADER_BYTES + rows * self.q8_row as u64;
+        let stale = snap
+            .q8
+            .as_ref()
+            .is_none_or(|m| (m.len() as u64) < needed_q8);
+        if stale && rows > 0 {
+            // SAFETY: the files are private to this process (the data
+            // directory's owner lock guarantees it) and are only ever
+            // appended to or zeroed slot by slot; bytes of committed rows are
+            // never truncated while mapped, and readers only read rows below
+            // the published count, which the writer flushed before
+            // publishing. A torn read of a concurrently zeroed slot can only
+            // yield a wrong score for a deleted chunk, which the SQL lookup
+            // then drops.
+            let q8 = unsafe { Mmap::map(&files.q8)? };
+            let f32m = unsafe { Mmap::map(&files.f32)? };
+            snap.q8 = Some(Arc::new(q8));
+            snap.f32 = Some(Arc::new(f32m));
+        }
+        snap.rows = rows;
+        Ok(())
+    }
+
+    /// The `k` rows most similar to `query` (cosine; the query need not be
+    /// normalized), best first: an int8 scan of every committed row, then
+    /// exact re-scoring of the best candidates.
+    pub fn search(&self, query: &[f32], k: usize) -> Vec<SlotScore> {
+        let snap = self
+            .snapshot
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let (Some(q8), Some(f32m)) = (snap.q8, snap.f32) else {
+            return Vec::new();
+        };
+        let rows = snap.rows as usize;
+        if rows == 0 || k == 0 || query.len() != self.spec.dim {
+            return Vec::new();
+        }
+        let norm = dot_f32(query, query).sqrt();
+        if norm == 0.0 || !norm.is_finite() {
+            return Vec::new();
+        }
+        let query: Vec<f32> = query.iter().map(|x| x / norm).collect();
+        let mut q = vec![0i8; self.spec.dim];
+        let qscale = quantize(&query, &mut q);
+        let keep = (k * RESCORE_PER_RESULT).max(MIN_RESCORED);
+        let body = &q8[HEADER_BYTES as usize..HEADER_BYTES as usize + rows * self.q8_row];
+        let candidates = if rows >= PARALLEL_SCAN_MIN_ROWS {
+            let half = rows / 2;
+            let (a, b) = body.split_at(half * self.q8_row);
+            std::thread::scope(|s| {
+                let left = s.spawn(|| self.scan(a, 0, &q, qscale, keep));
+                let mut right = self.scan(b, half as u64, &q, qscale, keep);
+                right.merge(left.join().unwrap_or_else(|_| TopK::new(0)));
+                right
+            })
+        } else {
+            self.scan(body, 0, &q, qscale, keep)
+        };
+        let mut exact = TopK::new(k);
+        let base = HEADER_BYTES as usize;
+        let mut row = vec![0f32; self.spec.dim];
+        for c in candidates.into_sorted() {
+            let start = base + c.slot as usize * self.f32_row;
+            for (x, bytes) in row
+                .iter_mut()
+                .zip(f32m[start..start + self.f32_row].chunks_exact(4))
+            {
+                *x = f32::from_le_bytes(bytes.try_into().expect("4 bytes"));
+            }
+            exact.push(dot_f32(&query, &row), c.slot);
+        }
+        exact
+            .into_sorted()
+            .into_iter()
+            .map(|s| SlotScore {
+                slot: s.slot,
+                score: s.score,
+            })
+            .collect()
+    }
+
+    fn scan(&self, rows: &[u8], first_slot: u64, q: &[i8], qscale: f32, keep: usize) -> TopK {
+        let dim = self.spec.dim;
+        let mut top = TopK::new(keep);
+        for (i, row) in rows.chunks_exact(self.q8_row).enumerate() {
+            // i8 and u8 have the same size and alignment; the bytes were
+            // written from i8 values.
+            let values: &[i8] = bytemuck_i8(&row[..dim]);
+            let scale = f32::from_le_bytes(row[dim..dim + 4].try_into().expect("4 bytes"));
+            top.push(
+                dot_i8(q, values) as f32 * scale * qscale,
+                first_slot + i as u64,
+            );
+        }
+        top
+    }
+}
+
+/// Positioned write of the whole buffer (no shared cursor, so readers of
+/// the same file are never disturbed).
+fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.write_all_at(buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::FileExt;
+        let (mut buf, mut offset) = (buf, offset);
+        while !buf.is_empty() {
+            let n = file.seek_write(buf, offset)?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            buf = &buf[n..];
+            offset += n as u64;
+        }
+        Ok(())
+    }
+}
+
+/// Views bytes as i8 (same size, alignment 1, every bit pattern valid).
+fn bytemuck_i8(bytes: &[u8]) -> &[i8] {
+    // SAFETY: u8 and i8 have identical size and alignment and every bit
+    // pattern is a valid value of both, so the slice reinterpretation is
+    // sound; the length and lifetime are carried over unchanged.
+    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<i8>(), bytes.len()) }
+}
+
+#[cfg(test)]
+mod tests;

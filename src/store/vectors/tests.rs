@@ -1,0 +1,197 @@
+//! Vector store tests: exact recall after re-scoring, crash consistency of
+//! the committed high-water mark, embedder mismatch, zeroed slots.
+
+use super::*;
+
+fn dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(crate::ids::new_id(&format!("alayasiki-vec-{tag}")));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn spec(dim: usize) -> VectorSpec {
+    VectorSpec {
+        embedder_id: "test-embedder".into(),
+        dim,
+    }
+}
+
+/// Deterministic unit vectors.
+fn vectors(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            let v: Vec<f32> = (0..dim)
+                .map(|_| {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+                })
+                .collect();
+            let n = dot_f32(&v, &v).sqrt();
+            v.into_iter().map(|x| x / n).collect()
+        })
+        .collect()
+}
+
+fn brute_force(all: &[Vec<f32>], q: &[f32], k: usize) -> Vec<u64> {
+    let mut scored: Vec<(f32, u64)> = all
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (dot_f32(v, q), i as u64))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored.into_iter().take(k).map(|(_, i)| i).collect()
+}
+
+#[test]
+fn search_finds_the_exact_top_k_after_rescoring() {
+    let d = dir("recall");
+    let index = VectorIndex::new(&d, spec(64), Durability::Normal).unwrap();
+    let t = index.tenant(1, 0).unwrap();
+    let all = vectors(3000, 64, 7);
+    let first = t.append(&all).unwrap();
+    assert_eq!(first, 0);
+    t.publish(all.len() as u64).unwrap();
+    let mut hits = 0;
+    let queries = vectors(50, 64, 99);
+    for q in &queries {
+        let want = brute_force(&all, q, 10);
+        let got: Vec<u64> = t.search(q, 10).iter().map(|h| h.slot).collect();
+        hits += want.iter().filter(|s| got.contains(s)).count();
+    }
+    let recall = hits as f64 / (queries.len() * 10) as f64;
+    assert!(recall >= 0.99, "recall@10 {recall}");
+    // A stored vector is its own best match with similarity ~1.
+    let top = t.search(&all[1234], 1)[0];
+    assert_eq!(top.slot, 1234);
+    assert!((top.score - 1.0).abs() < 1e-4);
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn unpublished_rows_are_invisible_and_dropped_on_reopen() {
+    let d = dir("crash");
+    let all = vectors(20, 16, 3);
+    {
+        let index = VectorIndex::new(&d, spec(16), Durability::Full).unwrap();
+        let t = index.tenant(5, 0).unwrap();
+        t.append(&all[..10]).unwrap();
+        t.publish(10).unwrap();
+        // Written but never committed (a crash before the commit).
+        t.append(&all[10..]).unwrap();
+        assert!(
+            t.search(&all[15], 20).iter().all(|h| h.slot < 10),
+            "uncommitted rows leaked"
+        );
+    }
+    let index = VectorIndex::new(&d, spec(16), Durability::Full).unwrap();
+    let t = index.tenant(5, 10).unwrap();
+    assert_eq!(t.committed_rows(), 10);
+    let len = std::fs::metadata(d.join(VECTORS_DIR).join("t5.f32"))
+        .unwrap()
+        .len();
+    assert_eq!(
+        len,
+        HEADER_BYTES + 10 * 16 * 4,
+        "rows past the committed mark were dropped"
+    );
+    // New rows continue at slot 10.
+    assert_eq!(t.append(&all[10..12]).unwrap(), 10);
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn rollback_reuses_the_slots() {
+    let d = dir("rollback");
+    let index = VectorIndex::new(&d, spec(8), Durability::Normal).unwrap();
+    let t = index.tenant(1, 0).unwrap();
+    let all = vectors(6, 8, 11);
+    assert_eq!(t.append(&all[..3]).unwrap(), 0);
+    t.rollback(0);
+    assert_eq!(t.append(&all[3..]).unwrap(), 0);
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn a_different_embedder_or_dimension_is_refused_naming_reindex() {
+    let d = dir("mismatch");
+    {
+        let index = VectorIndex::new(&d, spec(8), Durability::Normal).unwrap();
+        let t = index.tenant(1, 0).unwrap();
+        t.append(&vectors(2, 8, 1)).unwrap();
+    }
+    for other in [
+        VectorSpec {
+            embedder_id: "other".into(),
+            dim: 8,
+        },
+        spec(16),
+    ] {
+        let index = VectorIndex::new(&d, other, Durability::Normal).unwrap();
+        let err = index.check_existing().unwrap_err();
+        assert!(
+            err.client_message().contains("alayasiki-mcp reindex"),
+            "{err}"
+        );
+        assert!(index.tenant(1, 0).is_err());
+    }
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn missing_committed_rows_are_an_error_not_wrong_answers() {
+    let d = dir("short");
+    {
+        let index = VectorIndex::new(&d, spec(8), Durability::Normal).unwrap();
+        index
+            .tenant(1, 0)
+            .unwrap()
+            .append(&vectors(2, 8, 1))
+            .unwrap();
+    }
+    // The files lose their tail (say, an OS crash with relaxed durability).
+    let f32_path = d.join(VECTORS_DIR).join("t1.f32");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&f32_path)
+        .unwrap()
+        .set_len(HEADER_BYTES + 32)
+        .unwrap();
+    let index = VectorIndex::new(&d, spec(8), Durability::Normal).unwrap();
+    let err = index.tenant(1, 2).err().unwrap();
+    assert!(err.client_message().contains("reindex"));
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn zeroed_slot_no_longer_matches_strongly() {
+    let d = dir("zero");
+    let index = VectorIndex::new(&d, spec(16), Durability::Normal).unwrap();
+    let t = index.tenant(1, 0).unwrap();
+    let all = vectors(5, 16, 21);
+    t.append(&all).unwrap();
+    t.publish(5).unwrap();
+    t.zero(2).unwrap();
+    let hits = t.search(&all[2], 5);
+    let z = hits.iter().find(|h| h.slot == 2).unwrap();
+    assert_eq!(z.score, 0.0);
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn large_tenants_are_scanned_in_parallel_with_the_same_answer() {
+    let d = dir("parallel");
+    let index = VectorIndex::new(&d, spec(32), Durability::Normal).unwrap();
+    let t = index.tenant(1, 0).unwrap();
+    let all = vectors(PARALLEL_SCAN_MIN_ROWS + 1000, 32, 5);
+    t.append(&all).unwrap();
+    t.publish(all.len() as u64).unwrap();
+    let q = &vectors(1, 32, 77)[0];
+    let got: Vec<u64> = t.search(q, 10).iter().map(|h| h.slot).collect();
+    let want = brute_force(&all, q, 10);
+    let overlap = want.iter().filter(|s| got.contains(s)).count();
+    assert!(overlap >= 9, "{got:?} vs {want:?}");
+    std::fs::remove_dir_all(d).ok();
+}
