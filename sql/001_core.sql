@@ -17,12 +17,15 @@ CREATE TABLE tenants (
 );
 
 -- Exact uploaded bytes, content-addressed and deduplicated per tenant.
+-- A rowid table: WITHOUT ROWID stores large rows inline in the key's
+-- B-tree and measured 4.7x the bytes for 1 KB originals.
 CREATE TABLE originals (
+    id          INTEGER PRIMARY KEY,
     tenant_id   INTEGER NOT NULL REFERENCES tenants(id),
     sha256      TEXT    NOT NULL,
     bytes       BLOB    NOT NULL,
-    PRIMARY KEY (tenant_id, sha256)
-) WITHOUT ROWID;
+    UNIQUE (tenant_id, sha256)
+);
 
 CREATE TABLE documents (
     id           INTEGER PRIMARY KEY,
@@ -55,7 +58,6 @@ CREATE TABLE chunks (
     vector_slot  INTEGER,                     -- row in the tenant's vector files
     UNIQUE (document_id, ordinal)
 );
-CREATE INDEX chunks_by_tenant ON chunks (tenant_id);
 CREATE UNIQUE INDEX chunks_by_vector_slot ON chunks (tenant_id, vector_slot)
     WHERE vector_slot IS NOT NULL;
 

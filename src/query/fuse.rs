@@ -119,7 +119,7 @@ mod tests {
 
     #[test]
     fn a_chunk_found_by_both_lanes_beats_one_found_by_one() {
-        let lanes = vec![
+        let lanes = [
             Lane {
                 name: "keyword",
                 weight: 1.0,

@@ -151,15 +151,17 @@ pub fn run(
     fusion: Fusion,
 ) -> Result<QueryOutcome> {
     let terms = terms::analyze(&spec.text);
-    let plan = retrieve::plan(reader, &terms)?;
     let mut lanes = Vec::new();
     let mut lane_errors = BTreeMap::new();
+    let mut ignored_terms = Vec::new();
     if spec.lanes.keyword {
+        let plan = retrieve::plan(reader, &terms)?;
         lanes.push(fuse::Lane {
             name: "keyword",
             weight: 1.0,
             hits: retrieve::keyword(reader, &plan, spec.top_k)?,
         });
+        ignored_terms = plan.ignored;
     }
     if spec.lanes.vector {
         match retrieve::vector(reader, &spec.text, embedder, spec.top_k)? {
@@ -183,7 +185,7 @@ pub fn run(
         search_mode: mode_report(spec.search_mode),
         mode: spec.mode,
         terms,
-        ignored_terms: plan.ignored,
+        ignored_terms,
         answer,
         evidence,
         budget,

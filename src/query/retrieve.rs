@@ -3,15 +3,15 @@
 //!
 //! Ranking cost in FTS5 is proportional to the number of matching rows, so
 //! a question containing a very common term ("project" in a memory full of
-//! project notes) would rank most of the store. The planner looks up each
-//! term's chunk frequency in the index's vocabulary and leaves out terms in
-//! more than [`COMMON_TERM_FRACTION`] of the chunks (they barely move BM25
-//! anyway), then bounds the rest by [`MAX_RANKED_POSTINGS`]. Small memories
+//! project notes) would rank most of the store. The planner counts each
+//! term's matching chunks (stopping at the threshold) and leaves out terms in
+//! more than [`COMMON_TERM_FRACTION`] of the chunks (they barely move BM25,
+//! and the vector lane still sees the whole question), then bounds the rest
+//! by [`MAX_RANKED_POSTINGS`]. Small memories
 //! (under [`COMMON_TERM_MIN_CHUNKS`] matches per term) are never pruned. A
 //! question made only of common terms takes the newest chunks containing
 //! all of them, ordered by BM25, instead of ranking everything.
 
-use super::stem::stem;
 use super::terms;
 use crate::embed::{EmbedError, Embedder};
 use crate::error::Result;
@@ -22,14 +22,17 @@ use crate::store::{ChunkHit, TenantReader};
 pub const CANDIDATES_PER_RESULT: usize = 3;
 
 /// A term in more than this fraction of a tenant's chunks is "common".
-pub const COMMON_TERM_FRACTION: f64 = 0.05;
+/// Ranking costs about a microsecond per matching chunk (FTS5 looks up each
+/// match's length for BM25); 1% keeps a 100k-chunk query to a few
+/// milliseconds.
+pub const COMMON_TERM_FRACTION: f64 = 0.01;
 
 /// ... but only if it is also in more than this many chunks: below it,
 /// ranking every match is cheap and every term is kept.
 pub const COMMON_TERM_MIN_CHUNKS: i64 = 1000;
 
 /// Most matching rows (summed over kept terms) ranked by one query.
-pub const MAX_RANKED_POSTINGS: i64 = 200_000;
+pub const MAX_RANKED_POSTINGS: i64 = 20_000;
 
 /// How the keyword lane will search.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,31 +45,23 @@ pub struct KeywordPlan {
     pub newest_first: bool,
 }
 
-/// Decides which terms to search, from their frequencies in the index.
+/// Decides which terms to search, from how many chunks match each (counted
+/// only up to the "common" threshold, so planning itself stays cheap).
 pub fn plan(reader: &TenantReader<'_>, terms: &[String]) -> Result<KeywordPlan> {
     let total = reader.chunk_count()?;
-    // Only ASCII words are stemmed exactly like the index; for others the
-    // frequency is unknown and the term is simply kept.
-    let ascii: Vec<String> = terms
-        .iter()
-        .filter(|t| t.is_ascii())
-        .map(|t| stem(t))
-        .collect();
-    let counts = reader.term_chunk_counts(&ascii)?;
-    let mut known = ascii.iter().zip(counts);
     let threshold = ((total as f64 * COMMON_TERM_FRACTION) as i64).max(COMMON_TERM_MIN_CHUNKS);
+    let exprs: Vec<String> = terms
+        .iter()
+        .filter_map(|t| terms::fts_expression(std::slice::from_ref(t), "OR"))
+        .collect();
+    let counts = reader.match_counts(&exprs, threshold + 1)?;
     let mut selective: Vec<(i64, String)> = Vec::new();
     let mut common: Vec<String> = Vec::new();
-    for t in terms {
-        if !t.is_ascii() {
-            selective.push((0, t.clone()));
-            continue;
-        }
-        let (_, df) = known.next().expect("one count per ASCII term");
-        match df {
+    for (t, count) in terms.iter().zip(counts) {
+        match count {
             0 => {} // not in memory at all: cannot match
-            df if df > threshold => common.push(t.clone()),
-            df => selective.push((df, t.clone())),
+            n if n > threshold => common.push(t.clone()),
+            n => selective.push((n, t.clone())),
         }
     }
     if selective.is_empty() {
@@ -76,13 +71,13 @@ pub fn plan(reader: &TenantReader<'_>, terms: &[String]) -> Result<KeywordPlan> 
             newest_first: true,
         });
     }
-    selective.sort_by_key(|(df, _)| *df);
+    selective.sort_by_key(|(n, _)| *n);
     let mut searched = Vec::new();
     let mut ignored = common;
     let mut postings = 0;
-    for (df, t) in selective {
-        if searched.is_empty() || postings + df <= MAX_RANKED_POSTINGS {
-            postings += df;
+    for (n, t) in selective {
+        if searched.is_empty() || postings + n <= MAX_RANKED_POSTINGS {
+            postings += n;
             searched.push(t);
         } else {
             ignored.push(t);

@@ -86,6 +86,77 @@ fn has_avx2() -> bool {
     *AVX2.get_or_init(|| std::arch::is_x86_feature_detected!("avx2"))
 }
 
+/// Scores every row of a q8 block against `q` and keeps the best in `top`.
+/// A row is `dim` int8 values then a little-endian f32 scale, padded to
+/// `row_bytes`.
+pub fn scan_q8(
+    rows: &[u8],
+    row_bytes: usize,
+    dim: usize,
+    q: &[i8],
+    qscale: f32,
+    first_slot: u64,
+    top: &mut TopK,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx2() {
+            // SAFETY: `scan_q8_avx2` only requires the AVX2 instructions it
+            // was compiled with, and `has_avx2` confirmed at run time that
+            // this CPU executes them. It has no other preconditions.
+            return unsafe { scan_q8_avx2(rows, row_bytes, dim, q, qscale, first_slot, top) };
+        }
+    }
+    scan_q8_generic(rows, row_bytes, dim, q, qscale, first_slot, top)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn scan_q8_avx2(
+    rows: &[u8],
+    row_bytes: usize,
+    dim: usize,
+    q: &[i8],
+    qscale: f32,
+    first_slot: u64,
+    top: &mut TopK,
+) {
+    scan_q8_generic(rows, row_bytes, dim, q, qscale, first_slot, top)
+}
+
+/// The scan loop, inlined into each target-feature copy so the dot product
+/// inside it is vectorized for that target and no call is made per row.
+#[inline(always)]
+fn scan_q8_generic(
+    rows: &[u8],
+    row_bytes: usize,
+    dim: usize,
+    q: &[i8],
+    qscale: f32,
+    first_slot: u64,
+    top: &mut TopK,
+) {
+    let mut floor = top.floor();
+    for (i, row) in rows.chunks_exact(row_bytes).enumerate() {
+        let values = as_i8(&row[..dim]);
+        let scale = f32::from_le_bytes([row[dim], row[dim + 1], row[dim + 2], row[dim + 3]]);
+        let score = dot_i8_generic(q, values) as f32 * scale * qscale;
+        if score > floor {
+            top.push(score, first_slot + i as u64);
+            floor = top.floor();
+        }
+    }
+}
+
+/// Views bytes as i8 (same size, alignment 1, every bit pattern valid).
+#[inline(always)]
+pub fn as_i8(bytes: &[u8]) -> &[i8] {
+    // SAFETY: u8 and i8 have identical size and alignment and every bit
+    // pattern is a valid value of both, so the slice reinterpretation is
+    // sound; the length and lifetime are carried over unchanged.
+    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<i8>(), bytes.len()) }
+}
+
 /// A scored slot, ordered so a `BinaryHeap` of them is a min-heap on score
 /// (the worst of the current best sits on top, ready to be replaced).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -135,6 +206,16 @@ impl TopK {
                 self.heap.pop();
                 self.heap.push(Scored { score, slot });
             }
+        }
+    }
+
+    /// The score a candidate must beat to enter (−∞ until full).
+    #[inline]
+    pub fn floor(&self) -> f32 {
+        if self.heap.len() < self.k {
+            f32::NEG_INFINITY
+        } else {
+            self.heap.peek().map_or(f32::NEG_INFINITY, |s| s.score)
         }
     }
 

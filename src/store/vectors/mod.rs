@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use crate::config::Durability;
 use crate::error::{Error, Result};
-use kernel::{dot_f32, dot_i8, quantize, TopK};
+use kernel::{dot_f32, quantize, TopK};
 
 /// Directory under the data directory holding the vector files.
 pub const VECTORS_DIR: &str = "vectors";
@@ -505,18 +505,16 @@ impl TenantVectors {
     }
 
     fn scan(&self, rows: &[u8], first_slot: u64, q: &[i8], qscale: f32, keep: usize) -> TopK {
-        let dim = self.spec.dim;
         let mut top = TopK::new(keep);
-        for (i, row) in rows.chunks_exact(self.q8_row).enumerate() {
-            // i8 and u8 have the same size and alignment; the bytes were
-            // written from i8 values.
-            let values: &[i8] = bytemuck_i8(&row[..dim]);
-            let scale = f32::from_le_bytes(row[dim..dim + 4].try_into().expect("4 bytes"));
-            top.push(
-                dot_i8(q, values) as f32 * scale * qscale,
-                first_slot + i as u64,
-            );
-        }
+        kernel::scan_q8(
+            rows,
+            self.q8_row,
+            self.spec.dim,
+            q,
+            qscale,
+            first_slot,
+            &mut top,
+        );
         top
     }
 }
@@ -543,14 +541,6 @@ fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
         }
         Ok(())
     }
-}
-
-/// Views bytes as i8 (same size, alignment 1, every bit pattern valid).
-fn bytemuck_i8(bytes: &[u8]) -> &[i8] {
-    // SAFETY: u8 and i8 have identical size and alignment and every bit
-    // pattern is a valid value of both, so the slice reinterpretation is
-    // sound; the length and lifetime are carried over unchanged.
-    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<i8>(), bytes.len()) }
 }
 
 #[cfg(test)]
