@@ -103,11 +103,11 @@ impl Config {
     }
 }
 
-/// How the retrieval lanes are fused: `ALAYASIKI_FUSION` = `rrf` (default)
-/// or `calibrated`. An evaluation knob; see BENCHMARKS.md for the figures.
+/// How the retrieval lanes are fused: `ALAYASIKI_FUSION` = `calibrated`
+/// (default) or `rrf`. An evaluation knob; see BENCHMARKS.md for figures.
 pub fn fusion_from_env() -> Result<crate::query::Fusion, String> {
     match env(FUSION_ENV) {
-        None => Ok(crate::query::Fusion::Rrf),
+        None => Ok(crate::query::Fusion::Calibrated),
         Some(v) => crate::query::Fusion::parse(&v)
             .ok_or_else(|| format!("{FUSION_ENV}={v:?} is not one of: rrf, calibrated")),
     }

@@ -25,7 +25,11 @@ struct Piece {
     heading: bool,
 }
 
-/// Cuts `text` into chunks.
+/// Bytes of preceding text kept as a chunk's context.
+pub const CONTEXT_BYTES: usize = 400;
+
+/// Cuts `text` into chunks; each chunk after the first gets the end of the
+/// one before as its context.
 pub fn chunk(text: &str, kind: MediaKind) -> Vec<NewChunk> {
     let mut pieces = Vec::new();
     for block in blocks(text, kind) {
@@ -35,7 +39,20 @@ pub fn chunk(text: &str, kind: MediaKind) -> Vec<NewChunk> {
             split_long(text, block, &mut pieces);
         }
     }
-    pack(text, &pieces)
+    let mut chunks = pack(text, &pieces);
+    for i in 1..chunks.len() {
+        chunks[i].context = tail(&chunks[i - 1].text, CONTEXT_BYTES).to_string();
+    }
+    chunks
+}
+
+/// The last `max` bytes of `text` (fewer, to stay on a character boundary).
+pub fn tail(text: &str, max: usize) -> &str {
+    let mut start = text.len().saturating_sub(max);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
 }
 
 /// Paragraph-level blocks, never empty.
@@ -217,6 +234,7 @@ fn emit(text: &str, start: usize, end: usize, out: &mut Vec<NewChunk>) {
         start: s,
         end: s + trimmed.len(),
         text: trimmed.to_string(),
+        context: String::new(),
     });
 }
 

@@ -55,14 +55,49 @@ pub fn prepare(
 ) -> Result<Prepared, extract::ExtractError> {
     let text = extract::extract(kind, bytes)?;
     let chunks = chunk::chunk(&text, kind);
-    let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
-    let vectors = embed_texts(&texts, embedder);
+    let vectors = embed_chunks(&chunks, embedder);
     let text = (text.as_bytes() != bytes).then_some(text);
     Ok(Prepared {
         text,
         chunks,
         vectors,
     })
+}
+
+/// Weight of a chunk's context in its vector, relative to its own text.
+pub const CONTEXT_VECTOR_WEIGHT: f32 = 0.5;
+
+/// One vector per chunk: its text's embedding, plus its context's scaled by
+/// [`CONTEXT_VECTOR_WEIGHT`], normalized. `None` (logged) if the embedder
+/// failed.
+pub fn embed_chunks(chunks: &[NewChunk], embedder: &dyn Embedder) -> Option<Vec<Vec<f32>>> {
+    let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+    let mut vectors = embed_texts(&texts, embedder)?;
+    let with_context: Vec<usize> = (0..chunks.len())
+        .filter(|&i| !chunks[i].context.is_empty())
+        .collect();
+    if !with_context.is_empty() {
+        let contexts: Vec<&str> = with_context
+            .iter()
+            .map(|&i| chunks[i].context.as_str())
+            .collect();
+        let context_vectors = embed_texts(&contexts, embedder)?;
+        for (&i, c) in with_context.iter().zip(&context_vectors) {
+            mix_into(&mut vectors[i], c);
+        }
+    }
+    Some(vectors)
+}
+
+/// `v = normalize(v + CONTEXT_VECTOR_WEIGHT * context)`.
+pub fn mix_into(v: &mut [f32], context: &[f32]) {
+    for (x, c) in v.iter_mut().zip(context) {
+        *x += CONTEXT_VECTOR_WEIGHT * c;
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
 }
 
 /// Vectors for texts, or `None` (logged) if the embedder failed.

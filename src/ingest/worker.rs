@@ -22,7 +22,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::{embed_texts, media, prepare, Prepared};
+use super::chunk::{tail, CONTEXT_BYTES};
+use super::{embed_texts, media, mix_into, prepare, Prepared};
 use crate::clock::now_ms;
 use crate::embed::Embedder;
 use crate::error::Result;
@@ -254,18 +255,27 @@ fn run_batch(
     let started = Instant::now();
     let count = jobs.len();
     let mut by_tenant: Vec<(Tenant, Vec<Done>)> = Vec::new();
+    // Last chunk per (tenant, source) in this batch, for documents whose
+    // predecessor is not committed yet.
+    let mut recent: HashMap<(String, String), String> = HashMap::new();
     for job in jobs {
         if stop.load(Ordering::SeqCst) {
             break;
         }
         let done = match job.kind {
-            JobKind::Ingest => match shared.handoff.take(&job.doc_id) {
-                Some(prepared) => Done::Indexed(job, prepared),
-                None => match prepare_from_store(shared, &job)? {
-                    Ok(prepared) => Done::Indexed(job, prepared),
+            JobKind::Ingest => {
+                let prepared = match shared.handoff.take(&job.doc_id) {
+                    Some(prepared) => Ok(prepared),
+                    None => prepare_from_store(shared, &job)?,
+                };
+                match prepared {
+                    Ok(mut prepared) => {
+                        link_to_previous(shared, &job, &mut prepared, &mut recent)?;
+                        Done::Indexed(job, prepared)
+                    }
                     Err(reason) => Done::Failed(job, reason),
-                },
-            },
+                }
+            }
             JobKind::Embed => {
                 let chunks = shared
                     .store
@@ -328,6 +338,43 @@ fn run_batch(
         }
     }
     log::debug!("ran {count} job(s) in {:?}", started.elapsed());
+    Ok(())
+}
+
+/// Gives a document's first chunk its context: the end of the previous
+/// document from the same source (a chat's previous turn, a file's
+/// previous part), found in this batch or in the store. Jobs run in
+/// admission order, so this is deterministic. The chunk's vector gets the
+/// context mixed in as `prepare` does for later chunks.
+fn link_to_previous(
+    shared: &WorkerShared,
+    job: &PendingJob,
+    prepared: &mut Prepared,
+    recent: &mut HashMap<(String, String), String>,
+) -> Result<()> {
+    let Some(source) = &job.source else {
+        return Ok(());
+    };
+    let key = (job.tenant.name().to_string(), source.clone());
+    let previous = match recent.get(&key) {
+        Some(text) => Some(text.clone()),
+        None => shared
+            .store
+            .reader(&job.tenant)?
+            .last_chunk_before(source, job.document_key)?,
+    };
+    if let Some(last) = prepared.chunks.last() {
+        recent.insert(key, last.text.clone());
+    }
+    let (Some(previous), Some(first)) = (previous, prepared.chunks.first_mut()) else {
+        return Ok(());
+    };
+    first.context = tail(&previous, CONTEXT_BYTES).to_string();
+    if let Some(vectors) = &mut prepared.vectors {
+        if let Some(context) = embed_texts(&[first.context.as_str()], shared.embedder.as_ref()) {
+            mix_into(&mut vectors[0], &context[0]);
+        }
+    }
     Ok(())
 }
 

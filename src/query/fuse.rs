@@ -1,6 +1,7 @@
 //! Fusion: one ranked list from the lanes' ranked lists.
 //!
-//! Two methods, both measured on LoCoMo (see BENCHMARKS.md):
+//! Two methods, both measured on LoCoMo (see BENCHMARKS.md); calibrated is
+//! the default because it was better at every lane weight tried:
 //! - [`Fusion::Rrf`], reciprocal rank fusion: `Σ 1 / (k + rank)` over the
 //!   lanes that found a chunk. Scale-free, so BM25 and cosine need no
 //!   calibration.
@@ -15,6 +16,13 @@ use crate::store::ChunkHit;
 
 /// The `k` of reciprocal rank fusion (the customary 60).
 pub const RRF_K: f64 = 60.0;
+
+/// Lane weights. On LoCoMo the keyword lane (with neighbour context) is
+/// much stronger than the static-model vector lane; weighting the vector
+/// lane at a quarter lifts hybrid recall above both lanes alone (measured
+/// 0.10 to 1.0 in steps; see BENCHMARKS.md).
+pub const KEYWORD_LANE_WEIGHT: f64 = 1.0;
+pub const VECTOR_LANE_WEIGHT: f64 = 0.25;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fusion {

@@ -158,7 +158,7 @@ pub fn run(
         let plan = retrieve::plan(reader, &terms)?;
         lanes.push(fuse::Lane {
             name: "keyword",
-            weight: 1.0,
+            weight: fuse::KEYWORD_LANE_WEIGHT,
             hits: retrieve::keyword(reader, &plan, spec.top_k)?,
         });
         ignored_terms = plan.ignored;
@@ -167,7 +167,7 @@ pub fn run(
         match retrieve::vector(reader, &spec.text, embedder, spec.top_k)? {
             Ok(hits) => lanes.push(fuse::Lane {
                 name: "vector",
-                weight: 1.0,
+                weight: fuse::VECTOR_LANE_WEIGHT,
                 hits,
             }),
             Err(e) => {

@@ -15,6 +15,11 @@ pub struct NewChunk {
     pub start: usize,
     pub end: usize,
     pub text: String,
+    /// Text just before the chunk (the end of the previous chunk, or of
+    /// the previous document from the same source). Indexed with a lower
+    /// weight and mixed into the chunk's vector, never returned as evidence:
+    /// a reply like "Yes, last Tuesday!" is found by what it answers.
+    pub context: String,
 }
 
 /// A chunk still waiting for its vector.
@@ -102,9 +107,9 @@ impl TenantWriter<'_> {
                                 vector_slot)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
-        let mut insert_fts = self
-            .conn
-            .prepare_cached(&format!("INSERT INTO {fts}(rowid, text) VALUES (?1, ?2)"))?;
+        let mut insert_fts = self.conn.prepare_cached(&format!(
+            "INSERT INTO {fts}(rowid, text, context) VALUES (?1, ?2, ?3)"
+        ))?;
         for (ordinal, c) in chunks.iter().enumerate() {
             insert_chunk.execute(params![
                 self.tenant_id,
@@ -116,7 +121,7 @@ impl TenantWriter<'_> {
                 first_slot.map(|s| s + ordinal as i64)
             ])?;
             let rowid = self.conn.last_insert_rowid();
-            insert_fts.execute(params![rowid, c.text])?;
+            insert_fts.execute(params![rowid, c.text, c.context])?;
         }
         self.exec(
             "UPDATE tenants SET chunk_count = chunk_count + ?2 WHERE id = ?1",
@@ -146,7 +151,7 @@ impl TenantReader<'_> {
                FROM hits CROSS JOIN chunks c ON c.id = hits.rowid
                          CROSS JOIN documents d ON d.id = c.document_id
               WHERE c.tenant_id = ?3
-              ORDER BY hits.rowid DESC"
+              ORDER BY hits.rank"
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(params![match_expr, limit as i64, tenant_id], hit_row)?;
@@ -182,6 +187,26 @@ impl TenantReader<'_> {
             }
         }
         Ok(hits)
+    }
+
+    /// The text of the last chunk of the latest document from `source`
+    /// stored before `document_key` (a document's preceding neighbour).
+    pub fn last_chunk_before(&self, source: &str, document_key: i64) -> Result<Option<String>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(None);
+        };
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT c.text FROM chunks c
+                  WHERE c.document_id = (SELECT id FROM documents
+                                          WHERE tenant_id = ?1 AND source = ?2 AND id < ?3
+                                            AND state = 'ready'
+                                          ORDER BY id DESC LIMIT 1)
+                  ORDER BY c.ordinal DESC LIMIT 1",
+            )?
+            .query_row(params![tenant_id, source, document_key], |r| r.get(0))
+            .optional()?)
     }
 
     /// Chunks of a document that have no vector yet.
@@ -248,7 +273,7 @@ impl TenantReader<'_> {
                FROM hits CROSS JOIN chunks c ON c.id = hits.rowid
                          CROSS JOIN documents d ON d.id = c.document_id
               WHERE c.tenant_id = ?3
-              ORDER BY hits.rank"
+              ORDER BY hits.rowid DESC"
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let rows = stmt.query_map(params![match_expr, limit as i64, tenant_id], hit_row)?;

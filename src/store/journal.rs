@@ -69,6 +69,8 @@ pub struct PendingJob {
     pub document_key: i64,
     /// The document's external id.
     pub doc_id: String,
+    /// The document's `source`, which links it to its neighbours.
+    pub source: Option<String>,
 }
 
 /// What the worker needs to process a document.
@@ -110,7 +112,7 @@ pub(super) fn note_restart(conn: &Connection) -> Result<()> {
 
 pub(super) fn pending(conn: &Connection, limit: usize) -> Result<Vec<PendingJob>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind
+        "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source
            FROM jobs j JOIN tenants t ON t.id = j.tenant_id
                        JOIN documents d ON d.id = j.document_id
           WHERE j.state = 'pending' ORDER BY j.kind = 'embed', j.id LIMIT ?1",
@@ -122,11 +124,12 @@ pub(super) fn pending(conn: &Connection, limit: usize) -> Result<Vec<PendingJob>
             r.get::<_, i64>(2)?,
             r.get::<_, String>(3)?,
             r.get::<_, String>(4)?,
+            r.get::<_, Option<String>>(5)?,
         ))
     })?;
     let mut jobs = Vec::new();
     for row in rows {
-        let (job_id, tenant, document_key, doc_id, kind) = row?;
+        let (job_id, tenant, document_key, doc_id, kind, source) = row?;
         let kind = if kind == "embed" {
             JobKind::Embed
         } else {
@@ -139,6 +142,7 @@ pub(super) fn pending(conn: &Connection, limit: usize) -> Result<Vec<PendingJob>
             tenant,
             document_key,
             doc_id,
+            source,
         });
     }
     Ok(jobs)

@@ -110,15 +110,19 @@ pub(super) fn fts_table(tenant_id: i64) -> String {
     format!("fts_{tenant_id}")
 }
 
-/// DDL for a new tenant's full-text index. Porter stemming over unicode61
-/// with diacritics removed: measured on LoCoMo, stemming plus stopword
-/// removal is the strongest plain keyword baseline.
+/// BM25 weight of the `context` column relative to the chunk's own text.
+pub const CONTEXT_BM25_WEIGHT: f64 = 0.3;
+
+/// DDL for a new tenant's full-text index: the chunk's text and its context
+/// (see `NewChunk::context`), ranked with [`CONTEXT_BM25_WEIGHT`]. Porter
+/// stemming over unicode61 with diacritics removed: measured on LoCoMo,
+/// stemming plus stopword removal is the strongest plain keyword baseline.
 pub(super) fn create_tenant_tables(conn: &Connection, tenant_id: i64) -> rusqlite::Result<()> {
     let t = fts_table(tenant_id);
     conn.execute_batch(&format!(
         "CREATE VIRTUAL TABLE IF NOT EXISTS {t} USING fts5(
-             text, content='', contentless_delete=1,
+             text, context, content='', contentless_delete=1,
              tokenize='porter unicode61 remove_diacritics 2');
-         CREATE VIRTUAL TABLE IF NOT EXISTS {t}_vocab USING fts5vocab({t}, 'row');"
+         INSERT INTO {t}({t}, rank) VALUES ('rank', 'bm25(1.0, {CONTEXT_BM25_WEIGHT})');"
     ))
 }
