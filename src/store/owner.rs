@@ -1,18 +1,20 @@
 //! One owner process per data directory.
 //!
 //! The owner holds an exclusive OS file lock on `alayasiki.lock` for its
-//! whole life and records its pid in the file. The lock is advisory but
+//! whole life and records its pid in `alayasiki.owner` (a separate file,
+//! because Windows lets nobody read the bytes of a locked file). The lock is advisory but
 //! every alayasiki process takes it before touching the store, so two
 //! servers can never write one database. Because the OS drops the lock when
 //! its holder dies, a lock left behind by a killed process is simply taken
 //! over: there is nothing stale to clean up by hand.
 
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// The lock file's name inside the data directory.
 pub const LOCK_FILE: &str = "alayasiki.lock";
+/// Who holds the lock (pid, program, since when), as JSON.
+pub const OWNER_FILE: &str = "alayasiki.owner";
 
 /// Held for as long as this process owns the directory.
 #[derive(Debug)]
@@ -58,7 +60,7 @@ impl OwnerLock {
     /// Takes ownership of `dir` for `program`, or explains who holds it.
     pub fn acquire(dir: &Path, program: &str) -> Result<OwnerLock, OwnerError> {
         let path = dir.join(LOCK_FILE);
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
@@ -68,11 +70,9 @@ impl OwnerLock {
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
-                let mut text = String::new();
-                let holder = file
-                    .read_to_string(&mut text)
+                let holder = std::fs::read_to_string(dir.join(OWNER_FILE))
                     .ok()
-                    .and_then(|_| describe_holder(&text));
+                    .and_then(|text| describe_holder(&text));
                 return Err(OwnerError::Held {
                     dir: dir.to_path_buf(),
                     holder,
@@ -86,11 +86,7 @@ impl OwnerLock {
             "version": env!("CARGO_PKG_VERSION"),
             "since": crate::clock::rfc3339(crate::clock::now_ms()),
         });
-        file.set_len(0).map_err(OwnerError::Io)?;
-        file.seek(SeekFrom::Start(0)).map_err(OwnerError::Io)?;
-        file.write_all(record.to_string().as_bytes())
-            .map_err(OwnerError::Io)?;
-        file.flush().map_err(OwnerError::Io)?;
+        std::fs::write(dir.join(OWNER_FILE), record.to_string()).map_err(OwnerError::Io)?;
         Ok(OwnerLock { _file: file })
     }
 }
