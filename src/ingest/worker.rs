@@ -15,7 +15,7 @@
 //! next start.
 
 use crossbeam_channel::{Receiver, Sender};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -121,7 +121,7 @@ impl JobWaiters {
 
 /// Handle to the running worker thread.
 pub struct IngestWorker {
-    wake: Sender<()>,
+    shared: Arc<WorkerShared>,
     stop: Arc<AtomicBool>,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
@@ -132,19 +132,45 @@ pub struct WorkerShared {
     pub embedder: Arc<dyn Embedder>,
     pub waiters: JobWaiters,
     pub handoff: Handoff,
+    /// Wakes the worker (new jobs admitted, or a commit freed capacity).
+    wake_tx: Sender<()>,
+    wake_rx: Receiver<()>,
+}
+
+impl WorkerShared {
+    pub fn new(store: Arc<Store>, embedder: Arc<dyn Embedder>) -> WorkerShared {
+        let (wake_tx, wake_rx) = crossbeam_channel::bounded(1);
+        WorkerShared {
+            store,
+            embedder,
+            waiters: JobWaiters::default(),
+            handoff: Handoff::default(),
+            wake_tx,
+            wake_rx,
+        }
+    }
+
+    /// Tells the worker there is work (a full channel means it will look
+    /// anyway).
+    pub fn wake_worker(&self) {
+        let _ = self.wake_tx.try_send(());
+    }
 }
 
 impl IngestWorker {
     /// Starts the worker; it immediately replays whatever is pending.
     pub fn start(shared: Arc<WorkerShared>) -> std::io::Result<IngestWorker> {
-        let (wake_tx, wake_rx) = crossbeam_channel::bounded(1);
         let stop = Arc::new(AtomicBool::new(false));
         let thread_stop = stop.clone();
+        let thread_shared = shared.clone();
         let handle = std::thread::Builder::new()
             .name("ingest-worker".into())
-            .spawn(move || run(&shared, &wake_rx, &thread_stop))?;
+            .spawn(move || {
+                let wake = thread_shared.wake_rx.clone();
+                run(&thread_shared, &wake, &thread_stop)
+            })?;
         Ok(IngestWorker {
-            wake: wake_tx,
+            shared,
             stop,
             thread: Mutex::new(Some(handle)),
         })
@@ -152,7 +178,7 @@ impl IngestWorker {
 
     /// Tells the worker that new jobs were committed.
     pub fn wake(&self) {
-        let _ = self.wake.try_send(());
+        self.shared.wake_worker();
     }
 
     /// Stops at the next job boundary and waits for the thread.
@@ -166,10 +192,37 @@ impl IngestWorker {
     }
 }
 
-fn run(shared: &WorkerShared, wake: &Receiver<()>, stop: &AtomicBool) {
-    let mut backoff = Backoff::default();
+/// Most jobs submitted to the writer and not yet committed. The worker
+/// prepares the next batch while the last one commits; this bounds how far
+/// ahead it runs.
+pub const MAX_IN_FLIGHT_JOBS: usize = 2 * JOB_BATCH;
+
+/// Most (tenant, source) neighbours remembered between batches.
+pub const MAX_REMEMBERED_NEIGHBOURS: usize = 4096;
+
+/// What the worker carries from one batch to the next.
+struct WorkerState {
+    backoff: Backoff,
+    /// Jobs whose results are queued in the writer, not yet committed.
+    in_flight: Arc<Mutex<HashSet<i64>>>,
+    /// Last chunk per (tenant, source) written or in flight, for the next
+    /// document's context while its predecessor may not be committed.
+    recent: HashMap<(String, String), String>,
+}
+
+fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
+    let mut state = WorkerState {
+        backoff: Backoff::default(),
+        in_flight: Arc::default(),
+        recent: HashMap::new(),
+    };
     while !stop.load(Ordering::SeqCst) {
-        let jobs = match shared.store.pending_jobs(JOB_BATCH) {
+        let busy = lock_set(&state.in_flight).len();
+        if busy >= MAX_IN_FLIGHT_JOBS {
+            let _ = wake.recv_timeout(Duration::from_millis(5));
+            continue;
+        }
+        let jobs = match shared.store.pending_jobs(JOB_BATCH + busy) {
             Ok(jobs) => jobs,
             Err(e) => {
                 log::error!("cannot read the journal: {e}");
@@ -177,19 +230,31 @@ fn run(shared: &WorkerShared, wake: &Receiver<()>, stop: &AtomicBool) {
                 continue;
             }
         };
-        let jobs: Vec<PendingJob> = jobs
-            .into_iter()
-            .filter(|j| backoff.ready(j.job_id))
-            .collect();
+        let jobs: Vec<PendingJob> = {
+            let in_flight = lock_set(&state.in_flight);
+            jobs.into_iter()
+                .filter(|j| !in_flight.contains(&j.job_id) && state.backoff.ready(j.job_id))
+                .take(JOB_BATCH)
+                .collect()
+        };
         if jobs.is_empty() {
-            let _ = wake.recv_timeout(backoff.next_wait().unwrap_or(IDLE_POLL).min(IDLE_POLL));
+            let wait = state
+                .backoff
+                .next_wait()
+                .unwrap_or(IDLE_POLL)
+                .min(IDLE_POLL);
+            let _ = wake.recv_timeout(wait);
             continue;
         }
-        if let Err(e) = run_batch(shared, jobs, stop, &mut backoff) {
+        if let Err(e) = run_batch(shared, jobs, stop, &mut state) {
             log::error!("ingestion batch failed, will retry: {e}");
             let _ = wake.recv_timeout(IDLE_POLL);
         }
     }
+}
+
+fn lock_set(set: &Mutex<HashSet<i64>>) -> MutexGuard<'_, HashSet<i64>> {
+    set.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// First wait before retrying an embed job whose embedder failed; doubles
@@ -247,17 +312,19 @@ impl Done {
 }
 
 fn run_batch(
-    shared: &WorkerShared,
+    shared: &Arc<WorkerShared>,
     jobs: Vec<PendingJob>,
     stop: &AtomicBool,
-    backoff: &mut Backoff,
+    state: &mut WorkerState,
 ) -> Result<()> {
-    let started = Instant::now();
     let count = jobs.len();
     let mut by_tenant: Vec<(Tenant, Vec<Done>)> = Vec::new();
-    // Last chunk per (tenant, source) in this batch, for documents whose
-    // predecessor is not committed yet.
-    let mut recent: HashMap<(String, String), String> = HashMap::new();
+    if state.recent.len() > MAX_REMEMBERED_NEIGHBOURS {
+        // Forgetting only costs a look-up in the store next time.
+        state.recent.clear();
+    }
+    let backoff = &mut state.backoff;
+    let recent = &mut state.recent;
     for job in jobs {
         if stop.load(Ordering::SeqCst) {
             break;
@@ -270,7 +337,7 @@ fn run_batch(
                 };
                 match prepared {
                     Ok(mut prepared) => {
-                        link_to_previous(shared, &job, &mut prepared, &mut recent)?;
+                        link_to_previous(shared, &job, &mut prepared, recent)?;
                         Done::Indexed(job, prepared)
                     }
                     Err(reason) => Done::Failed(job, reason),
@@ -300,45 +367,75 @@ fn run_batch(
             None => by_tenant.push((tenant, vec![done])),
         }
     }
+    // Results are committed asynchronously: the worker moves on to the next
+    // batch while the writer commits this one, and waiters hear the outcome
+    // from the writer thread once it is decided.
     for (tenant, done) in by_tenant {
-        let done = shared.store.write(&tenant, move |w| {
-            let now = now_ms();
-            for d in &done {
-                match d {
-                    Done::Indexed(job, p) => w.complete_job(
-                        job.job_id,
-                        job.document_key,
-                        p.text.as_deref(),
-                        &p.chunks,
-                        p.vectors.as_deref(),
-                        now,
-                    )?,
-                    Done::Failed(job, reason) => {
-                        w.fail_job(job.job_id, job.document_key, reason, now)?
+        let ids: Vec<i64> = done.iter().map(|d| d.job().job_id).collect();
+        lock_set(&state.in_flight).extend(&ids);
+        let in_flight = state.in_flight.clone();
+        let notify = shared.clone();
+        let submitted = shared.store.write_then(
+            &tenant,
+            move |w| {
+                let now = now_ms();
+                for d in &done {
+                    match d {
+                        Done::Indexed(job, p) => w.complete_job(
+                            job.job_id,
+                            job.document_key,
+                            p.text.as_deref(),
+                            &p.chunks,
+                            p.vectors.as_deref(),
+                            now,
+                        )?,
+                        Done::Failed(job, reason) => {
+                            w.fail_job(job.job_id, job.document_key, reason, now)?
+                        }
+                        Done::Embedded(job, keys, vectors) => {
+                            w.complete_embed_job(job.job_id, job.document_key, keys, vectors, now)?
+                        }
+                    };
+                }
+                Ok(done)
+            },
+            move |result: Result<Vec<Done>>| {
+                {
+                    let mut set = lock_set(&in_flight);
+                    for id in &ids {
+                        set.remove(id);
                     }
-                    Done::Embedded(job, keys, vectors) => {
-                        w.complete_embed_job(job.job_id, job.document_key, keys, vectors, now)?
-                    }
-                };
-            }
-            Ok(done)
-        })?;
-        for d in done {
-            let (job, outcome) = match d {
-                Done::Indexed(job, p) => (
-                    job,
-                    JobOutcome::Indexed {
-                        chunks: p.chunks.len(),
-                    },
-                ),
-                Done::Failed(job, reason) => (job, JobOutcome::Failed(reason)),
-                Done::Embedded(..) => continue,
-            };
-            shared.waiters.notify(&job.doc_id, &outcome);
+                }
+                match result {
+                    Ok(done) => notify_outcomes(&notify, done),
+                    // The jobs stay pending and are retried.
+                    Err(e) => log::error!("committing indexed documents failed: {e}"),
+                }
+                notify.wake_worker();
+            },
+        );
+        if let Err(e) = submitted {
+            log::warn!("cannot queue indexed documents: {e}");
         }
     }
-    log::debug!("ran {count} job(s) in {:?}", started.elapsed());
+    log::debug!("prepared {count} job(s)");
     Ok(())
+}
+
+fn notify_outcomes(shared: &WorkerShared, done: Vec<Done>) {
+    for d in done {
+        let (job, outcome) = match d {
+            Done::Indexed(job, p) => (
+                job,
+                JobOutcome::Indexed {
+                    chunks: p.chunks.len(),
+                },
+            ),
+            Done::Failed(job, reason) => (job, JobOutcome::Failed(reason)),
+            Done::Embedded(..) => continue,
+        };
+        shared.waiters.notify(&job.doc_id, &outcome);
+    }
 }
 
 /// Gives a document's first chunk its context: the end of the previous

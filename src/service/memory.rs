@@ -17,7 +17,7 @@ use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::ids;
 use crate::ingest::media::{self, MediaKind, SUPPORTED_MEDIA_TYPES};
-use crate::ingest::worker::{Handoff, IngestWorker, JobOutcome, JobWaiters, WorkerShared};
+use crate::ingest::worker::{IngestWorker, JobOutcome, WorkerShared};
 use crate::ingest::Prepared;
 use crate::limits::*;
 use crate::query::{self, Fusion, QueryOutcome, QuerySpec};
@@ -118,12 +118,7 @@ impl MemoryService {
         if failed > 0 {
             log::info!("{failed} ingestion job(s) have failed; see alayasiki_status");
         }
-        let shared = Arc::new(WorkerShared {
-            store: store.clone(),
-            embedder,
-            waiters: JobWaiters::default(),
-            handoff: Handoff::default(),
-        });
+        let shared = Arc::new(WorkerShared::new(store.clone(), embedder));
         let worker = IngestWorker::start(shared.clone())?;
         let fusion = crate::config::fusion_from_env().map_err(Error::Unavailable)?;
         Ok(MemoryService {

@@ -160,6 +160,23 @@ impl Store {
         writer.submit(tenant.name(), f)
     }
 
+    /// Like [`Store::write`] but returns at once; `done` gets the result on
+    /// the writer thread after the transaction is decided (exactly once).
+    pub fn write_then<T, F, D>(&self, tenant: &Tenant, f: F, done: D) -> Result<()>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
+        D: FnOnce(Result<T>) + Send + 'static,
+    {
+        let writer = self
+            .writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| Error::Unavailable("the memory server is shutting down".into()))?;
+        writer.submit_then(tenant.name(), f, done)
+    }
+
     /// Jobs waiting for the ingestion worker, oldest first, across tenants.
     /// Only the ingestion worker calls this; it binds each job's tenant
     /// before touching the job's data.

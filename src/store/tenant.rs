@@ -110,6 +110,13 @@ pub(super) fn fts_table(tenant_id: i64) -> String {
     format!("fts_{tenant_id}")
 }
 
+/// FTS5 `automerge`: how many index segments of one size accumulate before
+/// they are merged. Every group commit writes a segment and the default (4)
+/// spent about a tenth of the writer's time merging; 8 measured +16% ingest
+/// throughput (median of 3 runs at 20k documents) with no change in query
+/// latency.
+pub const FTS_AUTOMERGE: u32 = 8;
+
 /// BM25 weight of the `context` column relative to the chunk's own text.
 pub const CONTEXT_BM25_WEIGHT: f64 = 0.3;
 
@@ -123,6 +130,7 @@ pub(super) fn create_tenant_tables(conn: &Connection, tenant_id: i64) -> rusqlit
         "CREATE VIRTUAL TABLE IF NOT EXISTS {t} USING fts5(
              text, context, content='', contentless_delete=1,
              tokenize='porter unicode61 remove_diacritics 2');
-         INSERT INTO {t}({t}, rank) VALUES ('rank', 'bm25(1.0, {CONTEXT_BM25_WEIGHT})');"
+         INSERT INTO {t}({t}, rank) VALUES ('rank', 'bm25(1.0, {CONTEXT_BM25_WEIGHT})');
+         INSERT INTO {t}({t}, rank) VALUES ('automerge', {FTS_AUTOMERGE});"
     ))
 }

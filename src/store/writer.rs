@@ -242,31 +242,69 @@ impl Writer {
         F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
     {
         let (reply_tx, reply_rx) = crossbeam_channel::bounded::<Result<T>>(1);
+        self.submit_then(tenant, f, move |result| {
+            let _ = reply_tx.send(result);
+        })?;
+        reply_rx
+            .recv()
+            .map_err(|_| Error::internal("write was dropped before it completed"))?
+    }
+
+    /// Queues `f` and returns at once; `done` receives its result on the
+    /// writer thread once the transaction is decided. `done` is called
+    /// exactly once, even if the write is dropped unrun.
+    pub fn submit_then<T, F, D>(&self, tenant: &str, f: F, done: D) -> Result<()>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
+        D: FnOnce(Result<T>) + Send + 'static,
+    {
+        let mut done = Once::new(done);
         let op: Op = Box::new(move |w| match f(w) {
             Ok(value) => (
                 true,
                 Box::new(move |commit_error| {
-                    let _ = reply_tx.send(match commit_error {
+                    done.call(match commit_error {
                         None => Ok(value),
                         Some(e) => Err(e),
-                    });
+                    })
                 }),
             ),
-            Err(e) => (
-                false,
-                Box::new(move |_| {
-                    let _ = reply_tx.send(Err(e));
-                }),
-            ),
+            Err(e) => (false, Box::new(move |_| done.call(Err(e)))),
         });
         self.tx
             .send(Request {
                 tenant: tenant.to_string(),
                 op,
             })
-            .map_err(|_| Error::Unavailable("the memory server is shutting down".into()))?;
-        reply_rx
-            .recv()
-            .map_err(|_| Error::internal("write was dropped before it completed"))?
+            .map_err(|_| Error::Unavailable("the memory server is shutting down".into()))
+    }
+}
+
+/// A completion callback that runs exactly once: called explicitly, or with
+/// an error when dropped uncalled (an operation dropped before it ran).
+struct Once<T> {
+    f: Option<Box<dyn FnOnce(Result<T>) + Send>>,
+}
+
+impl<T> Once<T> {
+    fn new(f: impl FnOnce(Result<T>) + Send + 'static) -> Once<T> {
+        Once {
+            f: Some(Box::new(f)),
+        }
+    }
+
+    fn call(&mut self, result: Result<T>) {
+        if let Some(f) = self.f.take() {
+            f(result);
+        }
+    }
+}
+
+impl<T> Drop for Once<T> {
+    fn drop(&mut self) {
+        self.call(Err(Error::internal(
+            "write was dropped before it completed",
+        )));
     }
 }
