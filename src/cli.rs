@@ -17,6 +17,14 @@ pub enum Command {
     Serve {
         data_dir: Option<PathBuf>,
     },
+    /// Re-embed everything with the configured embedder.
+    Reindex {
+        data_dir: Option<PathBuf>,
+    },
+    /// Rewrite the vector files without deleted chunks' slots.
+    Compact {
+        data_dir: Option<PathBuf>,
+    },
     Help,
     Version,
 }
@@ -25,7 +33,11 @@ pub const HELP: &str = "\
 alayasiki-mcp: local knowledge memory for AI agents, served over MCP on stdio.
 
 USAGE:
-    alayasiki-mcp [--data-dir DIR]
+    alayasiki-mcp [--data-dir DIR]            serve MCP on stdio
+    alayasiki-mcp reindex [--data-dir DIR]    re-embed everything with the
+                                              configured embedder
+    alayasiki-mcp compact [--data-dir DIR]    rewrite vector files without
+                                              deleted chunks
 
 OPTIONS:
     --data-dir DIR   Where the memory lives (created owner-only if missing).
@@ -40,6 +52,8 @@ ENVIRONMENT:
     ALAYASIKI_MCP_SUBJECT   subject of the stdio caller (default: local-agent)
     ALAYASIKI_DURABILITY    full (default: fsync every commit) or normal
     ALAYASIKI_LOG           error, warn, info (default), debug, trace, off
+    ALAYASIKI_EMBED_URL     use an HTTP embedding server instead of the
+                            built-in model (see README: Embeddings)
 
 The server reads newline-delimited JSON-RPC on stdin and writes only protocol
 messages to stdout; logs go to stderr. One process owns a data directory; to
@@ -65,6 +79,7 @@ where
     use lexopt::prelude::*;
     let mut parser = lexopt::Parser::from_args(args);
     let mut data_dir = None;
+    let mut subcommand: Option<String> = None;
     loop {
         let arg = parser.next().map_err(|e| UsageError(e.to_string()))?;
         let Some(arg) = arg else { break };
@@ -80,6 +95,11 @@ where
                 }
                 data_dir = Some(PathBuf::from(value));
             }
+            Value(v)
+                if subcommand.is_none() && SUBCOMMANDS.contains(&v.to_string_lossy().as_ref()) =>
+            {
+                subcommand = Some(v.to_string_lossy().into_owned());
+            }
             Value(v) => {
                 return Err(UsageError(format!(
                     "unexpected argument {:?}",
@@ -89,8 +109,15 @@ where
             other => return Err(UsageError(format!("unknown flag {}", describe(&other)))),
         }
     }
-    Ok(Command::Serve { data_dir })
+    Ok(match subcommand.as_deref() {
+        Some("reindex") => Command::Reindex { data_dir },
+        Some("compact") => Command::Compact { data_dir },
+        _ => Command::Serve { data_dir },
+    })
 }
+
+/// Subcommand names (the first positional argument).
+const SUBCOMMANDS: &[&str] = &["reindex", "compact"];
 
 fn describe(arg: &lexopt::Arg<'_>) -> String {
     match arg {
@@ -125,6 +152,19 @@ mod tests {
     fn help_and_version_win() {
         assert_eq!(parse(["--help"]), Ok(Command::Help));
         assert_eq!(parse(["-V"]), Ok(Command::Version));
+    }
+
+    #[test]
+    fn subcommands_take_the_data_dir_too() {
+        assert_eq!(
+            parse(["reindex", "--data-dir", "/m"]),
+            Ok(Command::Reindex {
+                data_dir: Some(PathBuf::from("/m"))
+            })
+        );
+        assert_eq!(parse(["compact"]), Ok(Command::Compact { data_dir: None }));
+        assert!(parse(["frobnicate"]).is_err());
+        assert!(parse(["reindex", "compact"]).is_err());
     }
 
     #[test]

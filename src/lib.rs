@@ -18,6 +18,7 @@
 //! (every bound, in one place), [`error`] (typed errors and their
 //! client-safe messages), [`logging`] (stderr only).
 
+pub mod admin;
 pub mod base64;
 pub mod cli;
 pub mod clock;

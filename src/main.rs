@@ -15,6 +15,8 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(Command::Serve { data_dir }) => alayasiki_mcp::serve::stdio(data_dir),
+        Ok(Command::Reindex { data_dir }) => alayasiki_mcp::admin::reindex(data_dir),
+        Ok(Command::Compact { data_dir }) => alayasiki_mcp::admin::compact(data_dir),
         Err(e) => {
             eprintln!("{e}");
             ExitCode::from(cli::USAGE_EXIT as u8)

@@ -23,11 +23,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::chunk::{tail, CONTEXT_BYTES};
-use super::{embed_texts, media, mix_into, prepare, Prepared};
+use super::{embed_chunks, embed_texts, media, mix_into, prepare, Prepared};
 use crate::clock::now_ms;
 use crate::embed::Embedder;
 use crate::error::Result;
-use crate::store::{JobKind, PendingJob, Store, Tenant};
+use crate::store::{JobKind, NewChunk, PendingJob, Store, Tenant};
 
 /// Jobs taken per round.
 pub const JOB_BATCH: usize = 256;
@@ -343,23 +343,16 @@ fn run_batch(
                     Err(reason) => Done::Failed(job, reason),
                 }
             }
-            JobKind::Embed => {
-                let chunks = shared
-                    .store
-                    .reader(&job.tenant)?
-                    .unembedded_chunks(job.document_key)?;
-                let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
-                match embed_texts(&texts, shared.embedder.as_ref()) {
-                    Some(vectors) => {
-                        backoff.succeeded(job.job_id);
-                        Done::Embedded(job, chunks.iter().map(|c| c.chunk_key).collect(), vectors)
-                    }
-                    None => {
-                        backoff.failed(job.job_id);
-                        continue;
-                    }
+            JobKind::Embed => match embed_stored(shared, &job)? {
+                Some((keys, vectors)) => {
+                    backoff.succeeded(job.job_id);
+                    Done::Embedded(job, keys, vectors)
                 }
-            }
+                None => {
+                    backoff.failed(job.job_id);
+                    continue;
+                }
+            },
         };
         let tenant = done.job().tenant.clone();
         match by_tenant.iter_mut().find(|(t, _)| *t == tenant) {
@@ -436,6 +429,34 @@ fn notify_outcomes(shared: &WorkerShared, done: Vec<Done>) {
         };
         shared.waiters.notify(&job.doc_id, &outcome);
     }
+}
+
+/// Vectors for a document's stored chunks that have none, with the same
+/// neighbour context fresh ingestion uses. `None` if the embedder failed.
+fn embed_stored(
+    shared: &WorkerShared,
+    job: &PendingJob,
+) -> Result<Option<(Vec<i64>, Vec<Vec<f32>>)>> {
+    let reader = shared.store.reader(&job.tenant)?;
+    let stored = reader.unembedded_chunks(job.document_key)?;
+    let mut chunks = Vec::with_capacity(stored.len());
+    for c in &stored {
+        let previous = match (&c.previous, c.ordinal, &job.source) {
+            (Some(p), _, _) => Some(p.clone()),
+            (None, 0, Some(source)) => reader.last_chunk_before(source, job.document_key)?,
+            _ => None,
+        };
+        chunks.push(NewChunk {
+            start: 0,
+            end: c.text.len(),
+            text: c.text.clone(),
+            context: previous
+                .map(|p| tail(&p, CONTEXT_BYTES).to_string())
+                .unwrap_or_default(),
+        });
+    }
+    Ok(embed_chunks(&chunks, shared.embedder.as_ref())
+        .map(|vectors| (stored.iter().map(|c| c.chunk_key).collect(), vectors)))
 }
 
 /// Gives a document's first chunk its context: the end of the previous

@@ -21,7 +21,9 @@ use crate::ingest::worker::{IngestWorker, JobOutcome, WorkerShared};
 use crate::ingest::Prepared;
 use crate::limits::*;
 use crate::query::{self, Fusion, QueryOutcome, QuerySpec};
-use crate::store::{DocumentRow, DocumentSummary, NewDocument, Store, VectorSpec};
+use crate::store::{
+    Compaction, DocumentRow, DocumentSummary, NewDocument, Store, VectorPolicy, VectorSpec,
+};
 
 /// What to store.
 #[derive(Debug, Clone)]
@@ -106,11 +108,22 @@ impl MemoryService {
         durability: Durability,
         embedder: Arc<dyn Embedder>,
     ) -> Result<MemoryService> {
+        MemoryService::open_with(data_dir, durability, embedder, VectorPolicy::Keep)
+    }
+
+    /// [`MemoryService::open`], choosing what happens to stored vectors
+    /// (`Rebuild` for `reindex`).
+    pub fn open_with(
+        data_dir: &Path,
+        durability: Durability,
+        embedder: Arc<dyn Embedder>,
+        policy: VectorPolicy,
+    ) -> Result<MemoryService> {
         let spec = VectorSpec {
             embedder_id: embedder.id().to_string(),
             dim: embedder.dim(),
         };
-        let store = Arc::new(Store::open(data_dir, durability, spec)?);
+        let store = Arc::new(Store::open_with(data_dir, durability, spec, policy)?);
         let (pending, failed) = store.journal_backlog()?;
         if pending > 0 {
             log::info!("replaying {pending} pending ingestion job(s)");
@@ -128,6 +141,17 @@ impl MemoryService {
             worker,
             shared,
         })
+    }
+
+    /// Jobs waiting and failed, across tenants (for maintenance progress).
+    pub fn backlog(&self) -> Result<(i64, i64)> {
+        self.store.journal_backlog()
+    }
+
+    /// Rewrites every tenant's vector files without deleted chunks' slots.
+    /// Run offline (`alayasiki-mcp compact`).
+    pub fn compact(&self) -> Result<Vec<Compaction>> {
+        self.store.compact_vectors()
     }
 
     /// The service as seen by one caller.

@@ -26,7 +26,10 @@ pub struct NewChunk {
 #[derive(Debug, Clone)]
 pub struct UnembeddedChunk {
     pub chunk_key: i64,
+    pub ordinal: i64,
     pub text: String,
+    /// The previous chunk of the same document, if any.
+    pub previous: Option<String>,
 }
 
 /// A chunk found by a search, with what evidence needs of its document.
@@ -69,7 +72,9 @@ impl TenantWriter<'_> {
     /// returns the first slot. Readers see them once the transaction
     /// commits; if it rolls back, the slots are reused.
     pub(super) fn append_vectors(&mut self, vectors: &[Vec<f32>]) -> Result<i64> {
-        let tv = self.vectors.tenant(self.tenant_id, 0)?;
+        // Every tenant with rows was opened at start-up; one opened here is
+        // new, so it starts empty at generation 0.
+        let tv = self.vectors.tenant(self.tenant_id, 0, 0)?;
         let first = tv.append(vectors)?;
         let rows = first + vectors.len() as u64;
         self.exec(
@@ -215,13 +220,19 @@ impl TenantReader<'_> {
             return Ok(Vec::new());
         };
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, text FROM chunks
-              WHERE tenant_id = ?1 AND document_id = ?2 AND vector_slot IS NULL ORDER BY ordinal",
+            "SELECT c.id, c.ordinal, c.text,
+                    (SELECT p.text FROM chunks p
+                      WHERE p.document_id = c.document_id AND p.ordinal = c.ordinal - 1)
+               FROM chunks c
+              WHERE c.tenant_id = ?1 AND c.document_id = ?2 AND c.vector_slot IS NULL
+              ORDER BY c.ordinal",
         )?;
         let rows = stmt.query_map(params![tenant_id, document_key], |r| {
             Ok(UnembeddedChunk {
                 chunk_key: r.get(0)?,
-                text: r.get(1)?,
+                ordinal: r.get(1)?,
+                text: r.get(2)?,
+                previous: r.get(3)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -110,6 +110,36 @@ pub(super) fn note_restart(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// For `reindex`: every tenant moves to a new, empty vector generation,
+/// every chunk loses its vector, and every indexed document gets an embed
+/// job, all in one transaction (a crash leaves the old state or the new).
+pub(super) fn schedule_reembedding(conn: &Connection) -> Result<()> {
+    let now = crate::clock::now_ms();
+    let tx = conn.unchecked_transaction()?;
+    tx.execute(
+        "UPDATE tenants SET vector_rows = 0, vector_generation = vector_generation + 1",
+        [],
+    )?;
+    tx.execute(
+        "UPDATE chunks SET vector_slot = NULL WHERE vector_slot IS NOT NULL",
+        [],
+    )?;
+    tx.execute(
+        "DELETE FROM jobs WHERE kind = 'embed' AND state = 'pending'",
+        [],
+    )?;
+    let queued = tx.execute(
+        "INSERT INTO jobs(tenant_id, document_id, kind, state, created_at, updated_at)
+         SELECT d.tenant_id, d.id, 'embed', 'pending', ?1, ?1 FROM documents d
+          WHERE d.state = 'ready' AND EXISTS (SELECT 1 FROM chunks c WHERE c.document_id = d.id)
+          ORDER BY d.id",
+        [now],
+    )?;
+    tx.commit()?;
+    log::info!("reindex: {queued} document(s) queued for embedding");
+    Ok(())
+}
+
 pub(super) fn pending(conn: &Connection, limit: usize) -> Result<Vec<PendingJob>> {
     let mut stmt = conn.prepare_cached(
         "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source
