@@ -431,12 +431,12 @@ fn notify_outcomes(shared: &WorkerShared, done: Vec<Done>) {
     }
 }
 
+/// Chunk keys and their new vectors, in the same order.
+type EmbeddedChunks = (Vec<i64>, Vec<Vec<f32>>);
+
 /// Vectors for a document's stored chunks that have none, with the same
 /// neighbour context fresh ingestion uses. `None` if the embedder failed.
-fn embed_stored(
-    shared: &WorkerShared,
-    job: &PendingJob,
-) -> Result<Option<(Vec<i64>, Vec<Vec<f32>>)>> {
+fn embed_stored(shared: &WorkerShared, job: &PendingJob) -> Result<Option<EmbeddedChunks>> {
     let reader = shared.store.reader(&job.tenant)?;
     let stored = reader.unembedded_chunks(job.document_key)?;
     let mut chunks = Vec::with_capacity(stored.len());
