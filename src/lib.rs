@@ -25,6 +25,7 @@ pub mod clock;
 pub mod config;
 pub mod embed;
 pub mod error;
+pub mod graph;
 pub mod ids;
 pub mod ingest;
 pub mod limits;

@@ -28,6 +28,8 @@ pub struct Prepared {
     /// One vector per chunk; `None` if the embedder failed (the chunks are
     /// then stored for keyword search and embedded later).
     pub vectors: Option<Vec<Vec<f32>>>,
+    /// Entities, mentions and relations the chunks contain.
+    pub graph: crate::graph::fragment::Fragment,
 }
 
 impl Prepared {
@@ -56,11 +58,13 @@ pub fn prepare(
     let text = extract::extract(kind, bytes)?;
     let chunks = chunk::chunk(&text, kind);
     let vectors = embed_chunks(&chunks, embedder);
+    let graph = crate::graph::fragment::from_chunks(&chunks);
     let text = (text.as_bytes() != bytes).then_some(text);
     Ok(Prepared {
         text,
         chunks,
         vectors,
+        graph,
     })
 }
 

@@ -208,6 +208,8 @@ struct WorkerState {
     /// Last chunk per (tenant, source) written or in flight, for the next
     /// document's context while its predecessor may not be committed.
     recent: HashMap<(String, String), String>,
+    /// When each tenant's communities were last rebuilt.
+    last_rebuild: HashMap<String, Instant>,
 }
 
 fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
@@ -215,6 +217,7 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         backoff: Backoff::default(),
         in_flight: Arc::default(),
         recent: HashMap::new(),
+        last_rebuild: HashMap::new(),
     };
     while !stop.load(Ordering::SeqCst) {
         let busy = lock_set(&state.in_flight).len();
@@ -238,6 +241,9 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
                 .collect()
         };
         if jobs.is_empty() {
+            if busy == 0 {
+                refresh_communities(shared, &mut state);
+            }
             let wait = state
                 .backoff
                 .next_wait()
@@ -249,6 +255,37 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         if let Err(e) = run_batch(shared, jobs, stop, &mut state) {
             log::error!("ingestion batch failed, will retry: {e}");
             let _ = wake.recv_timeout(IDLE_POLL);
+        }
+    }
+}
+
+/// Least time between two community rebuilds of one tenant: summaries
+/// follow the graph within about this long once ingestion pauses.
+pub const COMMUNITY_REBUILD_INTERVAL: Duration = Duration::from_secs(10);
+
+/// Rebuilds stale community summaries while the worker has nothing else to
+/// do (never in a query's path).
+fn refresh_communities(shared: &WorkerShared, state: &mut WorkerState) {
+    let stale = match shared.store.tenants_with_stale_communities() {
+        Ok(t) => t,
+        Err(e) => {
+            log::warn!("cannot check community summaries: {e}");
+            return;
+        }
+    };
+    for tenant in stale {
+        let due = state
+            .last_rebuild
+            .get(tenant.name())
+            .is_none_or(|at| at.elapsed() >= COMMUNITY_REBUILD_INTERVAL);
+        if !due {
+            continue;
+        }
+        state
+            .last_rebuild
+            .insert(tenant.name().to_string(), Instant::now());
+        if let Err(e) = crate::graph::communities::refresh(&shared.store, &tenant) {
+            log::warn!("rebuilding community summaries failed: {e}");
         }
     }
 }
@@ -374,14 +411,9 @@ fn run_batch(
                 let now = now_ms();
                 for d in &done {
                     match d {
-                        Done::Indexed(job, p) => w.complete_job(
-                            job.job_id,
-                            job.document_key,
-                            p.text.as_deref(),
-                            &p.chunks,
-                            p.vectors.as_deref(),
-                            now,
-                        )?,
+                        Done::Indexed(job, p) => {
+                            w.complete_job(job.job_id, job.document_key, p, job.provenance, now)?
+                        }
                         Done::Failed(job, reason) => {
                             w.fail_job(job.job_id, job.document_key, reason, now)?
                         }

@@ -15,6 +15,8 @@ use crate::limits::RESOURCES_PAGE_SIZE;
 use crate::service::Memory;
 
 const DOCUMENT_PREFIX: &str = "alayasiki://documents/";
+/// The caller's community summaries.
+pub const COMMUNITIES_URI: &str = "alayasiki://communities";
 /// Longest URI accepted by `resources/read`.
 pub const MAX_URI_BYTES: usize = 2048;
 
@@ -57,6 +59,18 @@ pub fn list(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, F
             })
         })
         .collect();
+    let mut resources = resources;
+    if after == 0 {
+        resources.insert(
+            0,
+            json!({
+                "uri": COMMUNITIES_URI,
+                "name": "community summaries",
+                "mimeType": "application/json",
+                "description": "Groups of related entities in this memory, each with a title, its strongest facts and cited chunks (rebuilt when the graph changed)."
+            }),
+        );
+    }
     let mut result = json!({"resources": resources});
     if more {
         if let Some(last) = shown.last() {
@@ -81,6 +95,12 @@ pub fn read(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, F
     }
     let not_found =
         || Fault::new(RESOURCE_NOT_FOUND, "resource not found").with_data(json!({"uri": uri}));
+    if uri == COMMUNITIES_URI {
+        let value = memory.communities().map_err(service_fault)?;
+        return Ok(json!({
+            "contents": [{"uri": uri, "mimeType": "application/json", "text": value.to_string()}]
+        }));
+    }
     let Some(id) = uri.strip_prefix(DOCUMENT_PREFIX) else {
         return Err(not_found());
     };

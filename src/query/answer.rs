@@ -172,6 +172,8 @@ mod tests {
             text: text.to_string(),
             score: 1.0,
             lanes: Default::default(),
+            relations: Vec::new(),
+            chunk_key: rank as i64,
             truncated: false,
         }
     }

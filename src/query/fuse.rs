@@ -23,6 +23,11 @@ pub const RRF_K: f64 = 60.0;
 /// 0.10 to 1.0 in steps; see BENCHMARKS.md).
 pub const KEYWORD_LANE_WEIGHT: f64 = 1.0;
 pub const VECTOR_LANE_WEIGHT: f64 = 0.25;
+/// The graph lane's weight (measured on LoCoMo like the others).
+pub const GRAPH_LANE_WEIGHT: f64 = 0.1;
+/// The community lane's weight in global search: the summaries' chunks are
+/// what a global question is about.
+pub const COMMUNITY_LANE_WEIGHT: f64 = 1.0;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fusion {
@@ -60,6 +65,7 @@ pub struct Fused {
 
 /// A lane's ranked hits, best first. `ChunkHit::bm25` holds the lane score
 /// negated (lower is better), as the store returns it.
+#[derive(Clone)]
 pub struct Lane {
     pub name: &'static str,
     pub weight: f64,

@@ -7,7 +7,10 @@
 //! the evidence).
 
 pub mod answer;
+pub mod communities;
 pub mod fuse;
+pub mod graph;
+pub mod modes;
 pub mod pack;
 pub mod retrieve;
 pub mod stem;
@@ -62,13 +65,15 @@ pub enum ResultMode {
 pub struct LaneSet {
     pub keyword: bool,
     pub vector: bool,
+    pub graph: bool,
 }
 
 impl LaneSet {
-    pub const NAMES: &'static [&'static str] = &["keyword", "vector"];
+    pub const NAMES: &'static [&'static str] = &["keyword", "vector", "graph"];
     pub const ALL: LaneSet = LaneSet {
         keyword: true,
         vector: true,
+        graph: true,
     };
 }
 
@@ -103,6 +108,12 @@ pub struct Evidence {
     pub score: f64,
     /// The lanes that found this item, with its rank and score in each.
     pub lanes: BTreeMap<&'static str, LaneRank>,
+    /// Relations of the knowledge graph whose evidence this item is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub relations: Vec<graph::RelationUse>,
+    /// The chunk's store key (for attaching graph facts; never shown).
+    #[serde(skip)]
+    pub chunk_key: i64,
     /// True when the budget cut `text` short (the span says where).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
@@ -141,6 +152,19 @@ pub struct QueryOutcome {
     /// down); the others still answered.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub lane_errors: BTreeMap<&'static str, String>,
+    /// Community summaries used by a global search (best first).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub communities: Vec<communities::CommunityUse>,
+    /// How the search went: the entities recognised, the rounds run, what
+    /// was excluded.
+    pub explain: modes::Explain,
+}
+
+/// How a query runs, beyond the spec: fusion and confidence decay.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    pub fusion: Fusion,
+    pub half_life_days: f64,
 }
 
 /// Runs a query against one tenant's memory.
@@ -148,41 +172,76 @@ pub fn run(
     reader: &TenantReader<'_>,
     spec: &QuerySpec,
     embedder: &dyn Embedder,
-    fusion: Fusion,
+    settings: Settings,
 ) -> Result<QueryOutcome> {
     let terms = terms::analyze(&spec.text);
-    let mut lanes = Vec::new();
-    let mut lane_errors = BTreeMap::new();
-    let mut ignored_terms = Vec::new();
-    if spec.lanes.keyword {
-        let plan = retrieve::plan(reader, &terms)?;
-        lanes.push(fuse::Lane {
-            name: "keyword",
-            weight: fuse::KEYWORD_LANE_WEIGHT,
-            hits: retrieve::keyword(reader, &plan, spec.top_k)?,
-        });
-        ignored_terms = plan.ignored;
+    let entities = if spec.lanes.graph {
+        graph::question_entities(reader, &spec.text, &terms)?
+    } else {
+        Vec::new()
+    };
+    let mut choice = modes::choose(spec.search_mode, &spec.text, &entities);
+    let mut explain = modes::Explain::new(&choice, &entities);
+    let snapshot = match choice.ran {
+        SearchMode::Global => reader
+            .latest_communities()?
+            .filter(|s| !s.summaries.is_empty()),
+        _ => None,
+    };
+    if choice.ran == SearchMode::Global && snapshot.is_none() {
+        choice.ran = SearchMode::Local;
+        choice
+            .reason
+            .push_str("; no community summaries are built yet, so local ran instead");
     }
-    if spec.lanes.vector {
-        match retrieve::vector(reader, &spec.text, embedder, spec.top_k)? {
-            Ok(hits) => lanes.push(fuse::Lane {
-                name: "vector",
-                weight: fuse::VECTOR_LANE_WEIGHT,
+    let mut round = Round::run(reader, spec, &terms, &entities, embedder, settings, 1)?;
+    let mut community_uses = Vec::new();
+    if let Some(snapshot) = &snapshot {
+        let (hits, uses) = communities::lane(reader, snapshot, &terms, &entities)?;
+        explain.communities = Some(snapshot.summaries.len());
+        explain.communities_version = Some(snapshot.graph_version);
+        community_uses = uses;
+        round.extra_lane(
+            fuse::Lane {
+                name: "community",
+                weight: fuse::COMMUNITY_LANE_WEIGHT,
                 hits,
-            }),
-            Err(e) => {
-                lane_errors.insert("vector", e.0);
-            }
+            },
+            settings.fusion,
+        );
+    }
+    if choice.ran == SearchMode::Drift && modes::is_thin(&round.fused, spec.top_k) {
+        // Widen: neighbours of the question's entities, more candidates.
+        let wide = QuerySpec {
+            top_k: spec.top_k * 2,
+            ..spec.clone()
+        };
+        round = Round::run(reader, &wide, &terms, &entities, embedder, settings, 2)?;
+        explain.rounds = 2;
+    }
+    let Round {
+        fused,
+        relations,
+        ignored_terms,
+        lane_errors,
+        ..
+    } = round;
+    let (mut evidence, budget) = pack::pack(fused, spec.top_k, spec.budget_chars);
+    for e in &mut evidence {
+        if let Some(r) = relations.get(&e.chunk_key) {
+            e.relations = r.clone();
         }
     }
-    let fused = fuse::fuse(lanes, fusion);
-    let (evidence, budget) = pack::pack(fused, spec.top_k, spec.budget_chars);
     let answer = match spec.mode {
         ResultMode::Answer => Some(answer::compose(&terms, &evidence)),
         ResultMode::Evidence => None,
     };
     Ok(QueryOutcome {
-        search_mode: mode_report(spec.search_mode),
+        search_mode: ModeReport {
+            requested: spec.search_mode,
+            ran: choice.ran,
+            reason: choice.reason,
+        },
         mode: spec.mode,
         terms,
         ignored_terms,
@@ -190,27 +249,82 @@ pub fn run(
         evidence,
         budget,
         lane_errors,
+        communities: community_uses,
+        explain,
     })
 }
 
-/// Until the graph exists, every mode runs local chunk retrieval; the report
-/// says so rather than pretending otherwise.
-fn mode_report(requested: SearchMode) -> ModeReport {
-    let reason = match requested {
-        SearchMode::Local => "local: chunks matching the question, by keyword and meaning",
-        SearchMode::Auto => {
-            "auto chose local: chunk retrieval by keyword and meaning is what is built"
+/// One retrieval round: every enabled lane, fused.
+struct Round {
+    lanes: Vec<fuse::Lane>,
+    fused: Vec<fuse::Fused>,
+    relations: std::collections::HashMap<i64, Vec<graph::RelationUse>>,
+    ignored_terms: Vec<String>,
+    lane_errors: BTreeMap<&'static str, String>,
+}
+
+impl Round {
+    /// Adds a lane and fuses again.
+    fn extra_lane(&mut self, lane: fuse::Lane, fusion: Fusion) {
+        self.lanes.push(lane);
+        self.fused = fuse::fuse(self.lanes.clone(), fusion);
+    }
+
+    fn run(
+        reader: &TenantReader<'_>,
+        spec: &QuerySpec,
+        terms: &[String],
+        entities: &[crate::store::EntityRow],
+        embedder: &dyn Embedder,
+        settings: Settings,
+        depth: usize,
+    ) -> Result<Round> {
+        let mut lanes = Vec::new();
+        let mut lane_errors = BTreeMap::new();
+        let mut ignored_terms = Vec::new();
+        let mut relations = Default::default();
+        if spec.lanes.keyword {
+            let plan = retrieve::plan(reader, terms)?;
+            lanes.push(fuse::Lane {
+                name: "keyword",
+                weight: fuse::KEYWORD_LANE_WEIGHT,
+                hits: retrieve::keyword(reader, &plan, spec.top_k)?,
+            });
+            ignored_terms = plan.ignored;
         }
-        SearchMode::Global => {
-            "global needs community summaries, which are not built yet; ran local instead"
+        if spec.lanes.vector {
+            match retrieve::vector(reader, &spec.text, embedder, spec.top_k)? {
+                Ok(hits) => lanes.push(fuse::Lane {
+                    name: "vector",
+                    weight: fuse::VECTOR_LANE_WEIGHT,
+                    hits,
+                }),
+                Err(e) => {
+                    lane_errors.insert("vector", e.0);
+                }
+            }
         }
-        SearchMode::Drift => {
-            "drift needs the entity graph, which is not built yet; ran local instead"
+        if spec.lanes.graph && !entities.is_empty() {
+            let found = graph::lane(
+                reader,
+                entities,
+                depth,
+                settings.half_life_days,
+                spec.top_k * retrieve::CANDIDATES_PER_RESULT,
+            )?;
+            relations = found.relations;
+            lanes.push(fuse::Lane {
+                name: "graph",
+                weight: fuse::GRAPH_LANE_WEIGHT,
+                hits: found.hits,
+            });
         }
-    };
-    ModeReport {
-        requested,
-        ran: SearchMode::Local,
-        reason: reason.to_string(),
+        Ok(Round {
+            fused: fuse::fuse(lanes.clone(), settings.fusion),
+            lanes,
+            relations,
+            ignored_terms,
+            lane_errors,
+        })
     }
 }

@@ -101,6 +101,8 @@ fn to_evidence(fused: Fused, rank: usize, cut: Option<usize>) -> Evidence {
         text,
         score,
         lanes,
+        relations: Vec::new(),
+        chunk_key: hit.chunk_key,
         truncated,
     }
 }

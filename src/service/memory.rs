@@ -95,6 +95,7 @@ pub struct JobCounts {
 pub struct MemoryService {
     data_dir: PathBuf,
     fusion: Fusion,
+    half_life_days: f64,
     store: Arc<Store>,
     worker: IngestWorker,
     shared: Arc<WorkerShared>,
@@ -134,9 +135,12 @@ impl MemoryService {
         let shared = Arc::new(WorkerShared::new(store.clone(), embedder));
         let worker = IngestWorker::start(shared.clone())?;
         let fusion = crate::config::fusion_from_env().map_err(Error::Unavailable)?;
+        let half_life_days =
+            crate::graph::confidence::half_life_from_env().map_err(Error::Unavailable)?;
         Ok(MemoryService {
             data_dir: data_dir.to_path_buf(),
             fusion,
+            half_life_days,
             store,
             worker,
             shared,
@@ -331,12 +335,58 @@ impl Memory<'_> {
     pub fn query(&self, spec: &QuerySpec) -> Result<QueryOutcome> {
         self.require(Permission::Query)?;
         let reader = self.service.store.reader(&self.principal.tenant)?;
+        let settings = query::Settings {
+            fusion: self.service.fusion,
+            half_life_days: self.service.half_life_days,
+        };
         query::run(
             &reader,
             spec,
             self.service.shared.embedder.as_ref(),
-            self.service.fusion,
+            settings,
         )
+    }
+
+    /// The tenant's community summaries, rebuilt first if the graph changed
+    /// since the last build, as JSON (citations as chunk ids).
+    pub fn communities(&self) -> Result<Value> {
+        self.require(Permission::Query)?;
+        crate::graph::communities::refresh(&self.service.store, &self.principal.tenant)?;
+        let reader = self.service.store.reader(&self.principal.tenant)?;
+        let Some(snapshot) = reader.latest_communities()? else {
+            return Ok(serde_json::json!({"graph_version": 0, "communities": []}));
+        };
+        let keys: Vec<(i64, f64)> = snapshot
+            .summaries
+            .iter()
+            .flat_map(|s| s.citations.iter().map(|c| (c.chunk_key, 0.0)))
+            .collect();
+        let chunk_ids: std::collections::HashMap<i64, String> = reader
+            .chunks_by_keys(&keys)?
+            .into_iter()
+            .map(|h| (h.chunk_key, format!("{}:{}", h.doc_id, h.ordinal)))
+            .collect();
+        let communities: Vec<Value> = snapshot
+            .summaries
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "level": s.level,
+                    "community": s.community,
+                    "parent": s.parent,
+                    "title": s.title,
+                    "size": s.size,
+                    "entities": s.entities,
+                    "facts": s.facts,
+                    "citations": s.citations.iter().filter_map(|c| chunk_ids.get(&c.chunk_key)).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        Ok(serde_json::json!({
+            "graph_version": snapshot.graph_version,
+            "built_at": crate::clock::rfc3339(snapshot.built_at),
+            "communities": communities,
+        }))
     }
 
     /// A stored document of this tenant.

@@ -98,7 +98,7 @@ impl TenantWriter<'_> {
         document_key: i64,
         chunks: &[NewChunk],
         vectors: Option<&[Vec<f32>]>,
-    ) -> Result<()> {
+    ) -> Result<Vec<i64>> {
         let first_slot = match vectors {
             Some(v) if !v.is_empty() => {
                 debug_assert_eq!(v.len(), chunks.len());
@@ -115,6 +115,7 @@ impl TenantWriter<'_> {
         let mut insert_fts = self.conn.prepare_cached(&format!(
             "INSERT INTO {fts}(rowid, text, context) VALUES (?1, ?2, ?3)"
         ))?;
+        let mut keys = Vec::with_capacity(chunks.len());
         for (ordinal, c) in chunks.iter().enumerate() {
             insert_chunk.execute(params![
                 self.tenant_id,
@@ -127,12 +128,13 @@ impl TenantWriter<'_> {
             ])?;
             let rowid = self.conn.last_insert_rowid();
             insert_fts.execute(params![rowid, c.text, c.context])?;
+            keys.push(rowid);
         }
         self.exec(
             "UPDATE tenants SET chunk_count = chunk_count + ?2 WHERE id = ?1",
             params![self.tenant_id, chunks.len() as i64],
         )?;
-        Ok(())
+        Ok(keys)
     }
 }
 
@@ -188,6 +190,31 @@ impl TenantReader<'_> {
                 .optional()?
             {
                 hit.bm25 = -f64::from(f.score);
+                hits.push(hit);
+            }
+        }
+        Ok(hits)
+    }
+
+    /// Chunks by key, in the order given, each with `score` (negated into
+    /// `bm25`, lower is better). Keys not of this tenant are skipped.
+    pub fn chunks_by_keys(&self, scored: &[(i64, f64)]) -> Result<Vec<ChunkHit>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
+                    d.title, d.metadata, d.provenance, d.created_at, 0.0
+               FROM chunks c JOIN documents d ON d.id = c.document_id
+              WHERE c.tenant_id = ?1 AND c.id = ?2",
+        )?;
+        let mut hits = Vec::with_capacity(scored.len());
+        for (key, score) in scored {
+            if let Some(mut hit) = stmt
+                .query_row(params![tenant_id, key], hit_row)
+                .optional()?
+            {
+                hit.bm25 = -score;
                 hits.push(hit);
             }
         }

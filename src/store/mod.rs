@@ -14,8 +14,10 @@
 
 mod audit;
 mod chunks;
+mod communities;
 mod db;
 mod documents;
+mod graph;
 mod journal;
 mod maintenance;
 pub mod owner;
@@ -24,8 +26,10 @@ pub mod vectors;
 mod writer;
 
 pub use chunks::{ChunkHit, NewChunk, UnembeddedChunk};
+pub use communities::Snapshot as CommunitySnapshot;
 pub use db::{latest_schema_version, DB_FILE};
 pub use documents::{AdmitOutcome, DocumentRow, DocumentSummary, NewDocument};
+pub use graph::{EntityRow, RelationRow, FUNCTIONAL_PREDICATES};
 pub use journal::{JobInput, JobKind, JobState, PendingJob};
 pub use maintenance::Compaction;
 pub use tenant::{Tenant, TenantReader, TenantWriter};

@@ -32,7 +32,7 @@ fn schema() -> Value {
             "mode": {"type": "string", "enum": ["answer", "evidence"], "description": "answer (default): evidence plus a cited extractive answer; evidence: ranked evidence only."},
             "top_k": {"type": "integer", "minimum": MIN_TOP_K, "maximum": MAX_TOP_K, "description": "Most evidence items to return (1-100, default 10)."},
             "budget": {"type": "integer", "minimum": MIN_BUDGET_CHARS, "maximum": MAX_BUDGET_CHARS, "description": "Most characters of evidence text to return (default 20000)."},
-            "lanes": {"type": "array", "items": {"type": "string", "enum": LaneSet::NAMES}, "description": "Retrieval lanes to use (default all): keyword (BM25) and vector (meaning). For evaluation and debugging."}
+            "lanes": {"type": "array", "items": {"type": "string", "enum": LaneSet::NAMES}, "description": "Retrieval lanes to use (default all): keyword (BM25), vector (meaning) and graph (entities and relations). For evaluation and debugging."}
         },
         "required": ["query"]
     })
@@ -91,11 +91,13 @@ fn parse_lanes(v: &Value) -> Result<LaneSet> {
     let mut set = LaneSet {
         keyword: false,
         vector: false,
+        graph: false,
     };
     for item in items {
         match item.as_str() {
             Some("keyword") if !set.keyword => set.keyword = true,
             Some("vector") if !set.vector => set.vector = true,
+            Some("graph") if !set.graph => set.graph = true,
             _ => return Err(bad()),
         }
     }
@@ -143,7 +145,8 @@ mod tests {
         assert!(parse_json(json!({"query": "  "})).is_err());
         assert!(parse_json(json!({})).is_err());
         assert!(parse_json(json!({"query": "x", "lanes": []})).is_err());
-        assert!(parse_json(json!({"query": "x", "lanes": ["graph"]})).is_err());
+        assert!(parse_json(json!({"query": "x", "lanes": ["graph", "graph"]})).is_err());
+        assert!(parse_json(json!({"query": "x", "lanes": ["community"]})).is_err());
         assert!(parse_json(json!({"query": "x", "lanes": ["vector", "vector"]})).is_err());
     }
 
@@ -154,7 +157,8 @@ mod tests {
             q.lanes,
             LaneSet {
                 keyword: false,
-                vector: true
+                vector: true,
+                graph: false
             }
         );
         assert_eq!(
