@@ -173,6 +173,7 @@ mod tests {
             score: 1.0,
             lanes: Default::default(),
             truncated: false,
+            origin: None,
         }
     }
 

@@ -80,7 +80,12 @@ fn diversify(hits: Vec<Fused>) -> Vec<Fused> {
 }
 
 fn to_evidence(fused: Fused, rank: usize, cut: Option<usize>) -> Evidence {
-    let Fused { hit, score, lanes } = fused;
+    let Fused {
+        hit,
+        score,
+        lanes,
+        origin,
+    } = fused;
     let (text, end, truncated) = match cut {
         Some(c) if c < hit.text.len() => (hit.text[..c].to_string(), hit.start as usize + c, true),
         _ => (hit.text, hit.end as usize, false),
@@ -102,6 +107,7 @@ fn to_evidence(fused: Fused, rank: usize, cut: Option<usize>) -> Evidence {
         score,
         lanes,
         truncated,
+        origin,
     }
 }
 
@@ -129,6 +135,7 @@ mod tests {
             hit,
             score: -bm25,
             lanes: Default::default(),
+            origin: None,
         }
     }
 
