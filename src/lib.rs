@@ -8,7 +8,8 @@
 //! - [`transport`]: stdio framing (and, later, HTTP/SSE); limits on input.
 //! - [`protocol`]: JSON-RPC and MCP: sessions, tools, resources, prompts.
 //! - [`service`]: [`service::Memory`], the one API every transport calls,
-//!   bound to a [`service::Principal`].
+//!   bound to a [`service::Principal`]; and working memory, the per-identity
+//!   session graphs shared by every transport of the process.
 //! - [`ingest`] and [`query`]: the engine (extraction and chunking; retrieval,
 //!   packing and answers).
 //! - [`store`]: SQLite (WAL, FTS5) behind tenant-bound handles, the writer

@@ -1,9 +1,12 @@
-//! MCP resources: stored documents as `alayasiki://documents/{id}`.
+//! MCP resources: stored documents as `alayasiki://documents/{id}`, and
+//! the caller's working-memory sessions as `alayasiki://sessions/{id}`.
 //!
 //! `resources/list` pages through the caller's ready documents with an
 //! opaque cursor; `resources/read` returns a document's extracted text
 //! after the same tenant-bound lookup every other read uses, so another
-//! tenant's id reads exactly like an unknown one.
+//! tenant's id reads exactly like an unknown one. Sessions are read the same
+//! way: another identity's session, an expired one and one never written
+//! all give the same not-found error.
 
 use serde_json::{json, Map, Value};
 
@@ -17,17 +20,27 @@ use crate::service::Memory;
 const DOCUMENT_PREFIX: &str = "alayasiki://documents/";
 /// The caller's community summaries.
 pub const COMMUNITIES_URI: &str = "alayasiki://communities";
+const SESSION_PREFIX: &str = "alayasiki://sessions/";
 /// Longest URI accepted by `resources/read`.
 pub const MAX_URI_BYTES: usize = 2048;
 
 pub fn templates() -> Vec<Value> {
-    vec![json!({
-        "uriTemplate": "alayasiki://documents/{id}",
-        "name": "document",
-        "description": "A stored document's extracted text, by document id (as returned by \
-    alayasiki_ingest and in query evidence).",
-        "mimeType": "text/plain"
-    })]
+    vec![
+        json!({
+            "uriTemplate": "alayasiki://documents/{id}",
+            "name": "document",
+            "description": "A stored document's extracted text, by document id (as returned by \
+        alayasiki_ingest and in query evidence).",
+            "mimeType": "text/plain"
+        }),
+        json!({
+            "uriTemplate": "alayasiki://sessions/{session_id}",
+            "name": "working-memory session",
+            "description": "One of your working-memory sessions (see alayasiki_memory_write) as JSON: \
+        notes in write order, nodes, edges, and its created, updated and expiry times.",
+            "mimeType": "application/json"
+        }),
+    ]
 }
 
 pub fn list(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, Fault> {
@@ -100,6 +113,21 @@ pub fn read(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, F
         return Ok(json!({
             "contents": [{"uri": uri, "mimeType": "application/json", "text": value.to_string()}]
         }));
+    }
+    if let Some(session_id) = uri.strip_prefix(SESSION_PREFIX) {
+        return match memory.memory_session(session_id) {
+            Ok(snapshot) => Ok(json!({
+                "contents": [{
+                    "uri": uri,
+                    "mimeType": "application/json",
+                    "text": snapshot.to_json().to_string()
+                }]
+            })),
+            // A malformed id cannot name a session: not found, like any
+            // other id this caller has no session for.
+            Err(Error::NotFound(_) | Error::InvalidInput(_)) => Err(not_found()),
+            Err(e) => Err(service_fault(e)),
+        };
     }
     let Some(id) = uri.strip_prefix(DOCUMENT_PREFIX) else {
         return Err(not_found());

@@ -175,6 +175,7 @@ mod tests {
             relations: Vec::new(),
             chunk_key: rank as i64,
             truncated: false,
+            origin: None,
         }
     }
 

@@ -61,6 +61,8 @@ pub struct Fused {
     pub hit: ChunkHit,
     pub score: f64,
     pub lanes: BTreeMap<&'static str, LaneRank>,
+    /// Set when candidates from several sources are merged.
+    pub origin: Option<super::Origin>,
 }
 
 /// A lane's ranked hits, best first. `ChunkHit::bm25` holds the lane score
@@ -96,6 +98,7 @@ pub fn fuse(lanes: Vec<Lane>, method: Fusion) -> Vec<Fused> {
                 hit,
                 score: 0.0,
                 lanes: BTreeMap::new(),
+                origin: None,
             });
             entry.score += contribution;
             entry.lanes.insert(lane.name, LaneRank { rank, score: raw });

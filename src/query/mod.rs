@@ -86,6 +86,20 @@ pub struct QuerySpec {
     pub top_k: usize,
     pub budget_chars: usize,
     pub lanes: LaneSet,
+    /// A working-memory session whose evidence is merged with persistent
+    /// memory's (each item then says where it came from).
+    pub session_id: Option<String>,
+}
+
+/// Where a piece of evidence came from. Reported only by queries that
+/// merged working memory with persistent memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// Persistent memory (a stored document).
+    Memory,
+    /// A working-memory session (a note).
+    Session,
 }
 
 /// One piece of evidence: a chunk (or part of one, when the budget cut it),
@@ -117,6 +131,9 @@ pub struct Evidence {
     /// True when the budget cut `text` short (the span says where).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// Set when the query merged sources (see [`Origin`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -174,6 +191,32 @@ pub fn run(
     embedder: &dyn Embedder,
     settings: Settings,
 ) -> Result<QueryOutcome> {
+    Ok(finish(spec, candidates(reader, spec, embedder, settings)?))
+}
+
+/// Ranked candidates from one source, before packing: what [`merge`]
+/// combines and [`finish`] turns into an outcome.
+#[derive(Debug, Clone)]
+pub struct Candidates {
+    pub terms: Vec<String>,
+    pub ignored_terms: Vec<String>,
+    pub fused: Vec<fuse::Fused>,
+    pub lane_errors: BTreeMap<&'static str, String>,
+    /// Graph relations whose evidence is in each chunk (by chunk key).
+    pub relations: std::collections::HashMap<i64, Vec<graph::RelationUse>>,
+    pub search_mode: ModeReport,
+    pub communities: Vec<communities::CommunityUse>,
+    pub explain: modes::Explain,
+}
+
+/// Retrieves and fuses one tenant's candidates for the question, in the
+/// search mode that applies (see [`modes`]).
+pub fn candidates(
+    reader: &TenantReader<'_>,
+    spec: &QuerySpec,
+    embedder: &dyn Embedder,
+    settings: Settings,
+) -> Result<Candidates> {
     let terms = terms::analyze(&spec.text);
     let entities = if spec.lanes.graph {
         graph::question_entities(reader, &spec.text, &terms)?
@@ -181,7 +224,7 @@ pub fn run(
         Vec::new()
     };
     let mut choice = modes::choose(spec.search_mode, &spec.text, &entities);
-    let mut explain = modes::Explain::new(&choice, &entities);
+    let mut explain = modes::Explain::new(&entities);
     let snapshot = match choice.ran {
         SearchMode::Global => reader
             .latest_communities()?
@@ -219,29 +262,89 @@ pub fn run(
         round = Round::run(reader, &wide, &terms, &entities, embedder, settings, 2)?;
         explain.rounds = 2;
     }
-    let Round {
+    Ok(Candidates {
+        terms,
+        ignored_terms: round.ignored_terms,
+        fused: round.fused,
+        lane_errors: round.lane_errors,
+        relations: round.relations,
+        search_mode: ModeReport {
+            requested: spec.search_mode,
+            ran: choice.ran,
+            reason: choice.reason,
+        },
+        communities: community_uses,
+        explain,
+    })
+}
+
+/// Merges working-memory candidates into persistent memory's: every item
+/// is marked with its origin, and the two lists are interleaved by fused
+/// score (each list was fused by the same method and lane weights, so the
+/// scores share a scale). On a tie the session's item goes first: it is
+/// the task at hand. Lane errors of the session are reported under
+/// `session.<lane>`.
+pub fn merge(
+    memory: Candidates,
+    session: Vec<fuse::Fused>,
+    session_errors: BTreeMap<&'static str, String>,
+) -> Candidates {
+    let mut fused: Vec<fuse::Fused> = session
+        .into_iter()
+        .map(|f| fuse::Fused {
+            origin: Some(Origin::Session),
+            ..f
+        })
+        .chain(memory.fused.into_iter().map(|f| fuse::Fused {
+            origin: Some(Origin::Memory),
+            ..f
+        }))
+        .collect();
+    // Stable: equal scores keep session-first order.
+    fused.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let mut lane_errors = memory.lane_errors;
+    for (lane, why) in session_errors {
+        let name = match lane {
+            "keyword" => "session.keyword",
+            _ => "session.vector",
+        };
+        lane_errors.insert(name, why);
+    }
+    Candidates {
         fused,
-        relations,
-        ignored_terms,
         lane_errors,
-        ..
-    } = round;
+        ..memory
+    }
+}
+
+/// Packs candidates into evidence, attaches the graph relations behind
+/// each item and, in answer mode, composes the answer.
+pub fn finish(spec: &QuerySpec, candidates: Candidates) -> QueryOutcome {
+    let Candidates {
+        terms,
+        ignored_terms,
+        fused,
+        lane_errors,
+        relations,
+        search_mode,
+        communities,
+        explain,
+    } = candidates;
     let (mut evidence, budget) = pack::pack(fused, spec.top_k, spec.budget_chars);
     for e in &mut evidence {
-        if let Some(r) = relations.get(&e.chunk_key) {
-            e.relations = r.clone();
+        // Session items have no store key; they never carry graph facts.
+        if e.origin != Some(Origin::Session) {
+            if let Some(r) = relations.get(&e.chunk_key) {
+                e.relations = r.clone();
+            }
         }
     }
     let answer = match spec.mode {
         ResultMode::Answer => Some(answer::compose(&terms, &evidence)),
         ResultMode::Evidence => None,
     };
-    Ok(QueryOutcome {
-        search_mode: ModeReport {
-            requested: spec.search_mode,
-            ran: choice.ran,
-            reason: choice.reason,
-        },
+    QueryOutcome {
+        search_mode,
         mode: spec.mode,
         terms,
         ignored_terms,
@@ -249,9 +352,9 @@ pub fn run(
         evidence,
         budget,
         lane_errors,
-        communities: community_uses,
+        communities,
         explain,
-    })
+    }
 }
 
 /// One retrieval round: every enabled lane, fused.
@@ -326,5 +429,70 @@ impl Round {
             ignored_terms,
             lane_errors,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::ChunkHit;
+
+    fn fused(doc: &str, score: f64) -> fuse::Fused {
+        fuse::Fused {
+            hit: ChunkHit {
+                chunk_key: 0,
+                ordinal: 0,
+                start: 0,
+                end: 1,
+                text: "x".into(),
+                doc_id: doc.into(),
+                source: None,
+                title: None,
+                metadata: "{}".into(),
+                provenance: None,
+                created_at: 0,
+                bm25: -score,
+            },
+            score,
+            lanes: BTreeMap::new(),
+            origin: None,
+        }
+    }
+
+    #[test]
+    fn merge_interleaves_by_score_marks_origins_and_puts_the_session_first_on_ties() {
+        let memory = Candidates {
+            terms: vec!["x".into()],
+            ignored_terms: vec![],
+            fused: vec![fused("doc_a", 1.0), fused("doc_b", 0.5)],
+            lane_errors: BTreeMap::new(),
+            relations: Default::default(),
+            search_mode: ModeReport {
+                requested: SearchMode::Auto,
+                ran: SearchMode::Local,
+                reason: String::new(),
+            },
+            communities: Vec::new(),
+            explain: modes::Explain::new(&[]),
+        };
+        let session = vec![fused("s/1", 1.0), fused("s/2", 0.7)];
+        let errors = BTreeMap::from([("vector", "embedder down".to_string())]);
+        let merged = merge(memory, session, errors);
+        let order: Vec<(&str, Option<Origin>)> = merged
+            .fused
+            .iter()
+            .map(|f| (f.hit.doc_id.as_str(), f.origin))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("s/1", Some(Origin::Session)),
+                ("doc_a", Some(Origin::Memory)),
+                ("s/2", Some(Origin::Session)),
+                ("doc_b", Some(Origin::Memory)),
+            ]
+        );
+        assert_eq!(merged.lane_errors["session.vector"], "embedder down");
+        assert_eq!(merged.terms, ["x"]);
     }
 }

@@ -119,7 +119,7 @@ pub struct Excluded {
 }
 
 impl Explain {
-    pub fn new(_choice: &Choice, entities: &[EntityRow]) -> Explain {
+    pub fn new(entities: &[EntityRow]) -> Explain {
         Explain {
             entities: entities.iter().map(|e| e.name.clone()).collect(),
             rounds: 1,

@@ -80,7 +80,12 @@ fn diversify(hits: Vec<Fused>) -> Vec<Fused> {
 }
 
 fn to_evidence(fused: Fused, rank: usize, cut: Option<usize>) -> Evidence {
-    let Fused { hit, score, lanes } = fused;
+    let Fused {
+        hit,
+        score,
+        lanes,
+        origin,
+    } = fused;
     let (text, end, truncated) = match cut {
         Some(c) if c < hit.text.len() => (hit.text[..c].to_string(), hit.start as usize + c, true),
         _ => (hit.text, hit.end as usize, false),
@@ -104,6 +109,7 @@ fn to_evidence(fused: Fused, rank: usize, cut: Option<usize>) -> Evidence {
         relations: Vec::new(),
         chunk_key: hit.chunk_key,
         truncated,
+        origin,
     }
 }
 
@@ -131,6 +137,7 @@ mod tests {
             hit,
             score: -bm25,
             lanes: Default::default(),
+            origin: None,
         }
     }
 

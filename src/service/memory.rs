@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::principal::{Permission, Principal};
+use super::working_memory::{WorkingMemory, WorkingMemoryStatus};
 use crate::clock::now_ms;
 use crate::config::Durability;
 use crate::embed::Embedder;
@@ -83,6 +84,8 @@ pub struct Status {
     pub chunks: i64,
     pub jobs: JobCounts,
     pub store_bytes: u64,
+    /// The caller's working-memory sessions and the shared limits.
+    pub working_memory: WorkingMemoryStatus,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -99,6 +102,8 @@ pub struct MemoryService {
     store: Arc<Store>,
     worker: IngestWorker,
     shared: Arc<WorkerShared>,
+    /// Session graphs: one registry per process, shared by every transport.
+    working: WorkingMemory,
 }
 
 impl MemoryService {
@@ -137,6 +142,7 @@ impl MemoryService {
         let fusion = crate::config::fusion_from_env().map_err(Error::Unavailable)?;
         let half_life_days =
             crate::graph::confidence::half_life_from_env().map_err(Error::Unavailable)?;
+        let wm_ttl = crate::config::wm_ttl_from_env().map_err(Error::Unavailable)?;
         Ok(MemoryService {
             data_dir: data_dir.to_path_buf(),
             fusion,
@@ -144,6 +150,7 @@ impl MemoryService {
             store,
             worker,
             shared,
+            working: WorkingMemory::new(wm_ttl),
         })
     }
 
@@ -166,6 +173,30 @@ impl MemoryService {
         }
     }
 
+    pub(super) fn working_memory(&self) -> &WorkingMemory {
+        &self.working
+    }
+
+    pub(super) fn embedder(&self) -> &dyn Embedder {
+        self.shared.embedder.as_ref()
+    }
+
+    /// How queries run (fusion, confidence decay).
+    pub(super) fn settings(&self) -> query::Settings {
+        query::Settings {
+            fusion: self.fusion,
+            half_life_days: self.half_life_days,
+        }
+    }
+
+    pub(super) fn fusion(&self) -> Fusion {
+        self.fusion
+    }
+
+    pub(super) fn store(&self) -> &Store {
+        &self.store
+    }
+
     /// Stops the worker at a job boundary, then closes the store (which
     /// checkpoints the WAL). Idempotent.
     pub fn shutdown(&self) {
@@ -185,7 +216,11 @@ impl Memory<'_> {
         self.principal
     }
 
-    fn require(&self, p: Permission) -> Result<()> {
+    pub(super) fn service(&self) -> &MemoryService {
+        self.service
+    }
+
+    pub(super) fn require(&self, p: Permission) -> Result<()> {
         if self.principal.permits(p) {
             Ok(())
         } else {
@@ -331,14 +366,15 @@ impl Memory<'_> {
         })
     }
 
-    /// Answers a question from this tenant's memory.
+    /// Answers a question from this tenant's memory, merged with the
+    /// caller's working-memory session when `spec.session_id` names one.
     pub fn query(&self, spec: &QuerySpec) -> Result<QueryOutcome> {
         self.require(Permission::Query)?;
+        if let Some(session_id) = &spec.session_id {
+            return self.query_with_session(spec, session_id);
+        }
         let reader = self.service.store.reader(&self.principal.tenant)?;
-        let settings = query::Settings {
-            fusion: self.service.fusion,
-            half_life_days: self.service.half_life_days,
-        };
+        let settings = self.service.settings();
         query::run(
             &reader,
             spec,
@@ -423,6 +459,7 @@ impl Memory<'_> {
             chunks: reader.chunk_count()?,
             jobs: JobCounts { pending, failed },
             store_bytes: self.service.store.size_bytes(),
+            working_memory: self.memory_status(),
         })
     }
 }

@@ -6,6 +6,8 @@
 
 mod memory;
 pub mod principal;
+pub mod working_memory;
 
 pub use memory::{Content, IngestReceipt, IngestRequest, Memory, MemoryService, Status};
 pub use principal::{Permission, Principal, Role};
+pub use working_memory::{MemoryWrite, PromoteReceipt, WriteReceipt};

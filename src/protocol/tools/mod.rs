@@ -7,6 +7,9 @@
 
 mod args;
 mod ingest;
+mod memory_promote;
+mod memory_read;
+mod memory_write;
 mod query;
 mod status;
 
@@ -34,7 +37,14 @@ pub struct Tool {
 }
 
 /// Every tool the server offers, in listing order.
-pub static TOOLS: &[&Tool] = &[&ingest::TOOL, &query::TOOL, &status::TOOL];
+pub static TOOLS: &[&Tool] = &[
+    &ingest::TOOL,
+    &query::TOOL,
+    &status::TOOL,
+    &memory_write::TOOL,
+    &memory_read::TOOL,
+    &memory_promote::TOOL,
+];
 
 pub fn find(name: &str) -> Option<&'static Tool> {
     TOOLS.iter().copied().find(|t| t.name == name)
