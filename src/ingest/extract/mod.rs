@@ -9,6 +9,8 @@ use std::fmt::Write;
 
 use super::media::MediaKind;
 
+pub mod pdf;
+
 /// Why a document's text could not be extracted (client-safe).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExtractError(pub String);
