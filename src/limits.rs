@@ -58,6 +58,15 @@ pub const RESOURCES_PAGE_SIZE: usize = 100;
 /// Longest tenant or subject name (bytes).
 pub const MAX_IDENTITY_BYTES: usize = 128;
 
+/// Deepest folder nesting `alayasiki-mcp ingest` walks below a given path.
+pub const MAX_WALK_DEPTH: usize = 64;
+
+/// Longest line `alayasiki-mcp import` reads: a base64 original of
+/// [`MAX_CONTENT_BYTES`] with its metadata and other fields. A longer line is
+/// skipped (and reported) without being held in memory.
+pub const MAX_IMPORT_LINE_BYTES: usize =
+    MAX_CONTENT_BYTES / 3 * 4 + 4 + MAX_METADATA_BYTES + 16 * 1024;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +101,8 @@ mod tests {
             ("`MAX_JOB_ATTEMPTS`", MAX_JOB_ATTEMPTS.to_string()),
             ("`RESOURCES_PAGE_SIZE`", RESOURCES_PAGE_SIZE.to_string()),
             ("`MAX_IDENTITY_BYTES`", MAX_IDENTITY_BYTES.to_string()),
+            ("`MAX_WALK_DEPTH`", MAX_WALK_DEPTH.to_string()),
+            ("`MAX_IMPORT_LINE_BYTES`", MAX_IMPORT_LINE_BYTES.to_string()),
         ];
         for (name, value) in rows {
             let row = format!("| {name} | {value} |");

@@ -115,7 +115,12 @@ fn discovery_lists_tools_resources_templates_and_prompts() {
         .collect();
     assert_eq!(
         names,
-        ["alayasiki_ingest", "alayasiki_query", "alayasiki_status"]
+        [
+            "alayasiki_ingest",
+            "alayasiki_query",
+            "alayasiki_status",
+            "alayasiki_forget"
+        ]
     );
     for t in tools.as_array().unwrap() {
         assert_eq!(t["inputSchema"]["type"], "object");
@@ -128,6 +133,10 @@ fn discovery_lists_tools_resources_templates_and_prompts() {
     let templates =
         s.request("resources/templates/list", json!({}))["result"]["resourceTemplates"].clone();
     assert_eq!(templates[0]["uriTemplate"], "alayasiki://documents/{id}");
+    assert_eq!(
+        templates[1]["uriTemplate"],
+        "alayasiki://documents/{id}/original"
+    );
     let prompts = s.request("prompts/list", json!({}))["result"]["prompts"].clone();
     assert_eq!(prompts[0]["name"], "alayasiki_reasoning");
     assert_eq!(prompts[0]["arguments"][0]["required"], true);

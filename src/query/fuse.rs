@@ -122,6 +122,7 @@ mod tests {
             provenance: None,
             created_at: 0,
             bm25: -score,
+            page: None,
         }
     }
 

@@ -98,6 +98,9 @@ pub struct Evidence {
     pub created_at: String,
     /// Byte span of `text` in the document's extracted text.
     pub span: Span,
+    /// The page `text` is on, for paginated documents (PDF).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
     pub text: String,
     /// Fused relevance (higher is better; comparable within one response).
     pub score: f64,

@@ -7,5 +7,9 @@
 mod memory;
 pub mod principal;
 
-pub use memory::{Content, IngestReceipt, IngestRequest, Memory, MemoryService, Status};
+pub use crate::store::{DocumentSelector, Forgotten};
+pub use memory::{
+    Content, ForgetReport, IngestReceipt, IngestRequest, Memory, MemoryService, Original, Restore,
+    Status, FORGET_BATCH, FORGET_REPORT_ITEMS,
+};
 pub use principal::{Permission, Principal, Role};
