@@ -15,6 +15,10 @@
 //! - [`store`]: SQLite (WAL, FTS5) behind tenant-bound handles, the writer
 //!   thread, the journal, and data-directory ownership.
 //!
+//! The command-line subcommands ([`admin`]: bulk ingest, query, forget,
+//! export, import, reindex, compact) call [`service::Memory`] like a
+//! transport does.
+//!
 //! Cross-cutting: [`config`] and [`cli`] (flags and environment), [`limits`]
 //! (every bound, in one place), [`error`] (typed errors and their
 //! client-safe messages), [`logging`] (stderr only).

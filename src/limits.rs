@@ -91,6 +91,14 @@ pub const MAX_WM_GRAPH_BYTES: usize = 64 * 1024;
 
 /// Longest node id, label or kind, and edge relation, in a session graph.
 pub const MAX_WM_NAME_BYTES: usize = 256;
+/// Deepest folder nesting `alayasiki-mcp ingest` walks below a given path.
+pub const MAX_WALK_DEPTH: usize = 64;
+
+/// Longest line `alayasiki-mcp import` reads: a base64 original of
+/// [`MAX_CONTENT_BYTES`] with its metadata and other fields. A longer line is
+/// skipped (and reported) without being held in memory.
+pub const MAX_IMPORT_LINE_BYTES: usize =
+    MAX_CONTENT_BYTES / 3 * 4 + 4 + MAX_METADATA_BYTES + 16 * 1024;
 
 #[cfg(test)]
 mod tests {
@@ -138,6 +146,8 @@ mod tests {
             ("`MAX_WM_METADATA_BYTES`", MAX_WM_METADATA_BYTES.to_string()),
             ("`MAX_WM_GRAPH_BYTES`", MAX_WM_GRAPH_BYTES.to_string()),
             ("`MAX_WM_NAME_BYTES`", MAX_WM_NAME_BYTES.to_string()),
+            ("`MAX_WALK_DEPTH`", MAX_WALK_DEPTH.to_string()),
+            ("`MAX_IMPORT_LINE_BYTES`", MAX_IMPORT_LINE_BYTES.to_string()),
         ];
         for (name, value) in rows {
             let row = format!("| {name} | {value} |");

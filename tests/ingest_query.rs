@@ -252,7 +252,11 @@ fn bad_content_is_refused_before_anything_is_stored() {
         ),
         (
             json!({"File": {"filename": "a.pdf", "mime_type": "application/pdf", "content": "JVBERg=="}}),
-            "text/plain",
+            "the PDF could not be read",
+        ),
+        (
+            json!({"File": {"filename": "a.zip", "mime_type": "application/zip", "content": "UEsDBA=="}}),
+            "application/pdf, image/png",
         ),
         (json!({"File": {"content": [0, 159, 146, 150]}}), "binary"),
         (
@@ -262,6 +266,10 @@ fn bad_content_is_refused_before_anything_is_stored() {
         (json!({"content": ""}), "empty"),
         (
             json!({"content": "x", "media_type": "image/png"}),
+            "must be uploaded as a `File`",
+        ),
+        (
+            json!({"content": "x", "media_type": "application/zip"}),
             "not supported",
         ),
         (

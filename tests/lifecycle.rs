@@ -119,6 +119,7 @@ fn discovery_lists_tools_resources_templates_and_prompts() {
             "alayasiki_ingest",
             "alayasiki_query",
             "alayasiki_status",
+            "alayasiki_forget",
             "alayasiki_memory_write",
             "alayasiki_memory_read",
             "alayasiki_memory_promote"
@@ -137,6 +138,10 @@ fn discovery_lists_tools_resources_templates_and_prompts() {
     assert_eq!(
         templates[1]["uriTemplate"],
         "alayasiki://sessions/{session_id}"
+    );
+    assert_eq!(
+        templates[2]["uriTemplate"],
+        "alayasiki://documents/{id}/original"
     );
     let prompts = s.request("prompts/list", json!({}))["result"]["prompts"].clone();
     assert_eq!(prompts[0]["name"], "alayasiki_reasoning");

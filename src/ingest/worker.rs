@@ -17,17 +17,17 @@
 use crossbeam_channel::{Receiver, Sender};
 use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::chunk::{tail, CONTEXT_BYTES};
-use super::{embed_chunks, embed_texts, media, mix_into, prepare, Prepared};
+use super::{embed_chunks, embed_texts, media, mix_into, prepare_described, Prepared};
 use crate::clock::now_ms;
 use crate::embed::Embedder;
 use crate::error::Result;
-use crate::store::{JobKind, NewChunk, PendingJob, Store, Tenant};
+use crate::store::{JobKind, NewChunk, PageSpan, PendingJob, Store, Tenant};
 
 /// Jobs taken per round.
 pub const JOB_BATCH: usize = 256;
@@ -132,6 +132,9 @@ pub struct WorkerShared {
     pub embedder: Arc<dyn Embedder>,
     pub waiters: JobWaiters,
     pub handoff: Handoff,
+    /// Counts forget operations: when it changes, the worker drops the
+    /// neighbour text it remembers, which may be a forgotten document's.
+    pub forgets: AtomicU64,
     /// Wakes the worker (new jobs admitted, or a commit freed capacity).
     wake_tx: Sender<()>,
     wake_rx: Receiver<()>,
@@ -145,6 +148,7 @@ impl WorkerShared {
             embedder,
             waiters: JobWaiters::default(),
             handoff: Handoff::default(),
+            forgets: AtomicU64::new(0),
             wake_tx,
             wake_rx,
         }
@@ -154,6 +158,17 @@ impl WorkerShared {
     /// anyway).
     pub fn wake_worker(&self) {
         let _ = self.wake_tx.try_send(());
+    }
+
+    /// After a document was forgotten: drops work prepared for it, tells
+    /// whoever waits for it, and makes the worker forget neighbour text.
+    pub fn forgotten(&self, doc_id: &str) {
+        self.handoff.take(doc_id);
+        self.waiters.notify(
+            doc_id,
+            &JobOutcome::Failed("the document was forgotten before it was indexed".into()),
+        );
+        self.forgets.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -210,6 +225,8 @@ struct WorkerState {
     recent: HashMap<(String, String), String>,
     /// When each tenant's communities were last rebuilt.
     last_rebuild: HashMap<String, Instant>,
+    /// `WorkerShared::forgets` when `recent` was last trusted.
+    forgets_seen: u64,
 }
 
 fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
@@ -218,6 +235,7 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         in_flight: Arc::default(),
         recent: HashMap::new(),
         last_rebuild: HashMap::new(),
+        forgets_seen: 0,
     };
     while !stop.load(Ordering::SeqCst) {
         let busy = lock_set(&state.in_flight).len();
@@ -356,9 +374,12 @@ fn run_batch(
 ) -> Result<()> {
     let count = jobs.len();
     let mut by_tenant: Vec<(Tenant, Vec<Done>)> = Vec::new();
-    if state.recent.len() > MAX_REMEMBERED_NEIGHBOURS {
-        // Forgetting only costs a look-up in the store next time.
+    let forgets = shared.forgets.load(Ordering::SeqCst);
+    if state.recent.len() > MAX_REMEMBERED_NEIGHBOURS || forgets != state.forgets_seen {
+        // Forgetting only costs a look-up in the store next time; after a
+        // document was forgotten, its text must not be lent as context.
         state.recent.clear();
+        state.forgets_seen = forgets;
     }
     let backoff = &mut state.backoff;
     let recent = &mut state.recent;
@@ -412,7 +433,26 @@ fn run_batch(
                 for d in &done {
                     match d {
                         Done::Indexed(job, p) => {
-                            w.complete_job(job.job_id, job.document_key, p, job.provenance, now)?
+                            let stored = w.complete_job(
+                                job.job_id,
+                                job.document_key,
+                                p,
+                                job.provenance,
+                                now,
+                            )?;
+                            if stored && !p.pages.is_empty() {
+                                let pages: Vec<PageSpan> = p
+                                    .pages
+                                    .iter()
+                                    .map(|pg| PageSpan {
+                                        page: pg.number,
+                                        start: pg.start,
+                                        end: pg.end,
+                                    })
+                                    .collect();
+                                w.record_pages(job.document_key, &pages, &p.chunk_pages)?;
+                            }
+                            stored
                         }
                         Done::Failed(job, reason) => {
                             w.fail_job(job.job_id, job.document_key, reason, now)?
@@ -544,7 +584,10 @@ fn prepare_from_store(
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let kind = media::from_media_type(&input.media_type)
             .ok_or_else(|| format!("unsupported media type {}", input.media_type))?;
-        prepare(kind, &input.original, shared.embedder.as_ref()).map_err(|e| e.0)
+        let metadata: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&input.metadata).unwrap_or_default();
+        prepare_described(kind, &input.original, &metadata, shared.embedder.as_ref())
+            .map_err(|e| e.0)
     }));
     Ok(outcome.unwrap_or_else(|_| {
         log::error!(

@@ -169,6 +169,7 @@ mod tests {
                 start,
                 end: start + text.len(),
             },
+            page: None,
             text: text.to_string(),
             score: 1.0,
             lanes: Default::default(),

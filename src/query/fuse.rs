@@ -131,6 +131,7 @@ mod tests {
             provenance: None,
             created_at: 0,
             bm25: -score,
+            page: None,
         }
     }
 

@@ -117,6 +117,9 @@ pub struct Evidence {
     pub created_at: String,
     /// Byte span of `text` in the document's extracted text.
     pub span: Span,
+    /// The page `text` is on, for paginated documents (PDF).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
     pub text: String,
     /// Fused relevance (higher is better; comparable within one response).
     pub score: f64,
@@ -440,6 +443,7 @@ mod tests {
     fn fused(doc: &str, score: f64) -> fuse::Fused {
         fuse::Fused {
             hit: ChunkHit {
+                page: None,
                 chunk_key: 0,
                 ordinal: 0,
                 start: 0,

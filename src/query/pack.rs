@@ -103,6 +103,7 @@ fn to_evidence(fused: Fused, rank: usize, cut: Option<usize>) -> Evidence {
             start: hit.start as usize,
             end,
         },
+        page: hit.page.and_then(|p| u32::try_from(p).ok()),
         text,
         score,
         lanes,
@@ -132,6 +133,7 @@ mod tests {
             provenance: None,
             created_at: 0,
             bm25,
+            page: None,
         };
         Fused {
             hit,

@@ -48,6 +48,8 @@ pub struct ChunkHit {
     pub created_at: i64,
     /// BM25 as FTS5 reports it: lower (more negative) is better.
     pub bm25: f64,
+    /// The page the chunk lies on, for paginated documents (PDF).
+    pub page: Option<i64>,
 }
 
 fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkHit> {
@@ -64,6 +66,7 @@ fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkHit> {
         provenance: r.get(9)?,
         created_at: r.get(10)?,
         bm25: r.get(11)?,
+        page: r.get(12)?,
     })
 }
 
@@ -154,7 +157,7 @@ impl TenantReader<'_> {
             "WITH hits AS MATERIALIZED (SELECT rowid, rank FROM {fts} WHERE {fts} MATCH ?1
                             ORDER BY rank LIMIT ?2)
              SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
-                    d.title, d.metadata, d.provenance, d.created_at, hits.rank
+                    d.title, d.metadata, d.provenance, d.created_at, hits.rank, c.page
                FROM hits CROSS JOIN chunks c ON c.id = hits.rowid
                          CROSS JOIN documents d ON d.id = c.document_id
               WHERE c.tenant_id = ?3
@@ -178,7 +181,7 @@ impl TenantReader<'_> {
         }
         let mut stmt = self.conn.prepare_cached(
             "SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
-                    d.title, d.metadata, d.provenance, d.created_at, 0.0
+                    d.title, d.metadata, d.provenance, d.created_at, 0.0, c.page
                FROM chunks c JOIN documents d ON d.id = c.document_id
               WHERE c.tenant_id = ?1 AND c.vector_slot = ?2",
         )?;
@@ -204,7 +207,7 @@ impl TenantReader<'_> {
         };
         let mut stmt = self.conn.prepare_cached(
             "SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
-                    d.title, d.metadata, d.provenance, d.created_at, 0.0
+                    d.title, d.metadata, d.provenance, d.created_at, 0.0, c.page
                FROM chunks c JOIN documents d ON d.id = c.document_id
               WHERE c.tenant_id = ?1 AND c.id = ?2",
         )?;
@@ -307,7 +310,7 @@ impl TenantReader<'_> {
             "WITH hits AS MATERIALIZED (SELECT rowid, 0.0 AS rank FROM {fts} WHERE {fts} MATCH ?1
                             ORDER BY rowid DESC LIMIT ?2)
              SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
-                    d.title, d.metadata, d.provenance, d.created_at, hits.rank
+                    d.title, d.metadata, d.provenance, d.created_at, hits.rank, c.page
                FROM hits CROSS JOIN chunks c ON c.id = hits.rowid
                          CROSS JOIN documents d ON d.id = c.document_id
               WHERE c.tenant_id = ?3

@@ -34,6 +34,7 @@ const MMAP_BYTES: i64 = 1 << 30;
 const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("../../sql/001_core.sql")),
     (3, include_str!("../../sql/003_graph.sql")),
+    (4, include_str!("../../sql/004_files.sql")),
 ];
 
 /// The newest schema this binary understands.

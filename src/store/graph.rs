@@ -244,8 +244,6 @@ impl TenantWriter<'_> {
     /// are deleted): its relation evidence (relations left without
     /// evidence go; the others' confidence is recomputed), its mentions,
     /// and entities no longer mentioned anywhere.
-    // Called by document forgetting, which lands with the files branch.
-    #[allow(dead_code)]
     pub(super) fn forget_graph(&mut self, document_key: i64) -> Result<()> {
         let evidence: Vec<(i64, bool, String)> = {
             let mut stmt = self.conn.prepare_cached(
@@ -291,6 +289,17 @@ impl TenantWriter<'_> {
             "DELETE FROM entities WHERE tenant_id = ?1 AND mention_count = 0",
             [self.tenant_id],
         )?;
+        // Summaries may quote the forgotten document (its entities, its
+        // facts): drop every snapshot; the next build starts from what is
+        // left.
+        self.exec(
+            "DELETE FROM communities WHERE tenant_id = ?1",
+            [self.tenant_id],
+        )?;
+        self.exec(
+            "UPDATE tenants SET communities_version = -1 WHERE id = ?1",
+            [self.tenant_id],
+        )?;
         self.exec(
             "UPDATE tenants SET graph_version = graph_version + 1 WHERE id = ?1",
             [self.tenant_id],
@@ -298,7 +307,6 @@ impl TenantWriter<'_> {
         Ok(())
     }
 
-    #[allow(dead_code)]
     fn has_mentions(&self, document_key: i64) -> Result<bool> {
         Ok(self.conn.query_row(
             "SELECT EXISTS(SELECT 1 FROM mentions WHERE chunk_id IN

@@ -1,5 +1,7 @@
 //! Offline maintenance of the vector files: `compact` rewrites each
-//! tenant's files without the slots of deleted chunks.
+//! tenant's files without the slots of deleted chunks, and merges each
+//! tenant's full-text index, which is when the index entries of forgotten
+//! chunks physically go (a contentless FTS5 table only marks them deleted).
 //!
 //! A compaction writes a complete new generation of files, then switches
 //! the chunks' slots, the committed row count and the generation in one
@@ -9,6 +11,7 @@
 
 use rusqlite::params;
 
+use super::forget::SecureDelete;
 use super::tenant::{Tenant, TenantReader, TenantWriter};
 use super::Store;
 use crate::error::{Error, Result};
@@ -67,6 +70,26 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Merges every tenant's full-text index into one segment, dropping the
+    /// entries of deleted chunks; freed pages are overwritten
+    /// (`secure_delete`). Returns the number of tenants optimized.
+    pub fn optimize_fulltext(&self) -> Result<usize> {
+        let tenants: Vec<String> = self
+            .tenants
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+            .cloned()
+            .collect();
+        for name in &tenants {
+            let tenant = Tenant::new(name).map_err(Error::internal)?;
+            self.write(&tenant, |w| w.optimize_fulltext())?;
+        }
+        Ok(tenants.len())
+    }
+}
+
 impl TenantReader<'_> {
     /// `(chunk key, slot)` of every chunk with a vector, in slot order.
     pub(super) fn live_vector_slots(&self) -> Result<Vec<(i64, i64)>> {
@@ -83,6 +106,13 @@ impl TenantReader<'_> {
 }
 
 impl TenantWriter<'_> {
+    fn optimize_fulltext(&mut self) -> Result<()> {
+        let _secure = SecureDelete::on(self.conn)?;
+        let fts = self.fts_table();
+        self.exec(&format!("INSERT INTO {fts}({fts}) VALUES ('optimize')"), [])?;
+        Ok(())
+    }
+
     /// Points the chunks at their rows in a new generation: `chunks[i]`
     /// moves to slot `i`.
     fn switch_vector_generation(&mut self, chunks: &[i64], generation: i64) -> Result<()> {

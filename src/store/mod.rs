@@ -8,6 +8,8 @@
 //! - `tenant`: [`Tenant`], [`TenantReader`], [`TenantWriter`].
 //! - `documents`, `chunks`, `journal`, `audit`: the SQL for each table,
 //!   as methods on the tenant handles.
+//! - `originals`: reading original bytes back, page spans, export rows.
+//! - `forget`: deleting a document and everything derived from it.
 //!
 //! Durability: a write is acknowledged only after its transaction commits;
 //! with [`Durability::Full`] (the default) the commit has been fsynced.
@@ -17,9 +19,11 @@ mod chunks;
 mod communities;
 mod db;
 mod documents;
+mod forget;
 mod graph;
 mod journal;
 mod maintenance;
+mod originals;
 pub mod owner;
 mod tenant;
 pub mod vectors;
@@ -29,9 +33,11 @@ pub use chunks::{ChunkHit, NewChunk, UnembeddedChunk};
 pub use communities::Snapshot as CommunitySnapshot;
 pub use db::{latest_schema_version, DB_FILE};
 pub use documents::{AdmitOutcome, DocumentRow, DocumentSummary, NewDocument};
+pub use forget::{DocumentSelector, Forgotten};
 pub use graph::{EntityRow, RelationRow, FUNCTIONAL_PREDICATES};
 pub use journal::{JobInput, JobKind, JobState, PendingJob};
 pub use maintenance::Compaction;
+pub use originals::{ExportRow, PageSpan, StoredOriginal};
 pub use tenant::{Tenant, TenantReader, TenantWriter};
 pub use vectors::VectorSpec;
 
@@ -225,6 +231,12 @@ impl Store {
     pub fn journal_backlog(&self) -> Result<(i64, i64)> {
         let conn = PooledConn::new(self.readers.get()?, &self.readers);
         journal::backlog(&conn)
+    }
+
+    /// Pending jobs across all tenants (cheap; for pacing bulk ingestion).
+    pub fn pending_job_count(&self) -> Result<i64> {
+        let conn = PooledConn::new(self.readers.get()?, &self.readers);
+        journal::pending_count(&conn)
     }
 
     /// What vectors this store holds.

@@ -17,7 +17,9 @@ pub static TOOL: Tool = Tool {
     name: "alayasiki_ingest",
     description: "Store a document, note or file in persistent memory so it can be found later \
 with alayasiki_query. Give `content` (text; Markdown or JSON via `media_type`), or the canonical \
-`Text`/`File` shape for files. The write is durable when this returns; by default it also waits \
+`Text`/`File` shape for files: PDF (its text is extracted, page by page), Markdown, JSON, plain \
+text, and images or audio described in `metadata` (`caption`, `alt_text`, `ocr_text`, \
+`description`, `transcript`); the exact bytes are kept and can be read back. The write is durable when this returns; by default it also waits \
 until the content is searchable. Reusing an `idempotency_key` with the same content returns the \
 first document instead of storing a duplicate.",
     input_schema: schema,
@@ -64,7 +66,7 @@ fn schema() -> Value {
             },
             "File": {
                 "type": "object",
-                "description": "Canonical file upload: {filename?, mime_type?, content (base64 string or array of bytes), metadata?, idempotency_key?, source?}. Type comes from mime_type, else the filename's extension, else the bytes.",
+                "description": "Canonical file upload: {filename?, mime_type?, content (base64 string or array of bytes), metadata?, idempotency_key?, source?}. Type comes from mime_type, else the bytes' magic number (PDF, PNG, JPEG, GIF, WebP, WAV, MP3, OGG, FLAC, ...), else the filename's extension, else the bytes as text. Images and audio need a text description in metadata: caption, alt_text, ocr_text, description or transcript.",
                 "properties": {
                     "filename": {"type": "string"},
                     "mime_type": {"type": "string"},

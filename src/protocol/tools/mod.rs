@@ -6,6 +6,7 @@
 //! generated from [`TOOLS`], so they cannot disagree.
 
 mod args;
+mod forget;
 mod ingest;
 mod memory_promote;
 mod memory_read;
@@ -41,10 +42,14 @@ pub static TOOLS: &[&Tool] = &[
     &ingest::TOOL,
     &query::TOOL,
     &status::TOOL,
+    &forget::TOOL,
     &memory_write::TOOL,
     &memory_read::TOOL,
     &memory_promote::TOOL,
 ];
+
+/// Tools that delete stored memory (MCP's `destructiveHint`).
+const DESTRUCTIVE: &[&str] = &["alayasiki_forget"];
 
 pub fn find(name: &str) -> Option<&'static Tool> {
     TOOLS.iter().copied().find(|t| t.name == name)
@@ -61,7 +66,7 @@ pub fn list() -> Vec<Value> {
                 "inputSchema": (t.input_schema)(),
                 "annotations": {
                     "readOnlyHint": !t.mutates,
-                    "destructiveHint": false,
+                    "destructiveHint": DESTRUCTIVE.contains(&t.name),
                     "idempotentHint": !t.mutates,
                     "openWorldHint": false
                 }
@@ -163,6 +168,13 @@ mod tests {
                 .name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)));
+        }
+    }
+
+    #[test]
+    fn destructive_tools_exist_and_mutate() {
+        for name in DESTRUCTIVE {
+            assert!(find(name).is_some_and(|t| t.mutates), "{name}");
         }
     }
 

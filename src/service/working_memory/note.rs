@@ -153,7 +153,7 @@ fn prepare_note(content: Content, metadata: Map<String, Value>) -> Result<NoteDr
                 }
                 Some(mt) => media::from_media_type(mt).ok_or_else(|| not_accepted(mt, true))?,
             };
-            (NoteKind::Text(kind), text.into_bytes(), None)
+            (note_kind(kind)?, text.into_bytes(), None)
         }
         Content::File {
             filename,
@@ -177,7 +177,9 @@ fn prepare_note(content: Content, metadata: Map<String, Value>) -> Result<NoteDr
     });
     let (media_type, text, original, chunk_kind) = match kind {
         NoteKind::Text(k) => {
-            let text = extract::extract(k, &bytes).map_err(|e| Error::InvalidInput(e.0))?;
+            let text = extract::extract(k, &bytes, &metadata)
+                .map_err(|e| Error::InvalidInput(e.0))?
+                .text;
             let original = (text.as_bytes() != bytes.as_slice())
                 .then(|| String::from_utf8_lossy(&bytes).into_owned());
             (k.media_type().to_string(), text, original, k)
@@ -231,20 +233,18 @@ fn file_kind(
         .filter(|m| m != "application/octet-stream");
     if let Some(mt) = declared {
         if let Some(k) = media::from_media_type(&mt) {
-            return Ok(NoteKind::Text(k));
+            return note_kind(k);
         }
         if is_describable(&mt) {
             return Ok(NoteKind::Described(mt));
         }
         return Err(not_accepted(&mt, false));
     }
-    let by_name = filename.as_deref().and_then(|f| {
-        media::from_filename(f)
-            .map(NoteKind::Text)
-            .or_else(|| describable_extension(f).map(|mt| NoteKind::Described(mt.into())))
-    });
-    if let Some(kind) = by_name {
-        return Ok(kind);
+    if let Some(k) = filename.as_deref().and_then(media::from_filename) {
+        return note_kind(k);
+    }
+    if let Some(mt) = filename.as_deref().and_then(describable_extension) {
+        return Ok(NoteKind::Described(mt.into()));
     }
     if let Some(mt) = sniff_binary(bytes) {
         return match mt {
@@ -258,6 +258,17 @@ fn file_kind(
              text/markdown, application/json, image/* or audio/*)",
         )
     })
+}
+
+/// What a note of a media kind is: text is extracted, images and audio
+/// are described by their metadata, and PDFs (unbounded text) are refused
+/// with a pointer to `alayasiki_ingest`.
+fn note_kind(kind: MediaKind) -> Result<NoteKind> {
+    match kind {
+        MediaKind::Pdf => Err(not_accepted(kind.media_type(), false)),
+        k if k.is_described() => Ok(NoteKind::Described(k.media_type().to_string())),
+        k => Ok(NoteKind::Text(k)),
+    }
 }
 
 /// The lowercase `type/subtype` of a declared media type.

@@ -172,6 +172,7 @@ fn hit(note: &Note, i: usize, score: f64) -> ChunkHit {
         .filter(|p| matches!(*p, "external" | "user" | "agent"))
         .map(str::to_string);
     ChunkHit {
+        page: None,
         // Unique within the session: fusion keys candidates by it.
         chunk_key: (i64::from(note.seq) << 24) | chunk.ordinal as i64,
         ordinal: chunk.ordinal as i64,

@@ -4,7 +4,21 @@
 //!
 //! - `reindex`: re-embed everything with the configured embedder (after
 //!   changing embedders, or when the vector files are damaged).
-//! - `compact`: rewrite the vector files without deleted chunks' slots.
+//! - `compact`: rewrite the vector files without deleted chunks' slots and
+//!   merge the full-text indexes.
+//! - [`bulk`]: `ingest PATH...`, files and folders from disk.
+//! - [`query`]: `query TEXT` and `forget`, for humans at a terminal.
+//! - [`export`] and [`import`]: the memory as JSON Lines, and back (also
+//!   reads the MCP reference memory server's file).
+//!
+//! All of them go through [`crate::service::Memory`] as the stdio caller
+//! would, so the CLI obeys the same rules and limits as the tools.
+
+pub mod bulk;
+pub mod export;
+pub mod import;
+mod progress;
+pub mod query;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,9 +26,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::{self, Config};
-use crate::service::MemoryService;
+use crate::service::{MemoryService, Principal};
 use crate::store::owner::{OwnerError, OwnerLock};
-use crate::store::VectorPolicy;
+use crate::store::{Tenant, VectorPolicy};
 
 /// How often progress is printed.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -22,13 +36,46 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 /// A data directory opened for maintenance.
 struct Opened {
     service: Arc<MemoryService>,
+    config: Config,
     _owner: OwnerLock,
+}
+
+impl Opened {
+    /// The caller the subcommand acts as: an admin of `--tenant` (else the
+    /// configured tenant), with the configured subject, which is what the
+    /// audit trail records.
+    fn principal(&self, tenant: Option<String>, program: &str) -> Result<Principal, ExitCode> {
+        let name = tenant.unwrap_or_else(|| self.config.tenant.clone());
+        let tenant = Tenant::new(&name).map_err(|e| {
+            eprintln!("alayasiki-mcp {program}: tenant {name:?}: {e}");
+            ExitCode::from(crate::cli::USAGE_EXIT as u8)
+        })?;
+        Ok(Principal::local_admin(tenant, self.config.subject.clone()))
+    }
+}
+
+/// Whether a subcommand may start a memory in an empty directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Missing {
+    /// Refuse: there is nothing to work on (`query`, `export`, ...).
+    Refuse,
+    /// Create the directory and an empty store (`ingest`, `import`).
+    Create,
 }
 
 fn open(
     data_dir: Option<PathBuf>,
     policy: VectorPolicy,
     program: &str,
+) -> Result<Opened, ExitCode> {
+    open_dir(data_dir, policy, program, Missing::Refuse)
+}
+
+fn open_dir(
+    data_dir: Option<PathBuf>,
+    policy: VectorPolicy,
+    program: &str,
+    missing: Missing,
 ) -> Result<Opened, ExitCode> {
     crate::logging::init();
     let fail = |msg: String, code: u8| {
@@ -37,7 +84,17 @@ fn open(
     };
     let config = Config::resolve(data_dir, config::DEFAULT_DIR_NAME)
         .map_err(|e| fail(e.to_string(), crate::serve::EXIT_FAILURE))?;
-    if !config.data_dir.join(crate::store::DB_FILE).exists() {
+    if missing == Missing::Create {
+        config::ensure_data_dir(&config.data_dir).map_err(|e| {
+            fail(
+                format!(
+                    "cannot create data directory {}: {e}",
+                    config.data_dir.display()
+                ),
+                crate::serve::EXIT_FAILURE,
+            )
+        })?;
+    } else if !config.data_dir.join(crate::store::DB_FILE).exists() {
         return Err(fail(
             format!("no memory store in {}", config.data_dir.display()),
             crate::serve::EXIT_FAILURE,
@@ -57,8 +114,48 @@ fn open(
         .map_err(|e| fail(e.client_message(), crate::serve::EXIT_FAILURE))?;
     Ok(Opened {
         service: Arc::new(service),
+        config,
         _owner: owner,
     })
+}
+
+/// Most indexing jobs a bulk subcommand lets wait before it pauses. Work
+/// prepared for waiting jobs is held in memory (up to the worker's
+/// hand-off budget); far beyond it, work would be dropped and redone.
+const MAX_BULK_BACKLOG: i64 = 512;
+
+/// Pauses while the ingestion worker is more than [`MAX_BULK_BACKLOG`]
+/// jobs behind (bulk subcommands ingest without waiting for each document,
+/// so documents are committed in groups).
+fn throttle(service: &MemoryService) {
+    while service
+        .pending_jobs()
+        .is_ok_and(|pending| pending > MAX_BULK_BACKLOG)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Waits until the ingestion worker has no pending jobs, reporting
+/// progress with `label` (subcommands that ingest without waiting for each
+/// document end here so their report counts indexed documents).
+fn drain(service: &MemoryService, label: &str) -> crate::error::Result<()> {
+    let total = service.pending_jobs()?;
+    if total == 0 {
+        return Ok(());
+    }
+    let mut progress =
+        progress::Progress::new(label, "documents indexed", Some(total as u64), None);
+    loop {
+        let pending = service.pending_jobs()?;
+        progress.set((total - pending).max(0) as u64, 0);
+        if pending == 0 {
+            break;
+        }
+        std::thread::sleep(progress::TICK);
+    }
+    progress.finish();
+    Ok(())
 }
 
 /// `alayasiki-mcp reindex [--data-dir DIR]`.
