@@ -8,11 +8,20 @@
 //!
 //! Run: `cargo run --release --example bench_stdio -- [--sizes 10000,100000]
 //!       [--queries 1000] [--window 64] [--durability full|normal]
+//!       [--corpus zipf|entities] [--modes local,global,drift,auto]
+//!       [--lanes keyword,vector,graph] [--store DIR]
 //!       [--binary target/release/alayasiki-mcp]`
 //!
 //! The corpus is synthetic but shaped like text: words drawn from a
 //! Zipf-distributed vocabulary with a deterministic generator, so runs are
-//! repeatable and the FTS index sees realistic term frequencies.
+//! repeatable and the FTS index sees realistic term frequencies. With
+//! `--corpus entities` every document also has sentences naming people,
+//! organizations and places drawn from pools of about 100k names, with
+//! verb phrases between them, so the knowledge-graph extraction has real
+//! work (entities, relations, communities) and queries name entities.
+//! `--modes` times queries once per search mode; after the run, the
+//! community rebuild (reading the graph and building every level) is timed
+//! on the final store.
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -88,6 +97,107 @@ impl Corpus {
             });
         }
         s
+    }
+
+    /// A capitalized pseudo-name of 2-3 syllables for pool index `i`
+    /// (deterministic, distinct enough to be told apart).
+    fn name(i: u64, salt: u64) -> String {
+        let syllables = [
+            "ka", "lo", "mi", "ra", "te", "su", "no", "vi", "del", "tor", "an", "bel", "gan", "zo",
+            "mar", "ris", "dan", "eva",
+        ];
+        let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt;
+        let n = 2 + (x % 2) as usize;
+        let mut s = String::new();
+        for _ in 0..n {
+            x = x.rotate_left(17).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            s.push_str(syllables[(x % syllables.len() as u64) as usize]);
+        }
+        let mut c = s.chars();
+        let first = c.next().unwrap().to_ascii_uppercase();
+        std::iter::once(first).chain(c).collect()
+    }
+
+    fn person(&mut self) -> String {
+        let first = self.rng.next() % 300;
+        let last = self.rng.next() % 350;
+        format!("{} {}", Corpus::name(first, 1), Corpus::name(last, 2))
+    }
+
+    fn organization(&mut self) -> String {
+        let suffix = ["Labs", "Rail", "Systems", "Foods", "Bank", "Press"];
+        let i = self.rng.next() % 5000;
+        format!(
+            "{} {}",
+            Corpus::name(i, 3),
+            suffix[(i % suffix.len() as u64) as usize]
+        )
+    }
+
+    fn place(&mut self) -> String {
+        Corpus::name(self.rng.next() % 2000, 4)
+    }
+
+    /// A sentence relating entities, in one of a few shapes the extractor
+    /// reads (verb phrases, copulas, "X of Y", appositives).
+    fn fact(&mut self) -> String {
+        match self.rng.next() % 5 {
+            0 => format!(
+                "{} works at {} in {}.",
+                self.person(),
+                self.organization(),
+                self.place()
+            ),
+            1 => format!(
+                "{} acquired {} in {}.",
+                self.organization(),
+                self.organization(),
+                1990 + self.rng.next() % 35
+            ),
+            2 => format!(
+                "{} met {} at the {} office.",
+                self.person(),
+                self.person(),
+                self.organization()
+            ),
+            3 => format!(
+                "{}, the founder of {}, moved to {}.",
+                self.person(),
+                self.organization(),
+                self.place()
+            ),
+            _ => format!("{} is the CEO of {}.", self.person(), self.organization()),
+        }
+    }
+
+    /// ~`bytes` of text: facts between Zipf filler sentences.
+    fn entity_document(&mut self, bytes: usize) -> String {
+        let mut s = String::with_capacity(bytes + 64);
+        while s.len() < bytes {
+            if self.rng.next() % 2 == 0 {
+                s.push_str(&self.fact());
+            } else {
+                for _ in 0..8 {
+                    let w = self.word().to_string();
+                    s.push_str(&w);
+                    s.push(' ');
+                }
+                s.pop();
+                s.push('.');
+            }
+            s.push(' ');
+        }
+        s
+    }
+
+    /// A question naming an entity, as an agent would ask it.
+    fn entity_question(&mut self) -> String {
+        match self.rng.next() % 4 {
+            0 => format!("Where does {} work?", self.person()),
+            1 => format!("Who acquired {}?", self.organization()),
+            2 => format!("Who did {} meet?", self.person()),
+            _ => format!("What happened in {}?", self.place()),
+        }
     }
 
     fn query(&mut self) -> String {
@@ -168,6 +278,8 @@ fn main() {
     let mut binary = "target/release/alayasiki-mcp".to_string();
     let mut lanes: Option<Vec<String>> = None;
     let mut store_dir: Option<std::path::PathBuf> = None;
+    let mut entities = false;
+    let mut modes: Vec<Option<String>> = vec![None];
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let v = args.next().expect("flag value");
@@ -179,6 +291,8 @@ fn main() {
             "--binary" => binary = v,
             "--lanes" => lanes = Some(v.split(',').map(str::to_string).collect()),
             "--store" => store_dir = Some(v.into()),
+            "--corpus" => entities = v == "entities",
+            "--modes" => modes = v.split(',').map(|m| Some(m.to_string())).collect(),
             other => panic!("unknown flag {other}"),
         }
     }
@@ -215,14 +329,22 @@ fn main() {
     let status: Value =
         serde_json::from_str(s.recv()["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
     let mut stored = status["documents"].as_u64().unwrap_or(0) as usize;
+    let document = |c: &mut Corpus| {
+        if entities {
+            c.entity_document(1000)
+        } else {
+            c.document(1000)
+        }
+    };
     for _ in 0..stored {
-        corpus.document(1000);
+        document(&mut corpus);
     }
     let mut next_id = 1u64;
-    println!("durability={durability}, window={window}, ~1 KB documents, wait=true");
+    let kind = if entities { "entity-rich" } else { "Zipf" };
+    println!("durability={durability}, window={window}, ~1 KB {kind} documents, wait=true");
     for &target in &sizes {
         let to_add = target.saturating_sub(stored);
-        let docs: Vec<String> = (0..to_add).map(|_| corpus.document(1000)).collect();
+        let docs: Vec<String> = (0..to_add).map(|_| document(&mut corpus)).collect();
         let bytes: usize = docs.iter().map(|d| d.len()).sum();
         let t = Instant::now();
         let mut in_flight = 0usize;
@@ -253,28 +375,45 @@ fn main() {
             );
         }
 
-        let mut lat = Vec::with_capacity(queries);
-        let mut hits = 0usize;
-        for _ in 0..queries {
-            let q = corpus.query();
-            let t = Instant::now();
-            let mut args = json!({"query": q, "mode": "evidence"});
-            if let Some(l) = &lanes {
-                args["lanes"] = json!(l);
+        for mode in &modes {
+            let mut lat = Vec::with_capacity(queries);
+            let mut hits = 0usize;
+            let mut ran = std::collections::BTreeMap::<String, usize>::new();
+            for _ in 0..queries {
+                let q = if entities {
+                    corpus.entity_question()
+                } else {
+                    corpus.query()
+                };
+                let t = Instant::now();
+                let mut args = json!({"query": q, "mode": "evidence"});
+                if let Some(l) = &lanes {
+                    args["lanes"] = json!(l);
+                }
+                if let Some(m) = mode {
+                    args["search_mode"] = json!(m);
+                }
+                s.send(&json!({"jsonrpc":"2.0","id":next_id,"method":"tools/call","params":{"name":"alayasiki_query","arguments":args}}));
+                s.stdin.flush().unwrap();
+                let r = s.recv();
+                lat.push(t.elapsed());
+                next_id += 1;
+                let body: Value =
+                    serde_json::from_str(r["result"]["content"][0]["text"].as_str().unwrap())
+                        .unwrap();
+                hits += body["evidence"].as_array().map_or(0, |e| e.len());
+                if let Some(m) = body["search_mode"]["ran"].as_str() {
+                    *ran.entry(m.to_string()).or_default() += 1;
+                }
             }
-            s.send(&json!({"jsonrpc":"2.0","id":next_id,"method":"tools/call","params":{"name":"alayasiki_query","arguments":args}}));
-            s.stdin.flush().unwrap();
-            let r = s.recv();
-            lat.push(t.elapsed());
-            next_id += 1;
-            let body: Value =
-                serde_json::from_str(r["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
-            hits += body["evidence"].as_array().map_or(0, |e| e.len());
-        }
-        lat.sort();
-        println!("query at {target} docs: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({queries} queries, {:.1} evidence items each)",
+            lat.sort();
+            let label = mode
+                .as_deref()
+                .map_or(String::new(), |m| format!(" search_mode={m}"));
+            println!("query at {target} docs{label}: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({queries} queries, {:.1} evidence items each; ran {ran:?})",
             percentile(&lat, 0.5).as_secs_f64() * 1e3, percentile(&lat, 0.99).as_secs_f64() * 1e3,
             lat.last().unwrap().as_secs_f64() * 1e3, hits as f64 / queries as f64);
+        }
     }
     // Peak RSS counts pages of the memory-mapped database and vector files
     // that queries touched (shared with the page cache); RssAnon is the
@@ -296,8 +435,35 @@ fn main() {
         .map(|m| m.len())
         .unwrap_or(0);
     println!("store size: {:.1} MiB", db as f64 / 1048576.0);
+    time_community_rebuild(&dir);
     let _ = std::fs::remove_dir_all(&tmp);
     if store_dir.is_some() {
         println!("store kept in {}", dir.display());
     }
+}
+
+/// Times what the worker does to rebuild community summaries (read the
+/// graph, Leiden at every level, summarize), on the final store, after the
+/// server exited.
+fn time_community_rebuild(dir: &std::path::Path) {
+    use alayasiki_mcp::embed::{BuiltinEmbedder, Embedder};
+    use alayasiki_mcp::store::{vectors::VectorSpec, Store, Tenant};
+    let spec = VectorSpec {
+        embedder_id: BuiltinEmbedder.id().to_string(),
+        dim: BuiltinEmbedder.dim(),
+    };
+    let store = Store::open(dir, alayasiki_mcp::config::Durability::Normal, spec).unwrap();
+    let reader = store.reader(&Tenant::new("local").unwrap()).unwrap();
+    let (entities, relations) = reader.graph_counts().unwrap();
+    let t = Instant::now();
+    let input = reader.graph_input().unwrap();
+    let read = t.elapsed();
+    let summaries = alayasiki_mcp::graph::communities::build(&input);
+    println!(
+        "community rebuild: {entities} entities, {relations} relations: graph read {:.2} s, \
+         build {:.2} s ({} summaries)",
+        read.as_secs_f64(),
+        (t.elapsed() - read).as_secs_f64(),
+        summaries.len()
+    );
 }

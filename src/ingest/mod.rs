@@ -6,6 +6,8 @@
 //! - [`chunk`]: extracted text → chunks with byte-accurate spans.
 //! - [`worker`]: the thread that runs journal jobs and commits their
 //!   results, and the hand-off of work already prepared by the caller.
+//! - [`upkeep`]: the thread that purges expired documents and rebuilds
+//!   community summaries.
 //!
 //! Nothing here talks to clients; errors carry client-safe messages because
 //! a failed job's reason is shown in its document's status.
@@ -13,6 +15,7 @@
 pub mod chunk;
 pub mod extract;
 pub mod media;
+pub mod upkeep;
 pub mod worker;
 
 use serde_json::{Map, Value};

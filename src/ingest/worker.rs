@@ -124,6 +124,8 @@ pub struct IngestWorker {
     shared: Arc<WorkerShared>,
     stop: Arc<AtomicBool>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// The upkeep thread, started and stopped with the worker.
+    upkeep: Mutex<Option<super::upkeep::Upkeep>>,
 }
 
 /// What the worker shares with the request threads.
@@ -173,8 +175,10 @@ impl WorkerShared {
 }
 
 impl IngestWorker {
-    /// Starts the worker; it immediately replays whatever is pending.
+    /// Starts the worker (it immediately replays whatever is pending) and
+    /// the upkeep thread.
     pub fn start(shared: Arc<WorkerShared>) -> std::io::Result<IngestWorker> {
+        let upkeep = super::upkeep::Upkeep::start(shared.clone())?;
         let stop = Arc::new(AtomicBool::new(false));
         let thread_stop = stop.clone();
         let thread_shared = shared.clone();
@@ -188,6 +192,7 @@ impl IngestWorker {
             shared,
             stop,
             thread: Mutex::new(Some(handle)),
+            upkeep: Mutex::new(Some(upkeep)),
         })
     }
 
@@ -198,6 +203,9 @@ impl IngestWorker {
 
     /// Stops at the next job boundary and waits for the thread.
     pub fn stop(&self) {
+        if let Some(mut upkeep) = self.upkeep.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            upkeep.stop();
+        }
         self.stop.store(true, Ordering::SeqCst);
         self.wake();
         let handle = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -223,8 +231,6 @@ struct WorkerState {
     /// Last chunk per (tenant, source) written or in flight, for the next
     /// document's context while its predecessor may not be committed.
     recent: HashMap<(String, String), String>,
-    /// When each tenant's communities were last rebuilt.
-    last_rebuild: HashMap<String, Instant>,
     /// `WorkerShared::forgets` when `recent` was last trusted.
     forgets_seen: u64,
 }
@@ -234,7 +240,6 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         backoff: Backoff::default(),
         in_flight: Arc::default(),
         recent: HashMap::new(),
-        last_rebuild: HashMap::new(),
         forgets_seen: 0,
     };
     while !stop.load(Ordering::SeqCst) {
@@ -259,10 +264,6 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
                 .collect()
         };
         if jobs.is_empty() {
-            if busy == 0 {
-                purge_expired(shared, &mut state);
-                refresh_communities(shared, &mut state);
-            }
             let wait = state
                 .backoff
                 .next_wait()
@@ -274,73 +275,6 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         if let Err(e) = run_batch(shared, jobs, stop, &mut state) {
             log::error!("ingestion batch failed, will retry: {e}");
             let _ = wake.recv_timeout(IDLE_POLL);
-        }
-    }
-}
-
-/// Documents retention forgets per transaction, so a large sweep does not
-/// hold the writer (and every other write) at once.
-pub const RETENTION_PURGE_BATCH: usize = 256;
-
-/// Forgets documents past their expiry or the retention period while the
-/// worker has nothing else to do. They are already invisible to every
-/// read; this reclaims their space and removes their derived data.
-fn purge_expired(shared: &WorkerShared, state: &mut WorkerState) {
-    let tenants = match shared.store.tenants_with_expired() {
-        Ok(t) => t,
-        Err(e) => {
-            log::warn!("cannot look for expired documents: {e}");
-            return;
-        }
-    };
-    for tenant in tenants {
-        match shared.store.purge_expired(
-            &tenant,
-            RETENTION_PURGE_BATCH,
-            crate::ingest::chunk::CONTEXT_BYTES,
-        ) {
-            Ok(forgotten) => {
-                for f in &forgotten {
-                    shared.forgotten(&f.document_id);
-                }
-                if !forgotten.is_empty() {
-                    log::info!("retention forgot {} document(s)", forgotten.len());
-                    // Summaries are withheld until rebuilt: do it next.
-                    state.last_rebuild.remove(tenant.name());
-                }
-            }
-            Err(e) => log::warn!("purging expired documents failed: {e}"),
-        }
-    }
-}
-
-/// Least time between two community rebuilds of one tenant: summaries
-/// follow the graph within about this long once ingestion pauses.
-pub const COMMUNITY_REBUILD_INTERVAL: Duration = Duration::from_secs(10);
-
-/// Rebuilds stale community summaries while the worker has nothing else to
-/// do (never in a query's path).
-fn refresh_communities(shared: &WorkerShared, state: &mut WorkerState) {
-    let stale = match shared.store.tenants_with_stale_communities() {
-        Ok(t) => t,
-        Err(e) => {
-            log::warn!("cannot check community summaries: {e}");
-            return;
-        }
-    };
-    for tenant in stale {
-        let due = state
-            .last_rebuild
-            .get(tenant.name())
-            .is_none_or(|at| at.elapsed() >= COMMUNITY_REBUILD_INTERVAL);
-        if !due {
-            continue;
-        }
-        state
-            .last_rebuild
-            .insert(tenant.name().to_string(), Instant::now());
-        if let Err(e) = crate::graph::communities::refresh(&shared.store, &tenant) {
-            log::warn!("rebuilding community summaries failed: {e}");
         }
     }
 }

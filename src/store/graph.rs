@@ -276,19 +276,33 @@ impl TenantWriter<'_> {
                 self.refresh_confidence(relation)?;
             }
         }
+        // Only the entities this document mentions can change count: a
+        // recount of the whole tenant would make forgetting (and a
+        // retention sweep of many documents) quadratic.
+        let touched: Vec<i64> = {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT DISTINCT m.entity_id FROM chunks c JOIN mentions m ON m.chunk_id = c.id
+                  WHERE c.document_id = ?1",
+            )?;
+            let rows = stmt.query_map([document_key], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
         self.exec(
             "DELETE FROM mentions WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?1)",
             [document_key],
         )?;
-        self.exec(
-            "UPDATE entities SET mention_count = (SELECT count(*) FROM mentions m WHERE m.entity_id = entities.id)
-              WHERE tenant_id = ?1",
-            [self.tenant_id],
-        )?;
-        self.exec(
-            "DELETE FROM entities WHERE tenant_id = ?1 AND mention_count = 0",
-            [self.tenant_id],
-        )?;
+        for entity in touched {
+            self.exec(
+                "UPDATE entities SET mention_count =
+                        (SELECT count(*) FROM mentions m WHERE m.entity_id = ?1)
+                  WHERE id = ?1",
+                [entity],
+            )?;
+            self.exec(
+                "DELETE FROM entities WHERE id = ?1 AND mention_count = 0",
+                [entity],
+            )?;
+        }
         // Summaries may quote the forgotten document (its entities, its
         // facts): drop every snapshot; the next build starts from what is
         // left.
@@ -354,9 +368,14 @@ impl TenantReader<'_> {
             return Ok(Vec::new());
         };
         let mut stmt = self.conn.prepare_cached(
+            // A UNION, not `key = ? OR id IN (...)`: SQLite cannot use the
+            // key index for that OR and would scan the tenant's entities.
             "SELECT e.id, e.key, e.name, e.kind, e.mention_count FROM entities e
-              WHERE e.tenant_id = ?1 AND (e.key = ?2 OR e.id IN
-                    (SELECT entity_id FROM entity_aliases WHERE tenant_id = ?1 AND alias_key = ?2))",
+              WHERE e.tenant_id = ?1 AND e.key = ?2
+             UNION
+             SELECT e.id, e.key, e.name, e.kind, e.mention_count
+               FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
+              WHERE a.tenant_id = ?1 AND a.alias_key = ?2",
         )?;
         let mut out: Vec<EntityRow> = Vec::new();
         for k in keys {
@@ -401,7 +420,14 @@ impl TenantReader<'_> {
                     (SELECT byte_end FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
                       ORDER BY ev.at DESC LIMIT 1)
                FROM relations r JOIN entities s ON s.id = r.subject_id JOIN entities o ON o.id = r.object_id
-              WHERE r.tenant_id = ?1 AND (r.subject_id = ?2 OR r.object_id = ?2)
+              -- Each end through its own index (an OR of the two would
+              -- scan the tenant's relations); `+` keeps the tenant check a
+              -- filter. Entity ids are global, so the object side needs no
+              -- tenant term to use its index.
+              WHERE r.id IN (SELECT id FROM relations WHERE tenant_id = ?1 AND subject_id = ?2
+                             UNION ALL
+                             SELECT id FROM relations WHERE object_id = ?2)
+                AND +r.tenant_id = ?1
                 AND (?3 OR r.valid_to IS NULL)
               ORDER BY r.kind = 'pattern' DESC, r.alpha / (r.alpha + r.beta) DESC, r.last_evidence_at DESC
               LIMIT ?4",
