@@ -174,7 +174,7 @@ impl Corpus {
     fn entity_document(&mut self, bytes: usize) -> String {
         let mut s = String::with_capacity(bytes + 64);
         while s.len() < bytes {
-            if self.rng.next() % 2 == 0 {
+            if self.rng.next().is_multiple_of(2) {
                 s.push_str(&self.fact());
             } else {
                 for _ in 0..8 {
