@@ -21,7 +21,9 @@ use crate::ingest::worker::{IngestWorker, JobOutcome, WorkerShared};
 use crate::ingest::Prepared;
 use crate::limits::*;
 use crate::query::{self, Fusion, QueryOutcome, QuerySpec};
-use crate::store::{DocumentRow, DocumentSummary, NewDocument, Store, VectorSpec};
+use crate::store::{
+    DocumentRow, DocumentSummary, NewDocument, Store, UsageRecord, UsageTotals, VectorSpec,
+};
 
 /// What to store.
 #[derive(Debug, Clone)]
@@ -81,6 +83,9 @@ pub struct Status {
     pub chunks: i64,
     pub jobs: JobCounts,
     pub store_bytes: u64,
+    /// What this caller (tenant and subject) has used over the HTTP API and
+    /// SSE; calls over stdio are not charged.
+    pub usage: UsageTotals,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -349,7 +354,34 @@ impl Memory<'_> {
             chunks: reader.chunk_count()?,
             jobs: JobCounts { pending, failed },
             store_bytes: self.service.store.size_bytes(),
+            usage: reader.usage(&self.principal.subject)?,
         })
+    }
+
+    /// Charges a completed call to this caller. Returns at once: the row
+    /// joins the writer's next group commit, and a failure to write it is
+    /// logged, never the caller's problem.
+    pub fn charge(&self, operation: &str, request_bytes: u64, reply_bytes: u64, took: Duration) {
+        let record = UsageRecord {
+            subject: self.principal.subject.clone(),
+            operation: operation.to_string(),
+            request_bytes,
+            reply_bytes,
+            duration_us: took.as_micros().min(u64::MAX as u128) as u64,
+            at: now_ms(),
+        };
+        let queued = self.service.store.write_then(
+            &self.principal.tenant,
+            move |w| w.record_usage(&record),
+            |outcome| {
+                if let Err(e) = outcome {
+                    log::warn!("usage row not written: {e}");
+                }
+            },
+        );
+        if let Err(e) = queued {
+            log::debug!("usage row not queued: {e}");
+        }
     }
 }
 

@@ -31,7 +31,10 @@ const READER_CACHE_KIB: i64 = 16 * 1024;
 const MMAP_BYTES: i64 = 1 << 30;
 
 /// Embedded migrations, in order. Append only; never edit a shipped one.
-const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../../sql/001_core.sql"))];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("../../sql/001_core.sql")),
+    (2, include_str!("../../sql/002_usage.sql")),
+];
 
 /// The newest schema this binary understands.
 pub fn latest_schema_version() -> i64 {

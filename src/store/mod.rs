@@ -6,7 +6,7 @@
 //! - `db`: connections, pragmas, migrations.
 //! - `writer`: the single writer thread with group commit.
 //! - `tenant`: [`Tenant`], [`TenantReader`], [`TenantWriter`].
-//! - `documents`, `chunks`, `journal`, `audit`: the SQL for each table,
+//! - `documents`, `chunks`, `journal`, `audit`, `usage`: the SQL for each table,
 //!   as methods on the tenant handles.
 //!
 //! Durability: a write is acknowledged only after its transaction commits;
@@ -19,6 +19,7 @@ mod documents;
 mod journal;
 pub mod owner;
 mod tenant;
+mod usage;
 pub mod vectors;
 mod writer;
 
@@ -27,6 +28,7 @@ pub use db::{latest_schema_version, DB_FILE};
 pub use documents::{AdmitOutcome, DocumentRow, DocumentSummary, NewDocument};
 pub use journal::{JobInput, JobKind, JobState, PendingJob};
 pub use tenant::{Tenant, TenantReader, TenantWriter};
+pub use usage::{UsageRecord, UsageTotals};
 pub use vectors::VectorSpec;
 
 use rusqlite::Connection;
