@@ -519,6 +519,49 @@ mod tests {
         assert_eq!(query_param("", "session_id"), None);
     }
 
+    /// API.md's limits table quotes these values; keep them in step.
+    #[test]
+    fn api_md_limits_table_matches_the_constants() {
+        use super::super::{admission::*, auth::*, body::*, sse::*};
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/API.md"))
+            .expect("API.md");
+        let secs = |d: Duration| format!("{} s", d.as_secs());
+        let rows: &[(&str, String)] = &[
+            ("`MAX_SSE_CONNECTIONS`", MAX_SSE_CONNECTIONS.to_string()),
+            ("`MAX_QUEUED_REPLIES`", MAX_QUEUED_REPLIES.to_string()),
+            (
+                "`MAX_CONCURRENT_DISPATCHES`",
+                MAX_CONCURRENT_DISPATCHES.to_string(),
+            ),
+            ("`MAX_BODY_BYTES`", MAX_BODY_BYTES.to_string()),
+            ("`MAX_REPLY_BYTES`", MAX_REPLY_BYTES.to_string()),
+            (
+                "`MAX_DRAINABLE_BODY_BYTES`",
+                MAX_DRAINABLE_BODY_BYTES.to_string(),
+            ),
+            ("`MAX_TOKEN_BYTES`", MAX_TOKEN_BYTES.to_string()),
+            (
+                "`MIN_HS256_SECRET_BYTES`",
+                MIN_HS256_SECRET_BYTES.to_string(),
+            ),
+            ("`MAX_RATE_BUCKETS`", MAX_RATE_BUCKETS.to_string()),
+            (
+                "`DEFAULT_RATE_PER_SEC` / `DEFAULT_BURST`",
+                format!("{DEFAULT_RATE_PER_SEC} / {DEFAULT_BURST}"),
+            ),
+            ("`KEEPALIVE_INTERVAL`", secs(KEEPALIVE_INTERVAL)),
+            ("`IO_TIMEOUT`", secs(IO_TIMEOUT)),
+            ("`SHUTDOWN_DRAIN_TIMEOUT`", secs(SHUTDOWN_DRAIN_TIMEOUT)),
+        ];
+        for (name, value) in rows {
+            let row = format!("| {name} | {value} |");
+            assert!(
+                doc.contains(&row),
+                "API.md limits table lacks or misstates: {row}"
+            );
+        }
+    }
+
     #[test]
     fn non_loopback_binds_need_the_flag() {
         assert!(check_bind("127.0.0.1:8080".parse().unwrap(), false).is_ok());
