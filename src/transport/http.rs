@@ -78,6 +78,10 @@ pub(super) struct Context {
     pub closing: AtomicBool,
     /// Set when shutdown ends: routing threads exit.
     stopped: AtomicBool,
+    /// Set when the listener failed: tiny_http stops accepting for good
+    /// after an accept error, so the server shuts down and exits non-zero
+    /// (for a supervisor to restart it) instead of serving nothing.
+    failed: AtomicBool,
 }
 
 /// What the caller configured.
@@ -122,6 +126,7 @@ pub fn serve(
         jobs: jobs_tx,
         closing: AtomicBool::new(false),
         stopped: AtomicBool::new(false),
+        failed: AtomicBool::new(false),
     });
     let workers = spawn_workers(&ctx, jobs_rx)?;
     let routers = spawn_routers(&ctx, &http)?;
@@ -136,6 +141,9 @@ pub fn serve(
                 // The drain threads end with the context; they hold nothing durable,
                 // so they are not waited for.
     drop(drain_threads);
+    if ctx.failed.load(Ordering::SeqCst) {
+        return Err(std::io::Error::other("the listening socket failed"));
+    }
     Ok(())
 }
 
@@ -186,7 +194,9 @@ fn spawn_routers(
                             }
                             Ok(None) => {}
                             Err(e) => {
-                                log::warn!("receiving a request failed: {e}");
+                                log::error!("the listener failed ({e}); shutting down");
+                                ctx.failed.store(true, Ordering::SeqCst);
+                                signals::request();
                                 std::thread::sleep(POLL);
                             }
                         }
