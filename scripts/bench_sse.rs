@@ -4,14 +4,15 @@
 //! ```sh
 //! cargo build --release --bin alayasiki-api
 //! cargo run --release --example bench_sse -- [--clients 128] [--seconds 30] \
-//!     [--ingest-percent 20] [--preload 500] [--binary target/release/alayasiki-api]
+//!     [--ingest-percent 20] [--preload 500] [--backoff-ms 100] \
+//!     [--binary target/release/alayasiki-api]
 //! ```
 //!
 //! Each client opens its own SSE stream (its own subject in one tenant),
 //! initializes, then runs closed-loop: one request at a time, an ingest
 //! with the given probability (a unique idempotency key) or else a query,
 //! latency measured from the POST to the reply event on the stream. A POST
-//! answered 429 is counted and retried after a short pause. Afterwards the
+//! answered 429 is counted and retried after `--backoff-ms` plus jitter. Afterwards the
 //! server gets SIGTERM, is restarted on the same directory, and every
 //! acknowledged ingest must be there exactly once: each document id
 //! readable, and the document count equal to the preload plus the
@@ -40,6 +41,9 @@ struct Options {
     seconds: u64,
     ingest_percent: u64,
     preload: usize,
+    /// Pause after a 429 before the next attempt (plus up to as much again
+    /// of jitter).
+    backoff_ms: u64,
 }
 
 fn options() -> Options {
@@ -49,6 +53,7 @@ fn options() -> Options {
         seconds: 30,
         ingest_percent: 20,
         preload: 500,
+        backoff_ms: 100,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -60,6 +65,7 @@ fn options() -> Options {
             "--seconds" => o.seconds = value.parse().expect("--seconds N"),
             "--ingest-percent" => o.ingest_percent = value.parse().expect("--ingest-percent N"),
             "--preload" => o.preload = value.parse().expect("--preload N"),
+            "--backoff-ms" => o.backoff_ms = value.parse().expect("--backoff-ms N"),
             other => panic!("unknown argument {other}"),
         }
         i += 2;
@@ -324,6 +330,7 @@ fn main() {
             ready.clone(),
         );
         let ingest_percent = o.ingest_percent;
+        let backoff_ms = o.backoff_ms;
         threads.push(std::thread::spawn(move || {
             let tok = token(&format!("bench-{c}"));
             let (endpoint, replies, _stream) = open_stream(addr, &tok);
@@ -353,7 +360,8 @@ fn main() {
                 let (status, _) = conn.send("POST", &endpoint, &tok, msg.to_string().as_bytes());
                 if status == 429 {
                     rejected.fetch_add(1, Ordering::Relaxed);
-                    std::thread::sleep(StdDuration::from_millis(20));
+                    let jitter = seed.wrapping_mul(0x9e3779b97f4a7c15) % (backoff_ms + 1);
+                    std::thread::sleep(StdDuration::from_millis(backoff_ms + jitter));
                     continue;
                 }
                 assert_eq!(status, 202, "POST");

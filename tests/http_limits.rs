@@ -285,3 +285,15 @@ fn sigterm_drains_in_flight_work_then_exits_zero() {
     assert_eq!(status["documents"], 1, "{status}");
     assert_eq!(status["jobs"]["pending"], 0, "{status}");
 }
+
+/// The socket timeouts are set on the listener and so also bound `accept`;
+/// the server must still accept connections after being idle for longer.
+#[test]
+fn the_server_keeps_accepting_after_an_idle_io_timeout() {
+    const IO_TIMEOUT: Duration = Duration::from_secs(30);
+    let dir = TempDir::new("idle");
+    let api = Api::start(dir.path(), &[]);
+    assert_eq!(request(api.addr, "GET", "/health", &[], None).status, 200);
+    std::thread::sleep(IO_TIMEOUT + Duration::from_secs(5));
+    assert_eq!(request(api.addr, "GET", "/health", &[], None).status, 200);
+}

@@ -20,7 +20,9 @@
 //!   stall routing.
 //! - A client that stops sending (or reading) would block a thread forever:
 //!   every accepted socket gets read and write timeouts ([`IO_TIMEOUT`]),
-//!   inherited from the listening socket.
+//!   inherited from the listening socket. Since that timeout also bounds
+//!   `accept`, and tiny_http stops accepting after one failed `accept`, a
+//!   [`Heartbeat`] connects to the listener well within every timeout.
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use std::io::{Cursor, Read};
@@ -91,11 +93,15 @@ pub fn read(request: &mut Request) -> Result<Vec<u8>, BodyError> {
     Ok(body)
 }
 
-/// Gives every socket accepted from `listener` the [`IO_TIMEOUT`] read and
-/// write timeouts. Accepted sockets inherit these options from the listening
+/// Gives every socket accepted from `listener` read and write timeouts of
+/// `timeout`. Accepted sockets inherit these options from the listening
 /// socket (Linux, the BSDs and macOS copy them at accept), and tiny_http
 /// offers no other way to reach the sockets it accepts.
-pub fn set_accept_timeouts(listener: &TcpListener) -> std::io::Result<()> {
+///
+/// The read timeout also bounds `accept` itself, and tiny_http's accept
+/// loop stops for good on the resulting error: keep a [`Heartbeat`]
+/// running for as long as the server accepts.
+pub fn set_accept_timeouts(listener: &TcpListener, timeout: Duration) -> std::io::Result<()> {
     use std::mem::ManuallyDrop;
     use std::net::TcpStream;
     #[cfg(unix)]
@@ -111,9 +117,66 @@ pub fn set_accept_timeouts(listener: &TcpListener) -> std::io::Result<()> {
         // SAFETY: as above, for the socket handle.
         ManuallyDrop::new(unsafe { TcpStream::from_raw_socket(listener.as_raw_socket()) })
     };
-    socket.set_read_timeout(Some(IO_TIMEOUT))?;
-    socket.set_write_timeout(Some(IO_TIMEOUT))?;
+    socket.set_read_timeout(Some(timeout))?;
+    socket.set_write_timeout(Some(timeout))?;
     Ok(())
+}
+
+/// Connects to the server's own listener every `timeout / 3`, so that an
+/// `accept` bounded by the inherited read timeout always has a connection
+/// before it times out. The connection is closed at once; tiny_http reads
+/// end-of-stream from it and moves on.
+pub struct Heartbeat {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Heartbeat {
+    pub fn start(bound: std::net::SocketAddr, timeout: Duration) -> std::io::Result<Heartbeat> {
+        use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+        // A wildcard address is reached through loopback.
+        let target = match bound.ip() {
+            IpAddr::V4(ip) if ip.is_unspecified() => {
+                SocketAddr::new(Ipv4Addr::LOCALHOST.into(), bound.port())
+            }
+            IpAddr::V6(ip) if ip.is_unspecified() => {
+                SocketAddr::new(Ipv6Addr::LOCALHOST.into(), bound.port())
+            }
+            _ => bound,
+        };
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let interval = timeout / 3;
+        let thread = std::thread::Builder::new()
+            .name("listener-heartbeat".into())
+            .spawn(move || {
+                let step = interval.min(Duration::from_millis(100));
+                let mut since = Duration::ZERO;
+                while !flag.load(Ordering::SeqCst) {
+                    std::thread::sleep(step);
+                    since += step;
+                    if since >= interval {
+                        since = Duration::ZERO;
+                        if let Err(e) = std::net::TcpStream::connect_timeout(&target, interval) {
+                            log::warn!("listener heartbeat could not connect: {e}");
+                        }
+                    }
+                }
+            })?;
+        Ok(Heartbeat {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Heartbeat {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// Connections given up by [`abandon`] since start-up.
@@ -192,7 +255,7 @@ mod tests {
     #[test]
     fn accepted_sockets_inherit_the_timeouts() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        set_accept_timeouts(&listener).unwrap();
+        set_accept_timeouts(&listener, IO_TIMEOUT).unwrap();
         let addr = listener.local_addr().unwrap();
         let _client = std::net::TcpStream::connect(addr).unwrap();
         let (accepted, _) = listener.accept().unwrap();
@@ -200,5 +263,23 @@ mod tests {
             assert_eq!(accepted.read_timeout().unwrap(), Some(IO_TIMEOUT));
             assert_eq!(accepted.write_timeout().unwrap(), Some(IO_TIMEOUT));
         }
+    }
+
+    #[test]
+    fn heartbeat_keeps_a_timed_accept_from_timing_out() {
+        let timeout = Duration::from_millis(300);
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        set_accept_timeouts(&listener, timeout).unwrap();
+        let addr = listener.local_addr().unwrap();
+        // Without a heartbeat, accept gives up after the timeout.
+        assert!(listener.accept().is_err());
+        let heartbeat = Heartbeat::start(addr, timeout).unwrap();
+        let until = std::time::Instant::now() + timeout * 4;
+        while std::time::Instant::now() < until {
+            listener
+                .accept()
+                .expect("accept timed out despite the heartbeat");
+        }
+        drop(heartbeat);
     }
 }

@@ -106,7 +106,8 @@ pub fn serve(
     settings: Settings,
 ) -> std::io::Result<()> {
     let bound = listener.local_addr()?;
-    body::set_accept_timeouts(&listener)?;
+    body::set_accept_timeouts(&listener, body::IO_TIMEOUT)?;
+    let heartbeat = body::Heartbeat::start(bound, body::IO_TIMEOUT)?;
     let http = Arc::new(
         tiny_http::Server::from_listener(listener, None)
             .map_err(|e| std::io::Error::other(e.to_string()))?,
@@ -138,8 +139,9 @@ pub fn serve(
         let _ = t.join();
     }
     drop(http); // stops accepting connections
-                // The drain threads end with the context; they hold nothing durable,
-                // so they are not waited for.
+    drop(heartbeat);
+    // The drain threads end with the context; they hold nothing durable,
+    // so they are not waited for.
     drop(drain_threads);
     if ctx.failed.load(Ordering::SeqCst) {
         return Err(std::io::Error::other("the listening socket failed"));
