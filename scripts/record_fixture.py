@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 DOC_ID = re.compile(r"doc_[0-9a-f]{24}")
-VOLATILE_STRINGS = {"created_at", "data_dir", "since", "version"}
+VOLATILE_STRINGS = {"created_at", "data_dir", "since", "version", "built_at", "updated_at", "expires_at", "written_at"}
 VOLATILE_NUMBERS = {"store_bytes", "score"}
 
 

@@ -8,8 +8,8 @@ Uses `mcp.Client` in its default "auto" mode, which first probes with the
 initialize handshake on the same process. The server must answer the probe
 at once (a silent server costs every client a 10 s timeout), so the whole
 connect is timed. Then: list tools, prompts and resource templates, ingest,
-query, read the document back as a resource. Exits non-zero with a message
-on any failure.
+query, read the document back as a resource, and use working memory (write,
+merged query, session resource). Exits non-zero with a message on any failure.
 """
 import asyncio
 import json
@@ -78,6 +78,21 @@ async def main(binary):
         status = text_json(await client.call_tool("alayasiki_status", {}))
         if status["documents"] != 1:
             fail(f"status counts: {status}")
+
+        # Working memory: write a note, find it merged into a query, read the
+        # session as a resource.
+        if not any(t.uri_template == "alayasiki://sessions/{session_id}" for t in templates):
+            fail("session resource template missing")
+        note = text_json(await client.call_tool("alayasiki_memory_write", {
+            "session_id": "sdk-task", "content": "The telescope dome motor needs a new encoder."}))
+        merged = text_json(await client.call_tool("alayasiki_query", {
+            "query": "What does the dome motor need?", "session_id": "sdk-task"}))
+        top = merged["evidence"][0] if merged["evidence"] else {}
+        if top.get("origin") != "session" or top.get("document_id") != note["note_id"]:
+            fail(f"merged query did not rank the session note first: {merged}")
+        session = await client.read_resource("alayasiki://sessions/sdk-task")
+        if "encoder" not in json.loads(session.contents[0].text)["notes"][0]["text"]:
+            fail("session resource did not return the note")
     print(f"sdk_stdio_test: ok (mcp SDK connect incl. discover probe {connected * 1000:.0f} ms)")
 
 

@@ -13,7 +13,8 @@ CREATE TABLE tenants (
     name        TEXT    NOT NULL UNIQUE,
     created_at  INTEGER NOT NULL,
     chunk_count INTEGER NOT NULL DEFAULT 0, -- rows in fts_<id>, kept by the store
-    vector_rows INTEGER NOT NULL DEFAULT 0  -- committed rows in vectors/t<id>.*
+    vector_rows INTEGER NOT NULL DEFAULT 0, -- committed rows in vectors/t<id>.g<gen>.*
+    vector_generation INTEGER NOT NULL DEFAULT 0
 );
 
 -- Exact uploaded bytes, content-addressed and deduplicated per tenant.

@@ -7,6 +7,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use crate::limits::{MAX_TOP_K, MIN_TOP_K};
+
 /// Exit status for usage errors (bad flags or values), as is customary.
 pub const USAGE_EXIT: i32 = 2;
 
@@ -17,20 +19,85 @@ pub enum Command {
     Serve {
         data_dir: Option<PathBuf>,
     },
+    /// Re-embed everything with the configured embedder.
+    Reindex {
+        data_dir: Option<PathBuf>,
+    },
+    /// Rewrite the vector files without deleted chunks' slots.
+    Compact {
+        data_dir: Option<PathBuf>,
+    },
+    /// Store files and folders.
+    Ingest {
+        data_dir: Option<PathBuf>,
+        tenant: Option<String>,
+        paths: Vec<PathBuf>,
+    },
+    /// Print the evidence for a question.
+    Query {
+        data_dir: Option<PathBuf>,
+        tenant: Option<String>,
+        text: String,
+        top_k: Option<u32>,
+    },
+    /// Delete documents.
+    Forget {
+        data_dir: Option<PathBuf>,
+        tenant: Option<String>,
+        by: ForgetBy,
+    },
+    /// Write the memory as JSON Lines on stdout.
+    Export {
+        data_dir: Option<PathBuf>,
+        tenant: Option<String>,
+    },
+    /// Read an export (or an MCP memory-server file) into the memory.
+    Import {
+        data_dir: Option<PathBuf>,
+        tenant: Option<String>,
+        file: PathBuf,
+    },
     Help,
     Version,
+}
+
+/// What `forget` deletes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ForgetBy {
+    Id(String),
+    Key(String),
+    Source(String),
 }
 
 pub const HELP: &str = "\
 alayasiki-mcp: local knowledge memory for AI agents, served over MCP on stdio.
 
 USAGE:
-    alayasiki-mcp [--data-dir DIR]
+    alayasiki-mcp [--data-dir DIR]            serve MCP on stdio
+    alayasiki-mcp reindex [--data-dir DIR]    re-embed everything with the
+                                              configured embedder
+    alayasiki-mcp compact [--data-dir DIR]    rewrite vector files and the
+                                              full-text index without
+                                              deleted chunks
+    alayasiki-mcp ingest PATH...              store files and folders (walked
+                                              recursively; resumable)
+    alayasiki-mcp query TEXT [--top-k N]      print the evidence for a question
+    alayasiki-mcp forget --id ID | --key KEY | --source SOURCE
+                                              delete documents for good
+    alayasiki-mcp export > memory.jsonl       write documents and originals as
+                                              JSON Lines
+    alayasiki-mcp import FILE                 restore an export, or import an
+                                              MCP memory-server memory.jsonl
+
+    ingest, query, forget, export and import also take [--data-dir DIR]
+    and [--tenant T]. Subcommands need the data directory to themselves:
+    stop the server first.
 
 OPTIONS:
     --data-dir DIR   Where the memory lives (created owner-only if missing).
                      Default: $ALAYASIKI_DATA_DIR, else $HOME/.alayasiki-mcp
                      (%USERPROFILE%\\.alayasiki-mcp on Windows).
+    --tenant T       Tenant to use (default: $ALAYASIKI_MCP_TENANT, else local).
     -h, --help       Print this help and exit.
     -V, --version    Print the version and exit.
 
@@ -40,6 +107,8 @@ ENVIRONMENT:
     ALAYASIKI_MCP_SUBJECT   subject of the stdio caller (default: local-agent)
     ALAYASIKI_DURABILITY    full (default: fsync every commit) or normal
     ALAYASIKI_LOG           error, warn, info (default), debug, trace, off
+    ALAYASIKI_EMBED_URL     use an HTTP embedding server instead of the
+                            built-in model (see README: Embeddings)
 
 The server reads newline-delimited JSON-RPC on stdin and writes only protocol
 messages to stdout; logs go to stderr. One process owns a data directory; to
@@ -56,6 +125,17 @@ impl std::fmt::Display for UsageError {
     }
 }
 
+/// Flags and positional arguments as given, before they are checked
+/// against the subcommand.
+#[derive(Default)]
+struct Given {
+    data_dir: Option<PathBuf>,
+    tenant: Option<String>,
+    top_k: Option<u32>,
+    forget: Vec<ForgetBy>,
+    positional: Vec<OsString>,
+}
+
 /// Parses the arguments after the program name.
 pub fn parse<I>(args: I) -> Result<Command, UsageError>
 where
@@ -64,7 +144,8 @@ where
 {
     use lexopt::prelude::*;
     let mut parser = lexopt::Parser::from_args(args);
-    let mut data_dir = None;
+    let mut given = Given::default();
+    let mut subcommand: Option<String> = None;
     loop {
         let arg = parser.next().map_err(|e| UsageError(e.to_string()))?;
         let Some(arg) = arg else { break };
@@ -78,19 +159,169 @@ where
                 if value.is_empty() {
                     return Err(UsageError("--data-dir needs a non-empty directory".into()));
                 }
-                data_dir = Some(PathBuf::from(value));
+                given.data_dir = Some(PathBuf::from(value));
             }
-            Value(v) => {
-                return Err(UsageError(format!(
-                    "unexpected argument {:?}",
-                    v.to_string_lossy()
-                )))
+            Long("tenant") => given.tenant = Some(text_value(&mut parser, "--tenant")?),
+            Long("top-k") => {
+                let v = text_value(&mut parser, "--top-k")?;
+                let n = v
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (MIN_TOP_K..=MAX_TOP_K).contains(n))
+                    .ok_or_else(|| {
+                        UsageError(format!(
+                            "--top-k must be an integer from {MIN_TOP_K} to {MAX_TOP_K}"
+                        ))
+                    })?;
+                given.top_k = Some(n);
             }
+            Long("id") => given
+                .forget
+                .push(ForgetBy::Id(text_value(&mut parser, "--id")?)),
+            Long("key") => given
+                .forget
+                .push(ForgetBy::Key(text_value(&mut parser, "--key")?)),
+            Long("source") => given
+                .forget
+                .push(ForgetBy::Source(text_value(&mut parser, "--source")?)),
+            Value(v)
+                if subcommand.is_none()
+                    && given.positional.is_empty()
+                    && SUBCOMMANDS.contains(&v.to_string_lossy().as_ref()) =>
+            {
+                subcommand = Some(v.to_string_lossy().into_owned());
+            }
+            Value(v) => given.positional.push(v),
             other => return Err(UsageError(format!("unknown flag {}", describe(&other)))),
         }
     }
-    Ok(Command::Serve { data_dir })
+    build(subcommand.as_deref(), given)
 }
+
+/// Checks the given flags and arguments against the subcommand.
+fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> {
+    let name = subcommand.unwrap_or("the server");
+    let refuse = |flag: &str| UsageError(format!("{flag} does not apply to {name}"));
+    let takes_tenant = matches!(
+        subcommand,
+        Some("ingest" | "query" | "forget" | "export" | "import")
+    );
+    if given.tenant.is_some() && !takes_tenant {
+        return Err(refuse("--tenant"));
+    }
+    if given.top_k.is_some() && subcommand != Some("query") {
+        return Err(refuse("--top-k"));
+    }
+    if !given.forget.is_empty() && subcommand != Some("forget") {
+        let flag = match given.forget[0] {
+            ForgetBy::Id(_) => "--id",
+            ForgetBy::Key(_) => "--key",
+            ForgetBy::Source(_) => "--source",
+        };
+        return Err(refuse(flag));
+    }
+    let Given {
+        data_dir,
+        tenant,
+        top_k,
+        mut forget,
+        mut positional,
+    } = given;
+    let no_positional = |positional: &[OsString]| match positional.first() {
+        None => Ok(()),
+        Some(v) => Err(UsageError(format!(
+            "unexpected argument {:?}",
+            v.to_string_lossy()
+        ))),
+    };
+    Ok(match subcommand {
+        None => {
+            no_positional(&positional)?;
+            Command::Serve { data_dir }
+        }
+        Some("reindex") => {
+            no_positional(&positional)?;
+            Command::Reindex { data_dir }
+        }
+        Some("compact") => {
+            no_positional(&positional)?;
+            Command::Compact { data_dir }
+        }
+        Some("export") => {
+            no_positional(&positional)?;
+            Command::Export { data_dir, tenant }
+        }
+        Some("ingest") => {
+            if positional.is_empty() {
+                return Err(UsageError("ingest needs at least one PATH".into()));
+            }
+            Command::Ingest {
+                data_dir,
+                tenant,
+                paths: positional.into_iter().map(PathBuf::from).collect(),
+            }
+        }
+        Some("import") => {
+            if positional.len() != 1 {
+                return Err(UsageError("import needs exactly one FILE".into()));
+            }
+            Command::Import {
+                data_dir,
+                tenant,
+                file: PathBuf::from(positional.remove(0)),
+            }
+        }
+        Some("query") => {
+            let words: Vec<String> = positional
+                .iter()
+                .map(|v| v.to_string_lossy().into_owned())
+                .collect();
+            let text = words.join(" ");
+            if text.trim().is_empty() {
+                return Err(UsageError("query needs the question as TEXT".into()));
+            }
+            Command::Query {
+                data_dir,
+                tenant,
+                text,
+                top_k,
+            }
+        }
+        Some("forget") => {
+            no_positional(&positional)?;
+            if forget.len() != 1 {
+                return Err(UsageError(
+                    "forget needs exactly one of --id, --key or --source".into(),
+                ));
+            }
+            Command::Forget {
+                data_dir,
+                tenant,
+                by: forget.remove(0),
+            }
+        }
+        Some(other) => return Err(UsageError(format!("unknown subcommand {other}"))),
+    })
+}
+
+/// The value of a flag that takes non-empty UTF-8 text.
+fn text_value(parser: &mut lexopt::Parser, flag: &str) -> Result<String, UsageError> {
+    let value = parser
+        .value()
+        .map_err(|_| UsageError(format!("{flag} needs a value")))?;
+    let value = value
+        .into_string()
+        .map_err(|_| UsageError(format!("{flag} must be valid UTF-8")))?;
+    if value.trim().is_empty() {
+        return Err(UsageError(format!("{flag} needs a non-empty value")));
+    }
+    Ok(value)
+}
+
+/// Subcommand names (the first positional argument).
+const SUBCOMMANDS: &[&str] = &[
+    "reindex", "compact", "ingest", "query", "forget", "export", "import",
+];
 
 fn describe(arg: &lexopt::Arg<'_>) -> String {
     match arg {
@@ -125,6 +356,87 @@ mod tests {
     fn help_and_version_win() {
         assert_eq!(parse(["--help"]), Ok(Command::Help));
         assert_eq!(parse(["-V"]), Ok(Command::Version));
+    }
+
+    #[test]
+    fn subcommands_take_the_data_dir_too() {
+        assert_eq!(
+            parse(["reindex", "--data-dir", "/m"]),
+            Ok(Command::Reindex {
+                data_dir: Some(PathBuf::from("/m"))
+            })
+        );
+        assert_eq!(parse(["compact"]), Ok(Command::Compact { data_dir: None }));
+        assert!(parse(["frobnicate"]).is_err());
+        assert!(parse(["reindex", "compact"]).is_err());
+    }
+
+    #[test]
+    fn file_subcommands_take_their_arguments() {
+        assert_eq!(
+            parse(["ingest", "a", "b/c", "--tenant", "t"]),
+            Ok(Command::Ingest {
+                data_dir: None,
+                tenant: Some("t".into()),
+                paths: vec![PathBuf::from("a"), PathBuf::from("b/c")],
+            })
+        );
+        assert_eq!(
+            parse(["query", "what", "is", "x?", "--top-k", "3"]),
+            Ok(Command::Query {
+                data_dir: None,
+                tenant: None,
+                text: "what is x?".into(),
+                top_k: Some(3),
+            })
+        );
+        assert_eq!(
+            parse(["forget", "--source", "s", "--data-dir", "/m"]),
+            Ok(Command::Forget {
+                data_dir: Some(PathBuf::from("/m")),
+                tenant: None,
+                by: ForgetBy::Source("s".into()),
+            })
+        );
+        assert_eq!(
+            parse(["import", "m.jsonl"]),
+            Ok(Command::Import {
+                data_dir: None,
+                tenant: None,
+                file: PathBuf::from("m.jsonl"),
+            })
+        );
+        assert_eq!(
+            parse(["export"]),
+            Ok(Command::Export {
+                data_dir: None,
+                tenant: None
+            })
+        );
+        // A positional that names a subcommand is text after the first.
+        assert!(matches!(
+            parse(["ingest", "compact"]),
+            Ok(Command::Ingest { .. })
+        ));
+    }
+
+    #[test]
+    fn file_subcommands_refuse_what_does_not_apply() {
+        assert!(parse(["ingest"]).is_err());
+        assert!(parse(["query"]).is_err());
+        assert!(parse(["query", "x", "--top-k", "0"]).is_err());
+        assert!(parse(["query", "x", "--top-k", "101"]).is_err());
+        assert!(parse(["forget"]).is_err());
+        assert!(parse(["forget", "--id", "a", "--key", "b"]).is_err());
+        assert!(parse(["forget", "--id", ""]).is_err());
+        assert!(parse(["import"]).is_err());
+        assert!(parse(["import", "a", "b"]).is_err());
+        assert!(parse(["export", "extra"]).is_err());
+        let err = parse(["compact", "--tenant", "t"]).unwrap_err();
+        assert!(err.0.contains("--tenant"), "{err}");
+        assert!(parse(["--tenant", "t"]).is_err());
+        assert!(parse(["ingest", "a", "--top-k", "3"]).is_err());
+        assert!(parse(["query", "a", "--id", "x"]).is_err());
     }
 
     #[test]

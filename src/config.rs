@@ -5,13 +5,14 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::limits::MAX_IDENTITY_BYTES;
+use crate::limits::{DEFAULT_WM_TTL_SECS, MAX_IDENTITY_BYTES, MAX_WM_TTL_SECS};
 
 pub const DATA_DIR_ENV: &str = "ALAYASIKI_DATA_DIR";
 pub const TENANT_ENV: &str = "ALAYASIKI_MCP_TENANT";
 pub const SUBJECT_ENV: &str = "ALAYASIKI_MCP_SUBJECT";
 pub const DURABILITY_ENV: &str = "ALAYASIKI_DURABILITY";
 pub const FUSION_ENV: &str = "ALAYASIKI_FUSION";
+pub const WM_TTL_ENV: &str = "ALAYASIKI_WM_TTL_SECS";
 
 // alayasiki-api: the HTTP API and SSE transport (see API.md).
 pub const JWT_SECRET_ENV: &str = "ALAYASIKI_JWT_SECRET";
@@ -126,6 +127,24 @@ pub fn fusion_from_env() -> Result<crate::query::Fusion, String> {
         Some(v) => crate::query::Fusion::parse(&v)
             .ok_or_else(|| format!("{FUSION_ENV}={v:?} is not one of: rrf, calibrated")),
     }
+}
+
+/// How long a working-memory session lives after its last write:
+/// `ALAYASIKI_WM_TTL_SECS` (whole seconds, 1 to [`MAX_WM_TTL_SECS`]), else
+/// [`DEFAULT_WM_TTL_SECS`]. Short values are for tests.
+pub fn wm_ttl_from_env() -> Result<std::time::Duration, String> {
+    let secs = match env(WM_TTL_ENV) {
+        None => DEFAULT_WM_TTL_SECS,
+        Some(v) => v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|s| (1..=MAX_WM_TTL_SECS).contains(s))
+            .ok_or_else(|| {
+                format!("{WM_TTL_ENV}={v:?} is not a whole number of seconds from 1 to {MAX_WM_TTL_SECS}")
+            })?,
+    };
+    Ok(std::time::Duration::from_secs(secs))
 }
 
 /// `HOME`, or `USERPROFILE` on Windows.

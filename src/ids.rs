@@ -88,6 +88,16 @@ pub fn hex(bytes: &[u8]) -> String {
     s
 }
 
+/// True if `id` has the shape of a document id made by [`new_id`]
+/// (`doc_` and 24 lowercase hex digits): an import keeps such ids.
+pub fn is_document_id(id: &str) -> bool {
+    id.strip_prefix("doc_").is_some_and(|h| {
+        h.len() == 24
+            && h.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
 /// SHA-256 of `bytes` as lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
@@ -105,7 +115,11 @@ mod tests {
         for id in ids.iter().take(5) {
             assert!(id.starts_with("doc_"));
             assert_eq!(id.len(), 4 + 24);
+            assert!(is_document_id(id));
         }
+        assert!(!is_document_id("doc_XYZ"));
+        assert!(!is_document_id("doc_0123456789abcdef0123456G"));
+        assert!(!is_document_id("chunk_0123456789abcdef01234567"));
     }
 
     #[test]

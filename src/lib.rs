@@ -9,16 +9,22 @@
 //!   (JSON API, MCP over SSE, JWT auth, admission); limits on input.
 //! - [`protocol`]: JSON-RPC and MCP: sessions, tools, resources, prompts.
 //! - [`service`]: [`service::Memory`], the one API every transport calls,
-//!   bound to a [`service::Principal`].
+//!   bound to a [`service::Principal`]; and working memory, the per-identity
+//!   session graphs shared by every transport of the process.
 //! - [`ingest`] and [`query`]: the engine (extraction and chunking; retrieval,
 //!   packing and answers).
 //! - [`store`]: SQLite (WAL, FTS5) behind tenant-bound handles, the writer
 //!   thread, the journal, and data-directory ownership.
 //!
-//! Cross-cutting: [`config`], [`cli`] and [`api_cli`] (flags and environment), [`limits`]
-//! (every bound, in one place), [`error`] (typed errors and their
-//! client-safe messages), [`logging`] (stderr only).
+//! The command-line subcommands ([`admin`]: bulk ingest, query, forget,
+//! export, import, reindex, compact) call [`service::Memory`] like a
+//! transport does.
+//!
+//! Cross-cutting: [`config`], [`cli`] and [`api_cli`] (flags and
+//! environment), [`limits`] (every bound, in one place), [`error`] (typed
+//! errors and their client-safe messages), [`logging`] (stderr only).
 
+pub mod admin;
 pub mod api_cli;
 pub mod base64;
 pub mod cli;
@@ -26,6 +32,7 @@ pub mod clock;
 pub mod config;
 pub mod embed;
 pub mod error;
+pub mod graph;
 pub mod ids;
 pub mod ingest;
 pub mod limits;

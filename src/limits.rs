@@ -58,6 +58,48 @@ pub const RESOURCES_PAGE_SIZE: usize = 100;
 /// Longest tenant or subject name (bytes).
 pub const MAX_IDENTITY_BYTES: usize = 128;
 
+/// Longest working-memory `session_id` (bytes; the characters are
+/// `[A-Za-z0-9._:-]`).
+pub const MAX_SESSION_ID_BYTES: usize = 128;
+
+/// How long a working-memory session lives after its last write (seconds),
+/// unless `ALAYASIKI_WM_TTL_SECS` says otherwise.
+pub const DEFAULT_WM_TTL_SECS: u64 = 30 * 60;
+
+/// Longest `ALAYASIKI_WM_TTL_SECS` accepted (seconds; one week).
+pub const MAX_WM_TTL_SECS: u64 = 7 * 24 * 60 * 60;
+
+/// Live working-memory session graphs, across every caller and transport.
+pub const MAX_WM_SESSIONS: usize = 128;
+
+/// Writes held by live session graphs, across every caller and transport.
+pub const MAX_WM_WRITES: usize = 4096;
+
+/// Serialized input held by live session graphs, across every caller and
+/// transport (16 MiB). What a write is charged is defined by
+/// `service::working_memory::budget::Charge`.
+pub const MAX_WM_BYTES: usize = 16 * 1024 * 1024;
+
+/// Largest content of one working-memory write, after base64 decoding.
+pub const MAX_WM_CONTENT_BYTES: usize = 64 * 1024;
+
+/// Largest `metadata` of one working-memory write, as compact JSON.
+pub const MAX_WM_METADATA_BYTES: usize = 4 * 1024;
+
+/// Largest `nodes` plus `edges` of one working-memory write, as compact JSON.
+pub const MAX_WM_GRAPH_BYTES: usize = 64 * 1024;
+
+/// Longest node id, label or kind, and edge relation, in a session graph.
+pub const MAX_WM_NAME_BYTES: usize = 256;
+/// Deepest folder nesting `alayasiki-mcp ingest` walks below a given path.
+pub const MAX_WALK_DEPTH: usize = 64;
+
+/// Longest line `alayasiki-mcp import` reads: a base64 original of
+/// [`MAX_CONTENT_BYTES`] with its metadata and other fields. A longer line is
+/// skipped (and reported) without being held in memory.
+pub const MAX_IMPORT_LINE_BYTES: usize =
+    MAX_CONTENT_BYTES / 3 * 4 + 4 + MAX_METADATA_BYTES + 16 * 1024;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +134,20 @@ mod tests {
             ("`MAX_JOB_ATTEMPTS`", MAX_JOB_ATTEMPTS.to_string()),
             ("`RESOURCES_PAGE_SIZE`", RESOURCES_PAGE_SIZE.to_string()),
             ("`MAX_IDENTITY_BYTES`", MAX_IDENTITY_BYTES.to_string()),
+            ("`MAX_SESSION_ID_BYTES`", MAX_SESSION_ID_BYTES.to_string()),
+            (
+                "`DEFAULT_WM_TTL_SECS` / `MAX_WM_TTL_SECS`",
+                format!("{DEFAULT_WM_TTL_SECS} / {MAX_WM_TTL_SECS}"),
+            ),
+            ("`MAX_WM_SESSIONS`", MAX_WM_SESSIONS.to_string()),
+            ("`MAX_WM_WRITES`", MAX_WM_WRITES.to_string()),
+            ("`MAX_WM_BYTES`", MAX_WM_BYTES.to_string()),
+            ("`MAX_WM_CONTENT_BYTES`", MAX_WM_CONTENT_BYTES.to_string()),
+            ("`MAX_WM_METADATA_BYTES`", MAX_WM_METADATA_BYTES.to_string()),
+            ("`MAX_WM_GRAPH_BYTES`", MAX_WM_GRAPH_BYTES.to_string()),
+            ("`MAX_WM_NAME_BYTES`", MAX_WM_NAME_BYTES.to_string()),
+            ("`MAX_WALK_DEPTH`", MAX_WALK_DEPTH.to_string()),
+            ("`MAX_IMPORT_LINE_BYTES`", MAX_IMPORT_LINE_BYTES.to_string()),
         ];
         for (name, value) in rows {
             let row = format!("| {name} | {value} |");

@@ -1,4 +1,5 @@
-//! `alayasiki-mcp`: parse the command line, then serve MCP on stdio.
+//! `alayasiki-mcp`: parse the command line, then serve MCP on stdio or run
+//! an administrative subcommand.
 
 use std::process::ExitCode;
 
@@ -15,6 +16,32 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(Command::Serve { data_dir }) => alayasiki_mcp::serve::stdio(data_dir),
+        Ok(Command::Reindex { data_dir }) => alayasiki_mcp::admin::reindex(data_dir),
+        Ok(Command::Compact { data_dir }) => alayasiki_mcp::admin::compact(data_dir),
+        Ok(Command::Ingest {
+            data_dir,
+            tenant,
+            paths,
+        }) => alayasiki_mcp::admin::bulk::ingest(data_dir, tenant, &paths),
+        Ok(Command::Query {
+            data_dir,
+            tenant,
+            text,
+            top_k,
+        }) => alayasiki_mcp::admin::query::query(data_dir, tenant, &text, top_k),
+        Ok(Command::Forget {
+            data_dir,
+            tenant,
+            by,
+        }) => alayasiki_mcp::admin::query::forget(data_dir, tenant, by),
+        Ok(Command::Export { data_dir, tenant }) => {
+            alayasiki_mcp::admin::export::export(data_dir, tenant)
+        }
+        Ok(Command::Import {
+            data_dir,
+            tenant,
+            file,
+        }) => alayasiki_mcp::admin::import::import(data_dir, tenant, &file),
         Err(e) => {
             eprintln!("{e}");
             ExitCode::from(cli::USAGE_EXIT as u8)

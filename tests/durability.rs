@@ -23,9 +23,9 @@ fn pending_jobs(dir: &std::path::Path) -> i64 {
 #[test]
 fn jobs_interrupted_by_kill_9_are_replayed_exactly_once() {
     let dir = TempDir::new("kill9");
-    let docs = 40;
+    let docs = 24;
     // Large documents keep the worker busy, so the kill lands mid-backlog.
-    let body = "Paragraph about the harbour and its cranes. ".repeat(5_000);
+    let body = "Paragraph about the harbour and its cranes. ".repeat(3_000);
     let mut ids = Vec::new();
     {
         let mut s = Server::ready(dir.path());

@@ -18,6 +18,8 @@ fn arguments_for(tool: &str) -> Value {
         "alayasiki_query" => json!({"query": "When is the tide logged?"}),
         "alayasiki_memory_write" => json!({"session_id": "sse-every-tool", "content": "a note"}),
         "alayasiki_memory_read" => json!({"session_id": "sse-every-tool"}),
+        "alayasiki_memory_promote" => json!({"session_id": "sse-every-tool"}),
+        "alayasiki_forget" => json!({"source": "no-such-source"}),
         _ => json!({}),
     }
 }
@@ -66,10 +68,12 @@ fn sse_handshake_then_every_tool_over_sse() {
     );
     assert_eq!(answer["evidence"][0]["source"], "sse-test");
     let resources = sse.request("resources/list", json!({}));
-    assert_eq!(
-        resources["result"]["resources"].as_array().unwrap().len(),
-        1
-    );
+    // The ingested document (and a promoted working-memory session, where
+    // that tool exists).
+    assert!(!resources["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .is_empty());
     let prompts = sse.request("prompts/list", json!({}));
     assert!(prompts["result"]["prompts"].is_array());
 }
@@ -167,6 +171,62 @@ fn json_api_routes_use_the_tool_schemas() {
                 "{path}"
             );
         }
+    }
+
+    // Working memory through its convenience routes, once it exists.
+    let has_tool = |name: &str| {
+        listed.json()["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == name)
+    };
+    if has_tool("alayasiki_memory_write") {
+        let w = api.call(
+            "POST",
+            "/v1/memory/write",
+            &token,
+            Some(&json!({"session_id": "api-1", "content": "Draft: rotate the keys on Friday."})),
+        );
+        assert_eq!(w.status, 200, "{}", String::from_utf8_lossy(&w.body));
+        let r = api.call(
+            "POST",
+            "/v1/memory/read",
+            &token,
+            Some(&json!({"session_id": "api-1"})),
+        );
+        assert_eq!(r.status, 200);
+        assert!(
+            r.json().to_string().contains("rotate the keys"),
+            "{}",
+            r.json()
+        );
+        let other = api.call(
+            "POST",
+            "/v1/memory/read",
+            &admin("someone-else", "acme"),
+            Some(&json!({"session_id": "api-1"})),
+        );
+        assert_ne!(other.status, 200, "another identity read the session");
+    }
+    // Forgetting through DELETE, once it exists.
+    if has_tool("alayasiki_forget") {
+        let d = api.call("DELETE", &format!("/v1/documents/{doc}"), &token, None);
+        assert_eq!(d.status, 200, "{}", String::from_utf8_lossy(&d.body));
+        assert_eq!(
+            api.call("GET", &format!("/v1/documents/{doc}"), &token, None)
+                .status,
+            404
+        );
+        let reader = sign(claims("r", "acme", &["reader"], ""));
+        let file_doc = file.json()["document_id"].as_str().unwrap().to_string();
+        let denied = api.call(
+            "DELETE",
+            &format!("/v1/documents/{file_doc}"),
+            &reader,
+            None,
+        );
+        assert_eq!(denied.status, 403);
     }
 
     let bad = api.call(
@@ -688,40 +748,57 @@ fn rate_limit_answers_429_with_retry_after_per_caller() {
 }
 
 #[test]
-fn working_memory_survives_an_sse_reconnect() {
+fn working_memory_and_its_accounting_survive_an_sse_reconnect() {
     let dir = TempDir::new("wm");
     let api = Api::start(dir.path(), &[]);
     let token = admin("agent", "acme");
-    let mut first = Sse::open(api.addr, &token);
-    first.initialize();
-    let tools = first.request("tools/list", json!({}));
-    let has = |n: &str| {
-        tools["result"]["tools"]
+    let session_of = |sse: &mut Sse| {
+        let (_, status) = sse.call("alayasiki_status", json!({}));
+        status["working_memory"]["sessions"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|t| t["name"] == n)
+            .find(|s| s["session_id"] == "reconnect-1")
+            .cloned()
     };
-    if !(has("alayasiki_memory_write") && has("alayasiki_memory_read")) {
-        // TODO(issue 5): working-memory tools are not on this branch yet;
-        // this test runs for real once they are merged.
-        eprintln!("skipped: working-memory tools not present");
-        return;
+    let mut first = Sse::open(api.addr, &token);
+    first.initialize();
+    for note in [
+        "Scratch: the build is green.",
+        "Scratch: deploy after lunch.",
+    ] {
+        let (is_error, out) = first.call(
+            "alayasiki_memory_write",
+            json!({"session_id": "reconnect-1", "content": note}),
+        );
+        assert!(!is_error, "{out}");
     }
-    let (is_error, _) = first.call(
-        "alayasiki_memory_write",
-        json!({"session_id": "reconnect-1", "content": "Scratch: the build is green."}),
-    );
-    assert!(!is_error);
+    let before = session_of(&mut first).expect("the session is listed");
+    assert_eq!(before["writes"], 2, "{before}");
     first.close();
+
+    // A new stream (a new SSE session id) of the same identity finds the
+    // same working memory, charged the same.
     let mut second = Sse::open(api.addr, &token);
     second.initialize();
+    let after = session_of(&mut second).expect("the session survived the reconnect");
+    assert_eq!(after["writes"], before["writes"]);
+    assert_eq!(after["bytes_charged"], before["bytes_charged"]);
     let (is_error, read) = second.call(
         "alayasiki_memory_read",
         json!({"session_id": "reconnect-1"}),
     );
     assert!(!is_error, "{read}");
     assert!(read.to_string().contains("the build is green"), "{read}");
+    // Another identity neither sees nor reaches it.
+    let mut other = Sse::open(api.addr, &admin("intruder", "acme"));
+    other.initialize();
+    assert!(session_of(&mut other).is_none());
+    let (is_error, _) = other.call(
+        "alayasiki_memory_read",
+        json!({"session_id": "reconnect-1"}),
+    );
+    assert!(is_error);
 }
 
 #[test]

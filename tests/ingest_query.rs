@@ -252,7 +252,11 @@ fn bad_content_is_refused_before_anything_is_stored() {
         ),
         (
             json!({"File": {"filename": "a.pdf", "mime_type": "application/pdf", "content": "JVBERg=="}}),
-            "text/plain",
+            "the PDF could not be read",
+        ),
+        (
+            json!({"File": {"filename": "a.zip", "mime_type": "application/zip", "content": "UEsDBA=="}}),
+            "application/pdf, image/png",
         ),
         (json!({"File": {"content": [0, 159, 146, 150]}}), "binary"),
         (
@@ -262,6 +266,10 @@ fn bad_content_is_refused_before_anything_is_stored() {
         (json!({"content": ""}), "empty"),
         (
             json!({"content": "x", "media_type": "image/png"}),
+            "must be uploaded as a `File`",
+        ),
+        (
+            json!({"content": "x", "media_type": "application/zip"}),
             "not supported",
         ),
         (
@@ -397,9 +405,11 @@ fn resources_list_pages_and_read_refuses_unknown_ids() {
         );
     }
     let first = s.request("resources/list", json!({}))["result"].clone();
+    // The communities resource leads the first page, then the documents.
+    assert_eq!(first["resources"][0]["uri"], "alayasiki://communities");
     assert_eq!(
         first["resources"].as_array().unwrap().len(),
-        RESOURCES_PAGE_SIZE
+        RESOURCES_PAGE_SIZE + 1
     );
     let cursor = first["nextCursor"]
         .as_str()
@@ -408,7 +418,7 @@ fn resources_list_pages_and_read_refuses_unknown_ids() {
     let second = s.request("resources/list", json!({"cursor": cursor}))["result"].clone();
     assert_eq!(second["resources"].as_array().unwrap().len(), 5);
     assert!(second.get("nextCursor").is_none());
-    let uri = first["resources"][0]["uri"].as_str().unwrap().to_string();
+    let uri = first["resources"][1]["uri"].as_str().unwrap().to_string();
     let read = s.request("resources/read", json!({"uri": uri}));
     assert_eq!(
         read["result"]["contents"][0]["text"],
@@ -451,10 +461,17 @@ fn tenants_do_not_see_each_other() {
         json!({"uri": format!("alayasiki://documents/{doc_a}")}),
     );
     assert_eq!(r["error"]["code"], -32002);
+    let listed = b.request("resources/list", json!({}))["result"]["resources"].clone();
     assert_eq!(
-        b.request("resources/list", json!({}))["result"]["resources"],
-        json!([])
+        listed.as_array().unwrap().len(),
+        1,
+        "only b's communities resource: {listed}"
     );
+    let communities = b.request("resources/read", json!({"uri": "alayasiki://communities"}));
+    let text = communities["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(!text.contains("4417") && !text.contains("vault"), "{text}");
     let st = b.ok("alayasiki_status", json!({}));
     assert_eq!(st["documents"], 0);
     // Same idempotency key in another tenant is a different namespace.

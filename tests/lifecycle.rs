@@ -115,19 +115,34 @@ fn discovery_lists_tools_resources_templates_and_prompts() {
         .collect();
     assert_eq!(
         names,
-        ["alayasiki_ingest", "alayasiki_query", "alayasiki_status"]
+        [
+            "alayasiki_ingest",
+            "alayasiki_query",
+            "alayasiki_status",
+            "alayasiki_forget",
+            "alayasiki_memory_write",
+            "alayasiki_memory_read",
+            "alayasiki_memory_promote"
+        ]
     );
     for t in tools.as_array().unwrap() {
         assert_eq!(t["inputSchema"]["type"], "object");
         assert!(t["description"].as_str().unwrap().len() > 40);
     }
-    assert_eq!(
-        s.request("resources/list", json!({}))["result"]["resources"],
-        json!([])
-    );
+    let resources = s.request("resources/list", json!({}))["result"]["resources"].clone();
+    assert_eq!(resources.as_array().unwrap().len(), 1);
+    assert_eq!(resources[0]["uri"], "alayasiki://communities");
     let templates =
         s.request("resources/templates/list", json!({}))["result"]["resourceTemplates"].clone();
     assert_eq!(templates[0]["uriTemplate"], "alayasiki://documents/{id}");
+    assert_eq!(
+        templates[1]["uriTemplate"],
+        "alayasiki://sessions/{session_id}"
+    );
+    assert_eq!(
+        templates[2]["uriTemplate"],
+        "alayasiki://documents/{id}/original"
+    );
     let prompts = s.request("prompts/list", json!({}))["result"]["prompts"].clone();
     assert_eq!(prompts[0]["name"], "alayasiki_reasoning");
     assert_eq!(prompts[0]["arguments"][0]["required"], true);

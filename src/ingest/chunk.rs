@@ -7,7 +7,10 @@
 //! A Markdown heading always opens a new chunk so it stays with the section
 //! it titles. Every chunk's text is exactly `text[start..end]`, trimmed of
 //! surrounding whitespace, so citations can point at the stored bytes.
+//! Paginated text (PDF) is chunked page by page: no chunk spans two pages,
+//! so every chunk has one page number to cite.
 
+use super::extract::Page;
 use super::media::MediaKind;
 use crate::store::NewChunk;
 
@@ -31,6 +34,40 @@ pub const CONTEXT_BYTES: usize = 400;
 /// Cuts `text` into chunks; each chunk after the first gets the end of the
 /// one before as its context.
 pub fn chunk(text: &str, kind: MediaKind) -> Vec<NewChunk> {
+    let mut chunks = chunk_unlinked(text, kind);
+    link_contexts(&mut chunks);
+    chunks
+}
+
+/// Cuts paginated text into chunks page by page (pages are byte spans of
+/// `text`, in order) and returns them with the page number of each. Text
+/// between pages (the separators) belongs to no chunk.
+pub fn chunk_pages(text: &str, pages: &[Page]) -> (Vec<NewChunk>, Vec<u32>) {
+    let mut chunks = Vec::new();
+    let mut numbers = Vec::new();
+    for page in pages {
+        let Some(body) = text.get(page.start..page.end) else {
+            continue;
+        };
+        for mut c in chunk_unlinked(body, MediaKind::PlainText) {
+            c.start += page.start;
+            c.end += page.start;
+            chunks.push(c);
+            numbers.push(page.number);
+        }
+    }
+    link_contexts(&mut chunks);
+    (chunks, numbers)
+}
+
+/// Each chunk after the first gets the end of the one before as context.
+fn link_contexts(chunks: &mut [NewChunk]) {
+    for i in 1..chunks.len() {
+        chunks[i].context = tail(&chunks[i - 1].text, CONTEXT_BYTES).to_string();
+    }
+}
+
+fn chunk_unlinked(text: &str, kind: MediaKind) -> Vec<NewChunk> {
     let mut pieces = Vec::new();
     for block in blocks(text, kind) {
         if block.end - block.start <= TARGET_CHUNK_BYTES {
@@ -39,11 +76,7 @@ pub fn chunk(text: &str, kind: MediaKind) -> Vec<NewChunk> {
             split_long(text, block, &mut pieces);
         }
     }
-    let mut chunks = pack(text, &pieces);
-    for i in 1..chunks.len() {
-        chunks[i].context = tail(&chunks[i - 1].text, CONTEXT_BYTES).to_string();
-    }
-    chunks
+    pack(text, &pieces)
 }
 
 /// The last `max` bytes of `text` (fewer, to stay on a character boundary).
@@ -99,7 +132,7 @@ fn blocks(text: &str, kind: MediaKind) -> Vec<Piece> {
                     continue;
                 }
             }
-            MediaKind::PlainText => {}
+            MediaKind::PlainText | MediaKind::Pdf | MediaKind::Image(_) | MediaKind::Audio(_) => {}
         }
         if body.is_empty() && !in_fence {
             close(&mut open, &mut out, line_start);
@@ -314,6 +347,42 @@ mod tests {
         let text = "## Code\n\n```\nfn a() {}\n\n# not a heading\nfn b() {}\n```\n";
         let chunks = chunk(text, MediaKind::Markdown);
         assert_eq!(chunks.len(), 1, "{chunks:?}");
+        check_spans(text, &chunks);
+    }
+
+    #[test]
+    fn pages_are_chunked_apart_and_numbered() {
+        let text = "Page one text.\n\x0c\nPage two.\n\nMore of two.\n\x0c\n\n\x0c\nFour.";
+        let pages = [
+            Page {
+                number: 1,
+                start: 0,
+                end: 14,
+            },
+            Page {
+                number: 2,
+                start: 17,
+                end: 40,
+            },
+            Page {
+                number: 3,
+                start: 43,
+                end: 43,
+            },
+            Page {
+                number: 4,
+                start: 46,
+                end: 51,
+            },
+        ];
+        let (chunks, numbers) = chunk_pages(text, &pages);
+        let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["Page one text.", "Page two.\n\nMore of two.", "Four."]
+        );
+        assert_eq!(numbers, [1, 2, 4]);
+        assert_eq!(chunks[1].context, "Page one text.");
         check_spans(text, &chunks);
     }
 

@@ -1,7 +1,8 @@
 //! Ingestion: from stored originals to searchable chunks.
 //!
 //! - [`media`]: which media types are accepted and how a type is decided.
-//! - [`extract`]: original bytes → extracted text (plain, Markdown, JSON).
+//! - [`extract`]: original bytes → extracted text (plain, Markdown, JSON,
+//!   PDF with its pages; images and audio from their metadata hints).
 //! - [`chunk`]: extracted text → chunks with byte-accurate spans.
 //! - [`worker`]: the thread that runs journal jobs and commits their
 //!   results, and the hand-off of work already prepared by the caller.
@@ -14,8 +15,11 @@ pub mod extract;
 pub mod media;
 pub mod worker;
 
+use serde_json::{Map, Value};
+
 use crate::embed::Embedder;
 use crate::store::NewChunk;
+use extract::Page;
 use media::MediaKind;
 
 /// A document made ready for indexing: its extracted text and chunks.
@@ -28,6 +32,12 @@ pub struct Prepared {
     /// One vector per chunk; `None` if the embedder failed (the chunks are
     /// then stored for keyword search and embedded later).
     pub vectors: Option<Vec<Vec<f32>>>,
+    /// Entities, mentions and relations the chunks contain.
+    pub graph: crate::graph::fragment::Fragment,
+    /// The pages of a paginated document (PDF), else empty.
+    pub pages: Vec<Page>,
+    /// The page number of each chunk when `pages` is not empty.
+    pub chunk_pages: Vec<u32>,
 }
 
 impl Prepared {
@@ -53,14 +63,34 @@ pub fn prepare(
     bytes: &[u8],
     embedder: &dyn Embedder,
 ) -> Result<Prepared, extract::ExtractError> {
-    let text = extract::extract(kind, bytes)?;
-    let chunks = chunk::chunk(&text, kind);
+    prepare_described(kind, bytes, &Map::new(), embedder)
+}
+
+/// [`prepare`] for a document with metadata, which is where images and
+/// audio find their text (see [`extract::described`]).
+pub fn prepare_described(
+    kind: MediaKind,
+    bytes: &[u8],
+    metadata: &Map<String, Value>,
+    embedder: &dyn Embedder,
+) -> Result<Prepared, extract::ExtractError> {
+    let extracted = extract::extract(kind, bytes, metadata)?;
+    let text = extracted.text;
+    let (chunks, chunk_pages) = if extracted.pages.is_empty() {
+        (chunk::chunk(&text, kind), Vec::new())
+    } else {
+        chunk::chunk_pages(&text, &extracted.pages)
+    };
     let vectors = embed_chunks(&chunks, embedder);
+    let graph = crate::graph::fragment::from_chunks(&chunks);
     let text = (text.as_bytes() != bytes).then_some(text);
     Ok(Prepared {
         text,
         chunks,
         vectors,
+        graph,
+        pages: extracted.pages,
+        chunk_pages,
     })
 }
 

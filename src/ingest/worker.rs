@@ -17,17 +17,17 @@
 use crossbeam_channel::{Receiver, Sender};
 use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::chunk::{tail, CONTEXT_BYTES};
-use super::{embed_texts, media, mix_into, prepare, Prepared};
+use super::{embed_chunks, embed_texts, media, mix_into, prepare_described, Prepared};
 use crate::clock::now_ms;
 use crate::embed::Embedder;
 use crate::error::Result;
-use crate::store::{JobKind, PendingJob, Store, Tenant};
+use crate::store::{JobKind, NewChunk, PageSpan, PendingJob, Store, Tenant};
 
 /// Jobs taken per round.
 pub const JOB_BATCH: usize = 256;
@@ -132,6 +132,9 @@ pub struct WorkerShared {
     pub embedder: Arc<dyn Embedder>,
     pub waiters: JobWaiters,
     pub handoff: Handoff,
+    /// Counts forget operations: when it changes, the worker drops the
+    /// neighbour text it remembers, which may be a forgotten document's.
+    pub forgets: AtomicU64,
     /// Wakes the worker (new jobs admitted, or a commit freed capacity).
     wake_tx: Sender<()>,
     wake_rx: Receiver<()>,
@@ -145,6 +148,7 @@ impl WorkerShared {
             embedder,
             waiters: JobWaiters::default(),
             handoff: Handoff::default(),
+            forgets: AtomicU64::new(0),
             wake_tx,
             wake_rx,
         }
@@ -154,6 +158,17 @@ impl WorkerShared {
     /// anyway).
     pub fn wake_worker(&self) {
         let _ = self.wake_tx.try_send(());
+    }
+
+    /// After a document was forgotten: drops work prepared for it, tells
+    /// whoever waits for it, and makes the worker forget neighbour text.
+    pub fn forgotten(&self, doc_id: &str) {
+        self.handoff.take(doc_id);
+        self.waiters.notify(
+            doc_id,
+            &JobOutcome::Failed("the document was forgotten before it was indexed".into()),
+        );
+        self.forgets.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -208,6 +223,10 @@ struct WorkerState {
     /// Last chunk per (tenant, source) written or in flight, for the next
     /// document's context while its predecessor may not be committed.
     recent: HashMap<(String, String), String>,
+    /// When each tenant's communities were last rebuilt.
+    last_rebuild: HashMap<String, Instant>,
+    /// `WorkerShared::forgets` when `recent` was last trusted.
+    forgets_seen: u64,
 }
 
 fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
@@ -215,6 +234,8 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         backoff: Backoff::default(),
         in_flight: Arc::default(),
         recent: HashMap::new(),
+        last_rebuild: HashMap::new(),
+        forgets_seen: 0,
     };
     while !stop.load(Ordering::SeqCst) {
         let busy = lock_set(&state.in_flight).len();
@@ -238,6 +259,9 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
                 .collect()
         };
         if jobs.is_empty() {
+            if busy == 0 {
+                refresh_communities(shared, &mut state);
+            }
             let wait = state
                 .backoff
                 .next_wait()
@@ -249,6 +273,37 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         if let Err(e) = run_batch(shared, jobs, stop, &mut state) {
             log::error!("ingestion batch failed, will retry: {e}");
             let _ = wake.recv_timeout(IDLE_POLL);
+        }
+    }
+}
+
+/// Least time between two community rebuilds of one tenant: summaries
+/// follow the graph within about this long once ingestion pauses.
+pub const COMMUNITY_REBUILD_INTERVAL: Duration = Duration::from_secs(10);
+
+/// Rebuilds stale community summaries while the worker has nothing else to
+/// do (never in a query's path).
+fn refresh_communities(shared: &WorkerShared, state: &mut WorkerState) {
+    let stale = match shared.store.tenants_with_stale_communities() {
+        Ok(t) => t,
+        Err(e) => {
+            log::warn!("cannot check community summaries: {e}");
+            return;
+        }
+    };
+    for tenant in stale {
+        let due = state
+            .last_rebuild
+            .get(tenant.name())
+            .is_none_or(|at| at.elapsed() >= COMMUNITY_REBUILD_INTERVAL);
+        if !due {
+            continue;
+        }
+        state
+            .last_rebuild
+            .insert(tenant.name().to_string(), Instant::now());
+        if let Err(e) = crate::graph::communities::refresh(&shared.store, &tenant) {
+            log::warn!("rebuilding community summaries failed: {e}");
         }
     }
 }
@@ -319,9 +374,12 @@ fn run_batch(
 ) -> Result<()> {
     let count = jobs.len();
     let mut by_tenant: Vec<(Tenant, Vec<Done>)> = Vec::new();
-    if state.recent.len() > MAX_REMEMBERED_NEIGHBOURS {
-        // Forgetting only costs a look-up in the store next time.
+    let forgets = shared.forgets.load(Ordering::SeqCst);
+    if state.recent.len() > MAX_REMEMBERED_NEIGHBOURS || forgets != state.forgets_seen {
+        // Forgetting only costs a look-up in the store next time; after a
+        // document was forgotten, its text must not be lent as context.
         state.recent.clear();
+        state.forgets_seen = forgets;
     }
     let backoff = &mut state.backoff;
     let recent = &mut state.recent;
@@ -343,23 +401,16 @@ fn run_batch(
                     Err(reason) => Done::Failed(job, reason),
                 }
             }
-            JobKind::Embed => {
-                let chunks = shared
-                    .store
-                    .reader(&job.tenant)?
-                    .unembedded_chunks(job.document_key)?;
-                let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
-                match embed_texts(&texts, shared.embedder.as_ref()) {
-                    Some(vectors) => {
-                        backoff.succeeded(job.job_id);
-                        Done::Embedded(job, chunks.iter().map(|c| c.chunk_key).collect(), vectors)
-                    }
-                    None => {
-                        backoff.failed(job.job_id);
-                        continue;
-                    }
+            JobKind::Embed => match embed_stored(shared, &job)? {
+                Some((keys, vectors)) => {
+                    backoff.succeeded(job.job_id);
+                    Done::Embedded(job, keys, vectors)
                 }
-            }
+                None => {
+                    backoff.failed(job.job_id);
+                    continue;
+                }
+            },
         };
         let tenant = done.job().tenant.clone();
         match by_tenant.iter_mut().find(|(t, _)| *t == tenant) {
@@ -381,14 +432,28 @@ fn run_batch(
                 let now = now_ms();
                 for d in &done {
                     match d {
-                        Done::Indexed(job, p) => w.complete_job(
-                            job.job_id,
-                            job.document_key,
-                            p.text.as_deref(),
-                            &p.chunks,
-                            p.vectors.as_deref(),
-                            now,
-                        )?,
+                        Done::Indexed(job, p) => {
+                            let stored = w.complete_job(
+                                job.job_id,
+                                job.document_key,
+                                p,
+                                job.provenance,
+                                now,
+                            )?;
+                            if stored && !p.pages.is_empty() {
+                                let pages: Vec<PageSpan> = p
+                                    .pages
+                                    .iter()
+                                    .map(|pg| PageSpan {
+                                        page: pg.number,
+                                        start: pg.start,
+                                        end: pg.end,
+                                    })
+                                    .collect();
+                                w.record_pages(job.document_key, &pages, &p.chunk_pages)?;
+                            }
+                            stored
+                        }
                         Done::Failed(job, reason) => {
                             w.fail_job(job.job_id, job.document_key, reason, now)?
                         }
@@ -436,6 +501,34 @@ fn notify_outcomes(shared: &WorkerShared, done: Vec<Done>) {
         };
         shared.waiters.notify(&job.doc_id, &outcome);
     }
+}
+
+/// Chunk keys and their new vectors, in the same order.
+type EmbeddedChunks = (Vec<i64>, Vec<Vec<f32>>);
+
+/// Vectors for a document's stored chunks that have none, with the same
+/// neighbour context fresh ingestion uses. `None` if the embedder failed.
+fn embed_stored(shared: &WorkerShared, job: &PendingJob) -> Result<Option<EmbeddedChunks>> {
+    let reader = shared.store.reader(&job.tenant)?;
+    let stored = reader.unembedded_chunks(job.document_key)?;
+    let mut chunks = Vec::with_capacity(stored.len());
+    for c in &stored {
+        let previous = match (&c.previous, c.ordinal, &job.source) {
+            (Some(p), _, _) => Some(p.clone()),
+            (None, 0, Some(source)) => reader.last_chunk_before(source, job.document_key)?,
+            _ => None,
+        };
+        chunks.push(NewChunk {
+            start: 0,
+            end: c.text.len(),
+            text: c.text.clone(),
+            context: previous
+                .map(|p| tail(&p, CONTEXT_BYTES).to_string())
+                .unwrap_or_default(),
+        });
+    }
+    Ok(embed_chunks(&chunks, shared.embedder.as_ref())
+        .map(|vectors| (stored.iter().map(|c| c.chunk_key).collect(), vectors)))
 }
 
 /// Gives a document's first chunk its context: the end of the previous
@@ -491,7 +584,10 @@ fn prepare_from_store(
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let kind = media::from_media_type(&input.media_type)
             .ok_or_else(|| format!("unsupported media type {}", input.media_type))?;
-        prepare(kind, &input.original, shared.embedder.as_ref()).map_err(|e| e.0)
+        let metadata: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&input.metadata).unwrap_or_default();
+        prepare_described(kind, &input.original, &metadata, shared.embedder.as_ref())
+            .map_err(|e| e.0)
     }));
     Ok(outcome.unwrap_or_else(|_| {
         log::error!(

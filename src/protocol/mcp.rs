@@ -46,7 +46,8 @@ facts, decisions or documents stored before, call alayasiki_query with the actua
 ground your answer in the evidence it returns, citing items by their [n] markers or chunk ids; \
 say so when memory has no evidence. When you learn something durable (a fact, decision, \
 preference, document or note worth keeping), call alayasiki_ingest with it, with a source and an \
-idempotency_key so repeats are not stored twice. alayasiki_status reports what is stored and \
+idempotency_key so repeats are not stored twice. When the user asks you to forget something, \
+or stored content is wrong, call alayasiki_forget. alayasiki_status reports what is stored and \
 whether indexing is still pending.";
 
 /// One client connection's state.

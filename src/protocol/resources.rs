@@ -1,9 +1,17 @@
-//! MCP resources: stored documents as `alayasiki://documents/{id}`.
+//! MCP resources: stored documents as `alayasiki://documents/{id}` (the
+//! extracted text) and `alayasiki://documents/{id}/original` (the exact
+//! uploaded bytes: `text` for text types, base64 `blob` otherwise, with the
+//! document's media type); the caller's community summaries as
+//! `alayasiki://communities`; the caller's working-memory sessions as
+//! `alayasiki://sessions/{id}`.
 //!
 //! `resources/list` pages through the caller's ready documents with an
-//! opaque cursor; `resources/read` returns a document's extracted text
-//! after the same tenant-bound lookup every other read uses, so another
-//! tenant's id reads exactly like an unknown one.
+//! opaque cursor; `resources/read` answers after the same tenant-bound
+//! lookup every other read uses, so another tenant's id reads exactly like
+//! an unknown one. Originals are checked against their SHA-256 on every
+//! read (see `Memory::original`). Sessions are read the same way: another
+//! identity's session, an expired one and one never written all give the
+//! same not-found error.
 
 use serde_json::{json, Map, Value};
 
@@ -15,17 +23,37 @@ use crate::limits::RESOURCES_PAGE_SIZE;
 use crate::service::Memory;
 
 const DOCUMENT_PREFIX: &str = "alayasiki://documents/";
+/// The caller's community summaries.
+pub const COMMUNITIES_URI: &str = "alayasiki://communities";
+const SESSION_PREFIX: &str = "alayasiki://sessions/";
+const ORIGINAL_SUFFIX: &str = "/original";
 /// Longest URI accepted by `resources/read`.
 pub const MAX_URI_BYTES: usize = 2048;
 
 pub fn templates() -> Vec<Value> {
-    vec![json!({
-        "uriTemplate": "alayasiki://documents/{id}",
-        "name": "document",
-        "description": "A stored document's extracted text, by document id (as returned by \
-    alayasiki_ingest and in query evidence).",
-        "mimeType": "text/plain"
-    })]
+    vec![
+        json!({
+            "uriTemplate": "alayasiki://documents/{id}",
+            "name": "document",
+            "description": "A stored document's extracted text, by document id (as returned by \
+        alayasiki_ingest and in query evidence).",
+            "mimeType": "text/plain"
+        }),
+        json!({
+            "uriTemplate": "alayasiki://sessions/{session_id}",
+            "name": "working-memory session",
+            "description": "One of your working-memory sessions (see alayasiki_memory_write) as JSON: \
+        notes in write order, nodes, edges, and its created, updated and expiry times.",
+            "mimeType": "application/json"
+        }),
+        json!({
+            "uriTemplate": "alayasiki://documents/{id}/original",
+            "name": "original",
+            "description": "A stored document's original bytes, exactly as uploaded (text for text \
+        types, base64 blob otherwise), with its media type. Checked against the SHA-256 recorded \
+        when it was stored."
+        }),
+    ]
 }
 
 pub fn list(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, Fault> {
@@ -57,6 +85,18 @@ pub fn list(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, F
             })
         })
         .collect();
+    let mut resources = resources;
+    if after == 0 {
+        resources.insert(
+            0,
+            json!({
+                "uri": COMMUNITIES_URI,
+                "name": "community summaries",
+                "mimeType": "application/json",
+                "description": "Groups of related entities in this memory, each with a title, its strongest facts and cited chunks (rebuilt when the graph changed)."
+            }),
+        );
+    }
     let mut result = json!({"resources": resources});
     if more {
         if let Some(last) = shown.last() {
@@ -81,9 +121,33 @@ pub fn read(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, F
     }
     let not_found =
         || Fault::new(RESOURCE_NOT_FOUND, "resource not found").with_data(json!({"uri": uri}));
+    if uri == COMMUNITIES_URI {
+        let value = memory.communities().map_err(service_fault)?;
+        return Ok(json!({
+            "contents": [{"uri": uri, "mimeType": "application/json", "text": value.to_string()}]
+        }));
+    }
+    if let Some(session_id) = uri.strip_prefix(SESSION_PREFIX) {
+        return match memory.memory_session(session_id) {
+            Ok(snapshot) => Ok(json!({
+                "contents": [{
+                    "uri": uri,
+                    "mimeType": "application/json",
+                    "text": snapshot.to_json().to_string()
+                }]
+            })),
+            // A malformed id cannot name a session: not found, like any
+            // other id this caller has no session for.
+            Err(Error::NotFound(_) | Error::InvalidInput(_)) => Err(not_found()),
+            Err(e) => Err(service_fault(e)),
+        };
+    }
     let Some(id) = uri.strip_prefix(DOCUMENT_PREFIX) else {
         return Err(not_found());
     };
+    if let Some(id) = id.strip_suffix(ORIGINAL_SUFFIX) {
+        return read_original(memory, uri, id);
+    }
     let doc = match memory.document(id) {
         Ok(d) => d,
         Err(Error::NotFound(_)) => return Err(not_found()),
@@ -107,6 +171,25 @@ pub fn read(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, F
         )
         .with_data(json!({"uri": uri}))),
     }
+}
+
+fn read_original(memory: &Memory<'_>, uri: &str, id: &str) -> Result<Value, Fault> {
+    let original = match memory.original(id) {
+        Ok(o) => o,
+        Err(Error::NotFound(_)) => {
+            return Err(
+                Fault::new(RESOURCE_NOT_FOUND, "resource not found").with_data(json!({"uri": uri}))
+            )
+        }
+        Err(e) => return Err(service_fault(e)),
+    };
+    let mut content = json!({"uri": uri, "mimeType": original.media_type});
+    if original.is_text {
+        content["text"] = Value::String(String::from_utf8(original.bytes).unwrap_or_default());
+    } else {
+        content["blob"] = Value::String(base64::encode(&original.bytes));
+    }
+    Ok(json!({"contents": [content]}))
 }
 
 fn service_fault(e: Error) -> Fault {

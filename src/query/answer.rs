@@ -169,10 +169,14 @@ mod tests {
                 start,
                 end: start + text.len(),
             },
+            page: None,
             text: text.to_string(),
             score: 1.0,
             lanes: Default::default(),
+            relations: Vec::new(),
+            chunk_key: rank as i64,
             truncated: false,
+            origin: None,
         }
     }
 

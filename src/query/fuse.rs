@@ -23,6 +23,11 @@ pub const RRF_K: f64 = 60.0;
 /// 0.10 to 1.0 in steps; see BENCHMARKS.md).
 pub const KEYWORD_LANE_WEIGHT: f64 = 1.0;
 pub const VECTOR_LANE_WEIGHT: f64 = 0.25;
+/// The graph lane's weight (measured on LoCoMo like the others).
+pub const GRAPH_LANE_WEIGHT: f64 = 0.1;
+/// The community lane's weight in global search: the summaries' chunks are
+/// what a global question is about.
+pub const COMMUNITY_LANE_WEIGHT: f64 = 1.0;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fusion {
@@ -56,10 +61,13 @@ pub struct Fused {
     pub hit: ChunkHit,
     pub score: f64,
     pub lanes: BTreeMap<&'static str, LaneRank>,
+    /// Set when candidates from several sources are merged.
+    pub origin: Option<super::Origin>,
 }
 
 /// A lane's ranked hits, best first. `ChunkHit::bm25` holds the lane score
 /// negated (lower is better), as the store returns it.
+#[derive(Clone)]
 pub struct Lane {
     pub name: &'static str,
     pub weight: f64,
@@ -90,6 +98,7 @@ pub fn fuse(lanes: Vec<Lane>, method: Fusion) -> Vec<Fused> {
                 hit,
                 score: 0.0,
                 lanes: BTreeMap::new(),
+                origin: None,
             });
             entry.score += contribution;
             entry.lanes.insert(lane.name, LaneRank { rank, score: raw });
@@ -122,6 +131,7 @@ mod tests {
             provenance: None,
             created_at: 0,
             bm25: -score,
+            page: None,
         }
     }
 

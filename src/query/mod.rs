@@ -7,7 +7,10 @@
 //! the evidence).
 
 pub mod answer;
+pub mod communities;
 pub mod fuse;
+pub mod graph;
+pub mod modes;
 pub mod pack;
 pub mod retrieve;
 pub mod stem;
@@ -62,13 +65,15 @@ pub enum ResultMode {
 pub struct LaneSet {
     pub keyword: bool,
     pub vector: bool,
+    pub graph: bool,
 }
 
 impl LaneSet {
-    pub const NAMES: &'static [&'static str] = &["keyword", "vector"];
+    pub const NAMES: &'static [&'static str] = &["keyword", "vector", "graph"];
     pub const ALL: LaneSet = LaneSet {
         keyword: true,
         vector: true,
+        graph: true,
     };
 }
 
@@ -81,6 +86,20 @@ pub struct QuerySpec {
     pub top_k: usize,
     pub budget_chars: usize,
     pub lanes: LaneSet,
+    /// A working-memory session whose evidence is merged with persistent
+    /// memory's (each item then says where it came from).
+    pub session_id: Option<String>,
+}
+
+/// Where a piece of evidence came from. Reported only by queries that
+/// merged working memory with persistent memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// Persistent memory (a stored document).
+    Memory,
+    /// A working-memory session (a note).
+    Session,
 }
 
 /// One piece of evidence: a chunk (or part of one, when the budget cut it),
@@ -98,14 +117,26 @@ pub struct Evidence {
     pub created_at: String,
     /// Byte span of `text` in the document's extracted text.
     pub span: Span,
+    /// The page `text` is on, for paginated documents (PDF).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
     pub text: String,
     /// Fused relevance (higher is better; comparable within one response).
     pub score: f64,
     /// The lanes that found this item, with its rank and score in each.
     pub lanes: BTreeMap<&'static str, LaneRank>,
+    /// Relations of the knowledge graph whose evidence this item is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub relations: Vec<graph::RelationUse>,
+    /// The chunk's store key (for attaching graph facts; never shown).
+    #[serde(skip)]
+    pub chunk_key: i64,
     /// True when the budget cut `text` short (the span says where).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// Set when the query merged sources (see [`Origin`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -141,6 +172,19 @@ pub struct QueryOutcome {
     /// down); the others still answered.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub lane_errors: BTreeMap<&'static str, String>,
+    /// Community summaries used by a global search (best first).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub communities: Vec<communities::CommunityUse>,
+    /// How the search went: the entities recognised, the rounds run, what
+    /// was excluded.
+    pub explain: modes::Explain,
+}
+
+/// How a query runs, beyond the spec: fusion and confidence decay.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    pub fusion: Fusion,
+    pub half_life_days: f64,
 }
 
 /// Runs a query against one tenant's memory.
@@ -148,41 +192,162 @@ pub fn run(
     reader: &TenantReader<'_>,
     spec: &QuerySpec,
     embedder: &dyn Embedder,
-    fusion: Fusion,
+    settings: Settings,
 ) -> Result<QueryOutcome> {
+    Ok(finish(spec, candidates(reader, spec, embedder, settings)?))
+}
+
+/// Ranked candidates from one source, before packing: what [`merge`]
+/// combines and [`finish`] turns into an outcome.
+#[derive(Debug, Clone)]
+pub struct Candidates {
+    pub terms: Vec<String>,
+    pub ignored_terms: Vec<String>,
+    pub fused: Vec<fuse::Fused>,
+    pub lane_errors: BTreeMap<&'static str, String>,
+    /// Graph relations whose evidence is in each chunk (by chunk key).
+    pub relations: std::collections::HashMap<i64, Vec<graph::RelationUse>>,
+    pub search_mode: ModeReport,
+    pub communities: Vec<communities::CommunityUse>,
+    pub explain: modes::Explain,
+}
+
+/// Retrieves and fuses one tenant's candidates for the question, in the
+/// search mode that applies (see [`modes`]).
+pub fn candidates(
+    reader: &TenantReader<'_>,
+    spec: &QuerySpec,
+    embedder: &dyn Embedder,
+    settings: Settings,
+) -> Result<Candidates> {
     let terms = terms::analyze(&spec.text);
-    let mut lanes = Vec::new();
-    let mut lane_errors = BTreeMap::new();
-    let mut ignored_terms = Vec::new();
-    if spec.lanes.keyword {
-        let plan = retrieve::plan(reader, &terms)?;
-        lanes.push(fuse::Lane {
-            name: "keyword",
-            weight: fuse::KEYWORD_LANE_WEIGHT,
-            hits: retrieve::keyword(reader, &plan, spec.top_k)?,
-        });
-        ignored_terms = plan.ignored;
+    let entities = if spec.lanes.graph {
+        graph::question_entities(reader, &spec.text, &terms)?
+    } else {
+        Vec::new()
+    };
+    let mut choice = modes::choose(spec.search_mode, &spec.text, &entities);
+    let mut explain = modes::Explain::new(&entities);
+    let snapshot = match choice.ran {
+        SearchMode::Global => reader
+            .latest_communities()?
+            .filter(|s| !s.summaries.is_empty()),
+        _ => None,
+    };
+    if choice.ran == SearchMode::Global && snapshot.is_none() {
+        choice.ran = SearchMode::Local;
+        choice
+            .reason
+            .push_str("; no community summaries are built yet, so local ran instead");
     }
-    if spec.lanes.vector {
-        match retrieve::vector(reader, &spec.text, embedder, spec.top_k)? {
-            Ok(hits) => lanes.push(fuse::Lane {
-                name: "vector",
-                weight: fuse::VECTOR_LANE_WEIGHT,
+    let mut round = Round::run(reader, spec, &terms, &entities, embedder, settings, 1)?;
+    let mut community_uses = Vec::new();
+    if let Some(snapshot) = &snapshot {
+        let (hits, uses) = communities::lane(reader, snapshot, &terms, &entities)?;
+        explain.communities = Some(snapshot.summaries.len());
+        explain.communities_version = Some(snapshot.graph_version);
+        community_uses = uses;
+        round.extra_lane(
+            fuse::Lane {
+                name: "community",
+                weight: fuse::COMMUNITY_LANE_WEIGHT,
                 hits,
-            }),
-            Err(e) => {
-                lane_errors.insert("vector", e.0);
+            },
+            settings.fusion,
+        );
+    }
+    if choice.ran == SearchMode::Drift && modes::is_thin(&round.fused, spec.top_k) {
+        // Widen: neighbours of the question's entities, more candidates.
+        let wide = QuerySpec {
+            top_k: spec.top_k * 2,
+            ..spec.clone()
+        };
+        round = Round::run(reader, &wide, &terms, &entities, embedder, settings, 2)?;
+        explain.rounds = 2;
+    }
+    Ok(Candidates {
+        terms,
+        ignored_terms: round.ignored_terms,
+        fused: round.fused,
+        lane_errors: round.lane_errors,
+        relations: round.relations,
+        search_mode: ModeReport {
+            requested: spec.search_mode,
+            ran: choice.ran,
+            reason: choice.reason,
+        },
+        communities: community_uses,
+        explain,
+    })
+}
+
+/// Merges working-memory candidates into persistent memory's: every item
+/// is marked with its origin, and the two lists are interleaved by fused
+/// score (each list was fused by the same method and lane weights, so the
+/// scores share a scale). On a tie the session's item goes first: it is
+/// the task at hand. Lane errors of the session are reported under
+/// `session.<lane>`.
+pub fn merge(
+    memory: Candidates,
+    session: Vec<fuse::Fused>,
+    session_errors: BTreeMap<&'static str, String>,
+) -> Candidates {
+    let mut fused: Vec<fuse::Fused> = session
+        .into_iter()
+        .map(|f| fuse::Fused {
+            origin: Some(Origin::Session),
+            ..f
+        })
+        .chain(memory.fused.into_iter().map(|f| fuse::Fused {
+            origin: Some(Origin::Memory),
+            ..f
+        }))
+        .collect();
+    // Stable: equal scores keep session-first order.
+    fused.sort_by(|a, b| b.score.total_cmp(&a.score));
+    let mut lane_errors = memory.lane_errors;
+    for (lane, why) in session_errors {
+        let name = match lane {
+            "keyword" => "session.keyword",
+            _ => "session.vector",
+        };
+        lane_errors.insert(name, why);
+    }
+    Candidates {
+        fused,
+        lane_errors,
+        ..memory
+    }
+}
+
+/// Packs candidates into evidence, attaches the graph relations behind
+/// each item and, in answer mode, composes the answer.
+pub fn finish(spec: &QuerySpec, candidates: Candidates) -> QueryOutcome {
+    let Candidates {
+        terms,
+        ignored_terms,
+        fused,
+        lane_errors,
+        relations,
+        search_mode,
+        communities,
+        explain,
+    } = candidates;
+    let (mut evidence, budget) = pack::pack(fused, spec.top_k, spec.budget_chars);
+    for e in &mut evidence {
+        // Session items have no store key; they never carry graph facts.
+        if e.origin != Some(Origin::Session) {
+            if let Some(r) = relations.get(&e.chunk_key) {
+                e.relations = r.clone();
             }
         }
     }
-    let fused = fuse::fuse(lanes, fusion);
-    let (evidence, budget) = pack::pack(fused, spec.top_k, spec.budget_chars);
     let answer = match spec.mode {
         ResultMode::Answer => Some(answer::compose(&terms, &evidence)),
         ResultMode::Evidence => None,
     };
-    Ok(QueryOutcome {
-        search_mode: mode_report(spec.search_mode),
+    QueryOutcome {
+        search_mode,
         mode: spec.mode,
         terms,
         ignored_terms,
@@ -190,27 +355,148 @@ pub fn run(
         evidence,
         budget,
         lane_errors,
-    })
+        communities,
+        explain,
+    }
 }
 
-/// Until the graph exists, every mode runs local chunk retrieval; the report
-/// says so rather than pretending otherwise.
-fn mode_report(requested: SearchMode) -> ModeReport {
-    let reason = match requested {
-        SearchMode::Local => "local: chunks matching the question, by keyword and meaning",
-        SearchMode::Auto => {
-            "auto chose local: chunk retrieval by keyword and meaning is what is built"
+/// One retrieval round: every enabled lane, fused.
+struct Round {
+    lanes: Vec<fuse::Lane>,
+    fused: Vec<fuse::Fused>,
+    relations: std::collections::HashMap<i64, Vec<graph::RelationUse>>,
+    ignored_terms: Vec<String>,
+    lane_errors: BTreeMap<&'static str, String>,
+}
+
+impl Round {
+    /// Adds a lane and fuses again.
+    fn extra_lane(&mut self, lane: fuse::Lane, fusion: Fusion) {
+        self.lanes.push(lane);
+        self.fused = fuse::fuse(self.lanes.clone(), fusion);
+    }
+
+    fn run(
+        reader: &TenantReader<'_>,
+        spec: &QuerySpec,
+        terms: &[String],
+        entities: &[crate::store::EntityRow],
+        embedder: &dyn Embedder,
+        settings: Settings,
+        depth: usize,
+    ) -> Result<Round> {
+        let mut lanes = Vec::new();
+        let mut lane_errors = BTreeMap::new();
+        let mut ignored_terms = Vec::new();
+        let mut relations = Default::default();
+        if spec.lanes.keyword {
+            let plan = retrieve::plan(reader, terms)?;
+            lanes.push(fuse::Lane {
+                name: "keyword",
+                weight: fuse::KEYWORD_LANE_WEIGHT,
+                hits: retrieve::keyword(reader, &plan, spec.top_k)?,
+            });
+            ignored_terms = plan.ignored;
         }
-        SearchMode::Global => {
-            "global needs community summaries, which are not built yet; ran local instead"
+        if spec.lanes.vector {
+            match retrieve::vector(reader, &spec.text, embedder, spec.top_k)? {
+                Ok(hits) => lanes.push(fuse::Lane {
+                    name: "vector",
+                    weight: fuse::VECTOR_LANE_WEIGHT,
+                    hits,
+                }),
+                Err(e) => {
+                    lane_errors.insert("vector", e.0);
+                }
+            }
         }
-        SearchMode::Drift => {
-            "drift needs the entity graph, which is not built yet; ran local instead"
+        if spec.lanes.graph && !entities.is_empty() {
+            let found = graph::lane(
+                reader,
+                entities,
+                depth,
+                settings.half_life_days,
+                spec.top_k * retrieve::CANDIDATES_PER_RESULT,
+            )?;
+            relations = found.relations;
+            lanes.push(fuse::Lane {
+                name: "graph",
+                weight: fuse::GRAPH_LANE_WEIGHT,
+                hits: found.hits,
+            });
         }
-    };
-    ModeReport {
-        requested,
-        ran: SearchMode::Local,
-        reason: reason.to_string(),
+        Ok(Round {
+            fused: fuse::fuse(lanes.clone(), settings.fusion),
+            lanes,
+            relations,
+            ignored_terms,
+            lane_errors,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::ChunkHit;
+
+    fn fused(doc: &str, score: f64) -> fuse::Fused {
+        fuse::Fused {
+            hit: ChunkHit {
+                page: None,
+                chunk_key: 0,
+                ordinal: 0,
+                start: 0,
+                end: 1,
+                text: "x".into(),
+                doc_id: doc.into(),
+                source: None,
+                title: None,
+                metadata: "{}".into(),
+                provenance: None,
+                created_at: 0,
+                bm25: -score,
+            },
+            score,
+            lanes: BTreeMap::new(),
+            origin: None,
+        }
+    }
+
+    #[test]
+    fn merge_interleaves_by_score_marks_origins_and_puts_the_session_first_on_ties() {
+        let memory = Candidates {
+            terms: vec!["x".into()],
+            ignored_terms: vec![],
+            fused: vec![fused("doc_a", 1.0), fused("doc_b", 0.5)],
+            lane_errors: BTreeMap::new(),
+            relations: Default::default(),
+            search_mode: ModeReport {
+                requested: SearchMode::Auto,
+                ran: SearchMode::Local,
+                reason: String::new(),
+            },
+            communities: Vec::new(),
+            explain: modes::Explain::new(&[]),
+        };
+        let session = vec![fused("s/1", 1.0), fused("s/2", 0.7)];
+        let errors = BTreeMap::from([("vector", "embedder down".to_string())]);
+        let merged = merge(memory, session, errors);
+        let order: Vec<(&str, Option<Origin>)> = merged
+            .fused
+            .iter()
+            .map(|f| (f.hit.doc_id.as_str(), f.origin))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("s/1", Some(Origin::Session)),
+                ("doc_a", Some(Origin::Memory)),
+                ("s/2", Some(Origin::Session)),
+                ("doc_b", Some(Origin::Memory)),
+            ]
+        );
+        assert_eq!(merged.lane_errors["session.vector"], "embedder down");
+        assert_eq!(merged.terms, ["x"]);
     }
 }

@@ -80,7 +80,12 @@ fn diversify(hits: Vec<Fused>) -> Vec<Fused> {
 }
 
 fn to_evidence(fused: Fused, rank: usize, cut: Option<usize>) -> Evidence {
-    let Fused { hit, score, lanes } = fused;
+    let Fused {
+        hit,
+        score,
+        lanes,
+        origin,
+    } = fused;
     let (text, end, truncated) = match cut {
         Some(c) if c < hit.text.len() => (hit.text[..c].to_string(), hit.start as usize + c, true),
         _ => (hit.text, hit.end as usize, false),
@@ -98,10 +103,14 @@ fn to_evidence(fused: Fused, rank: usize, cut: Option<usize>) -> Evidence {
             start: hit.start as usize,
             end,
         },
+        page: hit.page.and_then(|p| u32::try_from(p).ok()),
         text,
         score,
         lanes,
+        relations: Vec::new(),
+        chunk_key: hit.chunk_key,
         truncated,
+        origin,
     }
 }
 
@@ -124,11 +133,13 @@ mod tests {
             provenance: None,
             created_at: 0,
             bm25,
+            page: None,
         };
         Fused {
             hit,
             score: -bm25,
             lanes: Default::default(),
+            origin: None,
         }
     }
 

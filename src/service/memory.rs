@@ -11,18 +11,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::principal::{Permission, Principal};
+use super::working_memory::{WorkingMemory, WorkingMemoryStatus};
 use crate::clock::now_ms;
 use crate::config::Durability;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::ids;
-use crate::ingest::media::{self, MediaKind, SUPPORTED_MEDIA_TYPES};
+use crate::ingest::media::{self, MediaKind, SUPPORTED_MEDIA_TYPES, TEXT_MEDIA_TYPES};
 use crate::ingest::worker::{IngestWorker, JobOutcome, WorkerShared};
 use crate::ingest::Prepared;
 use crate::limits::*;
 use crate::query::{self, Fusion, QueryOutcome, QuerySpec};
 use crate::store::{
-    DocumentRow, DocumentSummary, NewDocument, Store, UsageRecord, UsageTotals, VectorSpec,
+    Compaction, DocumentRow, DocumentSelector, DocumentSummary, ExportRow, Forgotten, NewDocument,
+    Store, UsageRecord, UsageTotals, VectorPolicy, VectorSpec,
 };
 
 /// What to store.
@@ -70,6 +72,48 @@ pub struct IngestReceipt {
     pub idempotent_replay: bool,
 }
 
+/// What an import keeps of a document's identity in the memory it came
+/// from: its id (if it has the shape of one and is free here) and its
+/// creation time. Everything else goes through ingestion as usual.
+#[derive(Debug, Clone, Default)]
+pub struct Restore {
+    pub doc_id: Option<String>,
+    pub created_at: Option<i64>,
+}
+
+/// A document's original bytes, checked against their recorded hash.
+#[derive(Debug, Clone)]
+pub struct Original {
+    pub document_id: String,
+    pub media_type: String,
+    pub title: Option<String>,
+    pub sha256: String,
+    pub bytes: Vec<u8>,
+    /// True when the bytes are UTF-8 text of a text type (serve as text,
+    /// not base64).
+    pub is_text: bool,
+}
+
+/// What a forget did.
+#[derive(Debug, Clone, Serialize)]
+pub struct ForgetReport {
+    /// Documents deleted.
+    pub documents: usize,
+    pub chunks: usize,
+    pub vectors: usize,
+    /// Originals deleted (an original another document shares is kept).
+    pub originals_deleted: usize,
+    /// The first [`FORGET_REPORT_ITEMS`] documents deleted.
+    pub forgotten: Vec<Forgotten>,
+}
+
+/// Documents deleted per transaction when forgetting by source, so one
+/// huge forget does not hold the writer (and every other write) at once.
+pub const FORGET_BATCH: usize = 256;
+
+/// Documents listed one by one in a [`ForgetReport`].
+pub const FORGET_REPORT_ITEMS: usize = 100;
+
 /// Counts and settings for `alayasiki_status`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
@@ -83,6 +127,8 @@ pub struct Status {
     pub chunks: i64,
     pub jobs: JobCounts,
     pub store_bytes: u64,
+    /// The caller's working-memory sessions and the shared limits.
+    pub working_memory: WorkingMemoryStatus,
     /// What this caller (tenant and subject) has used over the HTTP API and
     /// SSE; calls over stdio are not charged.
     pub usage: UsageTotals,
@@ -98,9 +144,12 @@ pub struct JobCounts {
 pub struct MemoryService {
     data_dir: PathBuf,
     fusion: Fusion,
+    half_life_days: f64,
     store: Arc<Store>,
     worker: IngestWorker,
     shared: Arc<WorkerShared>,
+    /// Session graphs: one registry per process, shared by every transport.
+    working: WorkingMemory,
 }
 
 impl MemoryService {
@@ -111,11 +160,22 @@ impl MemoryService {
         durability: Durability,
         embedder: Arc<dyn Embedder>,
     ) -> Result<MemoryService> {
+        MemoryService::open_with(data_dir, durability, embedder, VectorPolicy::Keep)
+    }
+
+    /// [`MemoryService::open`], choosing what happens to stored vectors
+    /// (`Rebuild` for `reindex`).
+    pub fn open_with(
+        data_dir: &Path,
+        durability: Durability,
+        embedder: Arc<dyn Embedder>,
+        policy: VectorPolicy,
+    ) -> Result<MemoryService> {
         let spec = VectorSpec {
             embedder_id: embedder.id().to_string(),
             dim: embedder.dim(),
         };
-        let store = Arc::new(Store::open(data_dir, durability, spec)?);
+        let store = Arc::new(Store::open_with(data_dir, durability, spec, policy)?);
         let (pending, failed) = store.journal_backlog()?;
         if pending > 0 {
             log::info!("replaying {pending} pending ingestion job(s)");
@@ -126,13 +186,38 @@ impl MemoryService {
         let shared = Arc::new(WorkerShared::new(store.clone(), embedder));
         let worker = IngestWorker::start(shared.clone())?;
         let fusion = crate::config::fusion_from_env().map_err(Error::Unavailable)?;
+        let half_life_days =
+            crate::graph::confidence::half_life_from_env().map_err(Error::Unavailable)?;
+        let wm_ttl = crate::config::wm_ttl_from_env().map_err(Error::Unavailable)?;
         Ok(MemoryService {
             data_dir: data_dir.to_path_buf(),
             fusion,
+            half_life_days,
             store,
             worker,
             shared,
+            working: WorkingMemory::new(wm_ttl),
         })
+    }
+
+    /// Jobs waiting, across tenants (cheap; bulk ingestion paces itself
+    /// on it).
+    pub fn pending_jobs(&self) -> Result<i64> {
+        self.store.pending_job_count()
+    }
+
+    /// Jobs waiting and failed, across tenants (for maintenance progress).
+    pub fn backlog(&self) -> Result<(i64, i64)> {
+        self.store.journal_backlog()
+    }
+
+    /// Rewrites every tenant's vector files without deleted chunks' slots
+    /// and merges their full-text indexes (dropping forgotten chunks'
+    /// entries). Run offline (`alayasiki-mcp compact`).
+    pub fn compact(&self) -> Result<Vec<Compaction>> {
+        let report = self.store.compact_vectors()?;
+        self.store.optimize_fulltext()?;
+        Ok(report)
     }
 
     /// The service as seen by one caller.
@@ -141,6 +226,30 @@ impl MemoryService {
             service: self,
             principal,
         }
+    }
+
+    pub(super) fn working_memory(&self) -> &WorkingMemory {
+        &self.working
+    }
+
+    pub(super) fn embedder(&self) -> &dyn Embedder {
+        self.shared.embedder.as_ref()
+    }
+
+    /// How queries run (fusion, confidence decay).
+    pub(super) fn settings(&self) -> query::Settings {
+        query::Settings {
+            fusion: self.fusion,
+            half_life_days: self.half_life_days,
+        }
+    }
+
+    pub(super) fn fusion(&self) -> Fusion {
+        self.fusion
+    }
+
+    pub(super) fn store(&self) -> &Store {
+        &self.store
     }
 
     /// Stops the worker at a job boundary, then closes the store (which
@@ -162,7 +271,11 @@ impl Memory<'_> {
         self.principal
     }
 
-    fn require(&self, p: Permission) -> Result<()> {
+    pub(super) fn service(&self) -> &MemoryService {
+        self.service
+    }
+
+    pub(super) fn require(&self, p: Permission) -> Result<()> {
         if self.principal.permits(p) {
             Ok(())
         } else {
@@ -183,6 +296,17 @@ impl Memory<'_> {
     /// queueing on the single ingestion worker, which receives it through
     /// the hand-off.
     pub fn ingest(&self, req: IngestRequest) -> Result<IngestReceipt> {
+        self.ingest_as(req, Restore::default())
+    }
+
+    /// [`Memory::ingest`] for a document copied from another memory
+    /// (`alayasiki-mcp import`): it keeps its id and creation time where
+    /// it can (see [`Restore`]).
+    pub fn ingest_restored(&self, req: IngestRequest, restore: Restore) -> Result<IngestReceipt> {
+        self.ingest_as(req, restore)
+    }
+
+    fn ingest_as(&self, req: IngestRequest, restore: Restore) -> Result<IngestReceipt> {
         self.require(Permission::Ingest)?;
         let (kind, bytes, filename) = resolve_content(req.content)?;
         check_optional_len(
@@ -213,7 +337,12 @@ impl Memory<'_> {
                 ));
             }
         }
-        let prepared = prepare_guarded(kind, &bytes, self.service.shared.embedder.as_ref())?;
+        let prepared = prepare_guarded(
+            kind,
+            &bytes,
+            metadata.as_object().expect("metadata is an object"),
+            self.service.shared.embedder.as_ref(),
+        )?;
         let chunk_count = prepared.chunks.len();
         let sha256 = ids::sha256_hex(&bytes);
         let media_type = kind.media_type().to_string();
@@ -225,11 +354,15 @@ impl Memory<'_> {
             );
             (key, digest)
         });
-        let doc_id = ids::new_id("doc");
+        let doc_id = match restore.doc_id {
+            Some(id) if ids::is_document_id(&id) && !self.document_exists(&id)? => id,
+            _ => ids::new_id("doc"),
+        };
+        let title = title_for(&filename, prepared.text.as_deref(), &bytes, kind);
         let doc = NewDocument {
             doc_id: doc_id.clone(),
             source: req.source,
-            title: title_for(&filename, &bytes, kind),
+            title,
             media_type: media_type.clone(),
             original: bytes,
             sha256,
@@ -244,10 +377,14 @@ impl Memory<'_> {
         // worker's look-up nor the outcome can come too early.
         let outcome_rx = req.wait.then(|| shared.waiters.register(&doc_id));
         shared.handoff.offer(&doc_id, prepared);
-        let admitted = self
-            .service
-            .store
-            .write(&self.principal.tenant, move |w| w.admit(doc, now_ms()));
+        let created_at = restore.created_at;
+        let admitted = self.service.store.write(&self.principal.tenant, move |w| {
+            let admitted = w.admit(doc, now_ms())?;
+            if let (Some(at), false) = (created_at, admitted.replayed) {
+                w.set_created_at(admitted.document_key, at)?;
+            }
+            Ok(admitted)
+        });
         let admitted = match admitted {
             Ok(a) if !a.replayed => a,
             other => {
@@ -308,16 +445,63 @@ impl Memory<'_> {
         })
     }
 
-    /// Answers a question from this tenant's memory.
+    /// Answers a question from this tenant's memory, merged with the
+    /// caller's working-memory session when `spec.session_id` names one.
     pub fn query(&self, spec: &QuerySpec) -> Result<QueryOutcome> {
         self.require(Permission::Query)?;
+        if let Some(session_id) = &spec.session_id {
+            return self.query_with_session(spec, session_id);
+        }
         let reader = self.service.store.reader(&self.principal.tenant)?;
+        let settings = self.service.settings();
         query::run(
             &reader,
             spec,
             self.service.shared.embedder.as_ref(),
-            self.service.fusion,
+            settings,
         )
+    }
+
+    /// The tenant's community summaries, rebuilt first if the graph changed
+    /// since the last build, as JSON (citations as chunk ids).
+    pub fn communities(&self) -> Result<Value> {
+        self.require(Permission::Query)?;
+        crate::graph::communities::refresh(&self.service.store, &self.principal.tenant)?;
+        let reader = self.service.store.reader(&self.principal.tenant)?;
+        let Some(snapshot) = reader.latest_communities()? else {
+            return Ok(serde_json::json!({"graph_version": 0, "communities": []}));
+        };
+        let keys: Vec<(i64, f64)> = snapshot
+            .summaries
+            .iter()
+            .flat_map(|s| s.citations.iter().map(|c| (c.chunk_key, 0.0)))
+            .collect();
+        let chunk_ids: std::collections::HashMap<i64, String> = reader
+            .chunks_by_keys(&keys)?
+            .into_iter()
+            .map(|h| (h.chunk_key, format!("{}:{}", h.doc_id, h.ordinal)))
+            .collect();
+        let communities: Vec<Value> = snapshot
+            .summaries
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "level": s.level,
+                    "community": s.community,
+                    "parent": s.parent,
+                    "title": s.title,
+                    "size": s.size,
+                    "entities": s.entities,
+                    "facts": s.facts,
+                    "citations": s.citations.iter().filter_map(|c| chunk_ids.get(&c.chunk_key)).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        Ok(serde_json::json!({
+            "graph_version": snapshot.graph_version,
+            "built_at": crate::clock::rfc3339(snapshot.built_at),
+            "communities": communities,
+        }))
     }
 
     /// A stored document of this tenant.
@@ -339,6 +523,135 @@ impl Memory<'_> {
             .list_documents(after, limit)
     }
 
+    /// A document's original bytes, exactly as uploaded. The bytes are
+    /// hashed and compared with the SHA-256 recorded at admission: damaged
+    /// bytes are reported, never returned.
+    pub fn original(&self, doc_id: &str) -> Result<Original> {
+        self.require(Permission::Query)?;
+        let row = self
+            .service
+            .store
+            .reader(&self.principal.tenant)?
+            .original(doc_id)?
+            .ok_or_else(|| Error::NotFound(format!("no document {doc_id:?} in this memory")))?;
+        if ids::sha256_hex(&row.bytes) != row.sha256 {
+            log::error!(
+                "original of document {doc_id} (tenant {:?}) does not match its SHA-256 {}",
+                self.principal.tenant.name(),
+                row.sha256
+            );
+            return Err(Error::Unavailable(format!(
+                "the stored original of document {doc_id} is corrupted: its bytes no longer \
+                 match the SHA-256 recorded when it was stored, so they are not returned; \
+                 forget the document and ingest the file again"
+            )));
+        }
+        let is_text = media::from_media_type(&row.media_type).is_some_and(MediaKind::is_text)
+            && std::str::from_utf8(&row.bytes).is_ok();
+        Ok(Original {
+            document_id: row.doc_id,
+            media_type: row.media_type,
+            title: row.title,
+            sha256: row.sha256,
+            bytes: row.bytes,
+            is_text,
+        })
+    }
+
+    /// Deletes the selected documents and everything derived from them:
+    /// chunks, full-text rows, vectors, jobs, idempotency records, originals
+    /// no other document shares, and the context they lent a neighbour (see
+    /// `store::forget`). Forgetting by source deletes every document from
+    /// that source, [`FORGET_BATCH`] per transaction. Each deletion is
+    /// audited (who, which document, when; no content).
+    pub fn forget(&self, selector: &DocumentSelector) -> Result<ForgetReport> {
+        self.require(Permission::Ingest)?;
+        let (field, value, max) = match selector {
+            DocumentSelector::Id(v) => ("document_id", v, MAX_SOURCE_BYTES),
+            DocumentSelector::IdempotencyKey(v) => {
+                ("idempotency_key", v, MAX_IDEMPOTENCY_KEY_BYTES)
+            }
+            DocumentSelector::Source(v) => ("source", v, MAX_SOURCE_BYTES),
+        };
+        check_optional_len(field, &Some(value.clone()), max)?;
+        let shared = &self.service.shared;
+        let mut report = ForgetReport {
+            documents: 0,
+            chunks: 0,
+            vectors: 0,
+            originals_deleted: 0,
+            forgotten: Vec::new(),
+        };
+        loop {
+            let wanted = selector.clone();
+            let subject = self.principal.subject.clone();
+            let batch = self.service.store.write(&self.principal.tenant, move |w| {
+                let now = now_ms();
+                let mut done = Vec::new();
+                for key in w.select_documents(&wanted, FORGET_BATCH)? {
+                    let forgotten = w.forget_document(
+                        key,
+                        &subject,
+                        wanted.kind(),
+                        crate::ingest::chunk::CONTEXT_BYTES,
+                        now,
+                    )?;
+                    done.extend(forgotten);
+                }
+                Ok(done)
+            })?;
+            let more = batch.len() == FORGET_BATCH;
+            for f in batch {
+                shared.forgotten(&f.document_id);
+                report.documents += 1;
+                report.chunks += f.chunks;
+                report.vectors += f.vectors;
+                report.originals_deleted += usize::from(f.original_deleted);
+                if report.forgotten.len() < FORGET_REPORT_ITEMS {
+                    report.forgotten.push(f);
+                }
+            }
+            if !more || !matches!(selector, DocumentSelector::Source(_)) {
+                break;
+            }
+        }
+        if report.documents == 0 {
+            return Err(Error::NotFound(format!(
+                "no document in this memory matches that {field}"
+            )));
+        }
+        Ok(report)
+    }
+
+    /// The document stored under an idempotency key, if any (lets bulk
+    /// ingestion skip files it stored before without preparing them).
+    pub fn document_for_key(&self, key: &str) -> Result<Option<String>> {
+        self.require(Permission::Query)?;
+        self.service
+            .store
+            .reader(&self.principal.tenant)?
+            .doc_id_by_idempotency_key(key)
+    }
+
+    /// Documents (any state) after `after`, with their originals, in
+    /// creation order: one page of an export.
+    pub fn export_page(&self, after: i64, limit: usize) -> Result<Vec<ExportRow>> {
+        self.require(Permission::Query)?;
+        self.service
+            .store
+            .reader(&self.principal.tenant)?
+            .export_documents(after, limit)
+    }
+
+    fn document_exists(&self, doc_id: &str) -> Result<bool> {
+        Ok(self
+            .service
+            .store
+            .reader(&self.principal.tenant)?
+            .document(doc_id)?
+            .is_some())
+    }
+
     pub fn status(&self) -> Result<Status> {
         self.require(Permission::Query)?;
         let reader = self.service.store.reader(&self.principal.tenant)?;
@@ -354,6 +667,7 @@ impl Memory<'_> {
             chunks: reader.chunk_count()?,
             jobs: JobCounts { pending, failed },
             store_bytes: self.service.store.size_bytes(),
+            working_memory: self.memory_status(),
             usage: reader.usage(&self.principal.subject)?,
         })
     }
@@ -403,11 +717,22 @@ fn resolve_content(content: Content) -> Result<(MediaKind, Vec<u8>, Option<Strin
         Content::Text { text, media_type } => {
             let kind = match media_type {
                 None => MediaKind::PlainText,
-                Some(mt) => media::from_media_type(&mt).ok_or_else(|| {
-                    Error::invalid(format!(
-                        "media_type {mt:?} is not supported; use one of: {supported}"
-                    ))
-                })?,
+                Some(mt) => match media::from_media_type(&mt) {
+                    Some(k) if k.is_text() => k,
+                    Some(k) => {
+                        return Err(Error::invalid(format!(
+                            "{} content must be uploaded as a `File` (base64 bytes); inline \
+                             text may be one of: {}",
+                            k.media_type(),
+                            TEXT_MEDIA_TYPES.join(", ")
+                        )))
+                    }
+                    None => {
+                        return Err(Error::invalid(format!(
+                            "media_type {mt:?} is not supported; use one of: {supported}"
+                        )))
+                    }
+                },
             };
             (kind, text.into_bytes(), None)
         }
@@ -433,15 +758,12 @@ fn resolve_content(content: Content) -> Result<(MediaKind, Vec<u8>, Option<Strin
                         "mime_type {mt:?} is not supported; use one of: {supported}"
                     ))
                 })?,
-                None => filename
-                    .as_deref()
-                    .and_then(media::from_filename)
-                    .or_else(|| media::sniff(&bytes))
-                    .ok_or_else(|| {
-                        Error::invalid(format!(
-                            "cannot tell this file's type (binary content); supported: {supported}"
-                        ))
-                    })?,
+                None => media::detect(filename.as_deref(), &bytes).ok_or_else(|| {
+                    Error::invalid(format!(
+                        "cannot tell this file's type (binary content of no supported \
+                         format); supported: {supported}"
+                    ))
+                })?,
             };
             (kind, bytes, filename)
         }
@@ -462,9 +784,14 @@ fn resolve_content(content: Content) -> Result<(MediaKind, Vec<u8>, Option<Strin
 
 /// Extracts and chunks, turning content problems into client errors and a
 /// bug in extraction into an internal error instead of a dead thread.
-fn prepare_guarded(kind: MediaKind, bytes: &[u8], embedder: &dyn Embedder) -> Result<Prepared> {
+fn prepare_guarded(
+    kind: MediaKind,
+    bytes: &[u8],
+    metadata: &Map<String, Value>,
+    embedder: &dyn Embedder,
+) -> Result<Prepared> {
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        crate::ingest::prepare(kind, bytes, embedder)
+        crate::ingest::prepare_described(kind, bytes, metadata, embedder)
     }));
     match outcome {
         Ok(Ok(p)) => Ok(p),
@@ -473,16 +800,25 @@ fn prepare_guarded(kind: MediaKind, bytes: &[u8], embedder: &dyn Embedder) -> Re
     }
 }
 
-/// A display title: the filename, else the first non-empty line (without
-/// Markdown heading marks), at most 80 characters.
-fn title_for(filename: &Option<String>, bytes: &[u8], kind: MediaKind) -> Option<String> {
+/// A display title: the filename, else the first non-empty line of the
+/// extracted text (without Markdown heading marks), at most 80 characters.
+/// JSON has no title line.
+fn title_for(
+    filename: &Option<String>,
+    extracted: Option<&str>,
+    original: &[u8],
+    kind: MediaKind,
+) -> Option<String> {
     if let Some(f) = filename {
         return Some(f.clone());
     }
     if kind == MediaKind::Json {
         return None;
     }
-    let text = std::str::from_utf8(bytes).ok()?;
+    let text = match extracted {
+        Some(t) => t,
+        None => std::str::from_utf8(original).ok()?,
+    };
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
     let line = line.trim_start_matches('#').trim();
     let mut title: String = line.chars().take(80).collect();

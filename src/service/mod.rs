@@ -6,6 +6,12 @@
 
 mod memory;
 pub mod principal;
+pub mod working_memory;
 
-pub use memory::{Content, IngestReceipt, IngestRequest, Memory, MemoryService, Status};
+pub use crate::store::{DocumentSelector, Forgotten};
+pub use memory::{
+    Content, ForgetReport, IngestReceipt, IngestRequest, Memory, MemoryService, Original, Restore,
+    Status, FORGET_BATCH, FORGET_REPORT_ITEMS,
+};
 pub use principal::{Permission, Principal, Role};
+pub use working_memory::{MemoryWrite, PromoteReceipt, WriteReceipt};

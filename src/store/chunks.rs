@@ -26,7 +26,10 @@ pub struct NewChunk {
 #[derive(Debug, Clone)]
 pub struct UnembeddedChunk {
     pub chunk_key: i64,
+    pub ordinal: i64,
     pub text: String,
+    /// The previous chunk of the same document, if any.
+    pub previous: Option<String>,
 }
 
 /// A chunk found by a search, with what evidence needs of its document.
@@ -45,6 +48,8 @@ pub struct ChunkHit {
     pub created_at: i64,
     /// BM25 as FTS5 reports it: lower (more negative) is better.
     pub bm25: f64,
+    /// The page the chunk lies on, for paginated documents (PDF).
+    pub page: Option<i64>,
 }
 
 fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkHit> {
@@ -61,6 +66,7 @@ fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkHit> {
         provenance: r.get(9)?,
         created_at: r.get(10)?,
         bm25: r.get(11)?,
+        page: r.get(12)?,
     })
 }
 
@@ -69,7 +75,9 @@ impl TenantWriter<'_> {
     /// returns the first slot. Readers see them once the transaction
     /// commits; if it rolls back, the slots are reused.
     pub(super) fn append_vectors(&mut self, vectors: &[Vec<f32>]) -> Result<i64> {
-        let tv = self.vectors.tenant(self.tenant_id, 0)?;
+        // Every tenant with rows was opened at start-up; one opened here is
+        // new, so it starts empty at generation 0.
+        let tv = self.vectors.tenant(self.tenant_id, 0, 0)?;
         let first = tv.append(vectors)?;
         let rows = first + vectors.len() as u64;
         self.exec(
@@ -93,7 +101,7 @@ impl TenantWriter<'_> {
         document_key: i64,
         chunks: &[NewChunk],
         vectors: Option<&[Vec<f32>]>,
-    ) -> Result<()> {
+    ) -> Result<Vec<i64>> {
         let first_slot = match vectors {
             Some(v) if !v.is_empty() => {
                 debug_assert_eq!(v.len(), chunks.len());
@@ -110,6 +118,7 @@ impl TenantWriter<'_> {
         let mut insert_fts = self.conn.prepare_cached(&format!(
             "INSERT INTO {fts}(rowid, text, context) VALUES (?1, ?2, ?3)"
         ))?;
+        let mut keys = Vec::with_capacity(chunks.len());
         for (ordinal, c) in chunks.iter().enumerate() {
             insert_chunk.execute(params![
                 self.tenant_id,
@@ -122,12 +131,13 @@ impl TenantWriter<'_> {
             ])?;
             let rowid = self.conn.last_insert_rowid();
             insert_fts.execute(params![rowid, c.text, c.context])?;
+            keys.push(rowid);
         }
         self.exec(
             "UPDATE tenants SET chunk_count = chunk_count + ?2 WHERE id = ?1",
             params![self.tenant_id, chunks.len() as i64],
         )?;
-        Ok(())
+        Ok(keys)
     }
 }
 
@@ -147,7 +157,7 @@ impl TenantReader<'_> {
             "WITH hits AS MATERIALIZED (SELECT rowid, rank FROM {fts} WHERE {fts} MATCH ?1
                             ORDER BY rank LIMIT ?2)
              SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
-                    d.title, d.metadata, d.provenance, d.created_at, hits.rank
+                    d.title, d.metadata, d.provenance, d.created_at, hits.rank, c.page
                FROM hits CROSS JOIN chunks c ON c.id = hits.rowid
                          CROSS JOIN documents d ON d.id = c.document_id
               WHERE c.tenant_id = ?3
@@ -171,7 +181,7 @@ impl TenantReader<'_> {
         }
         let mut stmt = self.conn.prepare_cached(
             "SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
-                    d.title, d.metadata, d.provenance, d.created_at, 0.0
+                    d.title, d.metadata, d.provenance, d.created_at, 0.0, c.page
                FROM chunks c JOIN documents d ON d.id = c.document_id
               WHERE c.tenant_id = ?1 AND c.vector_slot = ?2",
         )?;
@@ -183,6 +193,31 @@ impl TenantReader<'_> {
                 .optional()?
             {
                 hit.bm25 = -f64::from(f.score);
+                hits.push(hit);
+            }
+        }
+        Ok(hits)
+    }
+
+    /// Chunks by key, in the order given, each with `score` (negated into
+    /// `bm25`, lower is better). Keys not of this tenant are skipped.
+    pub fn chunks_by_keys(&self, scored: &[(i64, f64)]) -> Result<Vec<ChunkHit>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
+                    d.title, d.metadata, d.provenance, d.created_at, 0.0, c.page
+               FROM chunks c JOIN documents d ON d.id = c.document_id
+              WHERE c.tenant_id = ?1 AND c.id = ?2",
+        )?;
+        let mut hits = Vec::with_capacity(scored.len());
+        for (key, score) in scored {
+            if let Some(mut hit) = stmt
+                .query_row(params![tenant_id, key], hit_row)
+                .optional()?
+            {
+                hit.bm25 = -score;
                 hits.push(hit);
             }
         }
@@ -215,13 +250,19 @@ impl TenantReader<'_> {
             return Ok(Vec::new());
         };
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, text FROM chunks
-              WHERE tenant_id = ?1 AND document_id = ?2 AND vector_slot IS NULL ORDER BY ordinal",
+            "SELECT c.id, c.ordinal, c.text,
+                    (SELECT p.text FROM chunks p
+                      WHERE p.document_id = c.document_id AND p.ordinal = c.ordinal - 1)
+               FROM chunks c
+              WHERE c.tenant_id = ?1 AND c.document_id = ?2 AND c.vector_slot IS NULL
+              ORDER BY c.ordinal",
         )?;
         let rows = stmt.query_map(params![tenant_id, document_key], |r| {
             Ok(UnembeddedChunk {
                 chunk_key: r.get(0)?,
-                text: r.get(1)?,
+                ordinal: r.get(1)?,
+                text: r.get(2)?,
+                previous: r.get(3)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -269,7 +310,7 @@ impl TenantReader<'_> {
             "WITH hits AS MATERIALIZED (SELECT rowid, 0.0 AS rank FROM {fts} WHERE {fts} MATCH ?1
                             ORDER BY rowid DESC LIMIT ?2)
              SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
-                    d.title, d.metadata, d.provenance, d.created_at, hits.rank
+                    d.title, d.metadata, d.provenance, d.created_at, hits.rank, c.page
                FROM hits CROSS JOIN chunks c ON c.id = hits.rowid
                          CROSS JOIN documents d ON d.id = c.document_id
               WHERE c.tenant_id = ?3

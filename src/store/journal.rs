@@ -9,9 +9,9 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::chunks::NewChunk;
 use super::tenant::{Tenant, TenantReader, TenantWriter};
 use crate::error::{Error, Result};
+use crate::graph::confidence::Provenance;
 use crate::limits::MAX_JOB_ATTEMPTS;
 
 /// Where a job stands.
@@ -71,6 +71,8 @@ pub struct PendingJob {
     pub doc_id: String,
     /// The document's `source`, which links it to its neighbours.
     pub source: Option<String>,
+    /// Who asserted the document's content.
+    pub provenance: Provenance,
 }
 
 /// What the worker needs to process a document.
@@ -110,9 +112,39 @@ pub(super) fn note_restart(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// For `reindex`: every tenant moves to a new, empty vector generation,
+/// every chunk loses its vector, and every indexed document gets an embed
+/// job, all in one transaction (a crash leaves the old state or the new).
+pub(super) fn schedule_reembedding(conn: &Connection) -> Result<()> {
+    let now = crate::clock::now_ms();
+    let tx = conn.unchecked_transaction()?;
+    tx.execute(
+        "UPDATE tenants SET vector_rows = 0, vector_generation = vector_generation + 1",
+        [],
+    )?;
+    tx.execute(
+        "UPDATE chunks SET vector_slot = NULL WHERE vector_slot IS NOT NULL",
+        [],
+    )?;
+    tx.execute(
+        "DELETE FROM jobs WHERE kind = 'embed' AND state = 'pending'",
+        [],
+    )?;
+    let queued = tx.execute(
+        "INSERT INTO jobs(tenant_id, document_id, kind, state, created_at, updated_at)
+         SELECT d.tenant_id, d.id, 'embed', 'pending', ?1, ?1 FROM documents d
+          WHERE d.state = 'ready' AND EXISTS (SELECT 1 FROM chunks c WHERE c.document_id = d.id)
+          ORDER BY d.id",
+        [now],
+    )?;
+    tx.commit()?;
+    log::info!("reindex: {queued} document(s) queued for embedding");
+    Ok(())
+}
+
 pub(super) fn pending(conn: &Connection, limit: usize) -> Result<Vec<PendingJob>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source
+        "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source, d.provenance
            FROM jobs j JOIN tenants t ON t.id = j.tenant_id
                        JOIN documents d ON d.id = j.document_id
           WHERE j.state = 'pending' ORDER BY j.kind = 'embed', j.id LIMIT ?1",
@@ -125,11 +157,12 @@ pub(super) fn pending(conn: &Connection, limit: usize) -> Result<Vec<PendingJob>
             r.get::<_, String>(3)?,
             r.get::<_, String>(4)?,
             r.get::<_, Option<String>>(5)?,
+            r.get::<_, Option<String>>(6)?,
         ))
     })?;
     let mut jobs = Vec::new();
     for row in rows {
-        let (job_id, tenant, document_key, doc_id, kind, source) = row?;
+        let (job_id, tenant, document_key, doc_id, kind, source, provenance) = row?;
         let kind = if kind == "embed" {
             JobKind::Embed
         } else {
@@ -143,9 +176,20 @@ pub(super) fn pending(conn: &Connection, limit: usize) -> Result<Vec<PendingJob>
             document_key,
             doc_id,
             source,
+            provenance: Provenance::parse(provenance.as_deref()),
         });
     }
     Ok(jobs)
+}
+
+/// Pending jobs across tenants, counted on the partial index of pending
+/// jobs (cheap however many jobs are done).
+pub(super) fn pending_count(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row(
+        "SELECT count(*) FROM jobs INDEXED BY jobs_pending WHERE state = 'pending'",
+        [],
+        |r| r.get(0),
+    )?)
 }
 
 pub(super) fn backlog(conn: &Connection) -> Result<(i64, i64)> {
@@ -185,9 +229,9 @@ impl TenantWriter<'_> {
         Ok((id, JobState::parse(&state)))
     }
 
-    /// Writes the document's chunks with their vectors (and its extracted
-    /// text, when that differs from the original: `None` means identical)
-    /// and marks the job done. Without vectors (the embedder failed) the
+    /// Writes the document's chunks with their vectors and its graph
+    /// fragment (and its extracted text, when that differs from the
+    /// original) and marks the job done. Without vectors (the embedder failed) the
     /// chunks are searchable by keyword at once and an embed job is queued.
     /// Returns false (and writes nothing) if the job is not pending: a
     /// replay of finished work is a no-op.
@@ -195,15 +239,20 @@ impl TenantWriter<'_> {
         &mut self,
         job_id: i64,
         document_key: i64,
-        text: Option<&str>,
-        chunks: &[NewChunk],
-        vectors: Option<&[Vec<f32>]>,
+        prepared: &crate::ingest::Prepared,
+        provenance: Provenance,
         now: i64,
     ) -> Result<bool> {
         if !self.claim(job_id, document_key)? {
             return Ok(false);
         }
-        self.insert_chunks(document_key, chunks, vectors)?;
+        let (text, chunks, vectors) = (
+            prepared.text.as_deref(),
+            &prepared.chunks,
+            prepared.vectors.as_deref(),
+        );
+        let chunk_keys = self.insert_chunks(document_key, chunks, vectors)?;
+        self.record_graph(document_key, &chunk_keys, &prepared.graph, provenance, now)?;
         if vectors.is_none() && !chunks.is_empty() {
             self.enqueue_job(document_key, JobKind::Embed, now)?;
         }

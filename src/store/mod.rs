@@ -8,15 +8,22 @@
 //! - `tenant`: [`Tenant`], [`TenantReader`], [`TenantWriter`].
 //! - `documents`, `chunks`, `journal`, `audit`, `usage`: the SQL for each table,
 //!   as methods on the tenant handles.
+//! - `originals`: reading original bytes back, page spans, export rows.
+//! - `forget`: deleting a document and everything derived from it.
 //!
 //! Durability: a write is acknowledged only after its transaction commits;
 //! with [`Durability::Full`] (the default) the commit has been fsynced.
 
 mod audit;
 mod chunks;
+mod communities;
 mod db;
 mod documents;
+mod forget;
+mod graph;
 mod journal;
+mod maintenance;
+mod originals;
 pub mod owner;
 mod tenant;
 mod usage;
@@ -24,9 +31,14 @@ pub mod vectors;
 mod writer;
 
 pub use chunks::{ChunkHit, NewChunk, UnembeddedChunk};
+pub use communities::Snapshot as CommunitySnapshot;
 pub use db::{latest_schema_version, DB_FILE};
 pub use documents::{AdmitOutcome, DocumentRow, DocumentSummary, NewDocument};
+pub use forget::{DocumentSelector, Forgotten};
+pub use graph::{EntityRow, RelationRow, FUNCTIONAL_PREDICATES};
 pub use journal::{JobInput, JobKind, JobState, PendingJob};
+pub use maintenance::Compaction;
+pub use originals::{ExportRow, PageSpan, StoredOriginal};
 pub use tenant::{Tenant, TenantReader, TenantWriter};
 pub use usage::{UsageRecord, UsageTotals};
 pub use vectors::VectorSpec;
@@ -42,6 +54,16 @@ use crate::error::{Error, Result};
 use tenant::PooledConn;
 use vectors::VectorIndex;
 use writer::{TenantIds, Writer};
+
+/// What opening a store does with its vector files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VectorPolicy {
+    /// Use them (refusing files of another embedder).
+    Keep,
+    /// Start a new, empty generation for every tenant and queue every
+    /// document to be embedded again (`alayasiki-mcp reindex`).
+    Rebuild,
+}
 
 /// Idle read connections kept for reuse.
 const MAX_IDLE_READERS: usize = 32;
@@ -86,28 +108,48 @@ impl Store {
     /// are counted as one more attempt; jobs over the attempt limit are
     /// failed here. Vector files written by another embedder are refused.
     pub fn open(dir: &Path, durability: Durability, spec: VectorSpec) -> Result<Store> {
+        Store::open_with(dir, durability, spec, VectorPolicy::Keep)
+    }
+
+    /// [`Store::open`], choosing what happens to the stored vectors.
+    pub fn open_with(
+        dir: &Path,
+        durability: Durability,
+        spec: VectorSpec,
+        policy: VectorPolicy,
+    ) -> Result<Store> {
         let conn = db::open_writer(dir, durability)?;
         journal::note_restart(&conn)?;
+        if policy == VectorPolicy::Rebuild {
+            journal::schedule_reembedding(&conn)?;
+        }
         let vectors = Arc::new(VectorIndex::new(dir, spec, durability)?);
-        vectors.check_existing()?;
+        let mut current = Vec::new();
         let mut ids = HashMap::new();
         {
-            let mut stmt = conn.prepare("SELECT name, id, vector_rows FROM tenants")?;
+            let mut stmt =
+                conn.prepare("SELECT name, id, vector_rows, vector_generation FROM tenants")?;
             let rows = stmt.query_map([], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, i64>(1)?,
                     r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
                 ))
             })?;
             for row in rows {
-                let (name, id, vector_rows) = row?;
-                // Open each tenant's vectors at the committed count now, so
-                // rows of an interrupted transaction are dropped before
-                // anything can read them.
-                vectors.tenant(id, vector_rows as u64)?;
+                let (name, id, vector_rows, generation) = row?;
+                current.push((id, generation, vector_rows));
                 ids.insert(name, id);
             }
+        }
+        let heads: Vec<(i64, i64)> = current.iter().map(|&(id, g, _)| (id, g)).collect();
+        vectors.check_existing(&heads)?;
+        for (id, generation, vector_rows) in current {
+            // Open each tenant's vectors at the committed count now, so rows
+            // of an interrupted transaction (and files of an interrupted
+            // compaction) are dropped before anything can read them.
+            vectors.tenant(id, vector_rows as u64, generation)?;
         }
         let tenants: TenantIds = Arc::new(RwLock::new(ids));
         let (tx, rx) = crossbeam_channel::unbounded();
@@ -191,6 +233,12 @@ impl Store {
     pub fn journal_backlog(&self) -> Result<(i64, i64)> {
         let conn = PooledConn::new(self.readers.get()?, &self.readers);
         journal::backlog(&conn)
+    }
+
+    /// Pending jobs across all tenants (cheap; for pacing bulk ingestion).
+    pub fn pending_job_count(&self) -> Result<i64> {
+        let conn = PooledConn::new(self.readers.get()?, &self.readers);
+        journal::pending_count(&conn)
     }
 
     /// What vectors this store holds.

@@ -22,18 +22,18 @@ use crate::service::{Permission, Principal};
 pub const INGEST_TOOL: &str = "alayasiki_ingest";
 pub const QUERY_TOOL: &str = "alayasiki_query";
 pub const STATUS_TOOL: &str = "alayasiki_status";
-/// Working memory (issue 5): reached by its convenience routes once the
-/// tools exist; until then those routes answer 501.
+/// Working memory, behind `/v1/memory/write` and `/v1/memory/read`.
 pub const MEMORY_WRITE_TOOL: &str = "alayasiki_memory_write";
 pub const MEMORY_READ_TOOL: &str = "alayasiki_memory_read";
-/// Forgetting (issue 8): `DELETE /v1/documents/{id}` calls this tool with
-/// the id as [`FORGET_ID_ARGUMENT`] once it exists; until then it answers
-/// 501.
+/// `DELETE /v1/documents/{id}` calls this tool with the id as
+/// [`FORGET_ID_ARGUMENT`].
 pub const FORGET_TOOL: &str = "alayasiki_forget";
 pub const FORGET_ID_ARGUMENT: &str = "document_id";
 
-/// Tools named by a route of this API that another change provides.
-const PLANNED_TOOLS: &[&str] = &[MEMORY_WRITE_TOOL, MEMORY_READ_TOOL, FORGET_TOOL];
+/// Tools a convenience route names. Should one be missing from the tool
+/// table (a build without it), its route answers 501 with a stable code
+/// instead of 404, so clients can tell "not in this version" from a typo.
+const ROUTED_TOOLS: &[&str] = &[MEMORY_WRITE_TOOL, MEMORY_READ_TOOL, FORGET_TOOL];
 
 type Reply = Response<Cursor<Vec<u8>>>;
 
@@ -84,7 +84,7 @@ pub(super) fn tools() -> Reply {
 /// `POST /v1/tools/{name}` and the convenience routes naming a tool.
 pub(super) fn tool(ctx: &Arc<Context>, mut request: Request, principal: Principal, name: &str) {
     let Some(tool) = tools::find(name) else {
-        let r = if PLANNED_TOOLS.contains(&name) {
+        let r = if ROUTED_TOOLS.contains(&name) {
             not_implemented(&format!("the tool {name}"))
         } else {
             error(404, "unknown_tool", &format!("no tool named {name:?}"))

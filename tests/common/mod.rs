@@ -235,3 +235,42 @@ pub fn assert_json_rpc(line: &str) {
         m => check(m),
     }
 }
+
+/// Runs a subcommand of the binary on `dir` (`--data-dir` is appended) and
+/// returns its output; stdin is empty.
+pub fn cli(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(args)
+        .arg("--data-dir")
+        .arg(dir)
+        .env("ALAYASIKI_LOG", "warn")
+        .env_remove("ALAYASIKI_DATA_DIR")
+        .env_remove("ALAYASIKI_MCP_TENANT")
+        .env_remove("ALAYASIKI_MCP_SUBJECT")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run alayasiki-mcp")
+}
+
+/// [`cli`] that must succeed; returns its stdout.
+pub fn cli_ok(dir: &Path, args: &[&str]) -> String {
+    let out = cli(dir, args);
+    assert!(
+        out.status.success(),
+        "alayasiki-mcp {args:?} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 stdout")
+}
+
+/// A file of `fixtures/`.
+pub fn fixture_bytes(path: &str) -> Vec<u8> {
+    std::fs::read(format!("{}/fixtures/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// Standard base64 (for File uploads in tests).
+pub fn b64(bytes: &[u8]) -> String {
+    alayasiki_mcp::base64::encode(bytes)
+}

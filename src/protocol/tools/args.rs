@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
+#[derive(Clone, Copy)]
 pub struct Args<'a> {
     map: &'a Map<String, Value>,
 }

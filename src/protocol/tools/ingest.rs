@@ -17,7 +17,9 @@ pub static TOOL: Tool = Tool {
     name: "alayasiki_ingest",
     description: "Store a document, note or file in persistent memory so it can be found later \
 with alayasiki_query. Give `content` (text; Markdown or JSON via `media_type`), or the canonical \
-`Text`/`File` shape for files. The write is durable when this returns; by default it also waits \
+`Text`/`File` shape for files: PDF (its text is extracted, page by page), Markdown, JSON, plain \
+text, and images or audio described in `metadata` (`caption`, `alt_text`, `ocr_text`, \
+`description`, `transcript`); the exact bytes are kept and can be read back. The write is durable when this returns; by default it also waits \
 until the content is searchable. Reusing an `idempotency_key` with the same content returns the \
 first document instead of storing a duplicate.",
     input_schema: schema,
@@ -36,21 +38,6 @@ const ARGS: &[&str] = &[
     "wait",
     "Text",
     "File",
-];
-const TEXT_ARGS: &[&str] = &[
-    "content",
-    "media_type",
-    "metadata",
-    "idempotency_key",
-    "source",
-];
-const FILE_ARGS: &[&str] = &[
-    "filename",
-    "mime_type",
-    "content",
-    "metadata",
-    "idempotency_key",
-    "source",
 ];
 
 fn schema() -> Value {
@@ -79,7 +66,7 @@ fn schema() -> Value {
             },
             "File": {
                 "type": "object",
-                "description": "Canonical file upload: {filename?, mime_type?, content (base64 string or array of bytes), metadata?, idempotency_key?, source?}. Type comes from mime_type, else the filename's extension, else the bytes.",
+                "description": "Canonical file upload: {filename?, mime_type?, content (base64 string or array of bytes), metadata?, idempotency_key?, source?}. Type comes from mime_type, else the bytes' magic number (PDF, PNG, JPEG, GIF, WebP, WAV, MP3, OGG, FLAC, ...), else the filename's extension, else the bytes as text. Images and audio need a text description in metadata: caption, alt_text, ocr_text, description or transcript.",
                 "properties": {
                     "filename": {"type": "string"},
                     "mime_type": {"type": "string"},
@@ -97,46 +84,76 @@ fn schema() -> Value {
 /// Parses `alayasiki_ingest` arguments (also the HTTP API's ingest body).
 pub fn parse(map: &Map<String, Value>) -> Result<IngestRequest> {
     let args = Args::new(map, ARGS)?;
-    let forms = ["content", "Text", "File"]
-        .iter()
-        .filter(|k| args.has(k))
-        .count();
-    if forms != 1 {
-        return Err(Error::invalid(
-            "give exactly one of `content`, `Text` or `File`",
-        ));
-    }
+    let (content, fields) = content_form(
+        &args,
+        &["metadata", "idempotency_key", "source"],
+        MAX_CONTENT_BYTES,
+        "MAX_CONTENT_BYTES",
+    )?
+    .ok_or_else(|| Error::invalid(ONE_FORM))?;
     let wait = args.boolean("wait")?.unwrap_or(true);
     let provenance = args
         .choice("provenance", &["external", "user", "agent"])?
         .map(str::to_string);
-    if let Some(text) = args.string("content")? {
-        return Ok(IngestRequest {
-            content: Content::Text {
-                text: text.to_string(),
-                media_type: args.string("media_type")?.map(str::to_string),
-            },
-            metadata: args.object("metadata")?.cloned().unwrap_or_default(),
-            idempotency_key: args.string("idempotency_key")?.map(str::to_string),
-            source: args.string("source")?.map(str::to_string),
-            provenance,
-            wait,
-        });
+    Ok(IngestRequest {
+        content,
+        metadata: fields.object("metadata")?.cloned().unwrap_or_default(),
+        idempotency_key: fields.string("idempotency_key")?.map(str::to_string),
+        source: fields.string("source")?.map(str::to_string),
+        provenance,
+        wait,
+    })
+}
+
+const ONE_FORM: &str = "give exactly one of `content`, `Text` or `File`";
+
+/// Reads the content of a request given in one of its forms: flat
+/// `content` (typed by `media_type`), or the canonical `Text` / `File`
+/// objects. Returns the content and the arguments its `companions` (fields
+/// such as `metadata` that travel with it) are read from: the top level for
+/// flat content, the inner object for the canonical shapes, where a flat
+/// companion is refused. `None` when no form is given; more than one is an
+/// error. File content above `max_bytes` is refused before decoding.
+pub(super) fn content_form<'a>(
+    args: &Args<'a>,
+    companions: &[&str],
+    max_bytes: usize,
+    limit_name: &str,
+) -> Result<Option<(Content, Args<'a>)>> {
+    let forms = ["content", "Text", "File"]
+        .iter()
+        .filter(|k| args.has(k))
+        .count();
+    if forms > 1 {
+        return Err(Error::invalid(ONE_FORM));
     }
-    for flat in ["media_type", "metadata", "idempotency_key", "source"] {
+    if forms == 0 {
+        return Ok(None);
+    }
+    if let Some(text) = args.string("content")? {
+        let content = Content::Text {
+            text: text.to_string(),
+            media_type: args.string("media_type")?.map(str::to_string),
+        };
+        return Ok(Some((content, *args)));
+    }
+    for flat in ["media_type"].iter().chain(companions) {
         if args.has(flat) {
             return Err(Error::invalid(format!(
                 "with `Text` or `File`, put `{flat}` inside that object"
             )));
         }
     }
-    let (tag, inner_allowed) = if args.has("Text") {
-        ("Text", TEXT_ARGS)
+    let (tag, mut allowed) = if args.has("Text") {
+        ("Text", vec!["content", "media_type"])
     } else {
-        ("File", FILE_ARGS)
+        ("File", vec!["filename", "mime_type", "content"])
     };
-    let inner_map = args.object(tag)?.expect("checked present");
-    let inner = Args::new(inner_map, inner_allowed)
+    allowed.extend_from_slice(companions);
+    let inner_map = args
+        .object(tag)?
+        .ok_or_else(|| Error::invalid(format!("`{tag}` must be an object")))?;
+    let inner = Args::new(inner_map, &allowed)
         .map_err(|e| Error::invalid(format!("in `{tag}`: {}", e.client_message())))?;
     let content = if tag == "Text" {
         Content::Text {
@@ -147,30 +164,23 @@ pub fn parse(map: &Map<String, Value>) -> Result<IngestRequest> {
         Content::File {
             filename: inner.string("filename")?.map(str::to_string),
             mime_type: inner.string("mime_type")?.map(str::to_string),
-            bytes: file_bytes(inner.value("content"))?,
+            bytes: file_bytes(inner.value("content"), max_bytes, limit_name)?,
         }
     };
-    Ok(IngestRequest {
-        content,
-        metadata: inner.object("metadata")?.cloned().unwrap_or_default(),
-        idempotency_key: inner.string("idempotency_key")?.map(str::to_string),
-        source: inner.string("source")?.map(str::to_string),
-        provenance,
-        wait,
-    })
+    Ok(Some((content, inner)))
 }
 
 /// A File's content: base64 text or an array of byte values. Sizes are
 /// checked before decoding so an oversized upload costs no allocation.
-fn file_bytes(value: Option<&Value>) -> Result<Vec<u8>> {
+fn file_bytes(value: Option<&Value>, max_bytes: usize, limit_name: &str) -> Result<Vec<u8>> {
     let too_big = || {
         Error::LimitExceeded(format!(
-            "File content exceeds {MAX_CONTENT_BYTES} bytes (MAX_CONTENT_BYTES)"
+            "File content exceeds {max_bytes} bytes ({limit_name})"
         ))
     };
     match value {
         Some(Value::String(b64)) => {
-            if b64.len() / 4 * 3 > MAX_CONTENT_BYTES + 3 {
+            if b64.len() / 4 * 3 > max_bytes + 3 {
                 return Err(too_big());
             }
             base64::decode(b64).map_err(|e| {
@@ -181,7 +191,7 @@ fn file_bytes(value: Option<&Value>) -> Result<Vec<u8>> {
             })
         }
         Some(Value::Array(items)) => {
-            if items.len() > MAX_CONTENT_BYTES {
+            if items.len() > max_bytes {
                 return Err(too_big());
             }
             items

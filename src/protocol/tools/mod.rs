@@ -6,7 +6,11 @@
 //! generated from [`TOOLS`], so they cannot disagree.
 
 mod args;
+mod forget;
 mod ingest;
+mod memory_promote;
+mod memory_read;
+mod memory_write;
 mod query;
 mod status;
 
@@ -34,7 +38,18 @@ pub struct Tool {
 }
 
 /// Every tool the server offers, in listing order.
-pub static TOOLS: &[&Tool] = &[&ingest::TOOL, &query::TOOL, &status::TOOL];
+pub static TOOLS: &[&Tool] = &[
+    &ingest::TOOL,
+    &query::TOOL,
+    &status::TOOL,
+    &forget::TOOL,
+    &memory_write::TOOL,
+    &memory_read::TOOL,
+    &memory_promote::TOOL,
+];
+
+/// Tools that delete stored memory (MCP's `destructiveHint`).
+const DESTRUCTIVE: &[&str] = &["alayasiki_forget"];
 
 pub fn find(name: &str) -> Option<&'static Tool> {
     TOOLS.iter().copied().find(|t| t.name == name)
@@ -51,7 +66,7 @@ pub fn list() -> Vec<Value> {
                 "inputSchema": (t.input_schema)(),
                 "annotations": {
                     "readOnlyHint": !t.mutates,
-                    "destructiveHint": false,
+                    "destructiveHint": DESTRUCTIVE.contains(&t.name),
                     "idempotentHint": !t.mutates,
                     "openWorldHint": false
                 }
@@ -158,6 +173,13 @@ mod tests {
                 .name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)));
+        }
+    }
+
+    #[test]
+    fn destructive_tools_exist_and_mutate() {
+        for name in DESTRUCTIVE {
+            assert!(find(name).is_some_and(|t| t.mutates), "{name}");
         }
     }
 

@@ -14,14 +14,23 @@ pub static TOOL: Tool = Tool {
     description: "Search persistent memory with the actual question and get ranked evidence \
 (document id, chunk id, source, metadata, byte span, text, score) plus, in `answer` mode, an \
 extractive answer whose [n] markers cite evidence items. Call it before answering anything that \
-may depend on what was stored earlier.",
+may depend on what was stored earlier. With `session_id`, a working-memory session is searched \
+too and each item says where it came from.",
     input_schema: schema,
     permission: Permission::Query,
     mutates: false,
     call: |memory, args| run(memory, parse(args)?),
 };
 
-const ARGS: &[&str] = &["query", "search_mode", "mode", "top_k", "budget", "lanes"];
+const ARGS: &[&str] = &[
+    "query",
+    "search_mode",
+    "mode",
+    "top_k",
+    "budget",
+    "lanes",
+    "session_id",
+];
 
 fn schema() -> Value {
     json!({
@@ -32,7 +41,8 @@ fn schema() -> Value {
             "mode": {"type": "string", "enum": ["answer", "evidence"], "description": "answer (default): evidence plus a cited extractive answer; evidence: ranked evidence only."},
             "top_k": {"type": "integer", "minimum": MIN_TOP_K, "maximum": MAX_TOP_K, "description": "Most evidence items to return (1-100, default 10)."},
             "budget": {"type": "integer", "minimum": MIN_BUDGET_CHARS, "maximum": MAX_BUDGET_CHARS, "description": "Most characters of evidence text to return (default 20000)."},
-            "lanes": {"type": "array", "items": {"type": "string", "enum": LaneSet::NAMES}, "description": "Retrieval lanes to use (default all): keyword (BM25) and vector (meaning). For evaluation and debugging."}
+            "lanes": {"type": "array", "items": {"type": "string", "enum": LaneSet::NAMES}, "description": "Retrieval lanes to use (default all): keyword (BM25), vector (meaning) and graph (entities and relations). For evaluation and debugging."},
+            "session_id": {"type": "string", "description": "Also search this working-memory session (see alayasiki_memory_write): its notes are ranked with persistent evidence, and every item then has `origin` `session` or `memory`."}
         },
         "required": ["query"]
     })
@@ -41,16 +51,7 @@ fn schema() -> Value {
 /// Parses `alayasiki_query` arguments (also the HTTP API's query body).
 pub fn parse(map: &Map<String, Value>) -> Result<QuerySpec> {
     let args = Args::new(map, ARGS)?;
-    let text = args.required_string("query")?;
-    if text.trim().is_empty() {
-        return Err(Error::invalid("`query` must not be blank"));
-    }
-    if text.len() > MAX_QUERY_BYTES {
-        return Err(Error::LimitExceeded(format!(
-            "`query` is {} bytes; the limit is {MAX_QUERY_BYTES} (MAX_QUERY_BYTES)",
-            text.len()
-        )));
-    }
+    let text = question(&args)?.ok_or_else(|| Error::invalid("`query` is required"))?;
     let search_mode = args
         .choice("search_mode", SearchMode::NAMES)?
         .and_then(SearchMode::parse)
@@ -76,7 +77,26 @@ pub fn parse(map: &Map<String, Value>) -> Result<QuerySpec> {
         top_k,
         budget_chars,
         lanes,
+        session_id: args.string("session_id")?.map(str::to_string),
     })
+}
+
+/// The `query` argument, if given: non-blank and within
+/// [`MAX_QUERY_BYTES`].
+pub(super) fn question<'a>(args: &Args<'a>) -> Result<Option<&'a str>> {
+    let Some(text) = args.string("query")? else {
+        return Ok(None);
+    };
+    if text.trim().is_empty() {
+        return Err(Error::invalid("`query` must not be blank"));
+    }
+    if text.len() > MAX_QUERY_BYTES {
+        return Err(Error::LimitExceeded(format!(
+            "`query` is {} bytes; the limit is {MAX_QUERY_BYTES} (MAX_QUERY_BYTES)",
+            text.len()
+        )));
+    }
+    Ok(Some(text))
 }
 
 /// A non-empty array of lane names, without repeats.
@@ -91,11 +111,13 @@ fn parse_lanes(v: &Value) -> Result<LaneSet> {
     let mut set = LaneSet {
         keyword: false,
         vector: false,
+        graph: false,
     };
     for item in items {
         match item.as_str() {
             Some("keyword") if !set.keyword => set.keyword = true,
             Some("vector") if !set.vector => set.vector = true,
+            Some("graph") if !set.graph => set.graph = true,
             _ => return Err(bad()),
         }
     }
@@ -143,7 +165,8 @@ mod tests {
         assert!(parse_json(json!({"query": "  "})).is_err());
         assert!(parse_json(json!({})).is_err());
         assert!(parse_json(json!({"query": "x", "lanes": []})).is_err());
-        assert!(parse_json(json!({"query": "x", "lanes": ["graph"]})).is_err());
+        assert!(parse_json(json!({"query": "x", "lanes": ["graph", "graph"]})).is_err());
+        assert!(parse_json(json!({"query": "x", "lanes": ["community"]})).is_err());
         assert!(parse_json(json!({"query": "x", "lanes": ["vector", "vector"]})).is_err());
     }
 
@@ -154,7 +177,8 @@ mod tests {
             q.lanes,
             LaneSet {
                 keyword: false,
-                vector: true
+                vector: true,
+                graph: false
             }
         );
         assert_eq!(

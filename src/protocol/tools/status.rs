@@ -8,7 +8,8 @@ use crate::service::Permission;
 pub static TOOL: Tool = Tool {
     name: "alayasiki_status",
     description: "Report the memory server's version, data directory, document and chunk \
-counts, pending and failed indexing jobs, and store size for the calling identity's tenant.",
+counts, pending and failed indexing jobs, and store size for the calling identity's tenant, \
+and the caller's live working-memory sessions with their expiry times.",
     input_schema: || json!({"type": "object", "properties": {}}),
     permission: Permission::Query,
     mutates: false,

@@ -1,10 +1,16 @@
 //! The vector store: per tenant, two memory-mapped flat files of rows
 //! addressed by slot.
 //!
-//! - `vectors/t<tenant>.q8`: each row is the vector quantized to int8 plus
-//!   its f32 scale; this is what a query scans.
-//! - `vectors/t<tenant>.f32`: the exact vectors, read only to re-score the
-//!   best candidates of a scan.
+//! - `vectors/t<tenant>.g<generation>.q8`: each row is the vector quantized
+//!   to int8 plus its f32 scale; this is what a query scans.
+//! - `vectors/t<tenant>.g<generation>.f32`: the exact vectors, read only to
+//!   re-score the best candidates of a scan.
+//!
+//! The generation (recorded in SQLite with the committed row count) changes
+//! when `compact` or `reindex` writes a fresh pair of files: the new files
+//! are complete before the transaction that switches to them commits, and
+//! files of any other generation are deleted when a tenant is opened, so a
+//! crash at any point leaves either the old files or the new ones in use.
 //!
 //! Each file starts with a header (magic, version, dimension, element type,
 //! embedder id). A file built by another embedder or dimension is refused
@@ -69,6 +75,7 @@ pub struct VectorIndex {
 /// One tenant's pair of files.
 pub struct TenantVectors {
     spec: VectorSpec,
+    generation: i64,
     q8_row: usize,
     f32_row: usize,
     files: Mutex<Files>,
@@ -118,19 +125,50 @@ impl VectorIndex {
         &self.spec
     }
 
-    /// The tenant's files, opened on first use with `committed` rows valid
-    /// (as recorded in SQLite); anything after them is discarded.
-    pub fn tenant(&self, tenant_id: i64, committed: u64) -> Result<Arc<TenantVectors>> {
+    /// The tenant's files, opened on first use at `generation` with
+    /// `committed` rows valid (both as recorded in SQLite); rows after them
+    /// and files of other generations are discarded.
+    pub fn tenant(
+        &self,
+        tenant_id: i64,
+        committed: u64,
+        generation: i64,
+    ) -> Result<Arc<TenantVectors>> {
         let mut map = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(t) = map.get(&tenant_id) {
             return Ok(t.clone());
         }
         std::fs::create_dir_all(&self.dir)?;
+        remove_other_generations(&self.dir, tenant_id, generation)?;
         let t = Arc::new(TenantVectors::open(
-            &self.dir, tenant_id, &self.spec, committed,
+            &self.dir, tenant_id, &self.spec, committed, generation,
         )?);
         map.insert(tenant_id, t.clone());
         Ok(t)
+    }
+
+    /// Opens a fresh, empty pair of files for `generation` without
+    /// installing it (compact and reindex fill it, then switch).
+    pub fn fresh(&self, tenant_id: i64, generation: i64) -> Result<TenantVectors> {
+        std::fs::create_dir_all(&self.dir)?;
+        for ext in ["q8", "f32"] {
+            let path = file_path(&self.dir, tenant_id, generation, ext);
+            if path.exists() {
+                std::fs::remove_file(path)?;
+            }
+        }
+        TenantVectors::open(&self.dir, tenant_id, &self.spec, 0, generation)
+    }
+
+    /// Makes `vectors` the tenant's files (after the transaction naming
+    /// their generation committed) and deletes the previous generation.
+    pub fn install(&self, tenant_id: i64, vectors: TenantVectors) -> Result<()> {
+        let generation = vectors.generation;
+        self.tenants
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(tenant_id, Arc::new(vectors));
+        remove_other_generations(&self.dir, tenant_id, generation)
     }
 
     /// The tenant's files if they are open (every tenant with data is
@@ -143,17 +181,16 @@ impl VectorIndex {
             .cloned()
     }
 
-    /// Checks every existing vector file's header against the configured
-    /// embedder (called at start-up so a mismatch is loud at once).
-    pub fn check_existing(&self) -> Result<()> {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return Ok(());
-        };
-        for e in entries.flatten() {
-            let path = e.path();
-            if path.extension().is_some_and(|x| x == "q8" || x == "f32") {
-                let mut f = File::open(&path)?;
-                check_header(&mut f, &self.spec, &path)?;
+    /// Checks the header of each tenant's current vector files against the
+    /// configured embedder (called at start-up so a mismatch is loud at
+    /// once).
+    pub fn check_existing(&self, current: &[(i64, i64)]) -> Result<()> {
+        for &(tenant_id, generation) in current {
+            for ext in ["q8", "f32"] {
+                let path = file_path(&self.dir, tenant_id, generation, ext);
+                if let Ok(mut f) = File::open(&path) {
+                    check_header(&mut f, &self.spec, &path)?;
+                }
             }
         }
         Ok(())
@@ -181,8 +218,26 @@ impl VectorIndex {
     }
 }
 
-fn file_path(dir: &Path, tenant_id: i64, ext: &str) -> PathBuf {
-    dir.join(format!("t{tenant_id}.{ext}"))
+fn file_path(dir: &Path, tenant_id: i64, generation: i64, ext: &str) -> PathBuf {
+    dir.join(format!("t{tenant_id}.g{generation}.{ext}"))
+}
+
+/// Deletes the tenant's vector files of every generation but `keep`
+/// (leftovers of an interrupted compact or reindex).
+fn remove_other_generations(dir: &Path, tenant_id: i64, keep: i64) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    let prefix = format!("t{tenant_id}.g");
+    let current = format!("t{tenant_id}.g{keep}.");
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with(&prefix) && !name.starts_with(&current) {
+            log::info!("removing stale vector file {name}");
+            std::fs::remove_file(e.path())?;
+        }
+    }
+    Ok(())
 }
 
 fn header(spec: &VectorSpec, dtype: u8) -> Vec<u8> {
@@ -264,9 +319,14 @@ impl TenantVectors {
         tenant_id: i64,
         spec: &VectorSpec,
         committed: u64,
+        generation: i64,
     ) -> Result<TenantVectors> {
-        let q8 = open_file(&file_path(dir, tenant_id, "q8"), spec, DTYPE_Q8)?;
-        let f32f = open_file(&file_path(dir, tenant_id, "f32"), spec, DTYPE_F32)?;
+        let q8 = open_file(&file_path(dir, tenant_id, generation, "q8"), spec, DTYPE_Q8)?;
+        let f32f = open_file(
+            &file_path(dir, tenant_id, generation, "f32"),
+            spec,
+            DTYPE_F32,
+        )?;
         let q8_row = (spec.dim + 4).next_multiple_of(16);
         let f32_row = spec.dim * 4;
         let have = |f: &File, row: usize| -> Result<u64> {
@@ -285,6 +345,7 @@ impl TenantVectors {
         }
         let t = TenantVectors {
             spec: spec.clone(),
+            generation,
             q8_row,
             f32_row,
             files: Mutex::new(Files {
@@ -315,6 +376,39 @@ impl TenantVectors {
 
     pub fn dim(&self) -> usize {
         self.spec.dim
+    }
+
+    pub fn generation(&self) -> i64 {
+        self.generation
+    }
+
+    /// The exact vector of a committed slot (for compaction).
+    pub fn exact(&self, slot: u64) -> Option<Vec<f32>> {
+        let snap = self
+            .snapshot
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if slot >= snap.rows {
+            return None;
+        }
+        let map = snap.f32?;
+        let start = HEADER_BYTES as usize + slot as usize * self.f32_row;
+        Some(
+            map[start..start + self.f32_row]
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        )
+    }
+
+    /// Flushes and makes all written rows visible (compact and reindex
+    /// fill a fresh generation this way before switching to it).
+    pub fn seal(&self) -> Result<u64> {
+        self.sync()?;
+        let rows = self.files.lock().unwrap_or_else(|p| p.into_inner()).written;
+        self.publish(rows)?;
+        Ok(rows)
     }
 
     /// Rows readers can see.

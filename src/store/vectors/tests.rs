@@ -49,7 +49,7 @@ fn brute_force(all: &[Vec<f32>], q: &[f32], k: usize) -> Vec<u64> {
 fn search_finds_the_exact_top_k_after_rescoring() {
     let d = dir("recall");
     let index = VectorIndex::new(&d, spec(64), Durability::Normal).unwrap();
-    let t = index.tenant(1, 0).unwrap();
+    let t = index.tenant(1, 0, 0).unwrap();
     let all = vectors(3000, 64, 7);
     let first = t.append(&all).unwrap();
     assert_eq!(first, 0);
@@ -76,7 +76,7 @@ fn unpublished_rows_are_invisible_and_dropped_on_reopen() {
     let all = vectors(20, 16, 3);
     {
         let index = VectorIndex::new(&d, spec(16), Durability::Full).unwrap();
-        let t = index.tenant(5, 0).unwrap();
+        let t = index.tenant(5, 0, 0).unwrap();
         t.append(&all[..10]).unwrap();
         t.publish(10).unwrap();
         // Written but never committed (a crash before the commit).
@@ -87,9 +87,9 @@ fn unpublished_rows_are_invisible_and_dropped_on_reopen() {
         );
     }
     let index = VectorIndex::new(&d, spec(16), Durability::Full).unwrap();
-    let t = index.tenant(5, 10).unwrap();
+    let t = index.tenant(5, 10, 0).unwrap();
     assert_eq!(t.committed_rows(), 10);
-    let len = std::fs::metadata(d.join(VECTORS_DIR).join("t5.f32"))
+    let len = std::fs::metadata(d.join(VECTORS_DIR).join("t5.g0.f32"))
         .unwrap()
         .len();
     assert_eq!(
@@ -106,7 +106,7 @@ fn unpublished_rows_are_invisible_and_dropped_on_reopen() {
 fn rollback_reuses_the_slots() {
     let d = dir("rollback");
     let index = VectorIndex::new(&d, spec(8), Durability::Normal).unwrap();
-    let t = index.tenant(1, 0).unwrap();
+    let t = index.tenant(1, 0, 0).unwrap();
     let all = vectors(6, 8, 11);
     assert_eq!(t.append(&all[..3]).unwrap(), 0);
     t.rollback(0);
@@ -119,7 +119,7 @@ fn a_different_embedder_or_dimension_is_refused_naming_reindex() {
     let d = dir("mismatch");
     {
         let index = VectorIndex::new(&d, spec(8), Durability::Normal).unwrap();
-        let t = index.tenant(1, 0).unwrap();
+        let t = index.tenant(1, 0, 0).unwrap();
         t.append(&vectors(2, 8, 1)).unwrap();
     }
     for other in [
@@ -130,12 +130,12 @@ fn a_different_embedder_or_dimension_is_refused_naming_reindex() {
         spec(16),
     ] {
         let index = VectorIndex::new(&d, other, Durability::Normal).unwrap();
-        let err = index.check_existing().unwrap_err();
+        let err = index.check_existing(&[(1, 0)]).unwrap_err();
         assert!(
             err.client_message().contains("alayasiki-mcp reindex"),
             "{err}"
         );
-        assert!(index.tenant(1, 0).is_err());
+        assert!(index.tenant(1, 0, 0).is_err());
     }
     std::fs::remove_dir_all(d).ok();
 }
@@ -146,13 +146,13 @@ fn missing_committed_rows_are_an_error_not_wrong_answers() {
     {
         let index = VectorIndex::new(&d, spec(8), Durability::Normal).unwrap();
         index
-            .tenant(1, 0)
+            .tenant(1, 0, 0)
             .unwrap()
             .append(&vectors(2, 8, 1))
             .unwrap();
     }
     // The files lose their tail (say, an OS crash with relaxed durability).
-    let f32_path = d.join(VECTORS_DIR).join("t1.f32");
+    let f32_path = d.join(VECTORS_DIR).join("t1.g0.f32");
     std::fs::OpenOptions::new()
         .write(true)
         .open(&f32_path)
@@ -160,7 +160,7 @@ fn missing_committed_rows_are_an_error_not_wrong_answers() {
         .set_len(HEADER_BYTES + 32)
         .unwrap();
     let index = VectorIndex::new(&d, spec(8), Durability::Normal).unwrap();
-    let err = index.tenant(1, 2).err().unwrap();
+    let err = index.tenant(1, 2, 0).err().unwrap();
     assert!(err.client_message().contains("reindex"));
     std::fs::remove_dir_all(d).ok();
 }
@@ -169,7 +169,7 @@ fn missing_committed_rows_are_an_error_not_wrong_answers() {
 fn zeroed_slot_no_longer_matches_strongly() {
     let d = dir("zero");
     let index = VectorIndex::new(&d, spec(16), Durability::Normal).unwrap();
-    let t = index.tenant(1, 0).unwrap();
+    let t = index.tenant(1, 0, 0).unwrap();
     let all = vectors(5, 16, 21);
     t.append(&all).unwrap();
     t.publish(5).unwrap();
@@ -184,7 +184,7 @@ fn zeroed_slot_no_longer_matches_strongly() {
 fn large_tenants_are_scanned_in_parallel_with_the_same_answer() {
     let d = dir("parallel");
     let index = VectorIndex::new(&d, spec(32), Durability::Normal).unwrap();
-    let t = index.tenant(1, 0).unwrap();
+    let t = index.tenant(1, 0, 0).unwrap();
     let all = vectors(PARALLEL_SCAN_MIN_ROWS + 1000, 32, 5);
     t.append(&all).unwrap();
     t.publish(all.len() as u64).unwrap();
@@ -193,5 +193,50 @@ fn large_tenants_are_scanned_in_parallel_with_the_same_answer() {
     let want = brute_force(&all, q, 10);
     let overlap = want.iter().filter(|s| got.contains(s)).count();
     assert!(overlap >= 9, "{got:?} vs {want:?}");
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn a_new_generation_replaces_the_old_files_only_when_installed() {
+    let d = dir("generation");
+    let index = VectorIndex::new(&d, spec(8), Durability::Normal).unwrap();
+    let old = index.tenant(1, 0, 0).unwrap();
+    let all = vectors(4, 8, 9);
+    old.append(&all).unwrap();
+    old.publish(4).unwrap();
+    let fresh = index.fresh(1, 1).unwrap();
+    fresh.append(&all[2..]).unwrap();
+    assert_eq!(fresh.seal().unwrap(), 2);
+    assert!(
+        d.join(VECTORS_DIR).join("t1.g0.q8").exists(),
+        "old files stay until install"
+    );
+    index.install(1, fresh).unwrap();
+    assert!(!d.join(VECTORS_DIR).join("t1.g0.q8").exists());
+    let now = index.existing(1).unwrap();
+    assert_eq!(now.generation(), 1);
+    assert_eq!(now.search(&all[3], 1)[0].slot, 1);
+    assert_eq!(now.exact(1).unwrap(), all[3]);
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn opening_a_tenant_removes_files_of_other_generations() {
+    let d = dir("stale");
+    {
+        let index = VectorIndex::new(&d, spec(8), Durability::Normal).unwrap();
+        index
+            .fresh(1, 7)
+            .unwrap()
+            .append(&vectors(1, 8, 1))
+            .unwrap();
+    }
+    let index = VectorIndex::new(&d, spec(8), Durability::Normal).unwrap();
+    index.tenant(1, 0, 3).unwrap();
+    assert!(
+        !d.join(VECTORS_DIR).join("t1.g7.q8").exists(),
+        "an interrupted compaction's files are gone"
+    );
+    assert!(d.join(VECTORS_DIR).join("t1.g3.q8").exists());
     std::fs::remove_dir_all(d).ok();
 }

@@ -2,24 +2,64 @@
 //!
 //! The extracted text is what chunks and their byte spans refer to. For
 //! plain text and Markdown it is the original itself; for JSON it is one
-//! `path: value` line per leaf, so that keys are searchable next to values.
+//! `path: value` line per leaf, so that keys are searchable next to values;
+//! for PDF it is the text of each page (see [`pdf`]), with every page's byte
+//! span kept; for images and audio, whose bytes hold no text we can read,
+//! it is the description the uploader gave in metadata hints (see
+//! [`described`]).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::fmt::Write;
 
 use super::media::MediaKind;
+
+pub mod described;
+pub mod pdf;
 
 /// Why a document's text could not be extracted (client-safe).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExtractError(pub String);
 
-/// Extracts the text of `bytes` of the given kind.
-pub fn extract(kind: MediaKind, bytes: &[u8]) -> Result<String, ExtractError> {
-    let text = utf8(bytes)?;
+/// A page of a paginated document: `text[start..end]` of the extracted
+/// text (byte offsets, `end` exclusive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    /// 1-based page number.
+    pub number: u32,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// A document's extracted text, and its pages when it has them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extracted {
+    pub text: String,
+    /// Empty for documents without pages.
+    pub pages: Vec<Page>,
+}
+
+impl Extracted {
+    fn unpaged(text: String) -> Extracted {
+        Extracted {
+            text,
+            pages: Vec::new(),
+        }
+    }
+}
+
+/// Extracts the text of `bytes` of the given kind. `metadata` is the
+/// document's metadata object, which describes images and audio.
+pub fn extract(
+    kind: MediaKind,
+    bytes: &[u8],
+    metadata: &Map<String, Value>,
+) -> Result<Extracted, ExtractError> {
     match kind {
-        MediaKind::PlainText | MediaKind::Markdown => Ok(text.to_string()),
+        MediaKind::PlainText | MediaKind::Markdown => {
+            Ok(Extracted::unpaged(utf8(bytes)?.to_string()))
+        }
         MediaKind::Json => {
-            let value: Value = serde_json::from_str(text).map_err(|e| {
+            let value: Value = serde_json::from_str(utf8(bytes)?).map_err(|e| {
                 ExtractError(format!(
                     "content is not valid JSON (line {}, column {}): {}",
                     e.line(),
@@ -27,7 +67,26 @@ pub fn extract(kind: MediaKind, bytes: &[u8]) -> Result<String, ExtractError> {
                     json_error_kind(&e)
                 ))
             })?;
-            Ok(flatten_json(&value))
+            Ok(Extracted::unpaged(flatten_json(&value)))
+        }
+        MediaKind::Pdf => {
+            let out = pdf::extract_text(bytes).map_err(|e| ExtractError(e.to_string()))?;
+            let pages = out
+                .pages
+                .iter()
+                .map(|p| Page {
+                    number: p.number,
+                    start: p.start,
+                    end: p.end,
+                })
+                .collect();
+            Ok(Extracted {
+                text: out.text,
+                pages,
+            })
+        }
+        MediaKind::Image(_) | MediaKind::Audio(_) => {
+            described::text_from_hints(kind, metadata).map(Extracted::unpaged)
         }
     }
 }
@@ -134,15 +193,55 @@ mod tests {
         assert_eq!(flatten_json(&json!("hi")), "$: hi");
     }
 
+    fn no_metadata() -> Map<String, Value> {
+        Map::new()
+    }
+
     #[test]
     fn invalid_utf8_names_the_offset() {
-        let err = extract(MediaKind::PlainText, b"abc\xffdef").unwrap_err();
+        let err = extract(MediaKind::PlainText, b"abc\xffdef", &no_metadata()).unwrap_err();
         assert!(err.0.contains("offset 3"), "{}", err.0);
     }
 
     #[test]
     fn invalid_json_is_reported_with_position() {
-        let err = extract(MediaKind::Json, b"{\"a\": }").unwrap_err();
+        let err = extract(MediaKind::Json, b"{\"a\": }", &no_metadata()).unwrap_err();
         assert!(err.0.contains("line 1"), "{}", err.0);
+    }
+
+    fn fixture(name: &str) -> Vec<u8> {
+        std::fs::read(format!(
+            "{}/fixtures/pdf/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn pdf_text_comes_with_page_spans() {
+        let out = extract(
+            MediaKind::Pdf,
+            &fixture("libreoffice-report.pdf"),
+            &no_metadata(),
+        )
+        .unwrap();
+        assert_eq!(out.pages.len(), 3);
+        assert_eq!(out.pages[0].number, 1);
+        for p in &out.pages {
+            assert!(p.start <= p.end && p.end <= out.text.len());
+            assert!(out.text.is_char_boundary(p.start) && out.text.is_char_boundary(p.end));
+        }
+        assert!(out.text[out.pages[0].start..out.pages[0].end].contains("Zürich"));
+    }
+
+    #[test]
+    fn encrypted_and_image_only_pdfs_say_so() {
+        let err = extract(MediaKind::Pdf, &fixture("encrypted.pdf"), &no_metadata()).unwrap_err();
+        assert!(err.0.contains("encrypted"), "{}", err.0);
+        let err = extract(MediaKind::Pdf, &fixture("image-only.pdf"), &no_metadata()).unwrap_err();
+        assert!(err.0.contains("no extractable text"), "{}", err.0);
+        assert!(err.0.contains("OCR"), "{}", err.0);
+        let err = extract(MediaKind::Pdf, b"%PDF-1.4 garbage", &no_metadata()).unwrap_err();
+        assert!(err.0.contains("could not be read"), "{}", err.0);
     }
 }

@@ -1,0 +1,121 @@
+//! `alayasiki-mcp export`: one tenant's memory as JSON Lines on stdout.
+//!
+//! The first line is a header naming the format and its version; then one
+//! line per document, oldest first (the order in which `import` must
+//! replay them so neighbour context is rebuilt identically):
+//!
+//! ```text
+//! {"format":"alayasiki-mcp-export","version":1,"tenant":"local","exported_at":"...","documents":2}
+//! {"type":"document","id":"doc_...","source":"notes.md","title":"notes.md",
+//!  "media_type":"text/markdown","metadata":{...},"provenance":"user",
+//!  "created_at":1700000000000,"state":"ready","sha256":"...",
+//!  "idempotency_key":"k1","original":"<base64 of the exact bytes>"}
+//! ```
+//!
+//! Each document carries its own original (base64), so an import streams
+//! with constant memory; identical originals are rare enough that writing
+//! them twice beats making the reader keep them all. Derived data (chunks,
+//! vectors, the index) is not exported: import rebuilds it, which also makes
+//! an export portable across embedders.
+
+use serde_json::{json, Value};
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::progress::Progress;
+use super::{open, Opened};
+use crate::base64;
+use crate::store::{ExportRow, VectorPolicy};
+
+/// The `format` of the header line.
+pub const EXPORT_FORMAT: &str = "alayasiki-mcp-export";
+/// The version this binary writes (and the newest it reads).
+pub const EXPORT_VERSION: u64 = 1;
+/// Documents read from the store at a time (with originals of up to
+/// `MAX_CONTENT_BYTES` each, this bounds the export's memory).
+const EXPORT_PAGE_DOCUMENTS: usize = 32;
+
+/// `alayasiki-mcp export [--tenant T] [--data-dir DIR] > memory.jsonl`.
+pub fn export(data_dir: Option<PathBuf>, tenant: Option<String>) -> ExitCode {
+    if std::io::stdout().is_terminal() {
+        eprintln!(
+            "alayasiki-mcp export: the export is written to stdout; redirect it to a file \
+             (alayasiki-mcp export > memory.jsonl)"
+        );
+        return ExitCode::from(crate::cli::USAGE_EXIT as u8);
+    }
+    let opened = match open(data_dir, VectorPolicy::Keep, "export") {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let outcome = run(&opened, tenant);
+    opened.service.shutdown();
+    match outcome {
+        Ok(count) => {
+            eprintln!("export: wrote {count} document(s)");
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("alayasiki-mcp export: {message}");
+            ExitCode::from(crate::serve::EXIT_FAILURE)
+        }
+    }
+}
+
+fn run(opened: &Opened, tenant: Option<String>) -> Result<usize, String> {
+    let principal = opened
+        .principal(tenant, "export")
+        .map_err(|_| "invalid tenant".to_string())?;
+    let memory = opened.service.for_caller(&principal);
+    let service_error = |e: crate::error::Error| e.logged("export").client_message();
+    let total = memory.status().map_err(service_error)?.documents;
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let io_error = |e: std::io::Error| format!("cannot write the export: {e}");
+    let header = json!({
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "tenant": principal.tenant.name(),
+        "exported_at": crate::clock::rfc3339(crate::clock::now_ms()),
+        "documents": total,
+        "generator": format!("alayasiki-mcp {}", env!("CARGO_PKG_VERSION")),
+    });
+    writeln!(out, "{header}").map_err(io_error)?;
+    let mut progress = Progress::new("export", "documents", Some(total.max(0) as u64), None);
+    let mut after = 0;
+    let mut written = 0;
+    loop {
+        let page = memory
+            .export_page(after, EXPORT_PAGE_DOCUMENTS)
+            .map_err(service_error)?;
+        let Some(last) = page.last() else { break };
+        after = last.cursor;
+        for row in &page {
+            writeln!(out, "{}", document_line(row)).map_err(io_error)?;
+            written += 1;
+            progress.advance(1, row.original.len() as u64);
+        }
+    }
+    out.flush().map_err(io_error)?;
+    progress.finish();
+    Ok(written)
+}
+
+/// One document as an export line.
+pub fn document_line(row: &ExportRow) -> Value {
+    let metadata: Value = serde_json::from_str(&row.metadata).unwrap_or_else(|_| json!({}));
+    json!({
+        "type": "document",
+        "id": row.doc_id,
+        "source": row.source,
+        "title": row.title,
+        "media_type": row.media_type,
+        "metadata": metadata,
+        "provenance": row.provenance,
+        "created_at": row.created_at,
+        "state": row.state,
+        "sha256": row.sha256,
+        "idempotency_key": row.idempotency_key,
+        "original": base64::encode(&row.original),
+    })
+}

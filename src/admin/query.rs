@@ -1,0 +1,203 @@
+//! `alayasiki-mcp query TEXT` and `alayasiki-mcp forget`: the memory at a
+//! terminal. `query` prints the answer and each piece of evidence for a
+//! person to read (rank, score, source, span, page, text); `forget` deletes
+//! documents exactly as the `alayasiki_forget` tool does and says what went.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::{open, Opened};
+use crate::cli::ForgetBy;
+use crate::limits::{DEFAULT_BUDGET_CHARS, DEFAULT_TOP_K, MAX_QUERY_BYTES};
+use crate::query::{LaneSet, QueryOutcome, QuerySpec, ResultMode, SearchMode};
+use crate::service::DocumentSelector;
+use crate::store::VectorPolicy;
+
+/// Evidence text is wrapped to this many columns (plus the indent).
+const WRAP_COLUMNS: usize = 88;
+
+/// `alayasiki-mcp query TEXT [--top-k N] [--tenant T] [--data-dir DIR]`.
+pub fn query(
+    data_dir: Option<PathBuf>,
+    tenant: Option<String>,
+    text: &str,
+    top_k: Option<u32>,
+) -> ExitCode {
+    let opened = match open(data_dir, VectorPolicy::Keep, "query") {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let outcome = run_query(&opened, tenant, text, top_k);
+    opened.service.shutdown();
+    match outcome {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(code) => code,
+    }
+}
+
+fn run_query(
+    opened: &Opened,
+    tenant: Option<String>,
+    text: &str,
+    top_k: Option<u32>,
+) -> Result<String, ExitCode> {
+    let principal = opened.principal(tenant, "query")?;
+    let memory = opened.service.for_caller(&principal);
+    let spec = QuerySpec {
+        text: text.to_string(),
+        search_mode: SearchMode::Auto,
+        mode: ResultMode::Answer,
+        top_k: top_k.unwrap_or(DEFAULT_TOP_K) as usize,
+        budget_chars: DEFAULT_BUDGET_CHARS as usize,
+        lanes: LaneSet::ALL,
+        session_id: None,
+    };
+    if text.len() > MAX_QUERY_BYTES {
+        eprintln!(
+            "alayasiki-mcp query: the question is {} bytes; the limit is {MAX_QUERY_BYTES} \
+             (MAX_QUERY_BYTES)",
+            text.len()
+        );
+        return Err(ExitCode::from(crate::cli::USAGE_EXIT as u8));
+    }
+    let outcome = memory.query(&spec).map_err(|e| {
+        let e = e.logged("query");
+        eprintln!("alayasiki-mcp query: {}", e.client_message());
+        ExitCode::from(crate::serve::EXIT_FAILURE)
+    })?;
+    Ok(render(&outcome))
+}
+
+/// The outcome as text for a person: the answer, then each item.
+pub fn render(outcome: &QueryOutcome) -> String {
+    let mut out = String::new();
+    if outcome.evidence.is_empty() {
+        out.push_str("No evidence in memory for this question.\n");
+        return out;
+    }
+    if let Some(answer) = &outcome.answer {
+        if !answer.text.is_empty() {
+            let _ = writeln!(out, "Answer:\n{}\n", wrap(&answer.text, "  "));
+        }
+    }
+    out.push_str("Evidence:\n");
+    for e in &outcome.evidence {
+        let source = e
+            .source
+            .as_deref()
+            .or(e.title.as_deref())
+            .unwrap_or(e.document_id.as_str());
+        let _ = write!(
+            out,
+            "\n[{}] score {:.3}  {}  bytes {}-{}",
+            e.rank, e.score, source, e.span.start, e.span.end
+        );
+        if let Some(page) = e.page {
+            let _ = write!(out, "  page {page}");
+        }
+        let _ = writeln!(out, "  ({})", e.chunk_id);
+        let _ = writeln!(out, "{}", wrap(&e.text, "    "));
+    }
+    out
+}
+
+/// Wraps text at word boundaries to [`WRAP_COLUMNS`], each line indented;
+/// the text's own line breaks are kept.
+fn wrap(text: &str, indent: &str) -> String {
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(indent);
+        let mut width = 0;
+        for (j, word) in line.split_whitespace().enumerate() {
+            let w = word.chars().count();
+            if j > 0 && width + 1 + w > WRAP_COLUMNS {
+                out.push('\n');
+                out.push_str(indent);
+                width = 0;
+            } else if j > 0 {
+                out.push(' ');
+                width += 1;
+            }
+            out.push_str(word);
+            width += w;
+        }
+    }
+    out
+}
+
+/// `alayasiki-mcp forget --id ID | --key KEY | --source SOURCE`.
+pub fn forget(data_dir: Option<PathBuf>, tenant: Option<String>, by: ForgetBy) -> ExitCode {
+    let opened = match open(data_dir, VectorPolicy::Keep, "forget") {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let code = run_forget(&opened, tenant, by);
+    opened.service.shutdown();
+    code
+}
+
+fn run_forget(opened: &Opened, tenant: Option<String>, by: ForgetBy) -> ExitCode {
+    let principal = match opened.principal(tenant, "forget") {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let selector = match by {
+        ForgetBy::Id(v) => DocumentSelector::Id(v),
+        ForgetBy::Key(v) => DocumentSelector::IdempotencyKey(v),
+        ForgetBy::Source(v) => DocumentSelector::Source(v),
+    };
+    match opened.service.for_caller(&principal).forget(&selector) {
+        Ok(report) => {
+            for f in &report.forgotten {
+                println!(
+                    "forgot {}: {} chunks, {} vectors, original {}",
+                    f.document_id,
+                    f.chunks,
+                    f.vectors,
+                    if f.original_deleted {
+                        "deleted"
+                    } else {
+                        "kept (shared with another document)"
+                    }
+                );
+            }
+            if report.documents > report.forgotten.len() {
+                println!("... and {} more", report.documents - report.forgotten.len());
+            }
+            println!(
+                "forgot {} document(s), {} chunk(s), {} original(s); run `alayasiki-mcp \
+                 compact` to drop their vector slots and index entries from the files",
+                report.documents, report.chunks, report.originals_deleted
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let e = e.logged("forget");
+            eprintln!("alayasiki-mcp forget: {}", e.client_message());
+            ExitCode::from(crate::serve::EXIT_FAILURE)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_keeps_lines_and_indents() {
+        let text = format!("{}\nshort", "word ".repeat(30).trim_end());
+        let wrapped = wrap(&text, "  ");
+        for line in wrapped.lines() {
+            assert!(line.starts_with("  "));
+            assert!(line.chars().count() <= WRAP_COLUMNS + 2);
+        }
+        assert!(wrapped.ends_with("\n  short"));
+    }
+}

@@ -1,0 +1,264 @@
+//! Community summaries: groups of entities that belong together, found by
+//! hierarchical Leiden over the weighted entity graph, each summarised
+//! extractively.
+//!
+//! A summary's title names its most-mentioned entities; its facts are the
+//! community's strongest relations written as sentences; its citations are
+//! the chunks that mention the most members. Everything is derived from
+//! the tenant's current data (what a query could see), and the result for
+//! a graph is deterministic: Leiden is seeded and ties break by id.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::leiden::{self, LeidenParams, WeightedGraph};
+
+/// Smallest community summarised (single entities are not communities).
+pub const MIN_COMMUNITY_SIZE: usize = 2;
+/// Most communities summarised per level (the largest).
+pub const MAX_COMMUNITIES_PER_LEVEL: usize = 500;
+/// Entities named in a title.
+pub const TITLE_ENTITIES: usize = 3;
+/// Facts per summary.
+pub const SUMMARY_FACTS: usize = 5;
+/// Citations per summary.
+pub const SUMMARY_CITATIONS: usize = 3;
+/// Weight of a co-occurrence edge relative to a pattern relation's.
+pub const COOCCURRENCE_EDGE_WEIGHT: f64 = 0.3;
+
+/// The graph as the builder needs it.
+pub struct GraphInput {
+    /// (entity id, name, mention count)
+    pub entities: Vec<(i64, String, i64)>,
+    /// (subject id, object id, label, confidence, is pattern)
+    pub relations: Vec<(i64, i64, String, f64, bool)>,
+    /// entity id → chunk keys mentioning it (newest first, bounded)
+    pub mentions: HashMap<i64, Vec<i64>>,
+}
+
+/// A cited chunk.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CommunityCitation {
+    pub chunk_key: i64,
+    /// How many members the chunk mentions.
+    pub members: usize,
+}
+
+/// One community's summary.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Summary {
+    pub level: usize,
+    pub community: u32,
+    pub parent: Option<u32>,
+    pub title: String,
+    pub size: usize,
+    /// Member names, most mentioned first (at most 20).
+    pub entities: Vec<String>,
+    /// The strongest relations, as sentences.
+    pub facts: Vec<String>,
+    pub citations: Vec<CommunityCitation>,
+}
+
+/// Builds the summaries of every level.
+pub fn build(input: &GraphInput) -> Vec<Summary> {
+    let index: HashMap<i64, u32> = input
+        .entities
+        .iter()
+        .enumerate()
+        .map(|(i, (id, _, _))| (*id, i as u32))
+        .collect();
+    let edges: Vec<(u32, u32, f64)> = input
+        .relations
+        .iter()
+        .filter_map(|(s, o, _, conf, pattern)| {
+            let (a, b) = (*index.get(s)?, *index.get(o)?);
+            let w = conf
+                * if *pattern {
+                    1.0
+                } else {
+                    COOCCURRENCE_EDGE_WEIGHT
+                };
+            (a != b && w > 0.0 && w.is_finite()).then_some((a, b, w))
+        })
+        .collect();
+    let Ok(graph) = WeightedGraph::from_edges(input.entities.len(), &edges) else {
+        return Vec::new();
+    };
+    let Ok(hierarchy) = leiden::hierarchical_leiden(&graph, &LeidenParams::default()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (level, partition) in hierarchy.levels.iter().enumerate() {
+        let mut members: HashMap<u32, Vec<usize>> = HashMap::new();
+        for (node, community) in partition.membership.iter().enumerate() {
+            members.entry(*community).or_default().push(node);
+        }
+        let mut groups: Vec<(u32, Vec<usize>)> = members
+            .into_iter()
+            .filter(|(_, m)| m.len() >= MIN_COMMUNITY_SIZE)
+            .collect();
+        // Largest first, then by id: deterministic.
+        groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+        groups.truncate(MAX_COMMUNITIES_PER_LEVEL);
+        for (community, nodes) in groups {
+            let parent = partition
+                .parents
+                .get(community as usize)
+                .copied()
+                .filter(|_| level + 1 < hierarchy.levels.len());
+            out.push(summarize(input, level, community, parent, &nodes));
+        }
+    }
+    out
+}
+
+fn summarize(
+    input: &GraphInput,
+    level: usize,
+    community: u32,
+    parent: Option<u32>,
+    nodes: &[usize],
+) -> Summary {
+    let mut members: Vec<&(i64, String, i64)> = nodes.iter().map(|n| &input.entities[*n]).collect();
+    members.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+    let ids: std::collections::HashSet<i64> = members.iter().map(|m| m.0).collect();
+    let names: HashMap<i64, &str> = members.iter().map(|m| (m.0, m.1.as_str())).collect();
+    let title = members
+        .iter()
+        .take(TITLE_ENTITIES)
+        .map(|m| m.1.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut relations: Vec<&(i64, i64, String, f64, bool)> = input
+        .relations
+        .iter()
+        .filter(|(s, o, _, _, pattern)| *pattern && ids.contains(s) && ids.contains(o))
+        .collect();
+    relations.sort_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)).then(a.1.cmp(&b.1)));
+    let facts = relations
+        .iter()
+        .take(SUMMARY_FACTS)
+        .map(|(s, o, label, _, _)| format!("{} {} {}.", names[s], label, names[o]))
+        .collect();
+    let mut per_chunk: HashMap<i64, usize> = HashMap::new();
+    for m in &members {
+        for chunk in input.mentions.get(&m.0).map(Vec::as_slice).unwrap_or(&[]) {
+            *per_chunk.entry(*chunk).or_default() += 1;
+        }
+    }
+    let mut chunks: Vec<(i64, usize)> = per_chunk.into_iter().collect();
+    chunks.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
+    Summary {
+        level,
+        community,
+        parent,
+        title,
+        size: members.len(),
+        entities: members.iter().take(20).map(|m| m.1.clone()).collect(),
+        facts,
+        citations: chunks
+            .into_iter()
+            .take(SUMMARY_CITATIONS)
+            .map(|(chunk_key, members)| CommunityCitation { chunk_key, members })
+            .collect(),
+    }
+}
+
+/// Rebuilds a tenant's summaries if its graph changed since the last build
+/// (building reads current data through a reader; the snapshot is written
+/// in one transaction). Returns whether a snapshot was written.
+pub fn refresh(
+    store: &crate::store::Store,
+    tenant: &crate::store::Tenant,
+) -> crate::error::Result<bool> {
+    let (input, graph_version) = {
+        let reader = store.reader(tenant)?;
+        let (graph_version, built) = reader.community_versions()?;
+        if graph_version == built {
+            return Ok(false);
+        }
+        (reader.graph_input()?, graph_version)
+    };
+    let started = std::time::Instant::now();
+    let summaries = build(&input);
+    log::debug!(
+        "built {} community summaries from {} entities in {:?}",
+        summaries.len(),
+        input.entities.len(),
+        started.elapsed()
+    );
+    let now = crate::clock::now_ms();
+    store.write(tenant, move |w| {
+        w.store_communities(graph_version, &summaries, now)
+    })?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input() -> GraphInput {
+        let names = ["Acme", "Widgets", "Dana", "Lisbon", "Porto", "Madrid"];
+        let entities = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (i as i64 + 1, n.to_string(), 10 - i as i64))
+            .collect();
+        let relations = vec![
+            (1, 2, "acquired".into(), 0.9, true),
+            (3, 1, "works at".into(), 0.8, true),
+            (2, 3, "co-occurs with".into(), 0.5, false),
+            (4, 5, "near".into(), 0.7, true),
+            (5, 6, "near".into(), 0.7, true),
+            (4, 6, "near".into(), 0.6, true),
+        ];
+        let mentions = HashMap::from([
+            (1, vec![100, 101]),
+            (2, vec![100]),
+            (3, vec![101, 102]),
+            (4, vec![200]),
+        ]);
+        GraphInput {
+            entities,
+            relations,
+            mentions,
+        }
+    }
+
+    #[test]
+    fn separate_topics_become_separate_summaries_with_facts_and_citations() {
+        let s = build(&input());
+        let level0: Vec<&Summary> = s.iter().filter(|c| c.level == 0).collect();
+        assert_eq!(level0.len(), 2, "{s:#?}");
+        let company = level0
+            .iter()
+            .find(|c| c.entities.contains(&"Acme".to_string()))
+            .unwrap();
+        assert!(company.title.starts_with("Acme"));
+        assert!(
+            company
+                .facts
+                .contains(&"Acme acquired Widgets.".to_string()),
+            "{:?}",
+            company.facts
+        );
+        assert_eq!(company.citations[0].members, 2);
+    }
+
+    #[test]
+    fn the_same_graph_gives_the_same_summaries() {
+        assert_eq!(build(&input()), build(&input()));
+    }
+
+    #[test]
+    fn an_empty_graph_has_no_communities() {
+        assert!(build(&GraphInput {
+            entities: vec![],
+            relations: vec![],
+            mentions: HashMap::new()
+        })
+        .is_empty());
+    }
+}

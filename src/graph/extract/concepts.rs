@@ -1,0 +1,214 @@
+//! Concept phrases: determiner-led lowercase noun phrases.
+//!
+//! Owns finding "a LGBTQ support group", "an English mathematician", "the
+//! churn analysis": a determiner or possessive pronoun followed by up to
+//! [`MAX_CONCEPT_WORDS`] lowercase content words (acronyms and nationality
+//! adjectives may modify), trimmed of a trailing verb and of leading
+//! evaluative adjectives.
+//!
+//! Must never: accept a lone generic noun, role or relative ("the deal", "a
+//! professor", "my brother"), swallow a verb ("the tests passed"), or take a
+//! role noun that relates two entities ("the CEO of Acme") as a concept.
+
+use super::kinds::{self, Votes, SHAPE};
+use super::lexicon::{
+    self, ACRONYM_STOP, ADJ_DROP, GENERIC_NOUNS, KIN, LOWERCASE_TECH, ROLES, STOPWORDS,
+};
+use super::mentions::{Category, Detector, RawMention};
+use super::morph;
+use super::normalize::concept_key;
+use super::tokens::{Shape, Token};
+use super::EntityKind;
+
+/// Most words in a concept phrase after its determiner.
+pub(super) const MAX_CONCEPT_WORDS: usize = 4;
+
+impl Detector<'_, '_> {
+    /// A determiner-led concept phrase at determiner `i`: "a LGBTQ support
+    /// group", "an English mathematician". Returns the mention and the index
+    /// to resume at.
+    pub(super) fn concept_at(&self, i: usize) -> Option<(RawMention, usize)> {
+        let toks = self.toks;
+        let mut j = i + 1;
+        while j < toks.len() && j - (i + 1) < MAX_CONCEPT_WORDS {
+            let t = &toks[j];
+            if t.line_start {
+                break;
+            }
+            let next_lower = toks.get(j + 1).is_some_and(|x| x.shape == Shape::Lower);
+            let ok = match t.shape {
+                Shape::Lower => {
+                    let ordinal = matches!(t.text, "first" | "second" | "third" | "last" | "next");
+                    t.text.chars().all(|c| c.is_alphabetic() || c == '-')
+                        && !t.is_in(STOPWORDS)
+                        && (ordinal || !morph::is_adverb(t.text))
+                        && !(j == i + 1 && t.is_in(LOWERCASE_TECH))
+                }
+                Shape::Upper => next_lower && !t.is_in(ACRONYM_STOP) && !Self::is_role_acronym(t),
+                Shape::Cap => kinds::is_demonym(t) && next_lower,
+                _ => false,
+            };
+            // "The WHO sent doctors", "the company reported losses", "the
+            // chip runs hot": a finite verb after the first word is the
+            // clause's verb, not part of the phrase.
+            let third_person = t.text.ends_with('s')
+                && !t.text.ends_with("ss")
+                && morph::verb_base(t.text).is_some_and(|b| b != t.text);
+            let finite = t.shape == Shape::Lower
+                && j > i + 1
+                && (t.is_in(lexicon::IRREGULAR_VERBS)
+                    || (t.text.len() > 4 && t.text.ends_with("ed"))
+                    || third_person);
+            if !ok || finite {
+                break;
+            }
+            j += 1;
+            if t.possessive {
+                return None; // "the company's CEO": the owner is not the concept
+            }
+        }
+        let (mut s, mut e) = (i + 1, j);
+        while e > s
+            && toks[e - 1].shape == Shape::Lower
+            && is_trailing_verb(toks[e - 1].text, e - s)
+        {
+            e -= 1;
+        }
+        while s < e && toks[s].shape == Shape::Lower && toks[s].is_in(ADJ_DROP) {
+            s += 1;
+        }
+        if s >= e {
+            return None;
+        }
+        let head = &toks[e - 1];
+        if head.shape != Shape::Lower || head.text.chars().count() < 3 {
+            return None;
+        }
+        // A lone generic noun ("the deal"), role ("a professor") or relative
+        // ("my brother") is a reference to something else, not a concept.
+        if e - s == 1 && (head.is_in(GENERIC_NOUNS) || head.is_in(ROLES) || head.is_in(KIN)) {
+            return None;
+        }
+        // "my sister Anna": the name is the entity. "the CEO of Acme", "a
+        // nurse at X": a role relating two entities, not a concept node.
+        let after = toks.get(e);
+        if e == j && e - s == 1 && after.is_some_and(Token::is_namey) {
+            return None;
+        }
+        let described = i
+            .checked_sub(1)
+            .is_some_and(|p| toks[p].text.eq_ignore_ascii_case("as"));
+        let role = head.is_in(ROLES) || (e - s == 1 && after.is_some_and(|a| a.text == "of"));
+        if role && !described && after.is_some_and(|a| matches!(a.text, "of" | "at" | "for")) {
+            let k = if toks.get(e + 1).is_some_and(|x| x.text == "the") {
+                e + 2
+            } else {
+                e + 1
+            };
+            if toks.get(k).is_some_and(Token::is_namey) {
+                return None;
+            }
+        }
+        let surface = &self.text[toks[s].start..toks[e - 1].end];
+        let votes = Votes::of(EntityKind::Concept, SHAPE);
+        Some((
+            self.mention(s, e, Category::Concept, votes, concept_key(surface)),
+            e,
+        ))
+    }
+}
+
+/// A word ending a concept phrase that is really the following verb: "the
+/// tests passed", "the cache layer kept", "the chip runs".
+fn is_trailing_verb(w: &str, phrase_len: usize) -> bool {
+    if w.len() > 4 && w.ends_with("ed") {
+        return true;
+    }
+    if matches!(
+        w,
+        "went"
+            | "came"
+            | "made"
+            | "took"
+            | "gave"
+            | "got"
+            | "said"
+            | "told"
+            | "became"
+            | "began"
+            | "kept"
+            | "left"
+            | "won"
+            | "lost"
+            | "broke"
+            | "ran"
+            | "wrote"
+            | "sold"
+            | "bought"
+    ) {
+        return true;
+    }
+    // An inflected "-s" verb ("chip runs") or a participle ("rotation
+    // starting") after a noun, never the only word.
+    let inflected = (w.ends_with('s') && !w.ends_with("ss")) || w.ends_with("ing");
+    phrase_len >= 2 && inflected && morph::verb_base(w).is_some_and(|b| b != w)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::super::tokens::tokenize;
+    use super::*;
+
+    fn concepts(text: &str) -> Vec<String> {
+        let mut toks = Vec::new();
+        tokenize(text, 0, text.len(), true, &mut toks);
+        let midcaps = HashSet::default();
+        let d = Detector {
+            text,
+            toks: &toks,
+            midcaps: &midcaps,
+        };
+        d.detect()
+            .into_iter()
+            .filter(|m| m.category == Category::Concept)
+            .map(|m| text[m.start..m.end].to_string())
+            .collect()
+    }
+
+    #[test]
+    fn evaluative_adjectives_and_trailing_verbs_are_trimmed() {
+        assert_eq!(concepts("We opened a great new factory."), ["factory"]);
+        assert_eq!(
+            concepts("Then the cache layer kept failing."),
+            ["cache layer"]
+        );
+        assert_eq!(concepts("And the chip runs hot."), ["chip"]);
+    }
+
+    #[test]
+    fn lone_generic_nouns_roles_and_relatives_are_not_concepts() {
+        assert!(concepts("We closed the deal with my brother.").is_empty());
+        assert!(concepts("She became a professor.").is_empty());
+    }
+
+    #[test]
+    fn acronyms_and_nationalities_may_modify_a_concept() {
+        assert_eq!(
+            concepts("I joined a LGBTQ support group."),
+            ["LGBTQ support group"]
+        );
+        assert_eq!(
+            concepts("She was an English mathematician."),
+            ["English mathematician"]
+        );
+    }
+
+    #[test]
+    fn plural_concepts_share_the_singular_key() {
+        let x = super::super::extract("I love support groups. The support group helps.");
+        assert_eq!(x.entities.len(), 1, "{:?}", x.entities);
+        assert_eq!(x.entities[0].key, "support group");
+    }
+}

@@ -1,0 +1,18 @@
+//! The knowledge graph: what was stored, as entities and the relations
+//! between them.
+//!
+//! - [`extract`]: text → entity mentions and relation triples (offline,
+//!   rule-based).
+//! - [`confidence`]: Beta confidence of relations from corroborating and
+//!   contradicting evidence, weighted by provenance, decayed with age.
+//! - [`leiden`]: hierarchical community detection over the entity graph.
+//! - [`communities`]: building community summaries from the store.
+//!
+//! Storage of entities, mentions, relations and communities is in
+//! `store::graph`; retrieval through the graph is in `query::graph`.
+
+pub mod communities;
+pub mod confidence;
+pub mod extract;
+pub mod fragment;
+pub mod leiden;

@@ -1,0 +1,84 @@
+//! `alayasiki_forget`: permanently delete documents from memory.
+//!
+//! Exactly one selector: `document_id`, `idempotency_key` or `source`
+//! (every document whose source is exactly that). The deletion itself is
+//! `Memory::forget`, shared with the HTTP API and the CLI.
+
+use serde_json::{json, Map, Value};
+
+use super::{Args, Tool};
+use crate::error::{Error, Result};
+use crate::service::{DocumentSelector, Memory, Permission};
+
+pub static TOOL: Tool = Tool {
+    name: "alayasiki_forget",
+    description: "Permanently delete documents from persistent memory: one by `document_id`, \
+the one stored with an `idempotency_key`, or every document from a `source` (give exactly one). \
+Its text, chunks, search index entries, vectors and original bytes are removed (the original is \
+kept only if another document has identical bytes); afterwards no query or resource returns it. \
+Cannot be undone. Use it when the user asks to forget or remove something, or when stored \
+content is wrong and must not be used again.",
+    input_schema: schema,
+    permission: Permission::Ingest,
+    mutates: true,
+    call: |memory, args| run(memory, parse(args)?),
+};
+
+const ARGS: &[&str] = &["document_id", "idempotency_key", "source"];
+
+fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "document_id": {"type": "string", "description": "Id of the document to delete (as returned by alayasiki_ingest and in query evidence)."},
+            "idempotency_key": {"type": "string", "description": "Delete the document stored with this idempotency_key."},
+            "source": {"type": "string", "description": "Delete every document whose `source` is exactly this."}
+        }
+    })
+}
+
+/// Parses `alayasiki_forget` arguments (also the HTTP API's forget body).
+pub fn parse(map: &Map<String, Value>) -> Result<DocumentSelector> {
+    let args = Args::new(map, ARGS)?;
+    let given: Vec<&str> = ARGS.iter().copied().filter(|k| args.has(k)).collect();
+    let [field] = given.as_slice() else {
+        return Err(Error::invalid(
+            "give exactly one of `document_id`, `idempotency_key` or `source`",
+        ));
+    };
+    let value = args.required_string(field)?.to_string();
+    Ok(match *field {
+        "document_id" => DocumentSelector::Id(value),
+        "idempotency_key" => DocumentSelector::IdempotencyKey(value),
+        _ => DocumentSelector::Source(value),
+    })
+}
+
+fn run(memory: &Memory<'_>, selector: DocumentSelector) -> Result<Value> {
+    Ok(serde_json::to_value(memory.forget(&selector)?)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_json(v: Value) -> Result<DocumentSelector> {
+        parse(v.as_object().unwrap())
+    }
+
+    #[test]
+    fn exactly_one_selector() {
+        assert_eq!(
+            parse_json(json!({"document_id": "doc_1"})).unwrap(),
+            DocumentSelector::Id("doc_1".into())
+        );
+        assert_eq!(
+            parse_json(json!({"source": "s", "document_id": null})).unwrap(),
+            DocumentSelector::Source("s".into())
+        );
+        assert!(parse_json(json!({})).is_err());
+        assert!(parse_json(json!({"document_id": "a", "source": "b"})).is_err());
+        assert!(parse_json(json!({"document_id": 3})).is_err());
+        assert!(parse_json(json!({"id": "a"})).is_err());
+    }
+}

@@ -1,0 +1,203 @@
+//! `alayasiki_memory_write`: add a note (and/or graph nodes and edges) to
+//! a working-memory session.
+//!
+//! Content takes the same forms as `alayasiki_ingest` (flat `content`, or
+//! the canonical `Text` / `File` objects; File content as base64 or a byte
+//! array), parsed by the same code, with working memory's smaller limit.
+
+use serde_json::{json, Map, Value};
+
+use super::ingest::content_form;
+use super::{Args, Tool};
+use crate::error::Result;
+use crate::limits::MAX_WM_CONTENT_BYTES;
+use crate::service::working_memory::{EdgeInput, NodeInput};
+use crate::service::{Memory, MemoryWrite, Permission};
+
+pub static TOOL: Tool = Tool {
+    name: "alayasiki_memory_write",
+    description: "Write to a working-memory session: a scratchpad for the task at hand \
+(notes, intermediate findings, small files), searchable like memory but kept out of it, and gone \
+after the session is idle for its time-to-live (30 minutes by default) unless promoted with \
+alayasiki_memory_promote. Pick any `session_id` (letters, digits, . _ : -); only your identity \
+can see it. Give `content` (text; Markdown or JSON via `media_type`) or the canonical \
+`Text`/`File` shape; image and audio files are accepted when metadata describes them (caption, \
+alt_text, description, ocr_text or transcript), and that text is what is searched. Optionally add \
+`nodes` and `edges` to the session's graph. At most 64 KiB of content and 4 KiB of metadata per \
+write; store documents with alayasiki_ingest instead.",
+    input_schema: schema,
+    permission: Permission::Ingest,
+    mutates: true,
+    call: |memory, args| run(memory, parse(args)?),
+};
+
+const ARGS: &[&str] = &[
+    "session_id",
+    "content",
+    "media_type",
+    "metadata",
+    "Text",
+    "File",
+    "nodes",
+    "edges",
+];
+
+fn schema() -> Value {
+    let properties = json!({"type": "object", "description": "Arbitrary JSON object."});
+    json!({
+        "type": "object",
+        "properties": {
+            "session_id": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$", "description": "The session to write to (1-128 of A-Z a-z 0-9 . _ : -); created by the first write."},
+            "content": {"type": "string", "description": "The note's text."},
+            "media_type": {"type": "string", "enum": ["text/plain", "text/markdown", "application/json"], "description": "Type of `content` (default text/plain)."},
+            "metadata": {"type": "object", "description": "JSON object kept with the note and returned with evidence (at most 4 KiB). For image and audio files, `caption`, `alt_text`, `description`, `ocr_text` and `transcript` are the searchable text."},
+            "Text": {
+                "type": "object",
+                "description": "Canonical text note: {content, media_type?, metadata?}.",
+                "properties": {
+                    "content": {"type": "string"},
+                    "media_type": {"type": "string"},
+                    "metadata": {"type": "object"}
+                },
+                "required": ["content"]
+            },
+            "File": {
+                "type": "object",
+                "description": "Canonical file: {filename?, mime_type?, content (base64 string or array of bytes), metadata?}. Text, Markdown and JSON files, or image/* and audio/* files described by metadata. Type comes from mime_type, else the filename's extension, else the bytes.",
+                "properties": {
+                    "filename": {"type": "string"},
+                    "mime_type": {"type": "string"},
+                    "content": {"type": ["string", "array"], "items": {"type": "integer", "minimum": 0, "maximum": 255}},
+                    "metadata": {"type": "object"}
+                },
+                "required": ["content"]
+            },
+            "nodes": {
+                "type": "array",
+                "description": "Graph nodes to add: [{id, label, kind?, properties?}]. A node id written again replaces that node.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string"},
+                        "label": {"type": "string"},
+                        "kind": {"type": "string"},
+                        "properties": properties
+                    },
+                    "required": ["id", "label"]
+                }
+            },
+            "edges": {
+                "type": "array",
+                "description": "Graph edges between this session's nodes: [{from, to, relation, properties?}]. The same from, relation and to written again replaces that edge.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "from": {"type": "string"},
+                        "to": {"type": "string"},
+                        "relation": {"type": "string"},
+                        "properties": properties
+                    },
+                    "required": ["from", "to", "relation"]
+                }
+            }
+        },
+        "required": ["session_id"]
+    })
+}
+
+/// Parses `alayasiki_memory_write` arguments.
+pub fn parse(map: &Map<String, Value>) -> Result<MemoryWrite> {
+    let args = Args::new(map, ARGS)?;
+    let session_id = args.required_string("session_id")?.to_string();
+    let form = content_form(
+        &args,
+        &["metadata"],
+        MAX_WM_CONTENT_BYTES,
+        "MAX_WM_CONTENT_BYTES",
+    )?;
+    let (content, metadata) = match form {
+        Some((content, fields)) => (
+            Some(content),
+            fields.object("metadata")?.cloned().unwrap_or_default(),
+        ),
+        // Without content, top-level metadata has nothing to describe; the
+        // service says so.
+        None => (None, args.object("metadata")?.cloned().unwrap_or_default()),
+    };
+    let nodes = match args.value("nodes") {
+        Some(v) => NodeInput::parse_list(v)?,
+        None => Vec::new(),
+    };
+    let edges = match args.value("edges") {
+        Some(v) => EdgeInput::parse_list(v)?,
+        None => Vec::new(),
+    };
+    Ok(MemoryWrite {
+        session_id,
+        content,
+        metadata,
+        nodes,
+        edges,
+    })
+}
+
+fn run(memory: &Memory<'_>, req: MemoryWrite) -> Result<Value> {
+    Ok(serde_json::to_value(memory.memory_write(req)?)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::Content;
+
+    fn parse_json(v: Value) -> Result<MemoryWrite> {
+        parse(v.as_object().unwrap())
+    }
+
+    #[test]
+    fn flat_and_canonical_forms_agree() {
+        let flat =
+            parse_json(json!({"session_id": "s", "content": "hi", "metadata": {"a": 1}})).unwrap();
+        let canon =
+            parse_json(json!({"session_id": "s", "Text": {"content": "hi", "metadata": {"a": 1}}}))
+                .unwrap();
+        for w in [flat, canon] {
+            assert!(matches!(w.content, Some(Content::Text { ref text, .. }) if text == "hi"));
+            assert_eq!(w.metadata["a"], 1);
+        }
+    }
+
+    #[test]
+    fn ingest_only_fields_and_unknown_arguments_are_refused() {
+        for bad in [
+            json!({"session_id": "s", "content": "x", "idempotency_key": "k"}),
+            json!({"session_id": "s", "Text": {"content": "x", "source": "s"}}),
+            json!({"session_id": "s", "content": "x", "Text": {"content": "y"}}),
+            json!({"content": "x"}),
+            json!({"session_id": "s", "nodes": {"id": "a"}}),
+        ] {
+            assert!(parse_json(bad.clone()).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn oversized_files_are_refused_before_decoding() {
+        let at = "A".repeat(MAX_WM_CONTENT_BYTES / 3 * 4);
+        assert!(parse_json(json!({"session_id": "s", "File": {"content": at}})).is_ok());
+        let over = "A".repeat(MAX_WM_CONTENT_BYTES / 3 * 4 + 8);
+        let err = parse_json(json!({"session_id": "s", "File": {"content": over}}))
+            .err()
+            .unwrap();
+        assert!(err.client_message().contains("MAX_WM_CONTENT_BYTES"));
+    }
+
+    #[test]
+    fn graph_only_writes_parse() {
+        let w = parse_json(json!({"session_id": "s",
+            "nodes": [{"id": "a", "label": "A"}, {"id": "b", "label": "B"}],
+            "edges": [{"from": "a", "to": "b", "relation": "r"}]}))
+        .unwrap();
+        assert!(w.content.is_none());
+        assert_eq!((w.nodes.len(), w.edges.len()), (2, 1));
+    }
+}

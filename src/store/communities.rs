@@ -1,0 +1,184 @@
+//! Storage of community summaries: immutable snapshots keyed by the graph
+//! version they were built from, so a query's global answer can be
+//! reproduced; the latest few are kept.
+
+use rusqlite::params;
+use std::collections::HashMap;
+
+use super::tenant::{TenantReader, TenantWriter};
+use super::Store;
+use crate::error::Result;
+use crate::graph::communities::{GraphInput, Summary};
+use crate::graph::confidence;
+
+/// Snapshots kept per tenant (older ones are deleted when a new one is
+/// stored).
+pub const KEPT_SNAPSHOTS: i64 = 3;
+/// Mentioning chunks read per entity when building summaries.
+const MENTIONS_PER_ENTITY: i64 = 32;
+
+/// A stored snapshot.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub graph_version: i64,
+    pub built_at: i64,
+    pub summaries: Vec<Summary>,
+}
+
+impl TenantReader<'_> {
+    /// The graph as the community builder needs it, from current data.
+    pub fn graph_input(&self) -> Result<GraphInput> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(GraphInput {
+                entities: vec![],
+                relations: vec![],
+                mentions: HashMap::new(),
+            });
+        };
+        let mut stmt = self.conn.prepare(
+            "SELECT id, name, mention_count FROM entities WHERE tenant_id = ?1 ORDER BY id",
+        )?;
+        let entities = stmt
+            .query_map([tenant_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut stmt = self.conn.prepare(
+            "SELECT subject_id, object_id, label, alpha, beta, kind = 'pattern' FROM relations
+              WHERE tenant_id = ?1 AND valid_to IS NULL ORDER BY id",
+        )?;
+        let relations = stmt
+            .query_map([tenant_id], |r| {
+                let (alpha, beta): (f64, f64) = (r.get(3)?, r.get(4)?);
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    confidence::mean(alpha, beta),
+                    r.get(5)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut stmt = self.conn.prepare(
+            "SELECT entity_id, chunk_id FROM (
+                SELECT m.entity_id, m.chunk_id,
+                       row_number() OVER (PARTITION BY m.entity_id ORDER BY m.chunk_id DESC) AS n
+                  FROM mentions m JOIN entities e ON e.id = m.entity_id WHERE e.tenant_id = ?1)
+              WHERE n <= ?2",
+        )?;
+        let mut mentions: HashMap<i64, Vec<i64>> = HashMap::new();
+        for row in stmt.query_map(params![tenant_id, MENTIONS_PER_ENTITY], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })? {
+            let (entity, chunk): (i64, i64) = row?;
+            mentions.entry(entity).or_default().push(chunk);
+        }
+        Ok(GraphInput {
+            entities,
+            relations,
+            mentions,
+        })
+    }
+
+    /// `(graph version, version the latest summaries were built from)`;
+    /// the second is -1 before any build.
+    pub fn community_versions(&self) -> Result<(i64, i64)> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok((0, -1));
+        };
+        Ok(self
+            .conn
+            .prepare_cached("SELECT graph_version, communities_version FROM tenants WHERE id = ?1")?
+            .query_row([tenant_id], |r| Ok((r.get(0)?, r.get(1)?)))?)
+    }
+
+    /// The latest snapshot, if any.
+    pub fn latest_communities(&self) -> Result<Option<Snapshot>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(None);
+        };
+        let (_, version) = self.community_versions()?;
+        if version < 0 {
+            return Ok(None);
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT summary, built_at FROM communities WHERE tenant_id = ?1 AND graph_version = ?2
+              ORDER BY level, size DESC, community",
+        )?;
+        let mut built_at = 0;
+        let mut summaries = Vec::new();
+        for row in stmt.query_map(params![tenant_id, version], |r| {
+            Ok((r.get::<_, String>(0)?, r.get(1)?))
+        })? {
+            let (json, at) = row?;
+            built_at = at;
+            if let Ok(s) = serde_json::from_str::<Summary>(&json) {
+                summaries.push(s);
+            }
+        }
+        Ok(Some(Snapshot {
+            graph_version: version,
+            built_at,
+            summaries,
+        }))
+    }
+}
+
+impl TenantWriter<'_> {
+    /// Stores a snapshot built from `graph_version` and makes it current.
+    pub fn store_communities(
+        &mut self,
+        graph_version: i64,
+        summaries: &[Summary],
+        now: i64,
+    ) -> Result<()> {
+        self.exec(
+            "DELETE FROM communities WHERE tenant_id = ?1 AND graph_version = ?2",
+            params![self.tenant_id, graph_version],
+        )?;
+        for s in summaries {
+            self.exec(
+                "INSERT INTO communities(tenant_id, graph_version, level, community, parent, title,
+                                         summary, size, built_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    self.tenant_id,
+                    graph_version,
+                    s.level as i64,
+                    s.community as i64,
+                    s.parent.map(i64::from),
+                    s.title,
+                    serde_json::to_string(s)?,
+                    s.size as i64,
+                    now
+                ],
+            )?;
+        }
+        self.exec(
+            "UPDATE tenants SET communities_version = ?2 WHERE id = ?1",
+            params![self.tenant_id, graph_version],
+        )?;
+        self.exec(
+            "DELETE FROM communities WHERE tenant_id = ?1 AND graph_version NOT IN
+                (SELECT DISTINCT graph_version FROM communities WHERE tenant_id = ?1
+                  ORDER BY graph_version DESC LIMIT ?2)",
+            params![self.tenant_id, KEPT_SNAPSHOTS],
+        )?;
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Tenants whose summaries are older than their graph.
+    pub fn tenants_with_stale_communities(&self) -> Result<Vec<super::Tenant>> {
+        let conn = super::tenant::PooledConn::new(self.readers.get()?, &self.readers);
+        let mut stmt = conn.prepare_cached(
+            "SELECT name FROM tenants WHERE graph_version != communities_version",
+        )?;
+        let names = stmt
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(names
+            .iter()
+            .filter_map(|n| super::Tenant::new(n).ok())
+            .collect())
+    }
+}

@@ -1,0 +1,401 @@
+//! The file subcommands through the real binary: `export` → `import` into an
+//! empty directory gives the same query results; importing is idempotent;
+//! the MCP reference memory server's file becomes documents; `ingest PATH`
+//! walks folders, skips what it cannot read with reasons, and resumes
+//! without duplicates; `query` prints evidence for people.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const QUESTIONS: &[&str] = &[
+    "When does the ferry to the island leave?",
+    "Which garden beds need shade?",
+    "Who maintains the lighthouse?",
+    "page about soil and water",
+];
+
+/// Evidence for each question, as the parts a round trip must preserve.
+fn answers(dir: &std::path::Path) -> Vec<Value> {
+    let mut s = Server::ready(dir);
+    let out = QUESTIONS
+        .iter()
+        .map(|q| {
+            let r = s.ok("alayasiki_query", json!({"query": q, "top_k": 5}));
+            let evidence: Vec<Value> = r["evidence"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| {
+                    json!([
+                        e["document_id"],
+                        e["chunk_id"],
+                        e["source"],
+                        e["title"],
+                        e["metadata"],
+                        e["provenance"],
+                        e["created_at"],
+                        e["span"],
+                        e["page"],
+                        e["text"],
+                        (e["score"].as_f64().unwrap() * 1e6).round()
+                    ])
+                })
+                .collect();
+            json!({"evidence": evidence, "answer": r["answer"]["text"]})
+        })
+        .collect();
+    s.close();
+    out
+}
+
+fn populate(dir: &std::path::Path) {
+    let mut s = Server::ready(dir);
+    s.ok(
+        "alayasiki_ingest",
+        json!({"content": "The ferry to the island leaves at 07:40 from pier 3.",
+               "source": "timetable", "metadata": {"kind": "schedule"},
+               "idempotency_key": "ferry", "provenance": "external"}),
+    );
+    s.ok(
+        "alayasiki_ingest",
+        json!({"content": "# Garden\n\nThe primulas need a shaded bed.\n\n## Water\n\nDaily in July.",
+               "media_type": "text/markdown", "source": "garden.md"}),
+    );
+    s.ok(
+        "alayasiki_ingest",
+        json!({"content": "{\"lighthouse\": {\"keeper\": \"Ines Duarte\", \"since\": 2019}}",
+               "media_type": "application/json", "source": "staff"}),
+    );
+    s.ok(
+        "alayasiki_ingest",
+        json!({"File": {"filename": "report.pdf",
+                        "content": b64(&fixture_bytes("pdf/libreoffice-report.pdf"))}}),
+    );
+    s.ok(
+        "alayasiki_ingest",
+        json!({"File": {"content": b64(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0"),
+                        "metadata": {"caption": "The lighthouse keeper's cottage"}}}),
+    );
+    // Neighbours from one source: context must be rebuilt the same way.
+    for turn in [
+        "Who maintains the lighthouse now?",
+        "Ines does, since 2019.",
+    ] {
+        s.ok(
+            "alayasiki_ingest",
+            json!({"content": turn, "source": "chat"}),
+        );
+    }
+    s.close();
+}
+
+#[test]
+fn export_then_import_into_an_empty_directory_gives_the_same_answers() {
+    let a = TempDir::new("export-a");
+    populate(a.path());
+    let before = answers(a.path());
+    let export = cli_ok(a.path(), &["export"]);
+    let lines: Vec<Value> = export
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["format"], "alayasiki-mcp-export");
+    assert_eq!(lines[0]["version"], 1);
+    assert_eq!(lines.len(), 1 + 7);
+    let ferry = &lines[1];
+    for field in [
+        "id",
+        "source",
+        "title",
+        "media_type",
+        "metadata",
+        "provenance",
+        "created_at",
+        "sha256",
+        "original",
+    ] {
+        assert!(!ferry[field].is_null(), "{field} missing: {ferry}");
+    }
+    assert_eq!(ferry["idempotency_key"], "ferry");
+    let pdf = lines
+        .iter()
+        .find(|l| l["media_type"] == "application/pdf")
+        .unwrap();
+    assert_eq!(
+        pdf["original"],
+        b64(&fixture_bytes("pdf/libreoffice-report.pdf"))
+    );
+
+    let file = TempDir::new("export-file");
+    let path = file.path().join("memory.jsonl");
+    std::fs::write(&path, &export).unwrap();
+    let b = TempDir::new("export-b");
+    let b_dir = b.path().join("fresh"); // does not exist yet
+    let out = cli_ok(&b_dir, &["import", path.to_str().unwrap()]);
+    assert!(
+        out.contains("7 document(s) imported, 0 already present, 0 line(s) skipped"),
+        "{out}"
+    );
+    assert_eq!(answers(&b_dir), before);
+
+    // Idempotent: a second import stores nothing.
+    let out = cli_ok(&b_dir, &["import", path.to_str().unwrap()]);
+    assert!(
+        out.contains("0 document(s) imported, 7 already present"),
+        "{out}"
+    );
+    let mut s = Server::ready(&b_dir);
+    assert_eq!(s.ok("alayasiki_status", json!({}))["documents"], 7);
+}
+
+#[test]
+fn import_reports_bad_lines_and_keeps_the_rest() {
+    let dir = TempDir::new("importbad");
+    let file = dir.path().join("in.jsonl");
+    let good = json!({"type": "document", "id": "doc_00000000000000000000000a",
+        "media_type": "text/plain", "original": b64(b"kept line"), "created_at": 1000});
+    let damaged = json!({"type": "document", "media_type": "text/plain",
+        "original": b64(b"x"), "sha256": "00"});
+    let encrypted = json!({"type": "document", "media_type": "application/pdf",
+        "original": b64(&fixture_bytes("pdf/encrypted.pdf"))});
+    std::fs::write(
+        &file,
+        format!(
+            "{}\n{good}\nnot json\n{damaged}\n{encrypted}\n",
+            json!({"format": "alayasiki-mcp-export", "version": 1})
+        ),
+    )
+    .unwrap();
+    let mem = dir.path().join("m");
+    let out = cli_ok(&mem, &["import", file.to_str().unwrap()]);
+    assert!(
+        out.contains("1 document(s) imported, 0 already present, 3 line(s) skipped"),
+        "{out}"
+    );
+    assert!(out.contains("line 3: not JSON"), "{out}");
+    assert!(
+        out.contains("line 4: `original` does not match its sha256"),
+        "{out}"
+    );
+    assert!(out.contains("line 5: the PDF is encrypted"), "{out}");
+    // The id and creation time came along.
+    let mut s = Server::ready(&mem);
+    let r = s.request(
+        "resources/read",
+        json!({"uri": "alayasiki://documents/doc_00000000000000000000000a"}),
+    );
+    assert_eq!(r["result"]["contents"][0]["text"], "kept line");
+    let q = s.query("kept line");
+    assert_eq!(q["evidence"][0]["created_at"], "1970-01-01T00:00:01.000Z");
+    s.close();
+
+    // Neither format: refused before anything is stored.
+    std::fs::write(&file, "{\"hello\": 1}\n").unwrap();
+    let out = cli(&mem, &["import", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("server-memory"));
+}
+
+#[test]
+fn mcp_memory_server_files_become_documents() {
+    let dir = TempDir::new("mcpmem");
+    let file = dir.path().join("memory.jsonl");
+    // As written by @modelcontextprotocol/server-memory.
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"type":"entity","name":"Ada Quill","entityType":"person","observations":["Works at Harbor Labs","Prefers tea over coffee"]}"#, "\n",
+            r#"{"type":"entity","name":"Harbor Labs","entityType":"organization","observations":["Builds tidal turbines"]}"#, "\n",
+            r#"{"type":"relation","from":"Ada Quill","to":"Harbor Labs","relationType":"works_at"}"#, "\n",
+        ),
+    )
+    .unwrap();
+    let mem = dir.path().join("m");
+    let out = cli_ok(&mem, &["import", file.to_str().unwrap()]);
+    assert!(out.contains("MCP memory-server file"), "{out}");
+    assert!(out.contains("3 document(s) imported"), "{out}");
+    let out = cli_ok(&mem, &["import", file.to_str().unwrap()]);
+    assert!(
+        out.contains("0 document(s) imported, 3 already present"),
+        "{out}"
+    );
+
+    let mut s = Server::ready(&mem);
+    let q = s.query("What does Ada drink?");
+    let top = &q["evidence"][0];
+    assert_eq!(
+        top["text"],
+        "Ada Quill (person): Works at Harbor Labs\nAda Quill (person): Prefers tea over coffee"
+    );
+    assert_eq!(top["metadata"]["entity"], "Ada Quill");
+    assert_eq!(top["metadata"]["entity_type"], "person");
+    assert_eq!(top["source"], "mcp-memory:Ada Quill");
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": "works_at", "mode": "evidence", "lanes": ["keyword"]}),
+    );
+    let relation = q["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["metadata"]["relation"] == "works_at")
+        .expect("relation document");
+    assert_eq!(relation["text"], "Ada Quill works_at Harbor Labs");
+    assert_eq!(relation["metadata"]["to"], "Harbor Labs");
+    // Forgetting an entity's source removes it with what it asserted.
+    let r = s.ok(
+        "alayasiki_forget",
+        json!({"source": "mcp-memory:Ada Quill"}),
+    );
+    assert_eq!(r["documents"], 2);
+}
+
+/// A folder of mixed files for bulk ingestion.
+fn corpus(root: &std::path::Path) {
+    let w = |rel: &str, bytes: &[u8]| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    };
+    w(
+        "notes/ferry.md",
+        b"# Ferry\n\nThe ferry leaves at 07:40 from pier 3.\n",
+    );
+    w(
+        "notes/deep/a/b/todo.txt",
+        b"Buy rope for the harbour crane.\n",
+    );
+    w("data/staff.json", br#"{"keeper": "Ines Duarte"}"#);
+    w(
+        "data/LICENSE",
+        b"Permission is hereby granted, free of charge.\n",
+    );
+    w(
+        "docs/report.pdf",
+        &fixture_bytes("pdf/libreoffice-report.pdf"),
+    );
+    w("docs/locked.pdf", &fixture_bytes("pdf/encrypted.pdf"));
+    w(
+        "bin/tool",
+        &[0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0xff, 0xfe, 0],
+    );
+    w("img/photo.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
+    w("bad/latin1.txt", b"caf\xe9 cr\xe8me\n");
+    w("empty.txt", b"");
+    w(".hidden/secret.txt", b"not walked");
+    w(
+        "big.txt",
+        &vec![b'a'; alayasiki_mcp::limits::MAX_CONTENT_BYTES + 1],
+    );
+    for i in 0..40 {
+        w(
+            &format!("many/note{i:02}.txt"),
+            format!("Note {i}: tide table entry {i}.").as_bytes(),
+        );
+    }
+}
+
+#[test]
+fn bulk_ingest_walks_skips_with_reasons_and_resumes_without_duplicates() {
+    let dir = TempDir::new("bulk");
+    let root = dir.path().join("corpus");
+    corpus(&root);
+    let mem = dir.path().join("m");
+    let root_arg = root.to_str().unwrap();
+
+    // Interrupt a first run part-way (kill -9), then run to completion.
+    let mut child = Command::new(BIN)
+        .args(["ingest", root_arg, "--data-dir"])
+        .arg(&mem)
+        .env("ALAYASIKI_LOG", "error")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let _ = child.kill();
+    let _ = child.wait();
+
+    let out = cli(&mem, &["ingest", root_arg]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // Progress lines went to stderr (not a terminal: plain lines).
+    assert!(stderr.contains("ingest: 100% 49/49 files"), "{stderr}");
+    let count = |label: &str| -> usize {
+        let line = stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} in {stdout}"));
+        line.split(':')
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let stored = count("stored:");
+    let already = count("already stored:");
+    assert_eq!(stored + already, 45, "{stdout}");
+    assert_eq!(count("skipped:"), 7, "{stdout}");
+    assert_eq!(count("failed:"), 0, "{stdout}");
+    for reason in [
+        "binary of no supported type",
+        "encrypted PDF",
+        "image or audio: needs a description",
+        "not valid UTF-8 text",
+        "empty",
+        "larger than 4.2 MB (MAX_CONTENT_BYTES)",
+        "hidden (name starts with a dot)",
+    ] {
+        assert!(stdout.contains(reason), "{reason} not reported:\n{stdout}");
+    }
+
+    // A second run finds everything stored: no duplicates.
+    let again = cli_ok(&mem, &["ingest", root_arg]);
+    assert!(again.contains("already stored: 45 file(s)"), "{again}");
+    let mut s = Server::ready(&mem);
+    assert_eq!(s.ok("alayasiki_status", json!({}))["documents"], 45);
+    let q = s.query("pier 3 ferry");
+    let source = q["evidence"][0]["source"].as_str().unwrap();
+    assert!(source.ends_with("notes/ferry.md"), "{source}");
+    assert_eq!(q["evidence"][0]["title"], "ferry.md");
+    s.close();
+
+    // `query` prints evidence for people: rank, score, source, span, page.
+    let printed = cli_ok(&mem, &["query", "Ærøskøbing", "--top-k", "2"]);
+    assert!(printed.contains("Evidence:"), "{printed}");
+    let first = printed
+        .lines()
+        .find(|l| l.starts_with("[1] score "))
+        .unwrap_or_else(|| panic!("{printed}"));
+    assert!(first.contains("docs/report.pdf"), "{first}");
+    assert!(first.contains("bytes 0-"), "{first}");
+    assert!(first.contains("page 1"), "{first}");
+    assert!(printed.contains("    "), "{printed}");
+}
+
+#[test]
+fn cli_usage_errors_exit_2() {
+    let dir = TempDir::new("cliusage");
+    for args in [
+        vec!["ingest"],
+        vec!["query"],
+        vec!["forget"],
+        vec!["import"],
+        vec!["compact", "--tenant", "x"],
+    ] {
+        let out = cli(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+    // Reading subcommands do not create a memory where there is none.
+    let out = cli(&dir.path().join("none"), &["query", "x"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!dir.path().join("none").exists());
+}

@@ -1,0 +1,297 @@
+//! Forgetting through the real binary: by id, idempotency key and source;
+//! afterwards no query, resource or export returns the text, also after a
+//! restart; `compact` then removes it from the files; shared originals
+//! survive; the audit trail says who forgot what, without content.
+
+mod common;
+
+use common::*;
+use rusqlite::Connection;
+use serde_json::{json, Value};
+
+/// Words that occur only in the forgotten document.
+const SECRET: &str = "Quokkabridge ledger: the vault code is ZEPHYRMANTIS-4471.";
+
+fn evidence_texts(q: &Value) -> Vec<String> {
+    q["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["text"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Chunks the keyword lane finds for `words`.
+fn keyword_hits(s: &mut Server, words: &str) -> Vec<String> {
+    evidence_texts(&s.ok(
+        "alayasiki_query",
+        json!({"query": words, "mode": "evidence", "lanes": ["keyword"], "top_k": 100}),
+    ))
+}
+
+/// Asserts the secret is in no evidence of either lane, and that no chunk
+/// matches its words (not even through a neighbour's context).
+fn assert_secret_gone(s: &mut Server) {
+    let words = "ZEPHYRMANTIS quokkabridge vault";
+    assert_eq!(keyword_hits(s, words), Vec::<String>::new());
+    let nearest = evidence_texts(&s.ok(
+        "alayasiki_query",
+        json!({"query": SECRET, "mode": "evidence", "lanes": ["vector"], "top_k": 100}),
+    ));
+    assert!(
+        nearest
+            .iter()
+            .all(|t| !t.contains("ZEPHYR") && !t.contains("vault")),
+        "{nearest:?}"
+    );
+}
+
+/// Every byte of every file in the data directory.
+fn files_contain(dir: &std::path::Path, needle: &[u8]) -> Vec<String> {
+    let mut hits = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                if bytes.windows(needle.len()).any(|w| w == needle) {
+                    hits.push(p.display().to_string());
+                }
+            }
+        }
+    }
+    hits
+}
+
+#[test]
+fn forgotten_documents_are_gone_everywhere_and_stay_gone() {
+    let dir = TempDir::new("forget");
+    let (secret_id, shared_id) = {
+        let mut s = Server::ready(dir.path());
+        let r = s.ok(
+            "alayasiki_ingest",
+            json!({"content": format!("{SECRET}\n\nIt opens the north door."),
+                   "source": "chat-7", "idempotency_key": "secret-1"}),
+        );
+        let secret_id = r["document_id"].as_str().unwrap().to_string();
+        // The next message from the same source took the secret as context.
+        s.ok(
+            "alayasiki_ingest",
+            json!({"content": "Thanks, noted. The south door uses a key.", "source": "chat-7"}),
+        );
+        // Two documents with identical bytes share one original.
+        let shared = "Identical bytes stored twice under two sources.";
+        let a = s.ok(
+            "alayasiki_ingest",
+            json!({"content": shared, "source": "a"}),
+        );
+        s.ok(
+            "alayasiki_ingest",
+            json!({"content": shared, "source": "b"}),
+        );
+        for i in 0..3 {
+            s.ok(
+                "alayasiki_ingest",
+                json!({"content": format!("Filler note {i} about gardening."), "source": "notes"}),
+            );
+        }
+        assert!(keyword_hits(&mut s, "ZEPHYRMANTIS quokkabridge")
+            .iter()
+            .any(|t| t.contains("ZEPHYRMANTIS")));
+        // The neighbour is found by the secret's words through its context.
+        assert!(keyword_hits(&mut s, "ZEPHYRMANTIS")
+            .iter()
+            .any(|t| t.starts_with("Thanks, noted")));
+        // The files hold it now (so the check after compaction means something).
+        assert!(!files_contain(dir.path(), b"ZEPHYRMANTIS").is_empty());
+        let before = s.ok("alayasiki_status", json!({}));
+
+        let r = s.ok("alayasiki_forget", json!({"document_id": secret_id}));
+        assert_eq!(r["documents"], 1, "{r}");
+        assert_eq!(r["forgotten"][0]["document_id"], secret_id.as_str());
+        assert_eq!(r["forgotten"][0]["original_deleted"], true);
+        let chunks = r["chunks"].as_i64().unwrap();
+        assert!(chunks >= 1);
+        let after = s.ok("alayasiki_status", json!({}));
+        assert_eq!(
+            after["documents"],
+            before["documents"].as_i64().unwrap() - 1
+        );
+        assert_eq!(after["chunks"], before["chunks"].as_i64().unwrap() - chunks);
+
+        // Neither its own chunks nor the neighbour that borrowed its words
+        // as context are found by them.
+        assert_secret_gone(&mut s);
+        assert!(s.query("south door key")["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["text"] == "Thanks, noted. The south door uses a key."));
+        for uri in [
+            format!("alayasiki://documents/{secret_id}"),
+            format!("alayasiki://documents/{secret_id}/original"),
+        ] {
+            let r = s.request("resources/read", json!({ "uri": uri }));
+            assert_eq!(r["error"]["code"], -32002, "{r}");
+        }
+        let listed = s.request("resources/list", json!({}));
+        assert!(!listed.to_string().contains(&secret_id));
+        // Forgetting again finds nothing; so does its idempotency key.
+        let (is_error, msg) = s.call("alayasiki_forget", json!({"document_id": secret_id}));
+        assert!(
+            is_error && msg.as_str().unwrap().starts_with("not_found"),
+            "{msg}"
+        );
+        let (is_error, _) = s.call("alayasiki_forget", json!({"idempotency_key": "secret-1"}));
+        assert!(is_error);
+        // The key is free again: the same key may now store new content.
+        s.ok(
+            "alayasiki_ingest",
+            json!({"content": "A replacement note.", "idempotency_key": "secret-1"}),
+        );
+
+        // One of two documents sharing bytes: the original stays for the other.
+        let r = s.ok(
+            "alayasiki_forget",
+            json!({"document_id": a["document_id"].as_str().unwrap()}),
+        );
+        assert_eq!(r["forgotten"][0]["original_deleted"], false, "{r}");
+        let shared_id = {
+            let q = s.query("Identical bytes stored twice");
+            q["evidence"][0]["document_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        let r = s.request(
+            "resources/read",
+            json!({"uri": format!("alayasiki://documents/{shared_id}/original")}),
+        );
+        assert_eq!(r["result"]["contents"][0]["text"], shared);
+
+        // By source: every document from it.
+        let r = s.ok("alayasiki_forget", json!({"source": "notes"}));
+        assert_eq!(r["documents"], 3, "{r}");
+        assert!(keyword_hits(&mut s, "Filler gardening").is_empty());
+        s.close();
+        (secret_id, shared_id)
+    };
+
+    // After a restart: still gone, and the export does not have it either.
+    {
+        let mut s = Server::ready(dir.path());
+        assert_secret_gone(&mut s);
+        let r = s.request(
+            "resources/read",
+            json!({"uri": format!("alayasiki://documents/{secret_id}")}),
+        );
+        assert_eq!(r["error"]["code"], -32002);
+        assert!(!s.query("Identical bytes stored twice")["evidence"]
+            .as_array()
+            .unwrap()
+            .is_empty());
+        s.close();
+    }
+    let export = cli_ok(dir.path(), &["export"]);
+    assert!(!export.contains("ZEPHYRMANTIS"));
+    assert!(!export.contains(&b64(SECRET.as_bytes())[..20]));
+    assert!(!export.contains(&secret_id));
+    assert!(export.contains(&shared_id));
+
+    // The audit trail names who forgot which document, without content.
+    {
+        let conn = Connection::open(dir.path().join("memory.db")).unwrap();
+        let (subject, detail): (String, String) = conn
+            .query_row(
+                "SELECT subject, detail FROM audit WHERE action = 'forget' AND target = ?1",
+                [&secret_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(subject, "local-agent");
+        let detail: Value = serde_json::from_str(&detail).unwrap();
+        assert_eq!(detail["selected_by"], "document_id");
+        assert!(!detail.to_string().contains("ZEPHYR"));
+        let n: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM audit WHERE action = 'forget'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(n, 5);
+    }
+
+    // Compaction rewrites the vector files and merges the full-text index:
+    // then not a byte of the forgotten text is left in the data directory.
+    cli_ok(dir.path(), &["compact"]);
+    for needle in ["ZEPHYRMANTIS", "zephyrmanti", "Quokkabridge", "quokkabridg"] {
+        let hits = files_contain(dir.path(), needle.as_bytes());
+        assert!(hits.is_empty(), "{needle:?} still in {hits:?}");
+    }
+    let mut s = Server::ready(dir.path());
+    assert!(!s.query("south door key")["evidence"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn forget_arguments_are_checked() {
+    let dir = TempDir::new("forgetargs");
+    let mut s = Server::ready(dir.path());
+    for args in [
+        json!({}),
+        json!({"document_id": "a", "source": "b"}),
+        json!({"document_id": ""}),
+        json!({"doc": "a"}),
+        json!({"source": "x".repeat(2000)}),
+    ] {
+        let (is_error, msg) = s.call("alayasiki_forget", args.clone());
+        assert!(is_error, "{args} accepted: {msg}");
+    }
+    let (is_error, msg) = s.call("alayasiki_forget", json!({"source": "nothing here"}));
+    assert!(
+        is_error && msg.as_str().unwrap().starts_with("not_found"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn forgetting_a_pdf_removes_its_pages_and_vectors() {
+    let dir = TempDir::new("forgetpdf");
+    let mut s = Server::ready(dir.path());
+    let r = s.ok(
+        "alayasiki_ingest",
+        json!({"File": {"content": b64(&fixture_bytes("pdf/groff-columns.pdf")),
+                        "source": "paper"}}),
+    );
+    let id = r["document_id"].as_str().unwrap().to_string();
+    let r = s.ok("alayasiki_forget", json!({"source": "paper"}));
+    assert_eq!(r["forgotten"][0]["document_id"], id.as_str());
+    assert_eq!(r["vectors"], r["chunks"], "{r}");
+    assert_eq!(s.ok("alayasiki_status", json!({}))["chunks"], 0);
+}
+
+#[test]
+fn cli_forget_reports_and_refuses_unknown() {
+    let dir = TempDir::new("forgetcli");
+    {
+        let mut s = Server::ready(dir.path());
+        s.ok(
+            "alayasiki_ingest",
+            json!({"content": "Remove me via the command line.", "idempotency_key": "k9"}),
+        );
+        s.close();
+    }
+    let out = cli_ok(dir.path(), &["forget", "--key", "k9"]);
+    assert!(out.contains("forgot 1 document(s)"), "{out}");
+    let again = cli(dir.path(), &["forget", "--key", "k9"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("no document"));
+    let out = cli_ok(dir.path(), &["query", "remove command line"]);
+    assert!(out.contains("No evidence"), "{out}");
+}
