@@ -25,6 +25,75 @@ pub fn rfc3339(ms: i64) -> String {
     )
 }
 
+/// Parses an RFC 3339 timestamp (`2026-12-01T09:30:00Z`, fractional
+/// seconds and `±HH:MM` offsets allowed) or a plain date (`2026-12-01`,
+/// midnight UTC) into Unix milliseconds.
+pub fn parse_rfc3339(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let num = |t: &str| -> Option<i64> {
+        (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse().ok())?
+    };
+    let (date, rest) = match s.find(['T', 't', ' ']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let mut d = date.splitn(3, '-');
+    let (y, m, day) = (num(d.next()?)?, num(d.next()?)?, num(d.next()?)?);
+    if !(1..=12).contains(&m) || day < 1 || day > days_in_month(y, m) || date.len() != 10 {
+        return None;
+    }
+    let days = days_from_civil(y, m as u32, day as u32);
+    let Some(rest) = rest else {
+        return Some(days * 86_400_000);
+    };
+    let (clock, offset_ms) = if let Some(c) = rest.strip_suffix(['Z', 'z']) {
+        (c, 0)
+    } else {
+        let i = rest.rfind(['+', '-'])?;
+        let (c, off) = rest.split_at(i);
+        let sign = if off.starts_with('-') { -1 } else { 1 };
+        let (oh, om) = off[1..].split_once(':')?;
+        (c, sign * (num(oh)? * 3600 + num(om)? * 60) * 1000)
+    };
+    let (hms, frac) = match clock.split_once('.') {
+        Some((a, b)) => (a, b),
+        None => (clock, ""),
+    };
+    let mut t = hms.splitn(3, ':');
+    let (h, min, sec) = (num(t.next()?)?, num(t.next()?)?, num(t.next()?)?);
+    if h > 23 || min > 59 || sec > 60 || (!frac.is_empty() && num(frac).is_none()) {
+        return None;
+    }
+    let millis = frac
+        .chars()
+        .chain("000".chars())
+        .take(3)
+        .collect::<String>()
+        .parse::<i64>()
+        .ok()?;
+    Some(days * 86_400_000 + (h * 3600 + min * 60 + sec) * 1000 + millis - offset_ms)
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (i64::from(m) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// Proleptic Gregorian date of a day count since 1970-01-01 (the
 /// era-based algorithm: exact for every representable day).
 fn civil_from_days(days: i64) -> (i64, u32, u32) {
@@ -43,6 +112,35 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_what_it_formats_and_common_variants() {
+        for ms in [0, 951_782_400_123, 1_795_910_400_000, 1_795_987_654_321] {
+            assert_eq!(parse_rfc3339(&rfc3339(ms)), Some(ms));
+        }
+        assert_eq!(parse_rfc3339("2026-11-29"), Some(1_795_910_400_000));
+        assert_eq!(parse_rfc3339("2028-02-29"), Some(1_835_395_200_000));
+        assert_eq!(
+            parse_rfc3339("2026-11-29T02:00:00+02:00"),
+            Some(1_795_910_400_000)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-11-28T22:00:00-02:00"),
+            Some(1_795_910_400_000)
+        );
+        for bad in [
+            "",
+            "tomorrow",
+            "2026-02-29",
+            "2027-04-31",
+            "2026-13-01",
+            "2026-1-01",
+            "2026-11-29T25:00:00Z",
+            "2026-11-29T10:00:00",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn formats_known_instants() {

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::limits::{DEFAULT_WM_TTL_SECS, MAX_IDENTITY_BYTES, MAX_WM_TTL_SECS};
+use crate::limits::{DEFAULT_WM_TTL_SECS, MAX_IDENTITY_BYTES, MAX_RETENTION_DAYS, MAX_WM_TTL_SECS};
 
 pub const DATA_DIR_ENV: &str = "ALAYASIKI_DATA_DIR";
 pub const TENANT_ENV: &str = "ALAYASIKI_MCP_TENANT";
@@ -13,6 +13,7 @@ pub const SUBJECT_ENV: &str = "ALAYASIKI_MCP_SUBJECT";
 pub const DURABILITY_ENV: &str = "ALAYASIKI_DURABILITY";
 pub const FUSION_ENV: &str = "ALAYASIKI_FUSION";
 pub const WM_TTL_ENV: &str = "ALAYASIKI_WM_TTL_SECS";
+pub const RETENTION_ENV: &str = "ALAYASIKI_RETENTION_DAYS";
 
 // alayasiki-api: the HTTP API and SSE transport (see API.md).
 pub const JWT_SECRET_ENV: &str = "ALAYASIKI_JWT_SECRET";
@@ -145,6 +146,23 @@ pub fn wm_ttl_from_env() -> Result<std::time::Duration, String> {
             })?,
     };
     Ok(std::time::Duration::from_secs(secs))
+}
+
+/// The retention period from `ALAYASIKI_RETENTION_DAYS`: a positive number
+/// of days (fractions allowed) up to [`MAX_RETENTION_DAYS`]; unset keeps
+/// documents until they are forgotten or reach their own `expires_at`.
+pub fn retention_from_env() -> Result<Option<std::time::Duration>, String> {
+    let Some(v) = env(RETENTION_ENV) else {
+        return Ok(None);
+    };
+    v.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|d| d.is_finite() && *d > 0.0 && *d <= MAX_RETENTION_DAYS)
+        .map(|d| Some(std::time::Duration::from_secs_f64(d * 86_400.0)))
+        .ok_or_else(|| {
+            format!("{RETENTION_ENV}={v:?} is not a number of days above 0 and at most {MAX_RETENTION_DAYS}")
+        })
 }
 
 /// `HOME`, or `USERPROFILE` on Windows.

@@ -69,6 +69,10 @@ pub const DEFAULT_WM_TTL_SECS: u64 = 30 * 60;
 /// Longest `ALAYASIKI_WM_TTL_SECS` accepted (seconds; one week).
 pub const MAX_WM_TTL_SECS: u64 = 7 * 24 * 60 * 60;
 
+/// Longest retention period `ALAYASIKI_RETENTION_DAYS` accepts (days;
+/// about a century, i.e. "keep everything" without overflowing the clock).
+pub const MAX_RETENTION_DAYS: f64 = 36_500.0;
+
 /// Live working-memory session graphs, across every caller and transport.
 pub const MAX_WM_SESSIONS: usize = 128;
 
@@ -139,6 +143,7 @@ mod tests {
                 "`DEFAULT_WM_TTL_SECS` / `MAX_WM_TTL_SECS`",
                 format!("{DEFAULT_WM_TTL_SECS} / {MAX_WM_TTL_SECS}"),
             ),
+            ("`MAX_RETENTION_DAYS`", MAX_RETENTION_DAYS.to_string()),
             ("`MAX_WM_SESSIONS`", MAX_WM_SESSIONS.to_string()),
             ("`MAX_WM_WRITES`", MAX_WM_WRITES.to_string()),
             ("`MAX_WM_BYTES`", MAX_WM_BYTES.to_string()),

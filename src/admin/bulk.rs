@@ -308,6 +308,7 @@ fn ingest_file(memory: &Memory<'_>, opened: &Opened, file: &Candidate) -> Outcom
     }
     throttle(&opened.service);
     let request = IngestRequest {
+        expires_at: None,
         content: Content::File {
             filename,
             mime_type: None,

@@ -12,6 +12,9 @@
 //!  "idempotency_key":"k1","original":"<base64 of the exact bytes>"}
 //! ```
 //!
+//! A document with an expiry also has `"expires_at"` (Unix ms); documents
+//! already past it, or past the retention period, are not exported.
+//!
 //! Each document carries its own original (base64), so an import streams
 //! with constant memory; identical originals are rare enough that writing
 //! them twice beats making the reader keep them all. Derived data (chunks,
@@ -104,7 +107,7 @@ fn run(opened: &Opened, tenant: Option<String>) -> Result<usize, String> {
 /// One document as an export line.
 pub fn document_line(row: &ExportRow) -> Value {
     let metadata: Value = serde_json::from_str(&row.metadata).unwrap_or_else(|_| json!({}));
-    json!({
+    let mut line = json!({
         "type": "document",
         "id": row.doc_id,
         "source": row.source,
@@ -117,5 +120,9 @@ pub fn document_line(row: &ExportRow) -> Value {
         "sha256": row.sha256,
         "idempotency_key": row.idempotency_key,
         "original": base64::encode(&row.original),
-    })
+    });
+    if let Some(at) = row.expires_at {
+        line["expires_at"] = at.into();
+    }
+    line
 }

@@ -308,7 +308,12 @@ pub fn export_document(v: &Value) -> Result<Option<(IngestRequest, Restore)>, St
         None | Some(Value::Null) => None,
         Some(t) => Some(t.as_i64().ok_or("`created_at` must be Unix milliseconds")?),
     };
+    let expires_at = match v.get("expires_at") {
+        None | Some(Value::Null) => None,
+        Some(t) => Some(t.as_i64().ok_or("`expires_at` must be Unix milliseconds")?),
+    };
     let request = IngestRequest {
+        expires_at,
         content: Content::File {
             filename: string_field(v, "title")?,
             mime_type: Some(media_type),
@@ -388,6 +393,7 @@ pub fn mcp_memory_document(v: &Value) -> Result<Option<(IngestRequest, Restore)>
         _ => return Err("neither an entity nor a relation".into()),
     };
     let request = IngestRequest {
+        expires_at: None,
         content: Content::Text {
             text,
             media_type: None,

@@ -260,6 +260,7 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         };
         if jobs.is_empty() {
             if busy == 0 {
+                purge_expired(shared, &mut state);
                 refresh_communities(shared, &mut state);
             }
             let wait = state
@@ -273,6 +274,42 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         if let Err(e) = run_batch(shared, jobs, stop, &mut state) {
             log::error!("ingestion batch failed, will retry: {e}");
             let _ = wake.recv_timeout(IDLE_POLL);
+        }
+    }
+}
+
+/// Documents retention forgets per transaction, so a large sweep does not
+/// hold the writer (and every other write) at once.
+pub const RETENTION_PURGE_BATCH: usize = 256;
+
+/// Forgets documents past their expiry or the retention period while the
+/// worker has nothing else to do. They are already invisible to every
+/// read; this reclaims their space and removes their derived data.
+fn purge_expired(shared: &WorkerShared, state: &mut WorkerState) {
+    let tenants = match shared.store.tenants_with_expired() {
+        Ok(t) => t,
+        Err(e) => {
+            log::warn!("cannot look for expired documents: {e}");
+            return;
+        }
+    };
+    for tenant in tenants {
+        match shared.store.purge_expired(
+            &tenant,
+            RETENTION_PURGE_BATCH,
+            crate::ingest::chunk::CONTEXT_BYTES,
+        ) {
+            Ok(forgotten) => {
+                for f in &forgotten {
+                    shared.forgotten(&f.document_id);
+                }
+                if !forgotten.is_empty() {
+                    log::info!("retention forgot {} document(s)", forgotten.len());
+                    // Summaries are withheld until rebuilt: do it next.
+                    state.last_rebuild.remove(tenant.name());
+                }
+            }
+            Err(e) => log::warn!("purging expired documents failed: {e}"),
         }
     }
 }

@@ -228,6 +228,7 @@ pub fn candidates(
     };
     let mut choice = modes::choose(spec.search_mode, &spec.text, &entities);
     let mut explain = modes::Explain::new(&entities);
+    explain.excluded.retention_expired = reader.expired_count()?;
     let snapshot = match choice.ran {
         SearchMode::Global => reader
             .latest_communities()?

@@ -52,6 +52,9 @@ pub struct IngestRequest {
     pub idempotency_key: Option<String>,
     pub source: Option<String>,
     pub provenance: Option<String>,
+    /// When the document expires (Unix ms): invisible from then on and
+    /// purged by the ingestion worker.
+    pub expires_at: Option<i64>,
     /// Wait for indexing before answering (default true).
     pub wait: bool,
 }
@@ -176,6 +179,8 @@ impl MemoryService {
             dim: embedder.dim(),
         };
         let store = Arc::new(Store::open_with(data_dir, durability, spec, policy)?);
+        // Before the worker starts: its first sweep must see the period.
+        store.set_retention(crate::config::retention_from_env().map_err(Error::Unavailable)?);
         let (pending, failed) = store.journal_backlog()?;
         if pending > 0 {
             log::info!("replaying {pending} pending ingestion job(s)");
@@ -347,11 +352,20 @@ impl Memory<'_> {
         let sha256 = ids::sha256_hex(&bytes);
         let media_type = kind.media_type().to_string();
         let idempotency = req.idempotency_key.map(|key| {
-            let digest = ids::sha256_hex(
-                serde_json::json!([media_type, sha256, metadata, req.source, filename, provenance])
-                    .to_string()
-                    .as_bytes(),
-            );
+            let mut fields = vec![
+                serde_json::json!(media_type),
+                serde_json::json!(sha256),
+                metadata.clone(),
+                serde_json::json!(req.source),
+                serde_json::json!(filename),
+                serde_json::json!(provenance),
+            ];
+            // Appended only when set, so digests stored before expiry
+            // existed still match a retry of the same request.
+            if let Some(at) = req.expires_at {
+                fields.push(at.into());
+            }
+            let digest = ids::sha256_hex(serde_json::Value::from(fields).to_string().as_bytes());
             (key, digest)
         });
         let doc_id = match restore.doc_id {
@@ -359,6 +373,13 @@ impl Memory<'_> {
             _ => ids::new_id("doc"),
         };
         let title = title_for(&filename, prepared.text.as_deref(), &bytes, kind);
+        if let Some(at) = req.expires_at {
+            if at <= now_ms() {
+                return Err(Error::invalid(
+                    "`expires_at` is in the past: the document would be forgotten at once",
+                ));
+            }
+        }
         let doc = NewDocument {
             doc_id: doc_id.clone(),
             source: req.source,
@@ -370,6 +391,7 @@ impl Memory<'_> {
             provenance,
             created_by: self.principal.subject.clone(),
             idempotency,
+            expires_at: req.expires_at,
         };
         let byte_len = doc.original.len();
         let shared = &self.service.shared;

@@ -6,7 +6,7 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::tenant::{TenantReader, TenantWriter};
+use super::tenant::{TenantReader, TenantWriter, VISIBLE};
 use crate::error::Result;
 
 /// A chunk to store: `text` is exactly `document_text[start..end]`.
@@ -160,11 +160,25 @@ impl TenantReader<'_> {
                     d.title, d.metadata, d.provenance, d.created_at, hits.rank, c.page
                FROM hits CROSS JOIN chunks c ON c.id = hits.rowid
                          CROSS JOIN documents d ON d.id = c.document_id
-              WHERE c.tenant_id = ?3
+              WHERE c.tenant_id = ?3 AND {VISIBLE}
               ORDER BY hits.rank"
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![match_expr, limit as i64, tenant_id], hit_row)?;
+        let v = self.visible;
+        let rows = stmt.query_map(
+            params![
+                match_expr,
+                limit as i64,
+                tenant_id,
+                0,
+                0,
+                0,
+                0,
+                v.now,
+                v.since
+            ],
+            hit_row,
+        )?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -179,17 +193,21 @@ impl TenantReader<'_> {
         if found.is_empty() {
             return Ok(Vec::new());
         }
-        let mut stmt = self.conn.prepare_cached(
+        let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
                     d.title, d.metadata, d.provenance, d.created_at, 0.0, c.page
                FROM chunks c JOIN documents d ON d.id = c.document_id
-              WHERE c.tenant_id = ?1 AND c.vector_slot = ?2",
-        )?;
+              WHERE c.tenant_id = ?1 AND c.vector_slot = ?2 AND {VISIBLE}"
+        ))?;
+        let v = self.visible;
         let mut hits = Vec::with_capacity(found.len());
         for f in found {
             // A slot without a chunk belonged to a deleted chunk: skip it.
             if let Some(mut hit) = stmt
-                .query_row(params![tenant_id, f.slot as i64], hit_row)
+                .query_row(
+                    params![tenant_id, f.slot as i64, 0, 0, 0, 0, 0, v.now, v.since],
+                    hit_row,
+                )
                 .optional()?
             {
                 hit.bm25 = -f64::from(f.score);
@@ -205,16 +223,20 @@ impl TenantReader<'_> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(Vec::new());
         };
-        let mut stmt = self.conn.prepare_cached(
+        let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
                     d.title, d.metadata, d.provenance, d.created_at, 0.0, c.page
                FROM chunks c JOIN documents d ON d.id = c.document_id
-              WHERE c.tenant_id = ?1 AND c.id = ?2",
-        )?;
+              WHERE c.tenant_id = ?1 AND c.id = ?2 AND {VISIBLE}"
+        ))?;
+        let v = self.visible;
         let mut hits = Vec::with_capacity(scored.len());
         for (key, score) in scored {
             if let Some(mut hit) = stmt
-                .query_row(params![tenant_id, key], hit_row)
+                .query_row(
+                    params![tenant_id, key, 0, 0, 0, 0, 0, v.now, v.since],
+                    hit_row,
+                )
                 .optional()?
             {
                 hit.bm25 = -score;
@@ -313,11 +335,25 @@ impl TenantReader<'_> {
                     d.title, d.metadata, d.provenance, d.created_at, hits.rank, c.page
                FROM hits CROSS JOIN chunks c ON c.id = hits.rowid
                          CROSS JOIN documents d ON d.id = c.document_id
-              WHERE c.tenant_id = ?3
+              WHERE c.tenant_id = ?3 AND {VISIBLE}
               ORDER BY hits.rowid DESC"
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![match_expr, limit as i64, tenant_id], hit_row)?;
+        let v = self.visible;
+        let rows = stmt.query_map(
+            params![
+                match_expr,
+                limit as i64,
+                tenant_id,
+                0,
+                0,
+                0,
+                0,
+                v.now,
+                v.since
+            ],
+            hit_row,
+        )?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }

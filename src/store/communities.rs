@@ -5,7 +5,7 @@
 use rusqlite::params;
 use std::collections::HashMap;
 
-use super::tenant::{TenantReader, TenantWriter};
+use super::tenant::{TenantReader, TenantWriter, VISIBLE};
 use super::Store;
 use crate::error::Result;
 use crate::graph::communities::{GraphInput, Summary};
@@ -41,12 +41,19 @@ impl TenantReader<'_> {
         let entities = stmt
             .query_map([tenant_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        let mut stmt = self.conn.prepare(
-            "SELECT subject_id, object_id, label, alpha, beta, kind = 'pattern' FROM relations
-              WHERE tenant_id = ?1 AND valid_to IS NULL ORDER BY id",
-        )?;
+        // Only what a reader could see: relations with evidence in a
+        // visible document, mentions in visible documents (retention).
+        let v = self.visible;
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT r.subject_id, r.object_id, r.label, r.alpha, r.beta, r.kind = 'pattern'
+               FROM relations r
+              WHERE r.tenant_id = ?1 AND r.valid_to IS NULL
+                AND EXISTS (SELECT 1 FROM relation_evidence ev JOIN documents d ON d.id = ev.document_id
+                             WHERE ev.relation_id = r.id AND {VISIBLE})
+              ORDER BY r.id"
+        ))?;
         let relations = stmt
-            .query_map([tenant_id], |r| {
+            .query_map(params![tenant_id, 0, 0, 0, 0, 0, 0, v.now, v.since], |r| {
                 let (alpha, beta): (f64, f64) = (r.get(3)?, r.get(4)?);
                 Ok((
                     r.get(0)?,
@@ -113,6 +120,11 @@ impl TenantReader<'_> {
             if let Ok(s) = serde_json::from_str::<Summary>(&json) {
                 summaries.push(s);
             }
+        }
+        if self.expired_since(built_at)? {
+            // The snapshot may name what retention now hides; it is withheld
+            // until the sweep forgets those documents and it is rebuilt.
+            return Ok(None);
         }
         Ok(Some(Snapshot {
             graph_version: version,

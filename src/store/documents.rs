@@ -4,7 +4,7 @@
 use rusqlite::{params, OptionalExtension, Row};
 
 use super::journal::JobState;
-use super::tenant::{TenantReader, TenantWriter};
+use super::tenant::{TenantReader, TenantWriter, VISIBLE};
 use crate::error::{Error, Result};
 
 /// Everything stored when an ingest is acknowledged.
@@ -22,6 +22,8 @@ pub struct NewDocument {
     pub created_by: String,
     /// `(key, digest of the whole request)` when the caller sent a key.
     pub idempotency: Option<(String, String)>,
+    /// When the document expires (Unix ms).
+    pub expires_at: Option<i64>,
 }
 
 /// The result of admitting a document.
@@ -108,8 +110,9 @@ impl TenantWriter<'_> {
         )?;
         self.exec(
             "INSERT INTO documents(tenant_id, doc_id, source, title, media_type, sha256,
-                                   byte_size, metadata, provenance, created_by, created_at, state)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending')",
+                                   byte_size, metadata, provenance, created_by, created_at, state,
+                                   expires_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending', ?12)",
             params![
                 self.tenant_id,
                 doc.doc_id,
@@ -121,7 +124,8 @@ impl TenantWriter<'_> {
                 doc.metadata,
                 doc.provenance,
                 doc.created_by,
-                now
+                now,
+                doc.expires_at
             ],
         )?;
         let document_id = self.conn.last_insert_rowid();
@@ -180,9 +184,22 @@ impl TenantReader<'_> {
             .prepare_cached(&format!(
                 "SELECT {DOCUMENT_COLUMNS} FROM documents d JOIN originals o
                    ON o.tenant_id = d.tenant_id AND o.sha256 = d.sha256
-                  WHERE d.tenant_id = ?1 AND d.doc_id = ?2"
+                  WHERE d.tenant_id = ?1 AND d.doc_id = ?2 AND {VISIBLE}"
             ))?
-            .query_row(params![tenant_id, doc_id], document_row)
+            .query_row(
+                params![
+                    tenant_id,
+                    doc_id,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    self.visible.now,
+                    self.visible.since
+                ],
+                document_row,
+            )
             .optional()?)
     }
 
@@ -191,20 +208,25 @@ impl TenantReader<'_> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(Vec::new());
         };
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id, doc_id, title, source, media_type, byte_size FROM documents
-              WHERE tenant_id = ?1 AND id > ?2 AND state = 'ready' ORDER BY id LIMIT ?3",
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT d.id, d.doc_id, d.title, d.source, d.media_type, d.byte_size FROM documents d
+              WHERE d.tenant_id = ?1 AND d.id > ?2 AND d.state = 'ready' AND {VISIBLE}
+              ORDER BY d.id LIMIT ?3"
+        ))?;
+        let v = self.visible;
+        let rows = stmt.query_map(
+            params![tenant_id, after, limit as i64, 0, 0, 0, 0, v.now, v.since],
+            |r| {
+                Ok(DocumentSummary {
+                    cursor: r.get(0)?,
+                    doc_id: r.get(1)?,
+                    title: r.get(2)?,
+                    source: r.get(3)?,
+                    media_type: r.get(4)?,
+                    byte_size: r.get(5)?,
+                })
+            },
         )?;
-        let rows = stmt.query_map(params![tenant_id, after, limit as i64], |r| {
-            Ok(DocumentSummary {
-                cursor: r.get(0)?,
-                doc_id: r.get(1)?,
-                title: r.get(2)?,
-                source: r.get(3)?,
-                media_type: r.get(4)?,
-                byte_size: r.get(5)?,
-            })
-        })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 

@@ -506,6 +506,7 @@ mod tests {
             provenance: Some(provenance.into()),
             created_by: "test".into(),
             idempotency: None,
+            expires_at: None,
         };
         let p = Provenance::parse(Some(provenance));
         store

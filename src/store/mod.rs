@@ -10,6 +10,7 @@
 //!   as methods on the tenant handles.
 //! - `originals`: reading original bytes back, page spans, export rows.
 //! - `forget`: deleting a document and everything derived from it.
+//! - `retention`: expiry, the retention period, and the sweep that purges.
 //!
 //! Durability: a write is acknowledged only after its transaction commits;
 //! with [`Durability::Full`] (the default) the commit has been fsynced.
@@ -25,6 +26,7 @@ mod journal;
 mod maintenance;
 mod originals;
 pub mod owner;
+mod retention;
 mod tenant;
 mod usage;
 pub mod vectors;
@@ -39,6 +41,7 @@ pub use graph::{EntityRow, RelationRow, FUNCTIONAL_PREDICATES};
 pub use journal::{JobInput, JobKind, JobState, PendingJob};
 pub use maintenance::Compaction;
 pub use originals::{ExportRow, PageSpan, StoredOriginal};
+pub use retention::RETENTION_SUBJECT;
 pub use tenant::{Tenant, TenantReader, TenantWriter};
 pub use usage::{UsageRecord, UsageTotals};
 pub use vectors::VectorSpec;
@@ -77,6 +80,8 @@ pub struct Store {
     writer_thread: Mutex<Option<JoinHandle<()>>>,
     durability: Durability,
     vectors: Arc<VectorIndex>,
+    /// The tenant retention period (see `retention`).
+    retention: retention::RetentionPeriod,
 }
 
 /// Read connections for reuse across threads.
@@ -169,6 +174,7 @@ impl Store {
             writer_thread: Mutex::new(Some(handle)),
             durability,
             vectors,
+            retention: retention::RetentionPeriod::default(),
         })
     }
 
@@ -185,6 +191,7 @@ impl Store {
             conn: PooledConn::new(self.readers.get()?, &self.readers),
             tenant_id,
             vectors,
+            visible: self.visibility(),
         })
     }
 

@@ -4,7 +4,7 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::tenant::{TenantReader, TenantWriter};
+use super::tenant::{TenantReader, TenantWriter, VISIBLE};
 use crate::error::Result;
 
 /// A document's original bytes as stored, with what is needed to check and
@@ -35,6 +35,8 @@ pub struct ExportRow {
     pub sha256: String,
     pub idempotency_key: Option<String>,
     pub original: Vec<u8>,
+    /// When the document expires (Unix ms), if it does.
+    pub expires_at: Option<i64>,
 }
 
 /// A page of a paginated document: its number and byte span in the
@@ -88,21 +90,34 @@ impl TenantReader<'_> {
         };
         Ok(self
             .conn
-            .prepare_cached(
+            .prepare_cached(&format!(
                 "SELECT d.doc_id, d.media_type, d.title, d.sha256, o.bytes
                    FROM documents d JOIN originals o
                      ON o.tenant_id = d.tenant_id AND o.sha256 = d.sha256
-                  WHERE d.tenant_id = ?1 AND d.doc_id = ?2",
-            )?
-            .query_row(params![tenant_id, doc_id], |r| {
-                Ok(StoredOriginal {
-                    doc_id: r.get(0)?,
-                    media_type: r.get(1)?,
-                    title: r.get(2)?,
-                    sha256: r.get(3)?,
-                    bytes: r.get(4)?,
-                })
-            })
+                  WHERE d.tenant_id = ?1 AND d.doc_id = ?2 AND {VISIBLE}"
+            ))?
+            .query_row(
+                params![
+                    tenant_id,
+                    doc_id,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    self.visible.now,
+                    self.visible.since
+                ],
+                |r| {
+                    Ok(StoredOriginal {
+                        doc_id: r.get(0)?,
+                        media_type: r.get(1)?,
+                        title: r.get(2)?,
+                        sha256: r.get(3)?,
+                        bytes: r.get(4)?,
+                    })
+                },
+            )
             .optional()?)
     }
 
@@ -143,34 +158,41 @@ impl TenantReader<'_> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(Vec::new());
         };
-        let mut stmt = self.conn.prepare_cached(
+        // Expired documents are not exported: they are already forgotten
+        // as far as any reader is concerned.
+        let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT d.id, d.doc_id, d.source, d.title, d.media_type, d.metadata, d.provenance,
                     d.created_at, d.state, d.sha256,
                     (SELECT i.key FROM idempotency i
                       WHERE i.tenant_id = d.tenant_id AND i.document_id = d.id
                       ORDER BY i.created_at LIMIT 1),
-                    o.bytes
+                    o.bytes, d.expires_at
                FROM documents d JOIN originals o
                  ON o.tenant_id = d.tenant_id AND o.sha256 = d.sha256
-              WHERE d.tenant_id = ?1 AND d.id > ?2
-              ORDER BY d.id LIMIT ?3",
+              WHERE d.tenant_id = ?1 AND d.id > ?2 AND {VISIBLE}
+              ORDER BY d.id LIMIT ?3"
+        ))?;
+        let v = self.visible;
+        let rows = stmt.query_map(
+            params![tenant_id, after, limit as i64, 0, 0, 0, 0, v.now, v.since],
+            |r| {
+                Ok(ExportRow {
+                    cursor: r.get(0)?,
+                    doc_id: r.get(1)?,
+                    source: r.get(2)?,
+                    title: r.get(3)?,
+                    media_type: r.get(4)?,
+                    metadata: r.get(5)?,
+                    provenance: r.get(6)?,
+                    created_at: r.get(7)?,
+                    state: r.get(8)?,
+                    sha256: r.get(9)?,
+                    idempotency_key: r.get(10)?,
+                    original: r.get(11)?,
+                    expires_at: r.get(12)?,
+                })
+            },
         )?;
-        let rows = stmt.query_map(params![tenant_id, after, limit as i64], |r| {
-            Ok(ExportRow {
-                cursor: r.get(0)?,
-                doc_id: r.get(1)?,
-                source: r.get(2)?,
-                title: r.get(3)?,
-                media_type: r.get(4)?,
-                metadata: r.get(5)?,
-                provenance: r.get(6)?,
-                created_at: r.get(7)?,
-                state: r.get(8)?,
-                sha256: r.get(9)?,
-                idempotency_key: r.get(10)?,
-                original: r.get(11)?,
-            })
-        })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }

@@ -65,7 +65,23 @@ pub struct TenantReader<'s> {
     pub(super) tenant_id: Option<i64>,
     /// The tenant's vectors, if it has any.
     pub(super) vectors: Option<std::sync::Arc<super::vectors::TenantVectors>>,
+    /// Which documents reads may see (retention).
+    pub(super) visible: Visibility,
 }
+
+/// The retention window reads apply: a document is visible unless it
+/// expired (`expires_at <= now`) or was created before `since` (the
+/// tenant's retention period). Every read that returns document content
+/// filters with [`VISIBLE`], binding `now` as `?8` and `since` as `?9`.
+#[derive(Debug, Clone, Copy)]
+pub struct Visibility {
+    pub now: i64,
+    pub since: i64,
+}
+
+/// The SQL condition on a document aliased `d` (parameters `?8`, `?9`).
+pub(super) const VISIBLE: &str =
+    "(d.expires_at IS NULL OR d.expires_at > ?8) AND d.created_at >= ?9";
 
 /// Write access to one tenant's data, inside the writer's transaction.
 pub struct TenantWriter<'c> {

@@ -35,6 +35,7 @@ const ARGS: &[&str] = &[
     "idempotency_key",
     "source",
     "provenance",
+    "expires_at",
     "wait",
     "Text",
     "File",
@@ -51,6 +52,7 @@ fn schema() -> Value {
             "idempotency_key": {"type": "string", "description": "Caller-chosen key (at most 256 bytes): the same key with the same request returns the first document; with different content it is a conflict."},
             "source": {"type": "string", "description": "Where the content came from (a URL, path or label), returned with evidence."},
             "provenance": {"type": "string", "enum": ["external", "user", "agent"], "description": "Who asserted this: an external source, the user, or the agent itself."},
+            "expires_at": {"type": "string", "description": "When to forget this document (RFC 3339, e.g. 2027-01-31T00:00:00Z, or a date): from then on no query or resource returns it, and it is purged."},
             "wait": {"type": "boolean", "description": "Wait until the document is searchable (default true); false returns at once with state `pending`."},
             "Text": {
                 "type": "object",
@@ -95,7 +97,14 @@ pub fn parse(map: &Map<String, Value>) -> Result<IngestRequest> {
     let provenance = args
         .choice("provenance", &["external", "user", "agent"])?
         .map(str::to_string);
+    let expires_at = match args.string("expires_at")? {
+        None => None,
+        Some(t) => Some(crate::clock::parse_rfc3339(t).ok_or_else(|| {
+            Error::invalid("`expires_at` must be an RFC 3339 time (2027-01-31T00:00:00Z) or a date (2027-01-31)")
+        })?),
+    };
     Ok(IngestRequest {
+        expires_at,
         content,
         metadata: fields.object("metadata")?.cloned().unwrap_or_default(),
         idempotency_key: fields.string("idempotency_key")?.map(str::to_string),

@@ -320,6 +320,7 @@ fn promotion_request(subject: &str, session: &SessionId, note: &Note, wait: bool
         },
     };
     IngestRequest {
+        expires_at: None,
         content,
         metadata: note.metadata.clone(),
         idempotency_key: Some(key),
