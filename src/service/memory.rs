@@ -490,9 +490,21 @@ impl Memory<'_> {
         self.require(Permission::Query)?;
         crate::graph::communities::refresh(&self.service.store, &self.principal.tenant)?;
         let reader = self.service.store.reader(&self.principal.tenant)?;
-        let Some(snapshot) = reader.latest_communities()? else {
-            return Ok(serde_json::json!({"graph_version": 0, "communities": []}));
+        let snapshot = match reader.latest_communities()? {
+            Some(snapshot) => snapshot,
+            // The stored snapshot may quote documents that have expired
+            // since it was built (see `store::retention`): summarize the
+            // visible data now, without storing it (the worker rebuilds
+            // once the sweep has purged them).
+            None => crate::store::CommunitySnapshot {
+                graph_version: reader.community_versions()?.0,
+                built_at: crate::clock::now_ms(),
+                summaries: crate::graph::communities::build(&reader.graph_input()?),
+            },
         };
+        if snapshot.summaries.is_empty() {
+            return Ok(serde_json::json!({"graph_version": 0, "communities": []}));
+        }
         let keys: Vec<(i64, f64)> = snapshot
             .summaries
             .iter()
