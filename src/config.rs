@@ -15,6 +15,21 @@ pub const FUSION_ENV: &str = "ALAYASIKI_FUSION";
 pub const WM_TTL_ENV: &str = "ALAYASIKI_WM_TTL_SECS";
 pub const RETENTION_ENV: &str = "ALAYASIKI_RETENTION_DAYS";
 
+// alayasiki-api: the HTTP API and SSE transport (see API.md).
+pub const JWT_SECRET_ENV: &str = "ALAYASIKI_JWT_SECRET";
+pub const JWT_SECRET_FILE_ENV: &str = "ALAYASIKI_JWT_SECRET_FILE";
+pub const JWT_PUBLIC_KEY_FILE_ENV: &str = "ALAYASIKI_JWT_PUBLIC_KEY_FILE";
+pub const JWT_ALGORITHM_ENV: &str = "ALAYASIKI_JWT_ALGORITHM";
+pub const JWT_ISSUER_ENV: &str = "ALAYASIKI_JWT_ISSUER";
+pub const JWT_AUDIENCE_ENV: &str = "ALAYASIKI_JWT_AUDIENCE";
+pub const JWT_LEEWAY_ENV: &str = "ALAYASIKI_JWT_LEEWAY_SECS";
+pub const ALLOWED_ORIGINS_ENV: &str = "ALAYASIKI_MCP_ALLOWED_ORIGINS";
+pub const ALLOWED_HOSTS_ENV: &str = "ALAYASIKI_API_ALLOWED_HOSTS";
+pub const RATE_ENV: &str = "ALAYASIKI_API_RATE";
+pub const BURST_ENV: &str = "ALAYASIKI_API_BURST";
+/// Directory name under the home directory for `alayasiki-api`.
+pub const API_DEFAULT_DIR_NAME: &str = ".alayasiki-api";
+
 pub const DEFAULT_TENANT: &str = "local";
 pub const DEFAULT_SUBJECT: &str = "local-agent";
 /// Directory name under the home directory when nothing else is configured.
@@ -60,7 +75,7 @@ impl std::fmt::Display for ConfigError {
 }
 
 /// Reads a variable, treating unset and empty alike.
-fn env(name: &str) -> Option<String> {
+pub fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 

@@ -5,7 +5,8 @@
 //! with a question, getting back ranked, cited evidence and an extractive
 //! answer. The crate is laid out by layer; data flows down, never up:
 //!
-//! - [`transport`]: stdio framing (and, later, HTTP/SSE); limits on input.
+//! - [`transport`]: stdio framing, and the HTTP server of `alayasiki-api`
+//!   (JSON API, MCP over SSE, JWT auth, admission); limits on input.
 //! - [`protocol`]: JSON-RPC and MCP: sessions, tools, resources, prompts.
 //! - [`service`]: [`service::Memory`], the one API every transport calls,
 //!   bound to a [`service::Principal`]; and working memory, the per-identity
@@ -19,11 +20,12 @@
 //! export, import, reindex, compact) call [`service::Memory`] like a
 //! transport does.
 //!
-//! Cross-cutting: [`config`] and [`cli`] (flags and environment), [`limits`]
-//! (every bound, in one place), [`error`] (typed errors and their
-//! client-safe messages), [`logging`] (stderr only).
+//! Cross-cutting: [`config`], [`cli`] and [`api_cli`] (flags and
+//! environment), [`limits`] (every bound, in one place), [`error`] (typed
+//! errors and their client-safe messages), [`logging`] (stderr only).
 
 pub mod admin;
+pub mod api_cli;
 pub mod base64;
 pub mod cli;
 pub mod clock;

@@ -24,7 +24,7 @@ use crate::limits::*;
 use crate::query::{self, Fusion, QueryOutcome, QuerySpec};
 use crate::store::{
     Compaction, DocumentRow, DocumentSelector, DocumentSummary, ExportRow, Forgotten, NewDocument,
-    Store, VectorPolicy, VectorSpec,
+    Store, UsageRecord, UsageTotals, VectorPolicy, VectorSpec,
 };
 
 /// What to store.
@@ -132,6 +132,9 @@ pub struct Status {
     pub store_bytes: u64,
     /// The caller's working-memory sessions and the shared limits.
     pub working_memory: WorkingMemoryStatus,
+    /// What this caller (tenant and subject) has used over the HTTP API and
+    /// SSE; calls over stdio are not charged.
+    pub usage: UsageTotals,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -699,7 +702,34 @@ impl Memory<'_> {
             jobs: JobCounts { pending, failed },
             store_bytes: self.service.store.size_bytes(),
             working_memory: self.memory_status(),
+            usage: reader.usage(&self.principal.subject)?,
         })
+    }
+
+    /// Charges a completed call to this caller. Returns at once: the row
+    /// joins the writer's next group commit, and a failure to write it is
+    /// logged, never the caller's problem.
+    pub fn charge(&self, operation: &str, request_bytes: u64, reply_bytes: u64, took: Duration) {
+        let record = UsageRecord {
+            subject: self.principal.subject.clone(),
+            operation: operation.to_string(),
+            request_bytes,
+            reply_bytes,
+            duration_us: took.as_micros().min(u64::MAX as u128) as u64,
+            at: now_ms(),
+        };
+        let queued = self.service.store.write_then(
+            &self.principal.tenant,
+            move |w| w.record_usage(&record),
+            |outcome| {
+                if let Err(e) = outcome {
+                    log::warn!("usage row not written: {e}");
+                }
+            },
+        );
+        if let Err(e) = queued {
+            log::debug!("usage row not queued: {e}");
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 //! - `db`: connections, pragmas, migrations.
 //! - `writer`: the single writer thread with group commit.
 //! - `tenant`: [`Tenant`], [`TenantReader`], [`TenantWriter`].
-//! - `documents`, `chunks`, `journal`, `audit`: the SQL for each table,
+//! - `documents`, `chunks`, `journal`, `audit`, `usage`: the SQL for each table,
 //!   as methods on the tenant handles.
 //! - `originals`: reading original bytes back, page spans, export rows.
 //! - `forget`: deleting a document and everything derived from it.
@@ -28,6 +28,7 @@ mod originals;
 pub mod owner;
 mod retention;
 mod tenant;
+mod usage;
 pub mod vectors;
 mod writer;
 
@@ -42,6 +43,7 @@ pub use maintenance::Compaction;
 pub use originals::{ExportRow, PageSpan, StoredOriginal};
 pub use retention::RETENTION_SUBJECT;
 pub use tenant::{Tenant, TenantReader, TenantWriter};
+pub use usage::{UsageRecord, UsageTotals};
 pub use vectors::VectorSpec;
 
 use rusqlite::Connection;
