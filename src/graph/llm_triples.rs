@@ -160,12 +160,12 @@ pub struct Tally {
     pub unresolved: usize,
 }
 
-/// Reads the proposals of a reply: `Err` when it is not
+/// Reads the proposals of a reply: `None` when it is not
 /// `{"triples": [...]}`; items that are malformed or out of bounds are
 /// skipped and counted in `tally.invalid`, as are those beyond
 /// [`MAX_LLM_TRIPLES`].
-pub fn parse(reply: &Value, tally: &mut Tally) -> Result<Vec<Proposal>, ()> {
-    let items = reply.get("triples").and_then(Value::as_array).ok_or(())?;
+pub fn parse(reply: &Value, tally: &mut Tally) -> Option<Vec<Proposal>> {
+    let items = reply.get("triples").and_then(Value::as_array)?;
     tally.invalid += items.len().saturating_sub(MAX_LLM_TRIPLES);
     let mut out = Vec::new();
     for item in items.iter().take(MAX_LLM_TRIPLES) {
@@ -174,7 +174,7 @@ pub fn parse(reply: &Value, tally: &mut Tally) -> Result<Vec<Proposal>, ()> {
             None => tally.invalid += 1,
         }
     }
-    Ok(out)
+    Some(out)
 }
 
 fn proposal(item: &Value) -> Option<Proposal> {
@@ -577,8 +577,8 @@ mod tests {
     #[test]
     fn malformed_and_excess_items_are_counted_not_fatal() {
         let mut t = Tally::default();
-        assert!(parse(&json!({"facts": []}), &mut t).is_err());
-        assert!(parse(&json!({"triples": "none"}), &mut t).is_err());
+        assert!(parse(&json!({"facts": []}), &mut t).is_none());
+        assert!(parse(&json!({"triples": "none"}), &mut t).is_none());
         let long = "x".repeat(MAX_LLM_NAME_BYTES + 1);
         let edge = "x".repeat(MAX_LLM_NAME_BYTES);
         let mut items = vec![

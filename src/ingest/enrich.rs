@@ -194,8 +194,8 @@ pub fn extract(llm: &Llm, chunks: &[StoredChunk], stop: &AtomicBool) -> Extracte
             user: &user,
             schema: &schema,
         });
-        let proposals = reply
-            .and_then(|r| llm_triples::parse(&r, &mut out.tally).map_err(|()| LlmError::Malformed));
+        let proposals =
+            reply.and_then(|r| llm_triples::parse(&r, &mut out.tally).ok_or(LlmError::Malformed));
         match proposals {
             Ok(p) => builder.add(batch, &p, &mut out.tally),
             Err(e) => {

@@ -535,13 +535,15 @@ impl Memory<'_> {
                 )?
             }
         };
-        if let (Some(llm), Some(extractive)) = (&self.service.answer_llm, outcome.answer.take()) {
-            outcome.answer = Some(query::synthesis::synthesize(
-                llm,
-                &spec.text,
-                extractive,
-                &outcome.evidence,
-            ));
+        if let Some(llm) = &self.service.answer_llm {
+            if let Some(extractive) = outcome.answer.take() {
+                outcome.answer = Some(query::synthesis::synthesize(
+                    llm,
+                    &spec.text,
+                    extractive,
+                    &outcome.evidence,
+                ));
+            }
         }
         Ok(outcome)
     }
