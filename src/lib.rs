@@ -20,6 +20,11 @@
 //! export, import, reindex, compact) call [`service::Memory`] like a
 //! transport does.
 //!
+//! The optional model servers sit beside the engine: [`model_endpoint`]
+//! (JSON over HTTP with a deadline and a bounded response), used by the
+//! HTTP embedder in [`embed`] and by [`llm`] (extraction and answers, off
+//! unless configured).
+//!
 //! Cross-cutting: [`config`], [`cli`] and [`api_cli`] (flags and
 //! environment), [`limits`] (every bound, in one place), [`error`] (typed
 //! errors and their client-safe messages), [`logging`] (stderr only).
@@ -36,7 +41,9 @@ pub mod graph;
 pub mod ids;
 pub mod ingest;
 pub mod limits;
+pub mod llm;
 pub mod logging;
+pub mod model_endpoint;
 pub mod protocol;
 pub mod query;
 pub mod serve;

@@ -27,7 +27,8 @@ use super::{embed_chunks, embed_texts, media, mix_into, prepare_described, Prepa
 use crate::clock::now_ms;
 use crate::embed::Embedder;
 use crate::error::Result;
-use crate::store::{JobKind, NewChunk, PageSpan, PendingJob, Store, Tenant};
+use crate::llm::Llm;
+use crate::store::{JobKind, JobQueue, NewChunk, PageSpan, PendingJob, Store, Tenant};
 
 /// Jobs taken per round.
 pub const JOB_BATCH: usize = 256;
@@ -137,22 +138,38 @@ pub struct WorkerShared {
     /// Counts forget operations: when it changes, the worker drops the
     /// neighbour text it remembers, which may be a forgotten document's.
     pub forgets: AtomicU64,
+    /// The LLM that extracts triples, when LLM extraction is configured:
+    /// every indexed document then gets an LLM extraction job, which the
+    /// enricher (`super::enrich`) runs.
+    pub llm: Option<Arc<Llm>>,
     /// Wakes the worker (new jobs admitted, or a commit freed capacity).
     wake_tx: Sender<()>,
     wake_rx: Receiver<()>,
+    /// Wakes the enricher (LLM extraction jobs committed).
+    enrich_tx: Sender<()>,
+    pub(super) enrich_rx: Receiver<()>,
 }
 
 impl WorkerShared {
-    pub fn new(store: Arc<Store>, embedder: Arc<dyn Embedder>) -> WorkerShared {
+    /// `llm` is used for extraction only if its configuration asks for it.
+    pub fn new(
+        store: Arc<Store>,
+        embedder: Arc<dyn Embedder>,
+        llm: Option<Arc<Llm>>,
+    ) -> WorkerShared {
         let (wake_tx, wake_rx) = crossbeam_channel::bounded(1);
+        let (enrich_tx, enrich_rx) = crossbeam_channel::bounded(1);
         WorkerShared {
             store,
             embedder,
             waiters: JobWaiters::default(),
             handoff: Handoff::default(),
             forgets: AtomicU64::new(0),
+            llm: llm.filter(|l| l.config().extract),
             wake_tx,
             wake_rx,
+            enrich_tx,
+            enrich_rx,
         }
     }
 
@@ -160,6 +177,11 @@ impl WorkerShared {
     /// anyway).
     pub fn wake_worker(&self) {
         let _ = self.wake_tx.try_send(());
+    }
+
+    /// Tells the enricher there may be LLM extraction jobs.
+    pub fn wake_enricher(&self) {
+        let _ = self.enrich_tx.try_send(());
     }
 
     /// After a document was forgotten: drops work prepared for it, tells
@@ -248,7 +270,10 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
             let _ = wake.recv_timeout(Duration::from_millis(5));
             continue;
         }
-        let jobs = match shared.store.pending_jobs(JOB_BATCH + busy) {
+        let jobs = match shared
+            .store
+            .pending_jobs(JobQueue::Indexing, JOB_BATCH + busy)
+        {
             Ok(jobs) => jobs,
             Err(e) => {
                 log::error!("cannot read the journal: {e}");
@@ -372,6 +397,8 @@ fn run_batch(
                     Err(reason) => Done::Failed(job, reason),
                 }
             }
+            // Never queued as indexing work (see `JobQueue`).
+            JobKind::LlmExtract => continue,
             JobKind::Embed => match embed_stored(shared, &job)? {
                 Some((keys, vectors)) => {
                     backoff.succeeded(job.job_id);
@@ -397,6 +424,7 @@ fn run_batch(
         lock_set(&state.in_flight).extend(&ids);
         let in_flight = state.in_flight.clone();
         let notify = shared.clone();
+        let llm_extraction = shared.llm.is_some();
         let submitted = shared.store.write_then(
             &tenant,
             move |w| {
@@ -411,6 +439,9 @@ fn run_batch(
                                 job.provenance,
                                 now,
                             )?;
+                            if stored && llm_extraction && !p.chunks.is_empty() {
+                                w.queue_llm_extraction(job.document_key, now)?;
+                            }
                             if stored && !p.pages.is_empty() {
                                 let pages: Vec<PageSpan> = p
                                     .pages
@@ -443,7 +474,12 @@ fn run_batch(
                     }
                 }
                 match result {
-                    Ok(done) => notify_outcomes(&notify, done),
+                    Ok(done) => {
+                        notify_outcomes(&notify, done);
+                        if llm_extraction {
+                            notify.wake_enricher();
+                        }
+                    }
                     // The jobs stay pending and are retried.
                     Err(e) => log::error!("committing indexed documents failed: {e}"),
                 }

@@ -17,10 +17,12 @@ use crate::config::Durability;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::ids;
+use crate::ingest::enrich::Enricher;
 use crate::ingest::media::{self, MediaKind, SUPPORTED_MEDIA_TYPES, TEXT_MEDIA_TYPES};
 use crate::ingest::worker::{IngestWorker, JobOutcome, WorkerShared};
 use crate::ingest::Prepared;
 use crate::limits::*;
+use crate::llm::Llm;
 use crate::query::{self, Fusion, QueryOutcome, QuerySpec};
 use crate::store::{
     Compaction, DocumentRow, DocumentSelector, DocumentSummary, ExportRow, Forgotten, NewDocument,
@@ -139,8 +141,31 @@ pub struct Status {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct JobCounts {
+    /// Documents waiting to be indexed (or embedded).
     pub pending: i64,
     pub failed: i64,
+    /// Indexed documents waiting for LLM extraction (shown only when some
+    /// are).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub llm_pending: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+/// Closes LLM extraction jobs left pending by a run that had LLM
+/// extraction configured, since this one does not.
+fn skip_llm_extraction(store: &Store) -> Result<()> {
+    for tenant in store.tenants_with_llm_jobs()? {
+        let skipped = store.write(&tenant, |w| {
+            w.skip_llm_extraction("skipped: LLM extraction is not configured", now_ms())
+        })?;
+        log::info!(
+            "LLM extraction is not configured: {skipped} pending LLM extraction job(s) closed"
+        );
+    }
+    Ok(())
 }
 
 /// The memory server's shared state: one per process.
@@ -150,7 +175,11 @@ pub struct MemoryService {
     half_life_days: f64,
     store: Arc<Store>,
     worker: IngestWorker,
+    /// Runs LLM extraction jobs, when LLM extraction is configured.
+    enricher: Option<Enricher>,
     shared: Arc<WorkerShared>,
+    /// The LLM that composes answers, when configured for it.
+    answer_llm: Option<Arc<Llm>>,
     /// Session graphs: one registry per process, shared by every transport.
     working: WorkingMemory,
 }
@@ -188,8 +217,25 @@ impl MemoryService {
         if failed > 0 {
             log::info!("{failed} ingestion job(s) have failed; see alayasiki_status");
         }
-        let shared = Arc::new(WorkerShared::new(store.clone(), embedder));
+        let llm = crate::config::llm_from_env()
+            .map_err(Error::Unavailable)?
+            .map(|c| Arc::new(Llm::new(c)));
+        if let Some(llm) = &llm {
+            let c = llm.config();
+            log::info!(
+                "LLM {} ({}) configured for{}{}",
+                c.model,
+                c.api.name(),
+                if c.extract { " extraction" } else { "" },
+                if c.answer { " answers" } else { "" }
+            );
+        }
+        if !llm.as_ref().is_some_and(|l| l.config().extract) {
+            skip_llm_extraction(&store)?;
+        }
+        let shared = Arc::new(WorkerShared::new(store.clone(), embedder, llm.clone()));
         let worker = IngestWorker::start(shared.clone())?;
+        let enricher = Enricher::start(shared.clone())?;
         let fusion = crate::config::fusion_from_env().map_err(Error::Unavailable)?;
         let half_life_days =
             crate::graph::confidence::half_life_from_env().map_err(Error::Unavailable)?;
@@ -200,7 +246,9 @@ impl MemoryService {
             half_life_days,
             store,
             worker,
+            enricher,
             shared,
+            answer_llm: llm.filter(|l| l.config().answer),
             working: WorkingMemory::new(wm_ttl),
         })
     }
@@ -260,6 +308,9 @@ impl MemoryService {
     /// Stops the worker at a job boundary, then closes the store (which
     /// checkpoints the WAL). Idempotent.
     pub fn shutdown(&self) {
+        if let Some(enricher) = &self.enricher {
+            enricher.stop();
+        }
         self.worker.stop();
         self.store.close();
     }
@@ -469,19 +520,35 @@ impl Memory<'_> {
 
     /// Answers a question from this tenant's memory, merged with the
     /// caller's working-memory session when `spec.session_id` names one.
+    ///
+    /// In answer mode, an LLM configured for answers composes the answer
+    /// from the evidence; if it fails or cites nothing it was given, the
+    /// extractive answer stays (see [`query::synthesis`]).
     pub fn query(&self, spec: &QuerySpec) -> Result<QueryOutcome> {
         self.require(Permission::Query)?;
-        if let Some(session_id) = &spec.session_id {
-            return self.query_with_session(spec, session_id);
+        let mut outcome = match &spec.session_id {
+            Some(session_id) => self.query_with_session(spec, session_id)?,
+            None => {
+                let reader = self.service.store.reader(&self.principal.tenant)?;
+                query::run(
+                    &reader,
+                    spec,
+                    self.service.shared.embedder.as_ref(),
+                    self.service.settings(),
+                )?
+            }
+        };
+        if let Some(llm) = &self.service.answer_llm {
+            if let Some(extractive) = outcome.answer.take() {
+                outcome.answer = Some(query::synthesis::synthesize(
+                    llm,
+                    &spec.text,
+                    extractive,
+                    &outcome.evidence,
+                ));
+            }
         }
-        let reader = self.service.store.reader(&self.principal.tenant)?;
-        let settings = self.service.settings();
-        query::run(
-            &reader,
-            spec,
-            self.service.shared.embedder.as_ref(),
-            settings,
-        )
+        Ok(outcome)
     }
 
     /// The tenant's community summaries, rebuilt first if the graph changed
@@ -689,7 +756,7 @@ impl Memory<'_> {
     pub fn status(&self) -> Result<Status> {
         self.require(Permission::Query)?;
         let reader = self.service.store.reader(&self.principal.tenant)?;
-        let (pending, failed) = reader.job_counts()?;
+        let (pending, failed, llm_pending) = reader.job_counts()?;
         Ok(Status {
             version: env!("CARGO_PKG_VERSION"),
             data_dir: self.service.data_dir.display().to_string(),
@@ -699,7 +766,11 @@ impl Memory<'_> {
             durability: self.service.store.durability().name(),
             documents: reader.document_count()?,
             chunks: reader.chunk_count()?,
-            jobs: JobCounts { pending, failed },
+            jobs: JobCounts {
+                pending,
+                failed,
+                llm_pending,
+            },
             store_bytes: self.service.store.size_bytes(),
             working_memory: self.memory_status(),
             usage: reader.usage(&self.principal.subject)?,

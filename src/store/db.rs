@@ -37,6 +37,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (3, include_str!("../../sql/003_graph.sql")),
     (4, include_str!("../../sql/004_files.sql")),
     (5, include_str!("../../sql/005_retention.sql")),
+    (6, include_str!("../../sql/006_llm_extraction.sql")),
 ];
 
 /// The newest schema this binary understands.

@@ -78,15 +78,13 @@ impl TenantWriter<'_> {
         }
         let mut ids = Vec::with_capacity(fragment.entities.len());
         for e in &fragment.entities {
-            let id = self.resolve_entity(&e.key, &e.name, e.kind.as_str(), &e.aliases, now)?;
-            self.exec(
-                "UPDATE entities SET mention_count = mention_count + ?2, last_seen = ?3 WHERE id = ?1",
-                params![id, e.mentions as i64, now],
-            )?;
-            ids.push(id);
+            ids.push(self.resolve_entity(&e.key, &e.name, e.kind.as_str(), &e.aliases, now)?);
         }
+        // A mention counts once however many extractors found it (the LLM's
+        // mentions are often the rule-based ones again).
+        let mut added = vec![0i64; ids.len()];
         for m in &fragment.mentions {
-            self.exec(
+            added[m.entity] += self.exec(
                 "INSERT OR IGNORE INTO mentions(entity_id, chunk_id, byte_start, byte_end)
                  VALUES (?1, ?2, ?3, ?4)",
                 params![
@@ -95,6 +93,12 @@ impl TenantWriter<'_> {
                     m.start as i64,
                     m.end as i64
                 ],
+            )? as i64;
+        }
+        for (id, added) in ids.iter().zip(added) {
+            self.exec(
+                "UPDATE entities SET mention_count = mention_count + ?2, last_seen = ?3 WHERE id = ?1",
+                params![id, added, now],
             )?;
         }
         for r in &fragment.relations {
@@ -131,8 +135,8 @@ impl TenantWriter<'_> {
             // one document does not corroborate it.
             let added = self.exec(
                 "INSERT OR IGNORE INTO relation_evidence(relation_id, document_id, chunk_id,
-                        byte_start, byte_end, supports, provenance, at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                        byte_start, byte_end, supports, provenance, at, extractor)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
                     relation,
                     document_key,
@@ -141,7 +145,8 @@ impl TenantWriter<'_> {
                     r.end as i64,
                     supports,
                     provenance.name(),
-                    now
+                    now,
+                    r.extractor.name()
                 ],
             )?;
             if added == 0 {
@@ -359,6 +364,8 @@ pub struct RelationRow {
     pub provenance: &'static str,
     /// A chunk holding supporting evidence, with the span.
     pub evidence_chunk: Option<(i64, i64, i64)>,
+    /// What found that evidence: `rules` or `llm`.
+    pub extractor: &'static str,
 }
 
 impl TenantReader<'_> {
@@ -414,11 +421,13 @@ impl TenantReader<'_> {
                     CASE WHEN r.support_external > 0 THEN 'external'
                          WHEN r.support_user > 0 THEN 'user' ELSE 'agent' END,
                     (SELECT chunk_id FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
-                      ORDER BY ev.at DESC LIMIT 1),
+                      ORDER BY ev.at DESC, ev.document_id DESC LIMIT 1),
                     (SELECT byte_start FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
-                      ORDER BY ev.at DESC LIMIT 1),
+                      ORDER BY ev.at DESC, ev.document_id DESC LIMIT 1),
                     (SELECT byte_end FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
-                      ORDER BY ev.at DESC LIMIT 1)
+                      ORDER BY ev.at DESC, ev.document_id DESC LIMIT 1),
+                    (SELECT extractor FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
+                      ORDER BY ev.at DESC, ev.document_id DESC LIMIT 1)
                FROM relations r JOIN entities s ON s.id = r.subject_id JOIN entities o ON o.id = r.object_id
               -- Each end through its own index (an OR of the two would
               -- scan the tenant's relations); `+` keeps the tenant check a
@@ -456,6 +465,10 @@ impl TenantReader<'_> {
                     evidence_chunk: match chunk {
                         Some(c) => Some((c, r.get(13)?, r.get(14)?)),
                         None => None,
+                    },
+                    extractor: match r.get::<_, Option<String>>(15)?.as_deref() {
+                        Some("llm") => "llm",
+                        _ => "rules",
                     },
                 })
             },

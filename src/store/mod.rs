@@ -38,7 +38,7 @@ pub use db::{latest_schema_version, DB_FILE};
 pub use documents::{AdmitOutcome, DocumentRow, DocumentSummary, NewDocument};
 pub use forget::{DocumentSelector, Forgotten};
 pub use graph::{EntityRow, RelationRow, FUNCTIONAL_PREDICATES};
-pub use journal::{JobInput, JobKind, JobState, PendingJob};
+pub use journal::{JobInput, JobKind, JobQueue, JobState, PendingJob, StoredChunk};
 pub use maintenance::Compaction;
 pub use originals::{ExportRow, PageSpan, StoredOriginal};
 pub use retention::RETENTION_SUBJECT;
@@ -228,12 +228,18 @@ impl Store {
         writer.submit_then(tenant.name(), f, done)
     }
 
-    /// Jobs waiting for the ingestion worker, oldest first, across tenants.
-    /// Only the ingestion worker calls this; it binds each job's tenant
+    /// Jobs waiting in `queue`, in the order they should run, across
+    /// tenants. Only the workers call this; they bind each job's tenant
     /// before touching the job's data.
-    pub fn pending_jobs(&self, limit: usize) -> Result<Vec<PendingJob>> {
+    pub fn pending_jobs(&self, queue: JobQueue, limit: usize) -> Result<Vec<PendingJob>> {
         let conn = PooledConn::new(self.readers.get()?, &self.readers);
-        journal::pending(&conn, limit)
+        journal::pending(&conn, queue, limit)
+    }
+
+    /// Tenants with LLM extraction jobs pending.
+    pub fn tenants_with_llm_jobs(&self) -> Result<Vec<Tenant>> {
+        let conn = PooledConn::new(self.readers.get()?, &self.readers);
+        journal::tenants_with_llm_jobs(&conn)
     }
 
     /// Pending and failed job counts across all tenants (for start-up logs).
