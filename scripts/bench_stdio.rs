@@ -28,6 +28,10 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+const USAGE: &str = "usage: bench_stdio [--sizes 10000,100000] [--queries 1000] [--window 64]
+    [--durability full|normal] [--corpus zipf|entities] [--modes local,global,drift,auto]
+    [--lanes keyword,vector,graph] [--store DIR] [--binary target/release/alayasiki-mcp]";
+
 struct Rng(u64);
 
 impl Rng {
@@ -253,6 +257,40 @@ impl Server {
         assert!(r["result"].is_object(), "{r}");
     }
 
+    /// CPU time the server has used so far, user + system (Linux only):
+    /// a figure that, unlike wall time, does not grow when other work
+    /// shares the machine.
+    fn cpu_seconds(&self) -> Option<f64> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        // Fields after the command name (which may hold spaces) in ")".
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: f64 =
+            fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+        // USER_HZ is 100 on every Linux this runs on.
+        Some(ticks / 100.0)
+    }
+
+    /// CPU seconds per thread name so far, worker pools summed under their
+    /// name without the number (Linux only).
+    fn thread_cpu(&self) -> std::collections::BTreeMap<String, f64> {
+        let mut out = std::collections::BTreeMap::new();
+        let tasks = format!("/proc/{}/task", self.child.id());
+        for entry in std::fs::read_dir(tasks).into_iter().flatten().flatten() {
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                continue;
+            };
+            let name = stat[open + 1..close].trim_end_matches(|c: char| c.is_ascii_digit() || c == '-');
+            let fields: Vec<&str> = stat[close + 2..].split_whitespace().collect();
+            let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+            *out.entry(name.to_string()).or_insert(0.0) += (ticks(11) + ticks(12)) / 100.0;
+        }
+        out
+    }
+
     /// A `/proc/<pid>/status` field in KiB (Linux only).
     fn status_kib(&self, field: &str) -> Option<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
@@ -282,7 +320,14 @@ fn main() {
     let mut modes: Vec<Option<String>> = vec![None];
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        let v = args.next().expect("flag value");
+        if a == "--help" || a == "-h" {
+            println!("{USAGE}");
+            return;
+        }
+        let Some(v) = args.next() else {
+            eprintln!("{a} needs a value\n{USAGE}");
+            std::process::exit(2);
+        };
         match a.as_str() {
             "--sizes" => sizes = v.split(',').map(|s| s.parse().unwrap()).collect(),
             "--queries" => queries = v.parse().unwrap(),
@@ -293,7 +338,10 @@ fn main() {
             "--store" => store_dir = Some(v.into()),
             "--corpus" => entities = v == "entities",
             "--modes" => modes = v.split(',').map(|m| Some(m.to_string())).collect(),
-            other => panic!("unknown flag {other}"),
+            other => {
+                eprintln!("unknown flag {other}\n{USAGE}");
+                std::process::exit(2);
+            }
         }
     }
     let tmp = std::env::temp_dir().join(format!("alayasiki-bench-{}", std::process::id()));
@@ -347,6 +395,8 @@ fn main() {
         let docs: Vec<String> = (0..to_add).map(|_| document(&mut corpus)).collect();
         let bytes: usize = docs.iter().map(|d| d.len()).sum();
         let t = Instant::now();
+        let cpu_before = s.cpu_seconds();
+        let threads_before = s.thread_cpu();
         let mut in_flight = 0usize;
         for d in &docs {
             s.send(&json!({"jsonrpc":"2.0","id":next_id,"method":"tools/call","params":{"name":"alayasiki_ingest","arguments":{"content":d}}}));
@@ -368,11 +418,29 @@ fn main() {
         let secs = t.elapsed().as_secs_f64();
         stored = stored.max(target);
         if to_add > 0 {
+            let cpu = match (cpu_before, s.cpu_seconds()) {
+                (Some(a), Some(b)) => format!(
+                    "; server CPU {:.2} s = {:.2} ms/doc",
+                    b - a,
+                    (b - a) * 1e3 / to_add as f64
+                ),
+                _ => String::new(),
+            };
             println!(
-                "ingest to {target} docs: {to_add} docs in {secs:.2} s = {:.0} docs/s, {:.2} MB/s",
+                "ingest to {target} docs: {to_add} docs in {secs:.2} s = {:.0} docs/s, {:.2} MB/s{cpu}",
                 to_add as f64 / secs,
                 bytes as f64 / secs / 1e6
             );
+            let per_thread: Vec<String> = s
+                .thread_cpu()
+                .into_iter()
+                .map(|(name, after)| (after - threads_before.get(&name).copied().unwrap_or(0.0), name))
+                .filter(|(cpu, _)| *cpu >= 0.01)
+                .map(|(cpu, name)| format!("{name} {:.2} ms", cpu * 1e3 / to_add as f64))
+                .collect();
+            if !per_thread.is_empty() {
+                println!("  server CPU per doc by thread: {}", per_thread.join(", "));
+            }
         }
 
         for mode in &modes {

@@ -7,7 +7,7 @@ use rusqlite::{params, OptionalExtension};
 use super::tenant::{TenantReader, TenantWriter};
 use crate::error::Result;
 use crate::graph::confidence::{self, Evidence, Provenance};
-use crate::graph::fragment::{predicate_key, Fragment};
+use crate::graph::fragment::{predicate_key, Fragment, FragmentRelation};
 
 /// Predicates that hold one value at a time: a new object supersedes the
 /// old fact (which gets `valid_to` and stays as history) instead of
@@ -38,6 +38,21 @@ fn counter(supports: bool, provenance: Provenance) -> &'static str {
         (false, Provenance::External) => "contra_external",
         (false, Provenance::User) => "contra_user",
         (false, Provenance::Agent) => "contra_agent",
+    }
+}
+
+/// Position of a counter in the `[i64; 6]` read by `record_graph`
+/// (supports external, user, agent, then contradicts the same).
+fn counter_index(supports: bool, provenance: Provenance) -> usize {
+    let class = match provenance {
+        Provenance::External => 0,
+        Provenance::User => 1,
+        Provenance::Agent => 2,
+    };
+    if supports {
+        class
+    } else {
+        class + 3
     }
 }
 
@@ -105,59 +120,98 @@ impl TenantWriter<'_> {
             let kind = if r.pattern { "pattern" } else { "cooccurrence" };
             let (subject, object) = (ids[r.subject], ids[r.object]);
             let predicate = predicate_key(&r.predicate);
-            self.exec(
-                "INSERT INTO relations(tenant_id, subject_id, predicate, label, object_id, kind,
-                                       valid_from, last_evidence_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
-                 ON CONFLICT (tenant_id, subject_id, predicate, object_id, kind) DO NOTHING",
-                params![
-                    self.tenant_id,
-                    subject,
-                    predicate,
-                    r.predicate,
-                    object,
-                    kind,
-                    now
-                ],
-            )?;
-            let relation: i64 = self
+            let supports = !r.negated;
+            let column = counter(supports, provenance);
+            // Three statements per relation, not six: the counters are
+            // read with the id and the new confidence is computed here, so
+            // one UPDATE (or the INSERT itself, for a new relation) writes
+            // both. The graph write is most of the single writer's work
+            // per document.
+            let found: Option<(i64, [i64; 6])> = self
                 .conn
                 .prepare_cached(
-                    "SELECT id FROM relations WHERE tenant_id = ?1 AND subject_id = ?2
+                    "SELECT id, support_external, support_user, support_agent,
+                            contra_external, contra_user, contra_agent
+                       FROM relations WHERE tenant_id = ?1 AND subject_id = ?2
                         AND predicate = ?3 AND object_id = ?4 AND kind = ?5",
                 )?
                 .query_row(
                     params![self.tenant_id, subject, predicate, object, kind],
-                    |row| row.get(0),
-                )?;
-            let supports = !r.negated;
-            // One piece of evidence per document: repeating a claim inside
-            // one document does not corroborate it.
-            let added = self.exec(
-                "INSERT OR IGNORE INTO relation_evidence(relation_id, document_id, chunk_id,
-                        byte_start, byte_end, supports, provenance, at, extractor)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
-                    relation,
-                    document_key,
-                    chunk_keys[r.chunk],
-                    r.start as i64,
-                    r.end as i64,
-                    supports,
-                    provenance.name(),
-                    now,
-                    r.extractor.name()
-                ],
-            )?;
-            if added == 0 {
-                continue;
-            }
-            let column = counter(supports, provenance);
-            self.exec(
-                &format!("UPDATE relations SET {column} = {column} + 1, last_evidence_at = ?2 WHERE id = ?1"),
-                params![relation, now],
-            )?;
-            self.refresh_confidence(relation)?;
+                    |row| {
+                        Ok((
+                            row.get(0)?,
+                            [
+                                row.get(1)?,
+                                row.get(2)?,
+                                row.get(3)?,
+                                row.get(4)?,
+                                row.get(5)?,
+                                row.get(6)?,
+                            ],
+                        ))
+                    },
+                )
+                .optional()?;
+            let relation = match found {
+                Some((relation, mut counts)) => {
+                    // One piece of evidence per document: repeating a
+                    // claim inside one document does not corroborate it.
+                    if self.insert_evidence(
+                        relation,
+                        document_key,
+                        chunk_keys[r.chunk],
+                        r,
+                        provenance,
+                        now,
+                    )? == 0
+                    {
+                        continue;
+                    }
+                    counts[counter_index(supports, provenance)] += 1;
+                    let (alpha, beta) = beta_from_counts(counts);
+                    self.exec(
+                        &format!(
+                            "UPDATE relations SET {column} = {column} + 1, last_evidence_at = ?2,
+                                    alpha = ?3, beta = ?4 WHERE id = ?1"
+                        ),
+                        params![relation, now, alpha, beta],
+                    )?;
+                    relation
+                }
+                None => {
+                    let mut counts = [0i64; 6];
+                    counts[counter_index(supports, provenance)] = 1;
+                    let (alpha, beta) = beta_from_counts(counts);
+                    self.exec(
+                        &format!(
+                            "INSERT INTO relations(tenant_id, subject_id, predicate, label, object_id,
+                                    kind, valid_from, last_evidence_at, {column}, alpha, beta)
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, 1, ?8, ?9)"
+                        ),
+                        params![
+                            self.tenant_id,
+                            subject,
+                            predicate,
+                            r.predicate,
+                            object,
+                            kind,
+                            now,
+                            alpha,
+                            beta
+                        ],
+                    )?;
+                    let relation = self.conn.last_insert_rowid();
+                    self.insert_evidence(
+                        relation,
+                        document_key,
+                        chunk_keys[r.chunk],
+                        r,
+                        provenance,
+                        now,
+                    )?;
+                    relation
+                }
+            };
             if r.pattern && supports && FUNCTIONAL_PREDICATES.contains(&r.predicate.as_str()) {
                 self.exec(
                     "UPDATE relations SET valid_to = ?5, superseded_by = ?4
@@ -177,6 +231,35 @@ impl TenantWriter<'_> {
             [self.tenant_id],
         )?;
         Ok(true)
+    }
+
+    /// Adds one piece of evidence for `relation`; 0 when this document
+    /// already gave it some.
+    fn insert_evidence(
+        &mut self,
+        relation: i64,
+        document_key: i64,
+        chunk_key: i64,
+        r: &FragmentRelation,
+        provenance: Provenance,
+        now: i64,
+    ) -> Result<usize> {
+        Ok(self.exec(
+            "INSERT OR IGNORE INTO relation_evidence(relation_id, document_id, chunk_id,
+                    byte_start, byte_end, supports, provenance, at, extractor)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                relation,
+                document_key,
+                chunk_key,
+                r.start as i64,
+                r.end as i64,
+                !r.negated,
+                provenance.name(),
+                now,
+                r.extractor.name()
+            ],
+        )?)
     }
 
     /// The entity with `key`, or the one that has it as an alias, or a new
