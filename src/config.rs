@@ -26,6 +26,8 @@ pub const LLM_MODEL_ENV: &str = "ALAYASIKI_LLM_MODEL";
 pub const LLM_API_KEY_ENV: &str = "ALAYASIKI_LLM_API_KEY";
 pub const LLM_TIMEOUT_ENV: &str = "ALAYASIKI_LLM_TIMEOUT_MS";
 pub const LLM_USE_ENV: &str = "ALAYASIKI_LLM_USE";
+/// What `ALAYASIKI_LLM_USE` may list; unset, it means all of them.
+pub const LLM_USES: [&str; 3] = ["extract", "answer", "summarize"];
 
 // alayasiki-api: the HTTP API and SSE transport (see API.md).
 pub const JWT_SECRET_ENV: &str = "ALAYASIKI_JWT_SECRET";
@@ -186,8 +188,8 @@ pub fn retention_from_env() -> Result<Option<std::time::Duration>, String> {
 /// `json_schema` response format) or `ollama` (`POST …/api/chat` with the
 /// schema as `format`); by default `ollama` when the URL ends in
 /// `/api/chat`, else `openai`. `ALAYASIKI_LLM_MODEL` is required;
-/// `ALAYASIKI_LLM_USE` lists what the LLM does (`extract`, `answer`;
-/// default both). Errors are for the operator, so they name variables.
+/// `ALAYASIKI_LLM_USE` lists what the LLM does ([`LLM_USES`]; default all
+/// of them). Errors are for the operator, so they name variables.
 pub fn llm_from_env() -> Result<Option<LlmConfig>, String> {
     llm_config(env)
 }
@@ -222,9 +224,10 @@ fn llm_config(var: impl Fn(&str) -> Option<String>) -> Result<Option<LlmConfig>,
         None => std::time::Duration::from_millis(DEFAULT_LLM_TIMEOUT_MS),
         Some(t) => parse_timeout_ms(LLM_TIMEOUT_ENV, &t, MAX_LLM_TIMEOUT_MS)?,
     };
-    let (mut extract, mut answer) = (false, false);
+    let (mut extract, mut answer, mut summarize) = (false, false, false);
+    let uses = LLM_USES.join(", ");
     for part in var(LLM_USE_ENV)
-        .unwrap_or_else(|| "extract,answer".into())
+        .unwrap_or_else(|| LLM_USES.join(","))
         .split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
@@ -232,15 +235,12 @@ fn llm_config(var: impl Fn(&str) -> Option<String>) -> Result<Option<LlmConfig>,
         match part {
             "extract" => extract = true,
             "answer" => answer = true,
-            other => {
-                return Err(format!(
-                    "{LLM_USE_ENV}: {other:?} is not one of: extract, answer"
-                ))
-            }
+            "summarize" => summarize = true,
+            other => return Err(format!("{LLM_USE_ENV}: {other:?} is not one of: {uses}")),
         }
     }
-    if !(extract || answer) {
-        return Err(format!("{LLM_USE_ENV} must name extract, answer or both"));
+    if !(extract || answer || summarize) {
+        return Err(format!("{LLM_USE_ENV} must name at least one of: {uses}"));
     }
     Ok(Some(LlmConfig {
         url,
@@ -250,6 +250,7 @@ fn llm_config(var: impl Fn(&str) -> Option<String>) -> Result<Option<LlmConfig>,
         timeout,
         extract,
         answer,
+        summarize,
     }))
 }
 
@@ -373,12 +374,20 @@ mod tests {
         assert!(with((LLM_API_ENV, "gpt")).is_err());
         assert!(with((LLM_TIMEOUT_ENV, "0")).is_err());
         assert!(with((LLM_TIMEOUT_ENV, "soon")).is_err());
-        assert!(with((LLM_USE_ENV, "summarise")).is_err());
-        assert!(with((LLM_USE_ENV, ",")).is_err());
+        let unknown = with((LLM_USE_ENV, "summarise")).unwrap_err();
+        assert!(
+            unknown.contains("\"summarise\" is not one of: extract, answer, summarize"),
+            "{unknown}"
+        );
+        assert!(with((LLM_USE_ENV, ","))
+            .unwrap_err()
+            .contains("extract, answer, summarize"));
         let c = with((LLM_USE_ENV, "answer")).unwrap().unwrap();
-        assert!(c.answer && !c.extract);
+        assert!(c.answer && !c.extract && !c.summarize);
+        let c = with((LLM_USE_ENV, " summarize ,extract")).unwrap().unwrap();
+        assert!(c.summarize && c.extract && !c.answer);
         let c = llm(&base).unwrap().unwrap();
-        assert!(c.answer && c.extract, "both by default");
+        assert!(c.answer && c.extract && c.summarize, "all by default");
         assert_eq!(
             c.timeout,
             std::time::Duration::from_millis(DEFAULT_LLM_TIMEOUT_MS)

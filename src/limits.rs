@@ -142,6 +142,19 @@ pub const MAX_LLM_ANSWER_EVIDENCE_BYTES: usize = 32 * 1024;
 /// of the extractive answer.
 pub const MAX_LLM_ANSWER_BYTES: usize = 8 * 1024;
 
+/// Most communities the optional LLM is asked to summarize per snapshot
+/// (the largest); the others keep only their extractive summary.
+pub const MAX_LLM_COMMUNITY_SUMMARIES: usize = 8;
+
+/// Most text sent to the LLM to summarize one community (its title,
+/// members, facts and the text of its cited chunks); chunks beyond it are
+/// not offered (and cannot be cited).
+pub const MAX_LLM_COMMUNITY_INPUT_BYTES: usize = 8 * 1024;
+
+/// Longest LLM community summary accepted (bytes); a longer one is
+/// rejected and the extractive summary stands alone.
+pub const MAX_LLM_COMMUNITY_SUMMARY_BYTES: usize = 2 * 1024;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,6 +235,18 @@ mod tests {
                 MAX_LLM_ANSWER_EVIDENCE_BYTES.to_string(),
             ),
             ("`MAX_LLM_ANSWER_BYTES`", MAX_LLM_ANSWER_BYTES.to_string()),
+            (
+                "`MAX_LLM_COMMUNITY_SUMMARIES`",
+                MAX_LLM_COMMUNITY_SUMMARIES.to_string(),
+            ),
+            (
+                "`MAX_LLM_COMMUNITY_INPUT_BYTES`",
+                MAX_LLM_COMMUNITY_INPUT_BYTES.to_string(),
+            ),
+            (
+                "`MAX_LLM_COMMUNITY_SUMMARY_BYTES`",
+                MAX_LLM_COMMUNITY_SUMMARY_BYTES.to_string(),
+            ),
         ];
         for (name, value) in rows {
             let row = format!("| {name} | {value} |");

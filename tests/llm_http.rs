@@ -1,9 +1,9 @@
 //! The optional LLM against a real chat server on loopback, started and
 //! scripted by each test: OpenAI-style and Ollama wire formats, LLM triples
 //! that join the graph (and bogus ones that do not), answers that must cite
-//! their evidence, hostile replies (garbage, errors, huge bodies, a server
-//! that hangs), a server that is down, and no requests at all unless
-//! configured.
+//! their evidence, community summaries that must cite their chunks, hostile
+//! replies (garbage, errors, huge bodies, a server that hangs), a server
+//! that is down, and no requests at all unless configured.
 
 mod common;
 
@@ -75,7 +75,11 @@ impl LlmServer {
     }
 
     fn answer_requests(&self) -> usize {
-        self.seen().iter().filter(|s| !is_extraction(s)).count()
+        self.seen().iter().filter(|s| is_answer(s)).count()
+    }
+
+    fn summary_requests(&self) -> usize {
+        self.seen().iter().filter(|s| is_summary(s)).count()
     }
 }
 
@@ -86,6 +90,14 @@ fn user(seen: &Seen) -> Value {
 
 fn is_extraction(seen: &Seen) -> bool {
     user(seen).get("passages").is_some()
+}
+
+fn is_answer(seen: &Seen) -> bool {
+    user(seen).get("question").is_some()
+}
+
+fn is_summary(seen: &Seen) -> bool {
+    user(seen).get("members").is_some()
 }
 
 fn serve(stream: TcpStream, api: &str, log: &Mutex<Vec<Seen>>, script: &Script) {
@@ -257,6 +269,31 @@ fn answer(s: &mut Server, q: &str) -> Value {
     s.ok("alayasiki_query", json!({"query": q, "mode": "answer"}))
 }
 
+/// The `alayasiki://communities` resource.
+fn communities(s: &mut Server) -> Vec<Value> {
+    let r = s.request("resources/read", json!({"uri": "alayasiki://communities"}));
+    let c: Value =
+        serde_json::from_str(r["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    c["communities"].as_array().unwrap().clone()
+}
+
+/// Two topics that share no entities: two communities (or more).
+const TOPICS: &[&str] = &[
+    "Acme Corp. acquired Widgets Inc. in 2023.",
+    "Dana Scully works at Acme Corp. as chief engineer.",
+    "Widgets Inc. makes gears for bicycles.",
+    "Lisbon is the capital of Portugal.",
+    "Porto is a city in Portugal famous for wine.",
+];
+
+fn is_company(community: &Value) -> bool {
+    community["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e == "Acme Corp.")
+}
+
 #[test]
 fn llm_triples_join_the_graph_and_unquoted_ones_are_dropped() {
     for api in ["openai", "ollama"] {
@@ -414,6 +451,126 @@ fn llm_answers_must_cite_the_evidence_they_were_given() {
         0,
         "extraction is not configured"
     );
+    assert!(!communities(&mut s).is_empty());
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(
+        server.summary_requests(),
+        0,
+        "community summaries are not configured"
+    );
+    assert!(communities(&mut s)
+        .iter()
+        .all(|c| c.get("llm_summary").is_none()));
+}
+
+#[test]
+fn llm_community_summaries_must_cite_their_chunks() {
+    const WRITTEN: &str = "Acme Corp. bought Widgets Inc., a gear maker [1].";
+    let server = LlmServer::start("openai", |seen| {
+        let asked = user(seen);
+        if asked["members"].to_string().contains("Acme Corp.") {
+            Reply::Content(json!({"summary": WRITTEN, "citations": [1]}))
+        } else {
+            // Any other community: a summary citing nothing.
+            Reply::Content(json!({"summary": "Portugal is lovely.", "citations": []}))
+        }
+    });
+    let dir = TempDir::new("summaries");
+    let vars = env(&server, "openai", &[("ALAYASIKI_LLM_USE", "summarize")]);
+    let mut s = start(dir.path(), &vars);
+    for text in TOPICS {
+        s.ingest(text);
+    }
+    // The extractive summaries are there at once; the LLM's follow.
+    let deadline = Instant::now() + TIMEOUT;
+    let found = loop {
+        let found = communities(&mut s);
+        assert!(found.len() >= 2, "{found:#?}");
+        if found.iter().any(|c| c.get("llm_summary").is_some()) {
+            break found;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no LLM summary appeared: {found:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    for c in &found {
+        assert!(!c["title"].as_str().unwrap().is_empty(), "{c}");
+        assert!(!c["citations"].as_array().unwrap().is_empty(), "{c}");
+        if is_company(c) {
+            let llm = &c["llm_summary"];
+            assert_eq!(llm["text"], WRITTEN, "{c}");
+            assert_eq!(
+                llm["citations"],
+                json!([c["citations"][0]]),
+                "chunk 1 is the community's first citation: {c}"
+            );
+            assert!(
+                !c["facts"].as_array().unwrap().is_empty(),
+                "the extractive facts remain: {c}"
+            );
+        } else {
+            assert!(
+                c.get("llm_summary").is_none(),
+                "a summary citing nothing is rejected: {c}"
+            );
+        }
+    }
+    // What the LLM was asked: the community, its chunks numbered.
+    let seen = server.seen();
+    let request = seen
+        .iter()
+        .find(|r| is_summary(r) && user(r)["members"].to_string().contains("Acme Corp."))
+        .unwrap();
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert!(
+        request.body["response_format"]["json_schema"]["schema"]["properties"]["summary"]
+            .is_object()
+    );
+    let asked = user(request);
+    assert!(asked["title"].as_str().unwrap().contains("Acme Corp."));
+    assert_eq!(asked["chunks"][0]["id"], 1);
+    assert!(TOPICS.contains(&asked["chunks"][0]["text"].as_str().unwrap()));
+    assert!(!asked["facts"].as_array().unwrap().is_empty());
+    assert!(server.seen().iter().all(is_summary), "only summaries");
+    assert!(
+        seen.iter()
+            .any(|r| !user(r)["members"].to_string().contains("Acme Corp.")),
+        "the other topic was asked about, and its reply rejected"
+    );
+
+    // A global search shows the LLM's summary beside the extractive one.
+    let r = s.ok(
+        "alayasiki_query",
+        json!({"query": "What did Acme Corp. acquire?", "mode": "evidence",
+               "search_mode": "global"}),
+    );
+    assert_eq!(r["search_mode"]["ran"], "global", "{r}");
+    let used = r["communities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| is_company(c))
+        .unwrap_or_else(|| panic!("{r}"));
+    assert_eq!(used["llm_summary"]["text"], WRITTEN);
+    let cited = used["llm_summary"]["citations"][0].as_str().unwrap();
+    assert!(
+        r["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["chunk_id"] == cited),
+        "the cited chunk is in the evidence: {r}"
+    );
+    assert!(!used["facts"].as_array().unwrap().is_empty());
+
+    // Nothing is asked again while the graph stays the same.
+    let asked = server.summary_requests();
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(server.summary_requests(), asked);
+    let (status, _) = s.close();
+    assert!(status.success());
 }
 
 #[test]
@@ -479,6 +636,22 @@ fn a_down_llm_server_loses_nothing() {
         "the LLM server is unreachable or timed out"
     );
     assert!(r["answer"]["text"].as_str().unwrap().contains("[1]"));
+    // Community summaries are configured too (the default): the
+    // extractive ones are there, with nothing from the LLM.
+    for text in TOPICS {
+        s.ingest(text);
+    }
+    let found = communities(&mut s);
+    std::thread::sleep(Duration::from_millis(1500));
+    let again = communities(&mut s);
+    assert!(found.len() >= 2, "{found:#?}");
+    assert_eq!(found, again);
+    assert!(
+        again
+            .iter()
+            .all(|c| c.get("llm_summary").is_none() && !c["facts"].as_array().unwrap().is_empty()),
+        "{again:#?}"
+    );
 }
 
 #[test]
@@ -489,15 +662,23 @@ fn without_a_url_no_request_is_made() {
     let vars = vec![
         ("ALAYASIKI_LLM_MODEL", "toy-chat".to_string()),
         ("ALAYASIKI_LLM_API_KEY", "sekret".to_string()),
-        ("ALAYASIKI_LLM_USE", "extract,answer".to_string()),
+        ("ALAYASIKI_LLM_USE", "extract,answer,summarize".to_string()),
     ];
     let mut s = start(dir.path(), &vars);
     s.ingest(DOC);
+    for text in TOPICS {
+        s.ingest(text);
+    }
     let r = answer(&mut s, "who is the chief chemist of Zephyr Labs?");
     assert_eq!(r["answer"]["method"], "extractive", "{r}");
     assert!(r["answer"].get("fallback").is_none(), "{r}");
     let status = s.ok("alayasiki_status", json!({}));
     assert!(status["jobs"].get("llm_pending").is_none(), "{status}");
+    assert!(!communities(&mut s).is_empty());
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(communities(&mut s)
+        .iter()
+        .all(|c| c.get("llm_summary").is_none()));
     assert!(server.seen().is_empty());
 }
 

@@ -7,6 +7,10 @@
 //! the chunks that mention the most members. Everything is derived from
 //! the tenant's current data (what a query could see), and the result for
 //! a graph is deterministic: Leiden is seeded and ties break by id.
+//!
+//! When the optional LLM is configured to summarize, the largest
+//! communities of a stored snapshot may later gain an [`LlmSummary`]
+//! (see [`super::llm_summaries`]); building never asks for one.
 
 use std::collections::HashMap;
 
@@ -58,6 +62,24 @@ pub struct Summary {
     /// The strongest relations, as sentences.
     pub facts: Vec<String>,
     pub citations: Vec<CommunityCitation>,
+    /// A summary written by the optional LLM, added to a stored snapshot
+    /// after it was built; absent otherwise (and in snapshots stored before
+    /// it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm_summary: Option<LlmSummary>,
+}
+
+/// A community summary written by the optional LLM, accepted because it
+/// cites chunks it was given.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LlmSummary {
+    pub text: String,
+    /// Chunk keys of the chunks it cites (a subset of the summary's
+    /// citations).
+    pub citations: Vec<i64>,
+    /// SHA-256 of the request's input: while a community's input is the
+    /// same, its summary is reused rather than asked for again.
+    pub input_digest: String,
 }
 
 /// Builds the summaries of every level.
@@ -162,6 +184,7 @@ fn summarize(
             .take(SUMMARY_CITATIONS)
             .map(|(chunk_key, members)| CommunityCitation { chunk_key, members })
             .collect(),
+        llm_summary: None,
     }
 }
 
@@ -250,6 +273,24 @@ mod tests {
     #[test]
     fn the_same_graph_gives_the_same_summaries() {
         assert_eq!(build(&input()), build(&input()));
+        assert!(build(&input()).iter().all(|s| s.llm_summary.is_none()));
+    }
+
+    #[test]
+    fn snapshots_without_llm_summaries_serialize_as_before_and_load() {
+        let s = &build(&input())[0];
+        let json = serde_json::to_string(s).unwrap();
+        assert!(!json.contains("llm_summary"), "{json}");
+        let back: Summary = serde_json::from_str(&json).unwrap();
+        assert_eq!(&back, s);
+        let mut with = s.clone();
+        with.llm_summary = Some(LlmSummary {
+            text: "Acme bought Widgets [1].".into(),
+            citations: vec![100],
+            input_digest: "d".into(),
+        });
+        let back: Summary = serde_json::from_str(&serde_json::to_string(&with).unwrap()).unwrap();
+        assert_eq!(back, with);
     }
 
     #[test]

@@ -10,6 +10,8 @@
 //!   contradicting evidence, weighted by provenance, decayed with age.
 //! - [`leiden`]: hierarchical community detection over the entity graph.
 //! - [`communities`]: building community summaries from the store.
+//! - [`llm_summaries`]: community summaries written by the optional LLM,
+//!   accepted only when they cite the chunks they were given.
 //!
 //! Storage of entities, mentions, relations and communities is in
 //! `store::graph`; retrieval through the graph is in `query::graph`.
@@ -19,4 +21,5 @@ pub mod confidence;
 pub mod extract;
 pub mod fragment;
 pub mod leiden;
+pub mod llm_summaries;
 pub mod llm_triples;

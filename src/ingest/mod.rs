@@ -10,6 +10,8 @@
 //!   community summaries.
 //! - [`enrich`]: the thread that adds the optional LLM's triples to indexed
 //!   documents' graphs (only when LLM extraction is configured).
+//! - [`summarize`]: the thread that adds the optional LLM's summaries to
+//!   stored community snapshots (only when LLM summaries are configured).
 //!
 //! Nothing here talks to clients; errors carry client-safe messages because
 //! a failed job's reason is shown in its document's status.
@@ -18,6 +20,7 @@ pub mod chunk;
 pub mod enrich;
 pub mod extract;
 pub mod media;
+pub mod summarize;
 pub mod upkeep;
 pub mod worker;
 

@@ -12,6 +12,10 @@
 //!   rebuilding never takes more than a small share of a core while
 //!   ingestion runs.
 //!
+//! Rebuilt summaries are extractive; when LLM summaries are configured the
+//! summarizer thread (`super::summarize`) adds them afterwards, so no
+//! chore here ever waits for an LLM.
+//!
 //! It is a thread of its own, not a chore of the ingestion worker: a
 //! rebuild of a large graph takes seconds, and ingestion must not wait
 //! for it.

@@ -2,7 +2,7 @@
 //! JSON that follows a schema.
 //!
 //! Off by default. When `ALAYASIKI_LLM_URL` is set (see
-//! [`crate::config::llm_from_env`]) the server may use it for two things,
+//! [`crate::config::llm_from_env`]) the server may use it for three things,
 //! each checked before it is trusted:
 //!
 //! - **extraction** (`graph::llm_triples`): triples for an indexed
@@ -11,7 +11,11 @@
 //!   in the chunk and its names resolve like the rule-based extractor's;
 //! - **answers** (`query::synthesis`): an answer composed from the packed
 //!   evidence that must cite it; anything else falls back to the
-//!   extractive answer.
+//!   extractive answer;
+//! - **community summaries** (`graph::llm_summaries`): a short summary of
+//!   each of the largest communities, written by a background thread
+//!   (`ingest::summarize`) after a snapshot is built, kept only if it cites
+//!   the chunks it was given; the extractive summary stays either way.
 //!
 //! This module owns the conversation with the server: the two wire formats
 //! ([`wire`]), the deadline and the response bound, and client-safe errors.
@@ -43,6 +47,8 @@ pub struct LlmConfig {
     pub extract: bool,
     /// Compose answers in `answer` mode.
     pub answer: bool,
+    /// Summarize the largest communities after each rebuild.
+    pub summarize: bool,
 }
 
 /// One structured request: instructions, the input (as JSON text, so that

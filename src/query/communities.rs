@@ -23,22 +23,37 @@ pub struct CommunityUse {
     pub facts: Vec<String>,
     /// Chunk ids of the cited evidence.
     pub citations: Vec<String>,
+    /// The optional LLM's summary of the community, when it wrote one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_summary: Option<LlmSummaryUse>,
     pub score: f64,
+}
+
+/// A community summary written by the optional LLM, with the chunk ids it
+/// cites.
+#[derive(Debug, Clone, Serialize)]
+pub struct LlmSummaryUse {
+    pub text: String,
+    pub citations: Vec<String>,
 }
 
 fn stems(text: &str) -> HashSet<String> {
     super::terms::words(text).map(|w| stem(&w)).collect()
 }
 
-/// How well a summary matches the question: its words that are question
-/// terms, plus the question's entities among its members (these count
+/// How well a summary matches the question: its words (an LLM summary's
+/// included) that are question terms, plus the question's entities among its members (these count
 /// double: they are what the question is about).
 fn score(summary: &Summary, question: &HashSet<String>, entities: &[EntityRow]) -> f64 {
     let text = format!(
-        "{} {} {}",
+        "{} {} {} {}",
         summary.title,
         summary.entities.join(" "),
-        summary.facts.join(" ")
+        summary.facts.join(" "),
+        summary
+            .llm_summary
+            .as_ref()
+            .map_or("", |llm| llm.text.as_str())
     );
     let words = stems(&text);
     let overlap = question.iter().filter(|t| words.contains(*t)).count() as f64;
@@ -80,6 +95,11 @@ pub fn lane(
     }
     scored_chunks.sort_by(|a, b| b.1.total_cmp(&a.1));
     let hits = reader.chunks_by_keys(&scored_chunks)?;
+    let chunk_ids = |keys: &mut dyn Iterator<Item = i64>| -> Vec<String> {
+        keys.filter_map(|k| hits.iter().find(|h| h.chunk_key == k))
+            .map(|h| format!("{}:{}", h.doc_id, h.ordinal))
+            .collect()
+    };
     let uses = ranked
         .into_iter()
         .map(|(score, s)| CommunityUse {
@@ -88,12 +108,15 @@ pub fn lane(
             size: s.size,
             entities: s.entities.iter().take(8).cloned().collect(),
             facts: s.facts.clone(),
-            citations: s
-                .citations
-                .iter()
-                .filter_map(|c| hits.iter().find(|h| h.chunk_key == c.chunk_key))
-                .map(|h| format!("{}:{}", h.doc_id, h.ordinal))
-                .collect(),
+            citations: chunk_ids(&mut s.citations.iter().map(|c| c.chunk_key)),
+            // Its citations are among the summary's, so among `hits`.
+            llm_summary: s.llm_summary.as_ref().and_then(|llm| {
+                let citations = chunk_ids(&mut llm.citations.iter().copied());
+                (!citations.is_empty()).then(|| LlmSummaryUse {
+                    text: llm.text.clone(),
+                    citations,
+                })
+            }),
             score,
         })
         .collect();

@@ -113,7 +113,7 @@ pub fn validate(reply: &Value, offered: &[Evidence]) -> Result<Answer, &'static 
 
 /// An id as the schema asks (an integer), or as models also write it
 /// (`"2"`, `"[2]"`).
-fn citation_id(v: &Value) -> Option<u64> {
+pub(crate) fn citation_id(v: &Value) -> Option<u64> {
     match v {
         Value::Number(n) => n.as_u64(),
         Value::String(s) => s
@@ -128,7 +128,7 @@ fn citation_id(v: &Value) -> Option<u64> {
 
 /// The ids in `[n]` and `[n, m]` markers of a text (not `a[0]`, which is
 /// code).
-fn markers(text: &str) -> Vec<u64> {
+pub(crate) fn markers(text: &str) -> Vec<u64> {
     let mut out = Vec::new();
     let mut rest = text;
     while let Some(open) = rest.find('[') {

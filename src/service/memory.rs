@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::ids;
 use crate::ingest::enrich::Enricher;
 use crate::ingest::media::{self, MediaKind, SUPPORTED_MEDIA_TYPES, TEXT_MEDIA_TYPES};
+use crate::ingest::summarize::Summarizer;
 use crate::ingest::worker::{IngestWorker, JobOutcome, WorkerShared};
 use crate::ingest::Prepared;
 use crate::limits::*;
@@ -177,6 +178,8 @@ pub struct MemoryService {
     worker: IngestWorker,
     /// Runs LLM extraction jobs, when LLM extraction is configured.
     enricher: Option<Enricher>,
+    /// Adds LLM summaries to community snapshots, when configured.
+    summarizer: Option<Summarizer>,
     shared: Arc<WorkerShared>,
     /// The LLM that composes answers, when configured for it.
     answer_llm: Option<Arc<Llm>>,
@@ -223,11 +226,16 @@ impl MemoryService {
         if let Some(llm) = &llm {
             let c = llm.config();
             log::info!(
-                "LLM {} ({}) configured for{}{}",
+                "LLM {} ({}) configured for{}{}{}",
                 c.model,
                 c.api.name(),
                 if c.extract { " extraction" } else { "" },
-                if c.answer { " answers" } else { "" }
+                if c.answer { " answers" } else { "" },
+                if c.summarize {
+                    " community summaries"
+                } else {
+                    ""
+                }
             );
         }
         if !llm.as_ref().is_some_and(|l| l.config().extract) {
@@ -236,6 +244,7 @@ impl MemoryService {
         let shared = Arc::new(WorkerShared::new(store.clone(), embedder, llm.clone()));
         let worker = IngestWorker::start(shared.clone())?;
         let enricher = Enricher::start(shared.clone())?;
+        let summarizer = Summarizer::start(store.clone(), llm.clone())?;
         let fusion = crate::config::fusion_from_env().map_err(Error::Unavailable)?;
         let half_life_days =
             crate::graph::confidence::half_life_from_env().map_err(Error::Unavailable)?;
@@ -247,6 +256,7 @@ impl MemoryService {
             store,
             worker,
             enricher,
+            summarizer,
             shared,
             answer_llm: llm.filter(|l| l.config().answer),
             working: WorkingMemory::new(wm_ttl),
@@ -308,8 +318,15 @@ impl MemoryService {
     /// Stops the worker at a job boundary, then closes the store (which
     /// checkpoints the WAL). Idempotent.
     pub fn shutdown(&self) {
+        // Both LLM threads are told at once, so their waits overlap.
+        if let Some(summarizer) = &self.summarizer {
+            summarizer.request_stop();
+        }
         if let Some(enricher) = &self.enricher {
             enricher.stop();
+        }
+        if let Some(summarizer) = &self.summarizer {
+            summarizer.stop();
         }
         self.worker.stop();
         self.store.close();
@@ -586,7 +603,7 @@ impl Memory<'_> {
             .summaries
             .iter()
             .map(|s| {
-                serde_json::json!({
+                let mut community = serde_json::json!({
                     "level": s.level,
                     "community": s.community,
                     "parent": s.parent,
@@ -595,7 +612,21 @@ impl Memory<'_> {
                     "entities": s.entities,
                     "facts": s.facts,
                     "citations": s.citations.iter().filter_map(|c| chunk_ids.get(&c.chunk_key)).collect::<Vec<_>>(),
-                })
+                });
+                // Written by the LLM: shown apart from the extractive fields,
+                // and only while a chunk it cites can still be shown.
+                if let Some(llm) = &s.llm_summary {
+                    let cited: Vec<&String> = llm
+                        .citations
+                        .iter()
+                        .filter_map(|k| chunk_ids.get(k))
+                        .collect();
+                    if !cited.is_empty() {
+                        community["llm_summary"] =
+                            serde_json::json!({"text": llm.text, "citations": cited});
+                    }
+                }
+                community
             })
             .collect();
         Ok(serde_json::json!({

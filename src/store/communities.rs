@@ -1,14 +1,16 @@
-//! Storage of community summaries: immutable snapshots keyed by the graph
-//! version they were built from, so a query's global answer can be
-//! reproduced; the latest few are kept.
+//! Storage of community summaries: snapshots keyed by the graph version
+//! they were built from, so a query's global answer can be reproduced; the
+//! latest few are kept. A snapshot's extractive summaries never change once
+//! stored; the optional LLM's summaries are added to it later
+//! ([`TenantWriter::store_llm_summaries`]).
 
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 use std::collections::HashMap;
 
 use super::tenant::{TenantReader, TenantWriter, VISIBLE};
 use super::Store;
 use crate::error::Result;
-use crate::graph::communities::{GraphInput, Summary};
+use crate::graph::communities::{GraphInput, LlmSummary, Summary};
 use crate::graph::confidence;
 
 /// Snapshots kept per tenant (older ones are deleted when a new one is
@@ -134,7 +136,78 @@ impl TenantReader<'_> {
     }
 }
 
+impl TenantReader<'_> {
+    /// The LLM summaries in the tenant's stored snapshots, by the digest of
+    /// the input they were written from (for reuse while it is unchanged).
+    pub fn stored_llm_summaries(&self) -> Result<HashMap<String, LlmSummary>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(HashMap::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT summary FROM communities
+              WHERE tenant_id = ?1 AND json_extract(summary, '$.llm_summary') IS NOT NULL",
+        )?;
+        let mut out = HashMap::new();
+        for json in stmt.query_map([tenant_id], |r| r.get::<_, String>(0))? {
+            if let Ok(Summary {
+                llm_summary: Some(s),
+                ..
+            }) = serde_json::from_str::<Summary>(&json?)
+            {
+                out.insert(s.input_digest.clone(), s);
+            }
+        }
+        Ok(out)
+    }
+}
+
 impl TenantWriter<'_> {
+    /// Adds LLM summaries to the communities `(level, community)` of the
+    /// snapshot built from `graph_version`, if it is still stored (a forget
+    /// since deletes every snapshot, and then nothing is written). Returns
+    /// how many were added.
+    pub fn store_llm_summaries(
+        &mut self,
+        graph_version: i64,
+        summaries: &[(usize, u32, LlmSummary)],
+    ) -> Result<usize> {
+        let mut added = 0;
+        for (level, community, llm) in summaries {
+            let key = params![
+                self.tenant_id,
+                graph_version,
+                *level as i64,
+                i64::from(*community)
+            ];
+            let stored: Option<String> = self
+                .conn
+                .prepare_cached(
+                    "SELECT summary FROM communities WHERE tenant_id = ?1 AND graph_version = ?2
+                        AND level = ?3 AND community = ?4",
+                )?
+                .query_row(key, |r| r.get(0))
+                .optional()?;
+            let Some(mut summary) = stored.and_then(|j| serde_json::from_str::<Summary>(&j).ok())
+            else {
+                continue;
+            };
+            summary.llm_summary = Some(llm.clone());
+            self.exec(
+                "UPDATE communities SET summary = ?5 WHERE tenant_id = ?1 AND graph_version = ?2
+                    AND level = ?3 AND community = ?4",
+                params![
+                    self.tenant_id,
+                    graph_version,
+                    *level as i64,
+                    i64::from(*community),
+                    serde_json::to_string(&summary)?
+                ],
+            )?;
+            added += 1;
+        }
+        Ok(added)
+    }
+
     /// Stores a snapshot built from `graph_version` and makes it current.
     pub fn store_communities(
         &mut self,
@@ -179,6 +252,20 @@ impl TenantWriter<'_> {
 }
 
 impl Store {
+    /// Tenants with a community snapshot.
+    pub fn tenants_with_communities(&self) -> Result<Vec<super::Tenant>> {
+        let conn = super::tenant::PooledConn::new(self.readers.get()?, &self.readers);
+        let mut stmt =
+            conn.prepare_cached("SELECT name FROM tenants WHERE communities_version >= 0")?;
+        let names = stmt
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(names
+            .iter()
+            .filter_map(|n| super::Tenant::new(n).ok())
+            .collect())
+    }
+
     /// Tenants whose summaries are older than their graph.
     pub fn tenants_with_stale_communities(&self) -> Result<Vec<super::Tenant>> {
         let conn = super::tenant::PooledConn::new(self.readers.get()?, &self.readers);
