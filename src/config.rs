@@ -1,7 +1,11 @@
 //! Run-time configuration: the data directory, the stdio caller's identity
 //! and durability, resolved from flags and environment variables.
 //!
-//! Every environment variable the server reads is named here.
+//! Every environment variable the server reads is named here, except the
+//! embedding server's (`ALAYASIKI_EMBED_*`, in [`crate::embed::http`]), the
+//! confidence half-life (`ALAYASIKI_HALF_LIFE_DAYS`, in
+//! [`crate::graph::confidence`]) and the log level (`ALAYASIKI_LOG`, in
+//! [`crate::logging`]).
 
 use std::path::{Path, PathBuf};
 

@@ -2,9 +2,9 @@
 //!
 //! Two methods, both measured on LoCoMo (see BENCHMARKS.md); calibrated is
 //! the default because it was better at every lane weight tried:
-//! - [`Fusion::Rrf`], reciprocal rank fusion: `Σ 1 / (k + rank)` over the
-//!   lanes that found a chunk. Scale-free, so BM25 and cosine need no
-//!   calibration.
+//! - [`Fusion::Rrf`], weighted reciprocal rank fusion: `Σ weight / (k + rank)`
+//!   over the lanes that found a chunk. Scale-free, so BM25 and cosine need
+//!   no calibration.
 //! - [`Fusion::Calibrated`]: each lane's scores min-max normalized to
 //!   [0, 1] within the candidate list, then summed with lane weights.
 

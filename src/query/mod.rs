@@ -2,9 +2,10 @@
 //!
 //! A pipeline of named stages, each testable alone:
 //! [`terms`] (question → search terms) → [`retrieve`] (candidates from the
-//! keyword and vector lanes) → [`fuse`] (one ranked list) → [`pack`]
-//! (diversity and the character budget) → [`answer`] (cited sentences from
-//! the evidence). [`synthesis`] optionally replaces that answer with one an
+//! keyword and vector lanes) and [`graph`] (the graph lane), plus
+//! [`communities`] (a further lane in global search; [`modes`] chooses the
+//! search mode) → [`fuse`] (one ranked list) → [`pack`] (diversity and the
+//! character budget) → [`answer`] (cited sentences from the evidence). [`synthesis`] optionally replaces that answer with one an
 //! LLM composed, if it cites the evidence it was given.
 
 pub mod answer;
