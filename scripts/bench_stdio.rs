@@ -283,9 +283,15 @@ impl Server {
             let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
                 continue;
             };
-            let name = stat[open + 1..close].trim_end_matches(|c: char| c.is_ascii_digit() || c == '-');
+            let name =
+                stat[open + 1..close].trim_end_matches(|c: char| c.is_ascii_digit() || c == '-');
             let fields: Vec<&str> = stat[close + 2..].split_whitespace().collect();
-            let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+            let ticks = |i: usize| {
+                fields
+                    .get(i)
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .unwrap_or(0.0)
+            };
             *out.entry(name.to_string()).or_insert(0.0) += (ticks(11) + ticks(12)) / 100.0;
         }
         out
@@ -434,7 +440,12 @@ fn main() {
             let per_thread: Vec<String> = s
                 .thread_cpu()
                 .into_iter()
-                .map(|(name, after)| (after - threads_before.get(&name).copied().unwrap_or(0.0), name))
+                .map(|(name, after)| {
+                    (
+                        after - threads_before.get(&name).copied().unwrap_or(0.0),
+                        name,
+                    )
+                })
                 .filter(|(cpu, _)| *cpu >= 0.01)
                 .map(|(cpu, name)| format!("{name} {:.2} ms", cpu * 1e3 / to_add as f64))
                 .collect();

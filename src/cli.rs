@@ -109,6 +109,11 @@ ENVIRONMENT:
     ALAYASIKI_LOG           error, warn, info (default), debug, trace, off
     ALAYASIKI_EMBED_URL     use an HTTP embedding server instead of the
                             built-in model (see README: Embeddings)
+    ALAYASIKI_LLM_URL       optional LLM for triples, answers and community
+                            summaries (off by default; see README: Optional LLM)
+    ALAYASIKI_RETENTION_DAYS  hide and purge documents older than this
+    ALAYASIKI_WM_TTL_SECS   working-memory session lifetime (default 1800)
+    ALAYASIKI_FUSION, ALAYASIKI_HALF_LIFE_DAYS: retrieval tuning (README)
 
 The server reads newline-delimited JSON-RPC on stdin and writes only protocol
 messages to stdout; logs go to stderr. One process owns a data directory; to

@@ -117,10 +117,11 @@ pub fn confidence(alpha: f64, beta: f64, age_days: f64, half_life_days: f64) -> 
 pub fn half_life_from_env() -> Result<f64, String> {
     match std::env::var("ALAYASIKI_HALF_LIFE_DAYS")
         .ok()
-        .filter(|v| !v.is_empty())
+        .filter(|v| !v.trim().is_empty())
     {
         None => Ok(DEFAULT_HALF_LIFE_DAYS),
         Some(v) => v
+            .trim()
             .parse::<f64>()
             .ok()
             .filter(|d| d.is_finite() && *d > 0.0)

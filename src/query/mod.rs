@@ -232,17 +232,22 @@ pub fn candidates(
     let mut choice = modes::choose(spec.search_mode, &spec.text, &entities);
     let mut explain = modes::Explain::new(&entities);
     explain.excluded.retention_expired = reader.expired_count()?;
-    let snapshot = match choice.ran {
-        SearchMode::Global => reader
-            .latest_communities()?
-            .filter(|s| !s.summaries.is_empty()),
+    let stored = match choice.ran {
+        SearchMode::Global => reader.latest_communities()?,
         _ => None,
     };
+    // Why global cannot run: no snapshot (none built yet, or the stored one
+    // is withheld because documents it may quote have expired), or one
+    // with no community in it.
+    let withheld = explain.excluded.retention_expired > 0;
+    let snapshot = stored.filter(|s| !s.summaries.is_empty());
     if choice.ran == SearchMode::Global && snapshot.is_none() {
         choice.ran = SearchMode::Local;
-        choice
-            .reason
-            .push_str("; no community summaries are built yet, so local ran instead");
+        choice.reason.push_str(if withheld {
+            "; the community summaries are being rebuilt without expired documents, so local ran instead"
+        } else {
+            "; no community summaries are built yet, so local ran instead"
+        });
     }
     let mut round = Round::run(reader, spec, &terms, &entities, embedder, settings, 1)?;
     let mut community_uses = Vec::new();

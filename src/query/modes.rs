@@ -46,12 +46,18 @@ pub struct Choice {
 
 /// Decides the mode that runs for a requested one.
 pub fn choose(requested: SearchMode, question: &str, entities: &[EntityRow]) -> Choice {
-    let lower = question.to_lowercase();
-    let broad = BROAD_CUES.iter().any(|c| {
-        lower
-            .split(|ch: char| !ch.is_alphanumeric() && ch != ' ')
-            .any(|part| part.contains(c))
-    });
+    // Whole words only: "domain" or "maintenance" must not read as "main".
+    // The question as " word word ... " so a cue of one or more words
+    // matches exactly when its words appear in a row.
+    let words: Vec<String> = question
+        .split(|ch: char| !ch.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let padded = format!(" {} ", words.join(" "));
+    let broad = BROAD_CUES
+        .iter()
+        .any(|c| padded.contains(&format!(" {c} ")));
     let (ran, reason) = match requested {
         SearchMode::Local => (
             SearchMode::Local,
@@ -158,6 +164,31 @@ mod tests {
             choose(SearchMode::Auto, "where is it", &[]).ran,
             SearchMode::Drift
         );
+    }
+
+    #[test]
+    fn broad_cues_match_whole_words_only() {
+        for q in [
+            "Which domain does the maintenance team remain in?",
+            "Who summarized the themed party?",
+        ] {
+            assert_eq!(
+                choose(SearchMode::Auto, q, &[]).ran,
+                SearchMode::Drift,
+                "{q}"
+            );
+        }
+        for q in [
+            "Give me the big picture.",
+            "What is this about, in general?",
+            "Summary, please",
+        ] {
+            assert_eq!(
+                choose(SearchMode::Auto, q, &[]).ran,
+                SearchMode::Global,
+                "{q}"
+            );
+        }
     }
 
     #[test]

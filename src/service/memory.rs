@@ -587,7 +587,9 @@ impl Memory<'_> {
             },
         };
         if snapshot.summaries.is_empty() {
-            return Ok(serde_json::json!({"graph_version": 0, "communities": []}));
+            return Ok(
+                serde_json::json!({"graph_version": snapshot.graph_version, "communities": []}),
+            );
         }
         let keys: Vec<(i64, f64)> = snapshot
             .summaries

@@ -262,6 +262,48 @@ impl TenantWriter<'_> {
         )?)
     }
 
+    /// Before `relation` is deleted: the newest fact it superseded (same
+    /// subject and predicate) is current again, and older ones it
+    /// superseded now name that one as their successor. Forgetting the
+    /// document behind "Dana works at Initech" brings back "Dana works at
+    /// Acme" instead of leaving Dana with no current employer.
+    fn restore_superseded(&mut self, relation: i64) -> Result<()> {
+        // Look-ups by (tenant, subject, predicate) use the unique index;
+        // `superseded_by` alone has none.
+        let key: Option<(i64, String)> = self
+            .conn
+            .prepare_cached("SELECT subject_id, predicate FROM relations WHERE id = ?1")?
+            .query_row([relation], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        let Some((subject, predicate)) = key else {
+            return Ok(());
+        };
+        let newest: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM relations
+                  WHERE tenant_id = ?1 AND subject_id = ?2 AND predicate = ?3 AND superseded_by = ?4
+                  ORDER BY valid_to DESC, id DESC LIMIT 1",
+            )?
+            .query_row(params![self.tenant_id, subject, predicate, relation], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        let Some(newest) = newest else {
+            return Ok(());
+        };
+        self.exec(
+            "UPDATE relations SET valid_to = NULL, superseded_by = NULL WHERE id = ?1",
+            [newest],
+        )?;
+        self.exec(
+            "UPDATE relations SET superseded_by = ?5
+              WHERE tenant_id = ?1 AND subject_id = ?2 AND predicate = ?3 AND superseded_by = ?4",
+            params![self.tenant_id, subject, predicate, relation, newest],
+        )?;
+        Ok(())
+    }
+
     /// The entity with `key`, or the one that has it as an alias, or a new
     /// one; the fragment's aliases are registered for it.
     fn resolve_entity(
@@ -359,6 +401,7 @@ impl TenantWriter<'_> {
                 |r| r.get(0),
             )?;
             if remaining == 0 {
+                self.restore_superseded(relation)?;
                 self.exec("DELETE FROM relations WHERE id = ?1", [relation])?;
             } else {
                 self.refresh_confidence(relation)?;
@@ -715,6 +758,39 @@ mod tests {
             current.iter().all(|x| x.id != old.id),
             "history is excluded unless asked for"
         );
+        drop(r);
+        store.close();
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn forgetting_the_newer_fact_makes_the_older_one_current_again() {
+        let (dir, store) = store();
+        let t = Tenant::new("t").unwrap();
+        remember(&store, &t, "Dana Scully works at Acme.", "user");
+        remember(&store, &t, "Dana Scully works at Globex.", "user");
+        let newest = remember(&store, &t, "Dana Scully works at Initech.", "user");
+        store.write(&t, move |w| w.forget_graph(newest)).unwrap();
+        let r = store.reader(&t).unwrap();
+        let dana = r.entities_by_keys(&["dana scully".into()]).unwrap();
+        let all = r.relations_of(dana[0].id, true, 50).unwrap();
+        let at = |org: &str| {
+            all.iter()
+                .find(|x| x.predicate == "works at" && x.object.contains(org))
+                .cloned()
+        };
+        assert!(at("Initech").is_none(), "the forgotten fact is gone");
+        let globex = at("Globex").expect("the fact it superseded");
+        let acme = at("Acme").expect("older history");
+        assert!(globex.valid_to.is_none(), "Globex is current again");
+        assert!(acme.valid_to.is_some(), "Acme stays history");
+        let current = r.relations_of(dana[0].id, false, 50).unwrap();
+        let current_employers: Vec<_> = current
+            .iter()
+            .filter(|x| x.predicate == "works at")
+            .map(|x| x.object.clone())
+            .collect();
+        assert_eq!(current_employers.len(), 1, "{current_employers:?}");
         drop(r);
         store.close();
         std::fs::remove_dir_all(dir).ok();
