@@ -7,6 +7,9 @@
 //!   contradicting evidence, weighted by provenance, decayed with age.
 //! - [`leiden`]: hierarchical community detection over the entity graph.
 //! - [`communities`]: building community summaries from the store.
+//! - [`resolution`]: whether a name new to the memory is another name of
+//!   an entity it holds (across documents), and which stored entities a
+//!   question names.
 //!
 //! Storage of entities, mentions, relations and communities is in
 //! `store::graph`; retrieval through the graph is in `query::graph`.
@@ -16,3 +19,4 @@ pub mod confidence;
 pub mod extract;
 pub mod fragment;
 pub mod leiden;
+pub mod resolution;

@@ -36,6 +36,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (3, include_str!("../../sql/003_graph.sql")),
     (4, include_str!("../../sql/004_files.sql")),
     (5, include_str!("../../sql/005_retention.sql")),
+    (7, include_str!("../../sql/007_resolution.sql")),
 ];
 
 /// The newest schema this binary understands.

@@ -1,5 +1,6 @@
-//! Storage of the knowledge graph: entities (resolved by key and alias),
-//! their mentions, relations with per-provenance evidence counts and Beta
+//! Storage of the knowledge graph: entities (resolved by key, alias and,
+//! across documents, by name through `store::resolution`), their
+//! mentions, relations with per-provenance evidence counts and Beta
 //! confidence, supersession of functional facts, and graph versions.
 
 use rusqlite::{params, OptionalExtension};
@@ -76,9 +77,12 @@ impl TenantWriter<'_> {
         if fragment.entities.is_empty() {
             return Ok(false);
         }
+        self.ensure_name_terms()?;
         let mut ids = Vec::with_capacity(fragment.entities.len());
+        let mut created = Vec::new();
         for e in &fragment.entities {
-            let id = self.resolve_entity(&e.key, &e.name, e.kind.as_str(), &e.aliases, now)?;
+            let kind = e.kind.as_str();
+            let id = self.resolve_entity(&e.key, &e.name, kind, &e.aliases, &mut created, now)?;
             self.exec(
                 "UPDATE entities SET mention_count = mention_count + ?2, last_seen = ?3 WHERE id = ?1",
                 params![id, e.mentions as i64, now],
@@ -100,6 +104,9 @@ impl TenantWriter<'_> {
         for r in &fragment.relations {
             let kind = if r.pattern { "pattern" } else { "cooccurrence" };
             let (subject, object) = (ids[r.subject], ids[r.object]);
+            if subject == object {
+                continue; // two names of the document resolved to one entity
+            }
             let predicate = predicate_key(&r.predicate);
             self.exec(
                 "INSERT INTO relations(tenant_id, subject_id, predicate, label, object_id, kind,
@@ -174,14 +181,17 @@ impl TenantWriter<'_> {
         Ok(true)
     }
 
-    /// The entity with `key`, or the one that has it as an alias, or a new
-    /// one; the fragment's aliases are registered for it.
+    /// The entity with `key`, or the one that has it as an alias, or the
+    /// one stored entity (not in `created`, this document's new entities)
+    /// it is another name of (see `store::resolution`), or a new one,
+    /// added to `created`; the fragment's aliases are registered for it.
     fn resolve_entity(
         &mut self,
         key: &str,
         name: &str,
         kind: &str,
         aliases: &[(String, String)],
+        created: &mut Vec<i64>,
         now: i64,
     ) -> Result<i64> {
         let existing: Option<i64> = self
@@ -194,7 +204,11 @@ impl TenantWriter<'_> {
             )?
             .query_row(params![self.tenant_id, key], |r| r.get(0))
             .optional()?;
-        let id = match existing {
+        let merged = match existing {
+            Some(_) => None,
+            None => self.merge_target(key, name, kind, created, now)?,
+        };
+        let id = match existing.or(merged) {
             Some(id) => id,
             None => {
                 self.exec(
@@ -202,7 +216,10 @@ impl TenantWriter<'_> {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
                     params![self.tenant_id, key, name, kind, now],
                 )?;
-                self.conn.last_insert_rowid()
+                let id = self.conn.last_insert_rowid();
+                self.index_entity_name(id, key, name)?;
+                created.push(id);
+                id
             }
         };
         for (alias_key, alias) in aliases {
