@@ -8,16 +8,29 @@
 //!
 //! Run: `cargo run --release --example bench_stdio -- [--sizes 10000,100000]
 //!       [--queries 1000] [--window 64] [--durability full|normal]
+//!       [--corpus zipf|entities] [--modes local,global,drift,auto]
+//!       [--lanes keyword,vector,graph] [--store DIR]
 //!       [--binary target/release/alayasiki-mcp]`
 //!
 //! The corpus is synthetic but shaped like text: words drawn from a
 //! Zipf-distributed vocabulary with a deterministic generator, so runs are
-//! repeatable and the FTS index sees realistic term frequencies.
+//! repeatable and the FTS index sees realistic term frequencies. With
+//! `--corpus entities` every document also has sentences naming people,
+//! organizations and places drawn from pools of about 100k names, with
+//! verb phrases between them, so the knowledge-graph extraction has real
+//! work (entities, relations, communities) and queries name entities.
+//! `--modes` times queries once per search mode; after the run, the
+//! community rebuild (reading the graph and building every level) is timed
+//! on the final store.
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
+
+const USAGE: &str = "usage: bench_stdio [--sizes 10000,100000] [--queries 1000] [--window 64]
+    [--durability full|normal] [--corpus zipf|entities] [--modes local,global,drift,auto]
+    [--lanes keyword,vector,graph] [--store DIR] [--binary target/release/alayasiki-mcp]";
 
 struct Rng(u64);
 
@@ -90,6 +103,107 @@ impl Corpus {
         s
     }
 
+    /// A capitalized pseudo-name of 2-3 syllables for pool index `i`
+    /// (deterministic, distinct enough to be told apart).
+    fn name(i: u64, salt: u64) -> String {
+        let syllables = [
+            "ka", "lo", "mi", "ra", "te", "su", "no", "vi", "del", "tor", "an", "bel", "gan", "zo",
+            "mar", "ris", "dan", "eva",
+        ];
+        let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt;
+        let n = 2 + (x % 2) as usize;
+        let mut s = String::new();
+        for _ in 0..n {
+            x = x.rotate_left(17).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            s.push_str(syllables[(x % syllables.len() as u64) as usize]);
+        }
+        let mut c = s.chars();
+        let first = c.next().unwrap().to_ascii_uppercase();
+        std::iter::once(first).chain(c).collect()
+    }
+
+    fn person(&mut self) -> String {
+        let first = self.rng.next() % 300;
+        let last = self.rng.next() % 350;
+        format!("{} {}", Corpus::name(first, 1), Corpus::name(last, 2))
+    }
+
+    fn organization(&mut self) -> String {
+        let suffix = ["Labs", "Rail", "Systems", "Foods", "Bank", "Press"];
+        let i = self.rng.next() % 5000;
+        format!(
+            "{} {}",
+            Corpus::name(i, 3),
+            suffix[(i % suffix.len() as u64) as usize]
+        )
+    }
+
+    fn place(&mut self) -> String {
+        Corpus::name(self.rng.next() % 2000, 4)
+    }
+
+    /// A sentence relating entities, in one of a few shapes the extractor
+    /// reads (verb phrases, copulas, "X of Y", appositives).
+    fn fact(&mut self) -> String {
+        match self.rng.next() % 5 {
+            0 => format!(
+                "{} works at {} in {}.",
+                self.person(),
+                self.organization(),
+                self.place()
+            ),
+            1 => format!(
+                "{} acquired {} in {}.",
+                self.organization(),
+                self.organization(),
+                1990 + self.rng.next() % 35
+            ),
+            2 => format!(
+                "{} met {} at the {} office.",
+                self.person(),
+                self.person(),
+                self.organization()
+            ),
+            3 => format!(
+                "{}, the founder of {}, moved to {}.",
+                self.person(),
+                self.organization(),
+                self.place()
+            ),
+            _ => format!("{} is the CEO of {}.", self.person(), self.organization()),
+        }
+    }
+
+    /// ~`bytes` of text: facts between Zipf filler sentences.
+    fn entity_document(&mut self, bytes: usize) -> String {
+        let mut s = String::with_capacity(bytes + 64);
+        while s.len() < bytes {
+            if self.rng.next().is_multiple_of(2) {
+                s.push_str(&self.fact());
+            } else {
+                for _ in 0..8 {
+                    let w = self.word().to_string();
+                    s.push_str(&w);
+                    s.push(' ');
+                }
+                s.pop();
+                s.push('.');
+            }
+            s.push(' ');
+        }
+        s
+    }
+
+    /// A question naming an entity, as an agent would ask it.
+    fn entity_question(&mut self) -> String {
+        match self.rng.next() % 4 {
+            0 => format!("Where does {} work?", self.person()),
+            1 => format!("Who acquired {}?", self.organization()),
+            2 => format!("Who did {} meet?", self.person()),
+            _ => format!("What happened in {}?", self.place()),
+        }
+    }
+
     fn query(&mut self) -> String {
         (0..3)
             .map(|_| self.word().to_string())
@@ -143,6 +257,46 @@ impl Server {
         assert!(r["result"].is_object(), "{r}");
     }
 
+    /// CPU time the server has used so far, user + system (Linux only):
+    /// a figure that, unlike wall time, does not grow when other work
+    /// shares the machine.
+    fn cpu_seconds(&self) -> Option<f64> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        // Fields after the command name (which may hold spaces) in ")".
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: f64 =
+            fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+        // USER_HZ is 100 on every Linux this runs on.
+        Some(ticks / 100.0)
+    }
+
+    /// CPU seconds per thread name so far, worker pools summed under their
+    /// name without the number (Linux only).
+    fn thread_cpu(&self) -> std::collections::BTreeMap<String, f64> {
+        let mut out = std::collections::BTreeMap::new();
+        let tasks = format!("/proc/{}/task", self.child.id());
+        for entry in std::fs::read_dir(tasks).into_iter().flatten().flatten() {
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                continue;
+            };
+            let name =
+                stat[open + 1..close].trim_end_matches(|c: char| c.is_ascii_digit() || c == '-');
+            let fields: Vec<&str> = stat[close + 2..].split_whitespace().collect();
+            let ticks = |i: usize| {
+                fields
+                    .get(i)
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .unwrap_or(0.0)
+            };
+            *out.entry(name.to_string()).or_insert(0.0) += (ticks(11) + ticks(12)) / 100.0;
+        }
+        out
+    }
+
     /// A `/proc/<pid>/status` field in KiB (Linux only).
     fn status_kib(&self, field: &str) -> Option<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
@@ -168,9 +322,18 @@ fn main() {
     let mut binary = "target/release/alayasiki-mcp".to_string();
     let mut lanes: Option<Vec<String>> = None;
     let mut store_dir: Option<std::path::PathBuf> = None;
+    let mut entities = false;
+    let mut modes: Vec<Option<String>> = vec![None];
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        let v = args.next().expect("flag value");
+        if a == "--help" || a == "-h" {
+            println!("{USAGE}");
+            return;
+        }
+        let Some(v) = args.next() else {
+            eprintln!("{a} needs a value\n{USAGE}");
+            std::process::exit(2);
+        };
         match a.as_str() {
             "--sizes" => sizes = v.split(',').map(|s| s.parse().unwrap()).collect(),
             "--queries" => queries = v.parse().unwrap(),
@@ -179,7 +342,12 @@ fn main() {
             "--binary" => binary = v,
             "--lanes" => lanes = Some(v.split(',').map(str::to_string).collect()),
             "--store" => store_dir = Some(v.into()),
-            other => panic!("unknown flag {other}"),
+            "--corpus" => entities = v == "entities",
+            "--modes" => modes = v.split(',').map(|m| Some(m.to_string())).collect(),
+            other => {
+                eprintln!("unknown flag {other}\n{USAGE}");
+                std::process::exit(2);
+            }
         }
     }
     let tmp = std::env::temp_dir().join(format!("alayasiki-bench-{}", std::process::id()));
@@ -215,16 +383,26 @@ fn main() {
     let status: Value =
         serde_json::from_str(s.recv()["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
     let mut stored = status["documents"].as_u64().unwrap_or(0) as usize;
+    let document = |c: &mut Corpus| {
+        if entities {
+            c.entity_document(1000)
+        } else {
+            c.document(1000)
+        }
+    };
     for _ in 0..stored {
-        corpus.document(1000);
+        document(&mut corpus);
     }
     let mut next_id = 1u64;
-    println!("durability={durability}, window={window}, ~1 KB documents, wait=true");
+    let kind = if entities { "entity-rich" } else { "Zipf" };
+    println!("durability={durability}, window={window}, ~1 KB {kind} documents, wait=true");
     for &target in &sizes {
         let to_add = target.saturating_sub(stored);
-        let docs: Vec<String> = (0..to_add).map(|_| corpus.document(1000)).collect();
+        let docs: Vec<String> = (0..to_add).map(|_| document(&mut corpus)).collect();
         let bytes: usize = docs.iter().map(|d| d.len()).sum();
         let t = Instant::now();
+        let cpu_before = s.cpu_seconds();
+        let threads_before = s.thread_cpu();
         let mut in_flight = 0usize;
         for d in &docs {
             s.send(&json!({"jsonrpc":"2.0","id":next_id,"method":"tools/call","params":{"name":"alayasiki_ingest","arguments":{"content":d}}}));
@@ -246,35 +424,75 @@ fn main() {
         let secs = t.elapsed().as_secs_f64();
         stored = stored.max(target);
         if to_add > 0 {
+            let cpu = match (cpu_before, s.cpu_seconds()) {
+                (Some(a), Some(b)) => format!(
+                    "; server CPU {:.2} s = {:.2} ms/doc",
+                    b - a,
+                    (b - a) * 1e3 / to_add as f64
+                ),
+                _ => String::new(),
+            };
             println!(
-                "ingest to {target} docs: {to_add} docs in {secs:.2} s = {:.0} docs/s, {:.2} MB/s",
+                "ingest to {target} docs: {to_add} docs in {secs:.2} s = {:.0} docs/s, {:.2} MB/s{cpu}",
                 to_add as f64 / secs,
                 bytes as f64 / secs / 1e6
             );
+            let per_thread: Vec<String> = s
+                .thread_cpu()
+                .into_iter()
+                .map(|(name, after)| {
+                    (
+                        after - threads_before.get(&name).copied().unwrap_or(0.0),
+                        name,
+                    )
+                })
+                .filter(|(cpu, _)| *cpu >= 0.01)
+                .map(|(cpu, name)| format!("{name} {:.2} ms", cpu * 1e3 / to_add as f64))
+                .collect();
+            if !per_thread.is_empty() {
+                println!("  server CPU per doc by thread: {}", per_thread.join(", "));
+            }
         }
 
-        let mut lat = Vec::with_capacity(queries);
-        let mut hits = 0usize;
-        for _ in 0..queries {
-            let q = corpus.query();
-            let t = Instant::now();
-            let mut args = json!({"query": q, "mode": "evidence"});
-            if let Some(l) = &lanes {
-                args["lanes"] = json!(l);
+        for mode in &modes {
+            let mut lat = Vec::with_capacity(queries);
+            let mut hits = 0usize;
+            let mut ran = std::collections::BTreeMap::<String, usize>::new();
+            for _ in 0..queries {
+                let q = if entities {
+                    corpus.entity_question()
+                } else {
+                    corpus.query()
+                };
+                let t = Instant::now();
+                let mut args = json!({"query": q, "mode": "evidence"});
+                if let Some(l) = &lanes {
+                    args["lanes"] = json!(l);
+                }
+                if let Some(m) = mode {
+                    args["search_mode"] = json!(m);
+                }
+                s.send(&json!({"jsonrpc":"2.0","id":next_id,"method":"tools/call","params":{"name":"alayasiki_query","arguments":args}}));
+                s.stdin.flush().unwrap();
+                let r = s.recv();
+                lat.push(t.elapsed());
+                next_id += 1;
+                let body: Value =
+                    serde_json::from_str(r["result"]["content"][0]["text"].as_str().unwrap())
+                        .unwrap();
+                hits += body["evidence"].as_array().map_or(0, |e| e.len());
+                if let Some(m) = body["search_mode"]["ran"].as_str() {
+                    *ran.entry(m.to_string()).or_default() += 1;
+                }
             }
-            s.send(&json!({"jsonrpc":"2.0","id":next_id,"method":"tools/call","params":{"name":"alayasiki_query","arguments":args}}));
-            s.stdin.flush().unwrap();
-            let r = s.recv();
-            lat.push(t.elapsed());
-            next_id += 1;
-            let body: Value =
-                serde_json::from_str(r["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
-            hits += body["evidence"].as_array().map_or(0, |e| e.len());
-        }
-        lat.sort();
-        println!("query at {target} docs: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({queries} queries, {:.1} evidence items each)",
+            lat.sort();
+            let label = mode
+                .as_deref()
+                .map_or(String::new(), |m| format!(" search_mode={m}"));
+            println!("query at {target} docs{label}: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({queries} queries, {:.1} evidence items each; ran {ran:?})",
             percentile(&lat, 0.5).as_secs_f64() * 1e3, percentile(&lat, 0.99).as_secs_f64() * 1e3,
             lat.last().unwrap().as_secs_f64() * 1e3, hits as f64 / queries as f64);
+        }
     }
     // Peak RSS counts pages of the memory-mapped database and vector files
     // that queries touched (shared with the page cache); RssAnon is the
@@ -296,8 +514,35 @@ fn main() {
         .map(|m| m.len())
         .unwrap_or(0);
     println!("store size: {:.1} MiB", db as f64 / 1048576.0);
+    time_community_rebuild(&dir);
     let _ = std::fs::remove_dir_all(&tmp);
     if store_dir.is_some() {
         println!("store kept in {}", dir.display());
     }
+}
+
+/// Times what the worker does to rebuild community summaries (read the
+/// graph, Leiden at every level, summarize), on the final store, after the
+/// server exited.
+fn time_community_rebuild(dir: &std::path::Path) {
+    use alayasiki_mcp::embed::{BuiltinEmbedder, Embedder};
+    use alayasiki_mcp::store::{vectors::VectorSpec, Store, Tenant};
+    let spec = VectorSpec {
+        embedder_id: BuiltinEmbedder.id().to_string(),
+        dim: BuiltinEmbedder.dim(),
+    };
+    let store = Store::open(dir, alayasiki_mcp::config::Durability::Normal, spec).unwrap();
+    let reader = store.reader(&Tenant::new("local").unwrap()).unwrap();
+    let (entities, relations) = reader.graph_counts().unwrap();
+    let t = Instant::now();
+    let input = reader.graph_input().unwrap();
+    let read = t.elapsed();
+    let summaries = alayasiki_mcp::graph::communities::build(&input);
+    println!(
+        "community rebuild: {entities} entities, {relations} relations: graph read {:.2} s, \
+         build {:.2} s ({} summaries)",
+        read.as_secs_f64(),
+        (t.elapsed() - read).as_secs_f64(),
+        summaries.len()
+    );
 }

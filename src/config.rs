@@ -5,7 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::limits::{DEFAULT_WM_TTL_SECS, MAX_IDENTITY_BYTES, MAX_RETENTION_DAYS, MAX_WM_TTL_SECS};
+use crate::limits::{
+    DEFAULT_LLM_TIMEOUT_MS, DEFAULT_WM_TTL_SECS, MAX_IDENTITY_BYTES, MAX_LLM_TIMEOUT_MS,
+    MAX_RETENTION_DAYS, MAX_WM_TTL_SECS,
+};
+use crate::llm::LlmConfig;
+use crate::model_endpoint::{check_url, parse_timeout_ms, Api};
 
 pub const DATA_DIR_ENV: &str = "ALAYASIKI_DATA_DIR";
 pub const TENANT_ENV: &str = "ALAYASIKI_MCP_TENANT";
@@ -14,6 +19,28 @@ pub const DURABILITY_ENV: &str = "ALAYASIKI_DURABILITY";
 pub const FUSION_ENV: &str = "ALAYASIKI_FUSION";
 pub const WM_TTL_ENV: &str = "ALAYASIKI_WM_TTL_SECS";
 pub const RETENTION_ENV: &str = "ALAYASIKI_RETENTION_DAYS";
+/// The LLM server (see [`llm_from_env`]); unset, no LLM is ever called.
+pub const LLM_URL_ENV: &str = "ALAYASIKI_LLM_URL";
+pub const LLM_API_ENV: &str = "ALAYASIKI_LLM_API";
+pub const LLM_MODEL_ENV: &str = "ALAYASIKI_LLM_MODEL";
+pub const LLM_API_KEY_ENV: &str = "ALAYASIKI_LLM_API_KEY";
+pub const LLM_TIMEOUT_ENV: &str = "ALAYASIKI_LLM_TIMEOUT_MS";
+pub const LLM_USE_ENV: &str = "ALAYASIKI_LLM_USE";
+
+// alayasiki-api: the HTTP API and SSE transport (see API.md).
+pub const JWT_SECRET_ENV: &str = "ALAYASIKI_JWT_SECRET";
+pub const JWT_SECRET_FILE_ENV: &str = "ALAYASIKI_JWT_SECRET_FILE";
+pub const JWT_PUBLIC_KEY_FILE_ENV: &str = "ALAYASIKI_JWT_PUBLIC_KEY_FILE";
+pub const JWT_ALGORITHM_ENV: &str = "ALAYASIKI_JWT_ALGORITHM";
+pub const JWT_ISSUER_ENV: &str = "ALAYASIKI_JWT_ISSUER";
+pub const JWT_AUDIENCE_ENV: &str = "ALAYASIKI_JWT_AUDIENCE";
+pub const JWT_LEEWAY_ENV: &str = "ALAYASIKI_JWT_LEEWAY_SECS";
+pub const ALLOWED_ORIGINS_ENV: &str = "ALAYASIKI_MCP_ALLOWED_ORIGINS";
+pub const ALLOWED_HOSTS_ENV: &str = "ALAYASIKI_API_ALLOWED_HOSTS";
+pub const RATE_ENV: &str = "ALAYASIKI_API_RATE";
+pub const BURST_ENV: &str = "ALAYASIKI_API_BURST";
+/// Directory name under the home directory for `alayasiki-api`.
+pub const API_DEFAULT_DIR_NAME: &str = ".alayasiki-api";
 
 pub const DEFAULT_TENANT: &str = "local";
 pub const DEFAULT_SUBJECT: &str = "local-agent";
@@ -60,7 +87,7 @@ impl std::fmt::Display for ConfigError {
 }
 
 /// Reads a variable, treating unset and empty alike.
-fn env(name: &str) -> Option<String> {
+pub fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
@@ -150,6 +177,82 @@ pub fn retention_from_env() -> Result<Option<std::time::Duration>, String> {
         })
 }
 
+/// The optional LLM, from `ALAYASIKI_LLM_*`; `None` when
+/// `ALAYASIKI_LLM_URL` is unset (the default: nothing is ever sent).
+///
+/// `ALAYASIKI_LLM_URL` is the server's base URL (`http://127.0.0.1:11434`,
+/// `http://127.0.0.1:8000/v1`) or its full chat endpoint.
+/// `ALAYASIKI_LLM_API` is `openai` (`POST …/v1/chat/completions` with a
+/// `json_schema` response format) or `ollama` (`POST …/api/chat` with the
+/// schema as `format`); by default `ollama` when the URL ends in
+/// `/api/chat`, else `openai`. `ALAYASIKI_LLM_MODEL` is required;
+/// `ALAYASIKI_LLM_USE` lists what the LLM does (`extract`, `answer`;
+/// default both). Errors are for the operator, so they name variables.
+pub fn llm_from_env() -> Result<Option<LlmConfig>, String> {
+    llm_config(env)
+}
+
+/// [`llm_from_env`] over any variable source (for tests).
+fn llm_config(var: impl Fn(&str) -> Option<String>) -> Result<Option<LlmConfig>, String> {
+    let var = |k: &str| {
+        var(k)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let Some(base) = var(LLM_URL_ENV) else {
+        return Ok(None);
+    };
+    check_url(LLM_URL_ENV, &base)?;
+    let base = base.trim_end_matches('/').to_string();
+    let api = match var(LLM_API_ENV) {
+        Some(name) => Api::parse(LLM_API_ENV, &name)?,
+        None if base.ends_with("/api/chat") => Api::Ollama,
+        None => Api::OpenAi,
+    };
+    let url = match api {
+        Api::OpenAi if base.ends_with("/chat/completions") => base,
+        Api::OpenAi if base.ends_with("/v1") => format!("{base}/chat/completions"),
+        Api::OpenAi => format!("{base}/v1/chat/completions"),
+        Api::Ollama if base.ends_with("/api/chat") => base,
+        Api::Ollama => format!("{base}/api/chat"),
+    };
+    let model = var(LLM_MODEL_ENV)
+        .ok_or_else(|| format!("{LLM_MODEL_ENV} is required with {LLM_URL_ENV}"))?;
+    let timeout = match var(LLM_TIMEOUT_ENV) {
+        None => std::time::Duration::from_millis(DEFAULT_LLM_TIMEOUT_MS),
+        Some(t) => parse_timeout_ms(LLM_TIMEOUT_ENV, &t, MAX_LLM_TIMEOUT_MS)?,
+    };
+    let (mut extract, mut answer) = (false, false);
+    for part in var(LLM_USE_ENV)
+        .unwrap_or_else(|| "extract,answer".into())
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        match part {
+            "extract" => extract = true,
+            "answer" => answer = true,
+            other => {
+                return Err(format!(
+                    "{LLM_USE_ENV}: {other:?} is not one of: extract, answer"
+                ))
+            }
+        }
+    }
+    if !(extract || answer) {
+        return Err(format!("{LLM_USE_ENV} must name extract, answer or both"));
+    }
+    Ok(Some(LlmConfig {
+        url,
+        api,
+        model,
+        api_key: var(LLM_API_KEY_ENV),
+        timeout,
+        extract,
+        answer,
+    }))
+}
+
 /// `HOME`, or `USERPROFILE` on Windows.
 fn home_dir() -> Option<PathBuf> {
     let var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
@@ -204,5 +307,82 @@ mod tests {
         assert!(validate_identity("a\nb").is_err());
         assert!(validate_identity(&"x".repeat(MAX_IDENTITY_BYTES)).is_ok());
         assert!(validate_identity(&"x".repeat(MAX_IDENTITY_BYTES + 1)).is_err());
+    }
+
+    fn llm(vars: &[(&str, &str)]) -> Result<Option<LlmConfig>, String> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        llm_config(|k| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn llm_is_off_unless_its_url_is_set() {
+        assert!(llm(&[]).unwrap().is_none());
+        assert!(llm(&[(LLM_URL_ENV, "  "), (LLM_MODEL_ENV, "m")])
+            .unwrap()
+            .is_none());
+        assert!(llm(&[(LLM_MODEL_ENV, "m")]).unwrap().is_none());
+    }
+
+    #[test]
+    fn llm_base_urls_become_chat_endpoints() {
+        let url = |base: &str, api: Option<&str>| {
+            let mut vars = vec![(LLM_URL_ENV, base), (LLM_MODEL_ENV, "m")];
+            if let Some(api) = api {
+                vars.push((LLM_API_ENV, api));
+            }
+            let c = llm(&vars).unwrap().unwrap();
+            (c.url, c.api)
+        };
+        assert_eq!(
+            url("http://h:8000", None),
+            ("http://h:8000/v1/chat/completions".into(), Api::OpenAi)
+        );
+        assert_eq!(
+            url("http://h:8000/v1/", None),
+            ("http://h:8000/v1/chat/completions".into(), Api::OpenAi)
+        );
+        assert_eq!(
+            url("http://h/x/chat/completions", None),
+            ("http://h/x/chat/completions".into(), Api::OpenAi)
+        );
+        assert_eq!(
+            url("http://h:11434", Some("ollama")),
+            ("http://h:11434/api/chat".into(), Api::Ollama)
+        );
+        assert_eq!(
+            url("http://h:11434/api/chat", None),
+            ("http://h:11434/api/chat".into(), Api::Ollama)
+        );
+    }
+
+    #[test]
+    fn llm_settings_are_validated() {
+        let base = [(LLM_URL_ENV, "http://h"), (LLM_MODEL_ENV, "m")];
+        let with = |extra: (&'static str, &'static str)| {
+            let mut v = base.to_vec();
+            v.push(extra);
+            llm(&v)
+        };
+        assert!(llm(&[(LLM_URL_ENV, "http://h")])
+            .unwrap_err()
+            .contains(LLM_MODEL_ENV));
+        assert!(llm(&[(LLM_URL_ENV, "ftp://h"), (LLM_MODEL_ENV, "m")]).is_err());
+        assert!(with((LLM_API_ENV, "gpt")).is_err());
+        assert!(with((LLM_TIMEOUT_ENV, "0")).is_err());
+        assert!(with((LLM_TIMEOUT_ENV, "soon")).is_err());
+        assert!(with((LLM_USE_ENV, "summarise")).is_err());
+        assert!(with((LLM_USE_ENV, ",")).is_err());
+        let c = with((LLM_USE_ENV, "answer")).unwrap().unwrap();
+        assert!(c.answer && !c.extract);
+        let c = llm(&base).unwrap().unwrap();
+        assert!(c.answer && c.extract, "both by default");
+        assert_eq!(
+            c.timeout,
+            std::time::Duration::from_millis(DEFAULT_LLM_TIMEOUT_MS)
+        );
+        assert!(c.api_key.is_none());
     }
 }

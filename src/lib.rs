@@ -5,7 +5,8 @@
 //! with a question, getting back ranked, cited evidence and an extractive
 //! answer. The crate is laid out by layer; data flows down, never up:
 //!
-//! - [`transport`]: stdio framing (and, later, HTTP/SSE); limits on input.
+//! - [`transport`]: stdio framing, and the HTTP server of `alayasiki-api`
+//!   (JSON API, MCP over SSE, JWT auth, admission); limits on input.
 //! - [`protocol`]: JSON-RPC and MCP: sessions, tools, resources, prompts.
 //! - [`service`]: [`service::Memory`], the one API every transport calls,
 //!   bound to a [`service::Principal`]; and working memory, the per-identity
@@ -19,11 +20,17 @@
 //! export, import, reindex, compact) call [`service::Memory`] like a
 //! transport does.
 //!
-//! Cross-cutting: [`config`] and [`cli`] (flags and environment), [`limits`]
-//! (every bound, in one place), [`error`] (typed errors and their
-//! client-safe messages), [`logging`] (stderr only).
+//! The optional model servers sit beside the engine: [`model_endpoint`]
+//! (JSON over HTTP with a deadline and a bounded response), used by the
+//! HTTP embedder in [`embed`] and by [`llm`] (extraction and answers, off
+//! unless configured).
+//!
+//! Cross-cutting: [`config`], [`cli`] and [`api_cli`] (flags and
+//! environment), [`limits`] (every bound, in one place), [`error`] (typed
+//! errors and their client-safe messages), [`logging`] (stderr only).
 
 pub mod admin;
+pub mod api_cli;
 pub mod base64;
 pub mod cli;
 pub mod clock;
@@ -34,7 +41,9 @@ pub mod graph;
 pub mod ids;
 pub mod ingest;
 pub mod limits;
+pub mod llm;
 pub mod logging;
+pub mod model_endpoint;
 pub mod protocol;
 pub mod query;
 pub mod serve;

@@ -104,6 +104,44 @@ pub const MAX_WALK_DEPTH: usize = 64;
 pub const MAX_IMPORT_LINE_BYTES: usize =
     MAX_CONTENT_BYTES / 3 * 4 + 4 + MAX_METADATA_BYTES + 16 * 1024;
 
+/// Per-request timeout of the optional LLM unless `ALAYASIKI_LLM_TIMEOUT_MS`
+/// says otherwise, and the longest that variable accepts (milliseconds).
+/// Covers connecting, sending and reading the whole response.
+pub const DEFAULT_LLM_TIMEOUT_MS: u64 = 30_000;
+pub const MAX_LLM_TIMEOUT_MS: u64 = 600_000;
+
+/// Largest LLM response body read (1 MiB); a longer one is abandoned
+/// unread and counts as a failed call.
+pub const MAX_LLM_RESPONSE_BYTES: u64 = 1024 * 1024;
+
+/// Most chunk text sent in one LLM extraction request: consecutive chunks
+/// are batched up to this many bytes.
+pub const MAX_LLM_EXTRACT_INPUT_BYTES: usize = 8 * 1024;
+
+/// Most LLM extraction requests for one document; chunks beyond them keep
+/// the rule-based graph only.
+pub const MAX_LLM_EXTRACT_REQUESTS: usize = 64;
+
+/// Most triples read from one LLM extraction response; the rest are ignored.
+pub const MAX_LLM_TRIPLES: usize = 64;
+
+/// Longest subject or object name an LLM triple may have (bytes).
+pub const MAX_LLM_NAME_BYTES: usize = 200;
+
+/// Longest predicate an LLM triple may have (bytes).
+pub const MAX_LLM_PREDICATE_BYTES: usize = 100;
+
+/// Longest evidence quote an LLM triple may have (bytes).
+pub const MAX_LLM_EVIDENCE_BYTES: usize = 1000;
+
+/// Most evidence text sent to the LLM to compose one answer; evidence items
+/// beyond it are not offered (and cannot be cited).
+pub const MAX_LLM_ANSWER_EVIDENCE_BYTES: usize = 32 * 1024;
+
+/// Longest LLM answer accepted (bytes); a longer one is rejected in favour
+/// of the extractive answer.
+pub const MAX_LLM_ANSWER_BYTES: usize = 8 * 1024;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +191,37 @@ mod tests {
             ("`MAX_WM_NAME_BYTES`", MAX_WM_NAME_BYTES.to_string()),
             ("`MAX_WALK_DEPTH`", MAX_WALK_DEPTH.to_string()),
             ("`MAX_IMPORT_LINE_BYTES`", MAX_IMPORT_LINE_BYTES.to_string()),
+            (
+                "`DEFAULT_LLM_TIMEOUT_MS` / `MAX_LLM_TIMEOUT_MS`",
+                format!("{DEFAULT_LLM_TIMEOUT_MS} / {MAX_LLM_TIMEOUT_MS}"),
+            ),
+            (
+                "`MAX_LLM_RESPONSE_BYTES`",
+                MAX_LLM_RESPONSE_BYTES.to_string(),
+            ),
+            (
+                "`MAX_LLM_EXTRACT_INPUT_BYTES`",
+                MAX_LLM_EXTRACT_INPUT_BYTES.to_string(),
+            ),
+            (
+                "`MAX_LLM_EXTRACT_REQUESTS`",
+                MAX_LLM_EXTRACT_REQUESTS.to_string(),
+            ),
+            ("`MAX_LLM_TRIPLES`", MAX_LLM_TRIPLES.to_string()),
+            ("`MAX_LLM_NAME_BYTES`", MAX_LLM_NAME_BYTES.to_string()),
+            (
+                "`MAX_LLM_PREDICATE_BYTES`",
+                MAX_LLM_PREDICATE_BYTES.to_string(),
+            ),
+            (
+                "`MAX_LLM_EVIDENCE_BYTES`",
+                MAX_LLM_EVIDENCE_BYTES.to_string(),
+            ),
+            (
+                "`MAX_LLM_ANSWER_EVIDENCE_BYTES`",
+                MAX_LLM_ANSWER_EVIDENCE_BYTES.to_string(),
+            ),
+            ("`MAX_LLM_ANSWER_BYTES`", MAX_LLM_ANSWER_BYTES.to_string()),
         ];
         for (name, value) in rows {
             let row = format!("| {name} | {value} |");

@@ -14,7 +14,8 @@ use rusqlite::Connection;
 use serde_json::{json, Value};
 
 const EPHEMERAL: &str = "Ephemeral note: the staging password rotates to PELICANQUARTZ on Friday.";
-const LASTING: &str = "Lasting note: the release train leaves every second Tuesday.";
+const LASTING: &str =
+    "Lasting note: Dana Reyes manages the Orion release train. Dana Reyes works at Acme Rail in Lisbon.";
 
 fn now_ms() -> i64 {
     SystemTime::now()
@@ -99,12 +100,13 @@ fn an_expired_document_vanishes_at_once_and_is_purged_later() {
     assert!(gone["error"].is_object(), "{gone}");
     let listing = read_resource(&mut s, "alayasiki://documents");
     assert!(!listing.to_string().contains(&doc), "{listing}");
-    // Community summaries built while it was visible are withheld or
-    // rebuilt, never served with its entities.
+    // Community summaries built while it was visible are never served
+    // again: the resource summarizes what is still visible.
     let communities = read_resource(&mut s, "alayasiki://communities").to_string();
     assert!(!communities.contains("PELICANQUARTZ"), "{communities}");
+    assert!(communities.contains("Dana Reyes"), "{communities}");
     // The unrelated document is untouched.
-    let (lasting, _) = keyword_texts(&mut s, "release train Tuesday");
+    let (lasting, _) = keyword_texts(&mut s, "Orion release train");
     assert_eq!(lasting, vec![LASTING.to_string()]);
 
     wait_for_documents(&mut s, 1);
@@ -135,12 +137,12 @@ fn the_retention_period_hides_and_purges_old_documents_across_restarts() {
     s.ingest(LASTING);
     let (old, _) = keyword_texts(&mut s, "PELICANQUARTZ");
     assert_eq!(old, Vec::<String>::new());
-    let (fresh, _) = keyword_texts(&mut s, "release train Tuesday");
+    let (fresh, _) = keyword_texts(&mut s, "Orion release train");
     assert_eq!(fresh.len(), 1);
     wait_for_documents(&mut s, 1);
     // The newer document follows four seconds after it was stored.
     wait_for_documents(&mut s, 0);
-    assert_eq!(keyword_texts(&mut s, "release train Tuesday").0.len(), 0);
+    assert_eq!(keyword_texts(&mut s, "Orion release train").0.len(), 0);
     assert_eq!(retention_audits(dir.path()).len(), 2);
     s.close();
 }

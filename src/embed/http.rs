@@ -17,6 +17,8 @@ use serde_json::{json, Value};
 use std::time::Duration;
 
 use super::embedder::{EmbedError, Embedder};
+pub use crate::model_endpoint::Api;
+use crate::model_endpoint::{check_url, excerpt, parse_timeout_ms, EndpointError, ModelEndpoint};
 
 pub const URL_ENV: &str = "ALAYASIKI_EMBED_URL";
 pub const API_ENV: &str = "ALAYASIKI_EMBED_API";
@@ -27,19 +29,14 @@ pub const KEY_ENV: &str = "ALAYASIKI_EMBED_API_KEY";
 
 /// Default per-request timeout.
 pub const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+/// Longest per-request timeout accepted (ten minutes).
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
 /// Texts sent in one request.
 pub const HTTP_EMBED_BATCH: usize = 64;
 /// Largest response body read (a batch of vectors as JSON text).
 pub const MAX_RESPONSE_BYTES: u64 = 64 * 1024 * 1024;
 /// Largest dimension accepted.
 pub const MAX_DIM: usize = 8192;
-
-/// Which wire format the server speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Api {
-    OpenAi,
-    Ollama,
-}
 
 #[derive(Debug, Clone)]
 pub struct HttpEmbedderConfig {
@@ -58,15 +55,9 @@ impl HttpEmbedderConfig {
         let Some(url) = var(URL_ENV) else {
             return Ok(None);
         };
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(format!("{URL_ENV} must be an http:// or https:// URL"));
-        }
+        check_url(URL_ENV, &url)?;
         let api = match var(API_ENV).as_deref() {
-            Some("openai") => Api::OpenAi,
-            Some("ollama") => Api::Ollama,
-            Some(other) => {
-                return Err(format!("{API_ENV}={other:?} is not one of: openai, ollama"))
-            }
+            Some(name) => Api::parse(API_ENV, name)?,
             None if url.trim_end_matches('/').ends_with("/api/embed") => Api::Ollama,
             None => Api::OpenAi,
         };
@@ -78,18 +69,16 @@ impl HttpEmbedderConfig {
             .ok()
             .filter(|d| (1..=MAX_DIM).contains(d))
             .ok_or_else(|| format!("{DIM_ENV} must be an integer between 1 and {MAX_DIM}"))?;
-        let timeout_ms = match var(TIMEOUT_ENV) {
-            None => DEFAULT_TIMEOUT_MS,
-            Some(t) => t.parse::<u64>().ok().filter(|t| *t > 0).ok_or_else(|| {
-                format!("{TIMEOUT_ENV} must be a positive number of milliseconds")
-            })?,
+        let timeout = match var(TIMEOUT_ENV) {
+            None => Duration::from_millis(DEFAULT_TIMEOUT_MS),
+            Some(t) => parse_timeout_ms(TIMEOUT_ENV, &t, MAX_TIMEOUT_MS)?,
         };
         Ok(Some(HttpEmbedderConfig {
             url,
             api,
             model,
             dim,
-            timeout: Duration::from_millis(timeout_ms),
+            timeout,
             api_key: var(KEY_ENV),
         }))
     }
@@ -98,62 +87,52 @@ impl HttpEmbedderConfig {
 pub struct HttpEmbedder {
     config: HttpEmbedderConfig,
     id: String,
-    agent: ureq::Agent,
+    endpoint: ModelEndpoint,
 }
 
 impl HttpEmbedder {
     pub fn new(config: HttpEmbedderConfig) -> HttpEmbedder {
-        let api = match config.api {
-            Api::OpenAi => "openai",
-            Api::Ollama => "ollama",
-        };
-        let id = format!("http:{api}:{}:{}", config.model, config.dim);
-        let agent = ureq::Agent::config_builder()
-            .timeout_global(Some(config.timeout))
-            .http_status_as_error(false)
-            .build()
-            .into();
-        HttpEmbedder { config, id, agent }
+        let id = format!("http:{}:{}:{}", config.api.name(), config.model, config.dim);
+        let endpoint =
+            ModelEndpoint::new(config.url.clone(), config.api_key.clone(), config.timeout);
+        HttpEmbedder {
+            config,
+            id,
+            endpoint,
+        }
     }
 
     fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let body = json!({"model": self.config.model, "input": texts});
-        let mut req = self.agent.post(&self.config.url);
-        if let Some(key) = &self.config.api_key {
-            req = req.header("Authorization", &format!("Bearer {key}"));
-        }
-        let unreachable = |detail: String| {
-            log::warn!("embedding server {} failed: {detail}", self.config.url);
-            EmbedError(format!(
-                "the embedding server is unreachable or timed out ({detail})"
-            ))
-        };
-        let mut response = req
-            .send_json(&body)
-            .map_err(|e| unreachable(short(&e.to_string())))?;
-        let status = response.status().as_u16();
-        let text = response
-            .body_mut()
-            .with_config()
-            .limit(MAX_RESPONSE_BYTES)
-            .read_to_string()
-            .map_err(|e| unreachable(short(&e.to_string())))?;
-        if !(200..300).contains(&status) {
-            log::warn!("embedding server answered {status}: {}", short(&text));
-            return Err(EmbedError(format!(
-                "the embedding server answered HTTP {status}"
-            )));
-        }
-        let value: Value = serde_json::from_str(&text).map_err(|_| {
-            log::warn!("embedding server sent invalid JSON: {}", short(&text));
-            EmbedError("the embedding server sent a response that is not JSON".into())
-        })?;
+        let value = self
+            .endpoint
+            .post_json(&body, MAX_RESPONSE_BYTES)
+            .map_err(|e| {
+                log::warn!("embedding server {} failed: {e}", self.endpoint.url());
+                EmbedError(match e {
+                    EndpointError::Unreachable(detail) => {
+                        format!("the embedding server is unreachable or timed out ({detail})")
+                    }
+                    EndpointError::TooLarge(n) => {
+                        format!("the embedding server's response is longer than {n} bytes")
+                    }
+                    EndpointError::Status(status, _) => {
+                        format!("the embedding server answered HTTP {status}")
+                    }
+                    EndpointError::NotJson(_) => {
+                        "the embedding server sent a response that is not JSON".into()
+                    }
+                })
+            })?;
         let vectors = match self.config.api {
             Api::OpenAi => parse_openai(&value),
             Api::Ollama => parse_ollama(&value),
         }
         .ok_or_else(|| {
-            log::warn!("unexpected embedding response shape: {}", short(&text));
+            log::warn!(
+                "unexpected embedding response shape: {}",
+                excerpt(&value.to_string())
+            );
             EmbedError("the embedding server's response has an unexpected shape".into())
         })?;
         if vectors.len() != texts.len() {
@@ -185,10 +164,6 @@ impl HttpEmbedder {
         }
         Ok(v)
     }
-}
-
-fn short(s: &str) -> String {
-    s.chars().take(200).collect()
 }
 
 fn floats(v: &Value) -> Option<Vec<f32>> {

@@ -31,6 +31,25 @@ pub struct FragmentMention {
     pub end: usize,
 }
 
+/// What found a relation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extractor {
+    /// The offline rule-based extractor ([`super::extract`]).
+    Rules,
+    /// The optional LLM ([`super::llm_triples`]), checked against the text.
+    Llm,
+}
+
+impl Extractor {
+    /// Stable name, as stored with the relation's evidence.
+    pub fn name(self) -> &'static str {
+        match self {
+            Extractor::Rules => "rules",
+            Extractor::Llm => "llm",
+        }
+    }
+}
+
 /// A relation with its evidence span in the document.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FragmentRelation {
@@ -42,6 +61,7 @@ pub struct FragmentRelation {
     pub chunk: usize,
     pub start: usize,
     pub end: usize,
+    pub extractor: Extractor,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -56,7 +76,7 @@ pub struct Fragment {
 /// they are still found by the keyword lane. The extractor marks
 /// quantities `Unknown`, like names it cannot classify; a key starting
 /// with a digit or a currency sign tells the quantities apart.
-fn is_node(kind: EntityKind, key: &str) -> bool {
+pub(crate) fn is_node(kind: EntityKind, key: &str) -> bool {
     match kind {
         EntityKind::Date => false,
         EntityKind::Unknown => key.chars().next().is_some_and(char::is_alphabetic),
@@ -136,6 +156,7 @@ pub fn from_chunks(chunks: &[NewChunk]) -> Fragment {
                 chunk: ordinal,
                 start: chunk.start + r.start,
                 end: chunk.start + r.end,
+                extractor: Extractor::Rules,
             });
         }
     }

@@ -3,6 +3,9 @@
 //!
 //! - [`extract`]: text → entity mentions and relation triples (offline,
 //!   rule-based).
+//! - [`fragment`]: a document's chunks → its contribution to the graph.
+//! - [`llm_triples`]: triples proposed by the optional LLM, checked against
+//!   the text and keyed like the rule-based ones.
 //! - [`confidence`]: Beta confidence of relations from corroborating and
 //!   contradicting evidence, weighted by provenance, decayed with age.
 //! - [`leiden`]: hierarchical community detection over the entity graph.
@@ -19,4 +22,5 @@ pub mod confidence;
 pub mod extract;
 pub mod fragment;
 pub mod leiden;
+pub mod llm_triples;
 pub mod resolution;

@@ -6,13 +6,19 @@
 //! - [`chunk`]: extracted text → chunks with byte-accurate spans.
 //! - [`worker`]: the thread that runs journal jobs and commits their
 //!   results, and the hand-off of work already prepared by the caller.
+//! - [`upkeep`]: the thread that purges expired documents and rebuilds
+//!   community summaries.
+//! - [`enrich`]: the thread that adds the optional LLM's triples to indexed
+//!   documents' graphs (only when LLM extraction is configured).
 //!
 //! Nothing here talks to clients; errors carry client-safe messages because
 //! a failed job's reason is shown in its document's status.
 
 pub mod chunk;
+pub mod enrich;
 pub mod extract;
 pub mod media;
+pub mod upkeep;
 pub mod worker;
 
 use serde_json::{Map, Value};

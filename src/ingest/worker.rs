@@ -27,7 +27,8 @@ use super::{embed_chunks, embed_texts, media, mix_into, prepare_described, Prepa
 use crate::clock::now_ms;
 use crate::embed::Embedder;
 use crate::error::Result;
-use crate::store::{JobKind, NewChunk, PageSpan, PendingJob, Store, Tenant};
+use crate::llm::Llm;
+use crate::store::{JobKind, JobQueue, NewChunk, PageSpan, PendingJob, Store, Tenant};
 
 /// Jobs taken per round.
 pub const JOB_BATCH: usize = 256;
@@ -124,6 +125,8 @@ pub struct IngestWorker {
     shared: Arc<WorkerShared>,
     stop: Arc<AtomicBool>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// The upkeep thread, started and stopped with the worker.
+    upkeep: Mutex<Option<super::upkeep::Upkeep>>,
 }
 
 /// What the worker shares with the request threads.
@@ -135,22 +138,38 @@ pub struct WorkerShared {
     /// Counts forget operations: when it changes, the worker drops the
     /// neighbour text it remembers, which may be a forgotten document's.
     pub forgets: AtomicU64,
+    /// The LLM that extracts triples, when LLM extraction is configured:
+    /// every indexed document then gets an LLM extraction job, which the
+    /// enricher (`super::enrich`) runs.
+    pub llm: Option<Arc<Llm>>,
     /// Wakes the worker (new jobs admitted, or a commit freed capacity).
     wake_tx: Sender<()>,
     wake_rx: Receiver<()>,
+    /// Wakes the enricher (LLM extraction jobs committed).
+    enrich_tx: Sender<()>,
+    pub(super) enrich_rx: Receiver<()>,
 }
 
 impl WorkerShared {
-    pub fn new(store: Arc<Store>, embedder: Arc<dyn Embedder>) -> WorkerShared {
+    /// `llm` is used for extraction only if its configuration asks for it.
+    pub fn new(
+        store: Arc<Store>,
+        embedder: Arc<dyn Embedder>,
+        llm: Option<Arc<Llm>>,
+    ) -> WorkerShared {
         let (wake_tx, wake_rx) = crossbeam_channel::bounded(1);
+        let (enrich_tx, enrich_rx) = crossbeam_channel::bounded(1);
         WorkerShared {
             store,
             embedder,
             waiters: JobWaiters::default(),
             handoff: Handoff::default(),
             forgets: AtomicU64::new(0),
+            llm: llm.filter(|l| l.config().extract),
             wake_tx,
             wake_rx,
+            enrich_tx,
+            enrich_rx,
         }
     }
 
@@ -158,6 +177,11 @@ impl WorkerShared {
     /// anyway).
     pub fn wake_worker(&self) {
         let _ = self.wake_tx.try_send(());
+    }
+
+    /// Tells the enricher there may be LLM extraction jobs.
+    pub fn wake_enricher(&self) {
+        let _ = self.enrich_tx.try_send(());
     }
 
     /// After a document was forgotten: drops work prepared for it, tells
@@ -173,8 +197,10 @@ impl WorkerShared {
 }
 
 impl IngestWorker {
-    /// Starts the worker; it immediately replays whatever is pending.
+    /// Starts the worker (it immediately replays whatever is pending) and
+    /// the upkeep thread.
     pub fn start(shared: Arc<WorkerShared>) -> std::io::Result<IngestWorker> {
+        let upkeep = super::upkeep::Upkeep::start(shared.clone())?;
         let stop = Arc::new(AtomicBool::new(false));
         let thread_stop = stop.clone();
         let thread_shared = shared.clone();
@@ -188,6 +214,7 @@ impl IngestWorker {
             shared,
             stop,
             thread: Mutex::new(Some(handle)),
+            upkeep: Mutex::new(Some(upkeep)),
         })
     }
 
@@ -198,6 +225,9 @@ impl IngestWorker {
 
     /// Stops at the next job boundary and waits for the thread.
     pub fn stop(&self) {
+        if let Some(mut upkeep) = self.upkeep.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            upkeep.stop();
+        }
         self.stop.store(true, Ordering::SeqCst);
         self.wake();
         let handle = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -223,8 +253,6 @@ struct WorkerState {
     /// Last chunk per (tenant, source) written or in flight, for the next
     /// document's context while its predecessor may not be committed.
     recent: HashMap<(String, String), String>,
-    /// When each tenant's communities were last rebuilt.
-    last_rebuild: HashMap<String, Instant>,
     /// `WorkerShared::forgets` when `recent` was last trusted.
     forgets_seen: u64,
 }
@@ -234,7 +262,6 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         backoff: Backoff::default(),
         in_flight: Arc::default(),
         recent: HashMap::new(),
-        last_rebuild: HashMap::new(),
         forgets_seen: 0,
     };
     while !stop.load(Ordering::SeqCst) {
@@ -243,7 +270,10 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
             let _ = wake.recv_timeout(Duration::from_millis(5));
             continue;
         }
-        let jobs = match shared.store.pending_jobs(JOB_BATCH + busy) {
+        let jobs = match shared
+            .store
+            .pending_jobs(JobQueue::Indexing, JOB_BATCH + busy)
+        {
             Ok(jobs) => jobs,
             Err(e) => {
                 log::error!("cannot read the journal: {e}");
@@ -259,10 +289,6 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
                 .collect()
         };
         if jobs.is_empty() {
-            if busy == 0 {
-                purge_expired(shared, &mut state);
-                refresh_communities(shared, &mut state);
-            }
             let wait = state
                 .backoff
                 .next_wait()
@@ -274,73 +300,6 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         if let Err(e) = run_batch(shared, jobs, stop, &mut state) {
             log::error!("ingestion batch failed, will retry: {e}");
             let _ = wake.recv_timeout(IDLE_POLL);
-        }
-    }
-}
-
-/// Documents retention forgets per transaction, so a large sweep does not
-/// hold the writer (and every other write) at once.
-pub const RETENTION_PURGE_BATCH: usize = 256;
-
-/// Forgets documents past their expiry or the retention period while the
-/// worker has nothing else to do. They are already invisible to every
-/// read; this reclaims their space and removes their derived data.
-fn purge_expired(shared: &WorkerShared, state: &mut WorkerState) {
-    let tenants = match shared.store.tenants_with_expired() {
-        Ok(t) => t,
-        Err(e) => {
-            log::warn!("cannot look for expired documents: {e}");
-            return;
-        }
-    };
-    for tenant in tenants {
-        match shared.store.purge_expired(
-            &tenant,
-            RETENTION_PURGE_BATCH,
-            crate::ingest::chunk::CONTEXT_BYTES,
-        ) {
-            Ok(forgotten) => {
-                for f in &forgotten {
-                    shared.forgotten(&f.document_id);
-                }
-                if !forgotten.is_empty() {
-                    log::info!("retention forgot {} document(s)", forgotten.len());
-                    // Summaries are withheld until rebuilt: do it next.
-                    state.last_rebuild.remove(tenant.name());
-                }
-            }
-            Err(e) => log::warn!("purging expired documents failed: {e}"),
-        }
-    }
-}
-
-/// Least time between two community rebuilds of one tenant: summaries
-/// follow the graph within about this long once ingestion pauses.
-pub const COMMUNITY_REBUILD_INTERVAL: Duration = Duration::from_secs(10);
-
-/// Rebuilds stale community summaries while the worker has nothing else to
-/// do (never in a query's path).
-fn refresh_communities(shared: &WorkerShared, state: &mut WorkerState) {
-    let stale = match shared.store.tenants_with_stale_communities() {
-        Ok(t) => t,
-        Err(e) => {
-            log::warn!("cannot check community summaries: {e}");
-            return;
-        }
-    };
-    for tenant in stale {
-        let due = state
-            .last_rebuild
-            .get(tenant.name())
-            .is_none_or(|at| at.elapsed() >= COMMUNITY_REBUILD_INTERVAL);
-        if !due {
-            continue;
-        }
-        state
-            .last_rebuild
-            .insert(tenant.name().to_string(), Instant::now());
-        if let Err(e) = crate::graph::communities::refresh(&shared.store, &tenant) {
-            log::warn!("rebuilding community summaries failed: {e}");
         }
     }
 }
@@ -438,6 +397,8 @@ fn run_batch(
                     Err(reason) => Done::Failed(job, reason),
                 }
             }
+            // Never queued as indexing work (see `JobQueue`).
+            JobKind::LlmExtract => continue,
             JobKind::Embed => match embed_stored(shared, &job)? {
                 Some((keys, vectors)) => {
                     backoff.succeeded(job.job_id);
@@ -463,6 +424,7 @@ fn run_batch(
         lock_set(&state.in_flight).extend(&ids);
         let in_flight = state.in_flight.clone();
         let notify = shared.clone();
+        let llm_extraction = shared.llm.is_some();
         let submitted = shared.store.write_then(
             &tenant,
             move |w| {
@@ -477,6 +439,9 @@ fn run_batch(
                                 job.provenance,
                                 now,
                             )?;
+                            if stored && llm_extraction && !p.chunks.is_empty() {
+                                w.queue_llm_extraction(job.document_key, now)?;
+                            }
                             if stored && !p.pages.is_empty() {
                                 let pages: Vec<PageSpan> = p
                                     .pages
@@ -509,7 +474,12 @@ fn run_batch(
                     }
                 }
                 match result {
-                    Ok(done) => notify_outcomes(&notify, done),
+                    Ok(done) => {
+                        notify_outcomes(&notify, done);
+                        if llm_extraction {
+                            notify.wake_enricher();
+                        }
+                    }
                     // The jobs stay pending and are retried.
                     Err(e) => log::error!("committing indexed documents failed: {e}"),
                 }

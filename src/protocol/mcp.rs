@@ -138,13 +138,27 @@ impl Server {
 
     /// Handles a message or a batch; `None` when nothing is to be sent.
     pub fn handle(&self, session: &Session, value: Value) -> Option<Value> {
+        self.handle_as(session, session.principal(), value)
+    }
+
+    /// Like [`Server::handle`], but acting as `caller` instead of the
+    /// principal the session was opened with. Transports that authenticate
+    /// every message (SSE re-checks the token of each POST) pass the
+    /// identity and permissions of that message here; the session keeps
+    /// only its protocol state.
+    pub fn handle_as(&self, session: &Session, caller: &Principal, value: Value) -> Option<Value> {
         match value {
-            Value::Array(items) => self.handle_batch(session, items),
-            single => self.handle_one(session, single, false),
+            Value::Array(items) => self.handle_batch(session, caller, items),
+            single => self.handle_one(session, caller, single, false),
         }
     }
 
-    fn handle_batch(&self, session: &Session, items: Vec<Value>) -> Option<Value> {
+    fn handle_batch(
+        &self,
+        session: &Session,
+        caller: &Principal,
+        items: Vec<Value>,
+    ) -> Option<Value> {
         if items.is_empty() {
             return Some(jsonrpc::error(Value::Null, INVALID_REQUEST, "empty batch"));
         }
@@ -160,12 +174,18 @@ impl Server {
         }
         let replies: Vec<Value> = items
             .into_iter()
-            .filter_map(|item| self.handle_one(session, item, true))
+            .filter_map(|item| self.handle_one(session, caller, item, true))
             .collect();
         (!replies.is_empty()).then_some(Value::Array(replies))
     }
 
-    fn handle_one(&self, session: &Session, value: Value, in_batch: bool) -> Option<Value> {
+    fn handle_one(
+        &self,
+        session: &Session,
+        caller: &Principal,
+        value: Value,
+        in_batch: bool,
+    ) -> Option<Value> {
         match jsonrpc::classify(value) {
             Err(reply) => Some(reply),
             Ok(Incoming::Response) => None,
@@ -182,7 +202,7 @@ impl Server {
                     ));
                 }
                 session.begin(&id);
-                let reply = self.request(session, id.clone(), &method, params);
+                let reply = self.request(session, caller, id.clone(), &method, params);
                 let cancelled = session.end(&id);
                 (!cancelled).then_some(reply)
             }
@@ -205,6 +225,7 @@ impl Server {
     fn request(
         &self,
         session: &Session,
+        caller: &Principal,
         id: Value,
         method: &str,
         params: Map<String, Value>,
@@ -227,7 +248,7 @@ impl Server {
         }
         // A handler bug must cost one request, not the connection.
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.dispatch(session, method, &params)
+            self.dispatch(session, caller, method, &params)
         }));
         match outcome {
             Ok(Ok(result)) => jsonrpc::result(id, result),
@@ -242,10 +263,11 @@ impl Server {
     fn dispatch(
         &self,
         session: &Session,
+        caller: &Principal,
         method: &str,
         params: &Map<String, Value>,
     ) -> Result<Value, Fault> {
-        let memory = self.service.for_caller(session.principal());
+        let memory = self.service.for_caller(caller);
         match method {
             "tools/list" => {
                 no_cursor(params)?;

@@ -23,9 +23,26 @@ pub const MAX_SENTENCE_BYTES: usize = 600;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Answer {
-    /// The sentences with markers, e.g. `Acme bought Widgets in May. [1]`.
+    /// The sentences with markers, e.g. `Acme bought Widgets in May. [1]`
+    /// (or the LLM's answer, with the markers it chose).
     pub text: String,
     pub citations: Vec<Citation>,
+    /// What composed `text`.
+    pub method: AnswerMethod,
+    /// Why the configured LLM's answer is not the one given (client-safe).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+}
+
+/// What composed an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerMethod {
+    /// Evidence sentences quoted by [`compose`].
+    Extractive,
+    /// The optional LLM, citing evidence it was given (see
+    /// [`super::synthesis`]).
+    Llm,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -73,6 +90,8 @@ pub fn compose(terms: &[String], evidence: &[Evidence]) -> Answer {
         return Answer {
             text: "No stored evidence matches this question.".to_string(),
             citations: Vec::new(),
+            method: AnswerMethod::Extractive,
+            fallback: None,
         };
     }
     let n = candidates.len() as f64;
@@ -120,7 +139,12 @@ pub fn compose(terms: &[String], evidence: &[Evidence]) -> Answer {
             },
         });
     }
-    Answer { text, citations }
+    Answer {
+        text,
+        citations,
+        method: AnswerMethod::Extractive,
+        fallback: None,
+    }
 }
 
 /// Sentence spans (trimmed) in `text`: ends at `.`, `!`, `?` followed by

@@ -47,6 +47,9 @@ pub struct RelationUse {
     /// Beta mean decayed by age, in [0, 1].
     pub confidence: f64,
     pub provenance: &'static str,
+    /// What found the evidence shown: `rules` (the offline extractor) or
+    /// `llm` (the optional LLM, checked against the text).
+    pub extractor: &'static str,
     /// Set when a newer fact superseded this one (RFC 3339).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub valid_to: Option<String>,
@@ -184,6 +187,7 @@ fn show(r: &RelationRow, conf: f64) -> RelationUse {
         object: r.object.clone(),
         confidence: (conf * 1000.0).round() / 1000.0,
         provenance: r.provenance,
+        extractor: r.extractor,
         valid_to: r.valid_to.map(crate::clock::rfc3339),
     }
 }

@@ -4,7 +4,8 @@
 //! [`terms`] (question → search terms) → [`retrieve`] (candidates from the
 //! keyword and vector lanes) → [`fuse`] (one ranked list) → [`pack`]
 //! (diversity and the character budget) → [`answer`] (cited sentences from
-//! the evidence).
+//! the evidence). [`synthesis`] optionally replaces that answer with one an
+//! LLM composed, if it cites the evidence it was given.
 
 pub mod answer;
 pub mod communities;
@@ -14,6 +15,7 @@ pub mod modes;
 pub mod pack;
 pub mod retrieve;
 pub mod stem;
+pub mod synthesis;
 pub mod terms;
 
 use serde::Serialize;
@@ -23,7 +25,7 @@ use std::collections::BTreeMap;
 use crate::embed::Embedder;
 use crate::error::Result;
 use crate::store::TenantReader;
-pub use answer::{Answer, Citation};
+pub use answer::{Answer, AnswerMethod, Citation};
 pub use fuse::{Fusion, LaneRank};
 
 /// How the caller wants the memory searched (`search_mode`).

@@ -17,14 +17,16 @@ use crate::config::Durability;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::ids;
+use crate::ingest::enrich::Enricher;
 use crate::ingest::media::{self, MediaKind, SUPPORTED_MEDIA_TYPES, TEXT_MEDIA_TYPES};
 use crate::ingest::worker::{IngestWorker, JobOutcome, WorkerShared};
 use crate::ingest::Prepared;
 use crate::limits::*;
+use crate::llm::Llm;
 use crate::query::{self, Fusion, QueryOutcome, QuerySpec};
 use crate::store::{
     Compaction, DocumentRow, DocumentSelector, DocumentSummary, ExportRow, Forgotten, NewDocument,
-    Store, VectorPolicy, VectorSpec,
+    Store, UsageRecord, UsageTotals, VectorPolicy, VectorSpec,
 };
 
 /// What to store.
@@ -132,12 +134,38 @@ pub struct Status {
     pub store_bytes: u64,
     /// The caller's working-memory sessions and the shared limits.
     pub working_memory: WorkingMemoryStatus,
+    /// What this caller (tenant and subject) has used over the HTTP API and
+    /// SSE; calls over stdio are not charged.
+    pub usage: UsageTotals,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct JobCounts {
+    /// Documents waiting to be indexed (or embedded).
     pub pending: i64,
     pub failed: i64,
+    /// Indexed documents waiting for LLM extraction (shown only when some
+    /// are).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub llm_pending: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+/// Closes LLM extraction jobs left pending by a run that had LLM
+/// extraction configured, since this one does not.
+fn skip_llm_extraction(store: &Store) -> Result<()> {
+    for tenant in store.tenants_with_llm_jobs()? {
+        let skipped = store.write(&tenant, |w| {
+            w.skip_llm_extraction("skipped: LLM extraction is not configured", now_ms())
+        })?;
+        log::info!(
+            "LLM extraction is not configured: {skipped} pending LLM extraction job(s) closed"
+        );
+    }
+    Ok(())
 }
 
 /// The memory server's shared state: one per process.
@@ -147,7 +175,11 @@ pub struct MemoryService {
     half_life_days: f64,
     store: Arc<Store>,
     worker: IngestWorker,
+    /// Runs LLM extraction jobs, when LLM extraction is configured.
+    enricher: Option<Enricher>,
     shared: Arc<WorkerShared>,
+    /// The LLM that composes answers, when configured for it.
+    answer_llm: Option<Arc<Llm>>,
     /// Session graphs: one registry per process, shared by every transport.
     working: WorkingMemory,
 }
@@ -185,8 +217,25 @@ impl MemoryService {
         if failed > 0 {
             log::info!("{failed} ingestion job(s) have failed; see alayasiki_status");
         }
-        let shared = Arc::new(WorkerShared::new(store.clone(), embedder));
+        let llm = crate::config::llm_from_env()
+            .map_err(Error::Unavailable)?
+            .map(|c| Arc::new(Llm::new(c)));
+        if let Some(llm) = &llm {
+            let c = llm.config();
+            log::info!(
+                "LLM {} ({}) configured for{}{}",
+                c.model,
+                c.api.name(),
+                if c.extract { " extraction" } else { "" },
+                if c.answer { " answers" } else { "" }
+            );
+        }
+        if !llm.as_ref().is_some_and(|l| l.config().extract) {
+            skip_llm_extraction(&store)?;
+        }
+        let shared = Arc::new(WorkerShared::new(store.clone(), embedder, llm.clone()));
         let worker = IngestWorker::start(shared.clone())?;
+        let enricher = Enricher::start(shared.clone())?;
         let fusion = crate::config::fusion_from_env().map_err(Error::Unavailable)?;
         let half_life_days =
             crate::graph::confidence::half_life_from_env().map_err(Error::Unavailable)?;
@@ -197,7 +246,9 @@ impl MemoryService {
             half_life_days,
             store,
             worker,
+            enricher,
             shared,
+            answer_llm: llm.filter(|l| l.config().answer),
             working: WorkingMemory::new(wm_ttl),
         })
     }
@@ -257,6 +308,9 @@ impl MemoryService {
     /// Stops the worker at a job boundary, then closes the store (which
     /// checkpoints the WAL). Idempotent.
     pub fn shutdown(&self) {
+        if let Some(enricher) = &self.enricher {
+            enricher.stop();
+        }
         self.worker.stop();
         self.store.close();
     }
@@ -466,19 +520,35 @@ impl Memory<'_> {
 
     /// Answers a question from this tenant's memory, merged with the
     /// caller's working-memory session when `spec.session_id` names one.
+    ///
+    /// In answer mode, an LLM configured for answers composes the answer
+    /// from the evidence; if it fails or cites nothing it was given, the
+    /// extractive answer stays (see [`query::synthesis`]).
     pub fn query(&self, spec: &QuerySpec) -> Result<QueryOutcome> {
         self.require(Permission::Query)?;
-        if let Some(session_id) = &spec.session_id {
-            return self.query_with_session(spec, session_id);
+        let mut outcome = match &spec.session_id {
+            Some(session_id) => self.query_with_session(spec, session_id)?,
+            None => {
+                let reader = self.service.store.reader(&self.principal.tenant)?;
+                query::run(
+                    &reader,
+                    spec,
+                    self.service.shared.embedder.as_ref(),
+                    self.service.settings(),
+                )?
+            }
+        };
+        if let Some(llm) = &self.service.answer_llm {
+            if let Some(extractive) = outcome.answer.take() {
+                outcome.answer = Some(query::synthesis::synthesize(
+                    llm,
+                    &spec.text,
+                    extractive,
+                    &outcome.evidence,
+                ));
+            }
         }
-        let reader = self.service.store.reader(&self.principal.tenant)?;
-        let settings = self.service.settings();
-        query::run(
-            &reader,
-            spec,
-            self.service.shared.embedder.as_ref(),
-            settings,
-        )
+        Ok(outcome)
     }
 
     /// The tenant's community summaries, rebuilt first if the graph changed
@@ -487,9 +557,21 @@ impl Memory<'_> {
         self.require(Permission::Query)?;
         crate::graph::communities::refresh(&self.service.store, &self.principal.tenant)?;
         let reader = self.service.store.reader(&self.principal.tenant)?;
-        let Some(snapshot) = reader.latest_communities()? else {
-            return Ok(serde_json::json!({"graph_version": 0, "communities": []}));
+        let snapshot = match reader.latest_communities()? {
+            Some(snapshot) => snapshot,
+            // The stored snapshot may quote documents that have expired
+            // since it was built (see `store::retention`): summarize the
+            // visible data now, without storing it (the worker rebuilds
+            // once the sweep has purged them).
+            None => crate::store::CommunitySnapshot {
+                graph_version: reader.community_versions()?.0,
+                built_at: crate::clock::now_ms(),
+                summaries: crate::graph::communities::build(&reader.graph_input()?),
+            },
         };
+        if snapshot.summaries.is_empty() {
+            return Ok(serde_json::json!({"graph_version": 0, "communities": []}));
+        }
         let keys: Vec<(i64, f64)> = snapshot
             .summaries
             .iter()
@@ -674,7 +756,7 @@ impl Memory<'_> {
     pub fn status(&self) -> Result<Status> {
         self.require(Permission::Query)?;
         let reader = self.service.store.reader(&self.principal.tenant)?;
-        let (pending, failed) = reader.job_counts()?;
+        let (pending, failed, llm_pending) = reader.job_counts()?;
         Ok(Status {
             version: env!("CARGO_PKG_VERSION"),
             data_dir: self.service.data_dir.display().to_string(),
@@ -684,10 +766,41 @@ impl Memory<'_> {
             durability: self.service.store.durability().name(),
             documents: reader.document_count()?,
             chunks: reader.chunk_count()?,
-            jobs: JobCounts { pending, failed },
+            jobs: JobCounts {
+                pending,
+                failed,
+                llm_pending,
+            },
             store_bytes: self.service.store.size_bytes(),
             working_memory: self.memory_status(),
+            usage: reader.usage(&self.principal.subject)?,
         })
+    }
+
+    /// Charges a completed call to this caller. Returns at once: the row
+    /// joins the writer's next group commit, and a failure to write it is
+    /// logged, never the caller's problem.
+    pub fn charge(&self, operation: &str, request_bytes: u64, reply_bytes: u64, took: Duration) {
+        let record = UsageRecord {
+            subject: self.principal.subject.clone(),
+            operation: operation.to_string(),
+            request_bytes,
+            reply_bytes,
+            duration_us: took.as_micros().min(u64::MAX as u128) as u64,
+            at: now_ms(),
+        };
+        let queued = self.service.store.write_then(
+            &self.principal.tenant,
+            move |w| w.record_usage(&record),
+            |outcome| {
+                if let Err(e) = outcome {
+                    log::warn!("usage row not written: {e}");
+                }
+            },
+        );
+        if let Err(e) = queued {
+            log::debug!("usage row not queued: {e}");
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use rusqlite::{params, OptionalExtension};
 use super::tenant::{TenantReader, TenantWriter};
 use crate::error::Result;
 use crate::graph::confidence::{self, Evidence, Provenance};
-use crate::graph::fragment::{predicate_key, Fragment};
+use crate::graph::fragment::{predicate_key, Fragment, FragmentRelation};
 
 /// Predicates that hold one value at a time: a new object supersedes the
 /// old fact (which gets `valid_to` and stays as history) instead of
@@ -39,6 +39,21 @@ fn counter(supports: bool, provenance: Provenance) -> &'static str {
         (false, Provenance::External) => "contra_external",
         (false, Provenance::User) => "contra_user",
         (false, Provenance::Agent) => "contra_agent",
+    }
+}
+
+/// Position of a counter in the `[i64; 6]` read by `record_graph`
+/// (supports external, user, agent, then contradicts the same).
+fn counter_index(supports: bool, provenance: Provenance) -> usize {
+    let class = match provenance {
+        Provenance::External => 0,
+        Provenance::User => 1,
+        Provenance::Agent => 2,
+    };
+    if supports {
+        class
+    } else {
+        class + 3
     }
 }
 
@@ -82,15 +97,13 @@ impl TenantWriter<'_> {
         let mut created = Vec::new();
         for e in &fragment.entities {
             let kind = e.kind.as_str();
-            let id = self.resolve_entity(&e.key, &e.name, kind, &e.aliases, &mut created, now)?;
-            self.exec(
-                "UPDATE entities SET mention_count = mention_count + ?2, last_seen = ?3 WHERE id = ?1",
-                params![id, e.mentions as i64, now],
-            )?;
-            ids.push(id);
+            ids.push(self.resolve_entity(&e.key, &e.name, kind, &e.aliases, &mut created, now)?);
         }
+        // A mention counts once however many extractors found it (the LLM's
+        // mentions are often the rule-based ones again).
+        let mut added = vec![0i64; ids.len()];
         for m in &fragment.mentions {
-            self.exec(
+            added[m.entity] += self.exec(
                 "INSERT OR IGNORE INTO mentions(entity_id, chunk_id, byte_start, byte_end)
                  VALUES (?1, ?2, ?3, ?4)",
                 params![
@@ -99,6 +112,12 @@ impl TenantWriter<'_> {
                     m.start as i64,
                     m.end as i64
                 ],
+            )? as i64;
+        }
+        for (id, added) in ids.iter().zip(added) {
+            self.exec(
+                "UPDATE entities SET mention_count = mention_count + ?2, last_seen = ?3 WHERE id = ?1",
+                params![id, added, now],
             )?;
         }
         for r in &fragment.relations {
@@ -108,58 +127,98 @@ impl TenantWriter<'_> {
                 continue; // two names of the document resolved to one entity
             }
             let predicate = predicate_key(&r.predicate);
-            self.exec(
-                "INSERT INTO relations(tenant_id, subject_id, predicate, label, object_id, kind,
-                                       valid_from, last_evidence_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)
-                 ON CONFLICT (tenant_id, subject_id, predicate, object_id, kind) DO NOTHING",
-                params![
-                    self.tenant_id,
-                    subject,
-                    predicate,
-                    r.predicate,
-                    object,
-                    kind,
-                    now
-                ],
-            )?;
-            let relation: i64 = self
+            let supports = !r.negated;
+            let column = counter(supports, provenance);
+            // Three statements per relation, not six: the counters are
+            // read with the id and the new confidence is computed here, so
+            // one UPDATE (or the INSERT itself, for a new relation) writes
+            // both. The graph write is most of the single writer's work
+            // per document.
+            let found: Option<(i64, [i64; 6])> = self
                 .conn
                 .prepare_cached(
-                    "SELECT id FROM relations WHERE tenant_id = ?1 AND subject_id = ?2
+                    "SELECT id, support_external, support_user, support_agent,
+                            contra_external, contra_user, contra_agent
+                       FROM relations WHERE tenant_id = ?1 AND subject_id = ?2
                         AND predicate = ?3 AND object_id = ?4 AND kind = ?5",
                 )?
                 .query_row(
                     params![self.tenant_id, subject, predicate, object, kind],
-                    |row| row.get(0),
-                )?;
-            let supports = !r.negated;
-            // One piece of evidence per document: repeating a claim inside
-            // one document does not corroborate it.
-            let added = self.exec(
-                "INSERT OR IGNORE INTO relation_evidence(relation_id, document_id, chunk_id,
-                        byte_start, byte_end, supports, provenance, at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    relation,
-                    document_key,
-                    chunk_keys[r.chunk],
-                    r.start as i64,
-                    r.end as i64,
-                    supports,
-                    provenance.name(),
-                    now
-                ],
-            )?;
-            if added == 0 {
-                continue;
-            }
-            let column = counter(supports, provenance);
-            self.exec(
-                &format!("UPDATE relations SET {column} = {column} + 1, last_evidence_at = ?2 WHERE id = ?1"),
-                params![relation, now],
-            )?;
-            self.refresh_confidence(relation)?;
+                    |row| {
+                        Ok((
+                            row.get(0)?,
+                            [
+                                row.get(1)?,
+                                row.get(2)?,
+                                row.get(3)?,
+                                row.get(4)?,
+                                row.get(5)?,
+                                row.get(6)?,
+                            ],
+                        ))
+                    },
+                )
+                .optional()?;
+            let relation = match found {
+                Some((relation, mut counts)) => {
+                    // One piece of evidence per document: repeating a
+                    // claim inside one document does not corroborate it.
+                    if self.insert_evidence(
+                        relation,
+                        document_key,
+                        chunk_keys[r.chunk],
+                        r,
+                        provenance,
+                        now,
+                    )? == 0
+                    {
+                        continue;
+                    }
+                    counts[counter_index(supports, provenance)] += 1;
+                    let (alpha, beta) = beta_from_counts(counts);
+                    self.exec(
+                        &format!(
+                            "UPDATE relations SET {column} = {column} + 1, last_evidence_at = ?2,
+                                    alpha = ?3, beta = ?4 WHERE id = ?1"
+                        ),
+                        params![relation, now, alpha, beta],
+                    )?;
+                    relation
+                }
+                None => {
+                    let mut counts = [0i64; 6];
+                    counts[counter_index(supports, provenance)] = 1;
+                    let (alpha, beta) = beta_from_counts(counts);
+                    self.exec(
+                        &format!(
+                            "INSERT INTO relations(tenant_id, subject_id, predicate, label, object_id,
+                                    kind, valid_from, last_evidence_at, {column}, alpha, beta)
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, 1, ?8, ?9)"
+                        ),
+                        params![
+                            self.tenant_id,
+                            subject,
+                            predicate,
+                            r.predicate,
+                            object,
+                            kind,
+                            now,
+                            alpha,
+                            beta
+                        ],
+                    )?;
+                    let relation = self.conn.last_insert_rowid();
+                    self.insert_evidence(
+                        relation,
+                        document_key,
+                        chunk_keys[r.chunk],
+                        r,
+                        provenance,
+                        now,
+                    )?;
+                    relation
+                }
+            };
             if r.pattern && supports && FUNCTIONAL_PREDICATES.contains(&r.predicate.as_str()) {
                 self.exec(
                     "UPDATE relations SET valid_to = ?5, superseded_by = ?4
@@ -179,6 +238,35 @@ impl TenantWriter<'_> {
             [self.tenant_id],
         )?;
         Ok(true)
+    }
+
+    /// Adds one piece of evidence for `relation`; 0 when this document
+    /// already gave it some.
+    fn insert_evidence(
+        &mut self,
+        relation: i64,
+        document_key: i64,
+        chunk_key: i64,
+        r: &FragmentRelation,
+        provenance: Provenance,
+        now: i64,
+    ) -> Result<usize> {
+        Ok(self.exec(
+            "INSERT OR IGNORE INTO relation_evidence(relation_id, document_id, chunk_id,
+                    byte_start, byte_end, supports, provenance, at, extractor)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                relation,
+                document_key,
+                chunk_key,
+                r.start as i64,
+                r.end as i64,
+                !r.negated,
+                provenance.name(),
+                now,
+                r.extractor.name()
+            ],
+        )?)
     }
 
     /// The entity with `key`, or the one that has it as an alias, or the
@@ -293,19 +381,33 @@ impl TenantWriter<'_> {
                 self.refresh_confidence(relation)?;
             }
         }
+        // Only the entities this document mentions can change count: a
+        // recount of the whole tenant would make forgetting (and a
+        // retention sweep of many documents) quadratic.
+        let touched: Vec<i64> = {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT DISTINCT m.entity_id FROM chunks c JOIN mentions m ON m.chunk_id = c.id
+                  WHERE c.document_id = ?1",
+            )?;
+            let rows = stmt.query_map([document_key], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
         self.exec(
             "DELETE FROM mentions WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?1)",
             [document_key],
         )?;
-        self.exec(
-            "UPDATE entities SET mention_count = (SELECT count(*) FROM mentions m WHERE m.entity_id = entities.id)
-              WHERE tenant_id = ?1",
-            [self.tenant_id],
-        )?;
-        self.exec(
-            "DELETE FROM entities WHERE tenant_id = ?1 AND mention_count = 0",
-            [self.tenant_id],
-        )?;
+        for entity in touched {
+            self.exec(
+                "UPDATE entities SET mention_count =
+                        (SELECT count(*) FROM mentions m WHERE m.entity_id = ?1)
+                  WHERE id = ?1",
+                [entity],
+            )?;
+            self.exec(
+                "DELETE FROM entities WHERE id = ?1 AND mention_count = 0",
+                [entity],
+            )?;
+        }
         // Summaries may quote the forgotten document (its entities, its
         // facts): drop every snapshot; the next build starts from what is
         // left.
@@ -362,6 +464,8 @@ pub struct RelationRow {
     pub provenance: &'static str,
     /// A chunk holding supporting evidence, with the span.
     pub evidence_chunk: Option<(i64, i64, i64)>,
+    /// What found that evidence: `rules` or `llm`.
+    pub extractor: &'static str,
 }
 
 impl TenantReader<'_> {
@@ -371,9 +475,14 @@ impl TenantReader<'_> {
             return Ok(Vec::new());
         };
         let mut stmt = self.conn.prepare_cached(
+            // A UNION, not `key = ? OR id IN (...)`: SQLite cannot use the
+            // key index for that OR and would scan the tenant's entities.
             "SELECT e.id, e.key, e.name, e.kind, e.mention_count FROM entities e
-              WHERE e.tenant_id = ?1 AND (e.key = ?2 OR e.id IN
-                    (SELECT entity_id FROM entity_aliases WHERE tenant_id = ?1 AND alias_key = ?2))",
+              WHERE e.tenant_id = ?1 AND e.key = ?2
+             UNION
+             SELECT e.id, e.key, e.name, e.kind, e.mention_count
+               FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
+              WHERE a.tenant_id = ?1 AND a.alias_key = ?2",
         )?;
         let mut out: Vec<EntityRow> = Vec::new();
         for k in keys {
@@ -412,13 +521,22 @@ impl TenantReader<'_> {
                     CASE WHEN r.support_external > 0 THEN 'external'
                          WHEN r.support_user > 0 THEN 'user' ELSE 'agent' END,
                     (SELECT chunk_id FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
-                      ORDER BY ev.at DESC LIMIT 1),
+                      ORDER BY ev.at DESC, ev.document_id DESC LIMIT 1),
                     (SELECT byte_start FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
-                      ORDER BY ev.at DESC LIMIT 1),
+                      ORDER BY ev.at DESC, ev.document_id DESC LIMIT 1),
                     (SELECT byte_end FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
-                      ORDER BY ev.at DESC LIMIT 1)
+                      ORDER BY ev.at DESC, ev.document_id DESC LIMIT 1),
+                    (SELECT extractor FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
+                      ORDER BY ev.at DESC, ev.document_id DESC LIMIT 1)
                FROM relations r JOIN entities s ON s.id = r.subject_id JOIN entities o ON o.id = r.object_id
-              WHERE r.tenant_id = ?1 AND (r.subject_id = ?2 OR r.object_id = ?2)
+              -- Each end through its own index (an OR of the two would
+              -- scan the tenant's relations); `+` keeps the tenant check a
+              -- filter. Entity ids are global, so the object side needs no
+              -- tenant term to use its index.
+              WHERE r.id IN (SELECT id FROM relations WHERE tenant_id = ?1 AND subject_id = ?2
+                             UNION ALL
+                             SELECT id FROM relations WHERE object_id = ?2)
+                AND +r.tenant_id = ?1
                 AND (?3 OR r.valid_to IS NULL)
               ORDER BY r.kind = 'pattern' DESC, r.alpha / (r.alpha + r.beta) DESC, r.last_evidence_at DESC
               LIMIT ?4",
@@ -447,6 +565,10 @@ impl TenantReader<'_> {
                     evidence_chunk: match chunk {
                         Some(c) => Some((c, r.get(13)?, r.get(14)?)),
                         None => None,
+                    },
+                    extractor: match r.get::<_, Option<String>>(15)?.as_deref() {
+                        Some("llm") => "llm",
+                        _ => "rules",
                     },
                 })
             },

@@ -48,6 +48,10 @@ pub enum JobKind {
     /// Embed chunks stored without vectors (the embedder was unavailable,
     /// or a reindex).
     Embed,
+    /// Add the optional LLM's triples to an indexed document's graph. Run
+    /// by its own thread (`ingest::enrich`), never ahead of indexing, and
+    /// never counted as indexing backlog.
+    LlmExtract,
 }
 
 impl JobKind {
@@ -55,8 +59,29 @@ impl JobKind {
         match self {
             JobKind::Ingest => "ingest",
             JobKind::Embed => "embed",
+            JobKind::LlmExtract => LLM_EXTRACT,
         }
     }
+
+    fn parse(name: &str) -> JobKind {
+        match name {
+            "embed" => JobKind::Embed,
+            LLM_EXTRACT => JobKind::LlmExtract,
+            _ => JobKind::Ingest,
+        }
+    }
+}
+
+/// `jobs.kind` of [`JobKind::LlmExtract`] (spelled out in SQL below).
+const LLM_EXTRACT: &str = "llm_extract";
+
+/// Which pending jobs a worker takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobQueue {
+    /// Ingest jobs first, then embed jobs: the ingestion worker's.
+    Indexing,
+    /// LLM extraction jobs, oldest first: the enricher's.
+    LlmExtraction,
 }
 
 /// A job the worker should run, with the tenant it belongs to.
@@ -73,6 +98,15 @@ pub struct PendingJob {
     pub source: Option<String>,
     /// Who asserted the document's content.
     pub provenance: Provenance,
+}
+
+/// A stored chunk of a document, as LLM extraction reads it.
+#[derive(Debug, Clone)]
+pub struct StoredChunk {
+    pub chunk_key: i64,
+    /// Byte offset in the document's extracted text.
+    pub start: usize,
+    pub text: String,
 }
 
 /// What the worker needs to process a document.
@@ -97,7 +131,8 @@ pub(super) fn note_restart(conn: &Connection) -> Result<()> {
     let given_up = tx.execute(
         "UPDATE documents SET state = 'failed',
                 error = 'processing was interrupted repeatedly; the document could not be indexed'
-          WHERE id IN (SELECT document_id FROM jobs WHERE state = 'pending' AND attempts > ?1)",
+          WHERE id IN (SELECT document_id FROM jobs WHERE state = 'pending' AND attempts > ?1
+                          AND kind != 'llm_extract')",
         [MAX_JOB_ATTEMPTS],
     )?;
     tx.execute(
@@ -142,13 +177,37 @@ pub(super) fn schedule_reembedding(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn pending(conn: &Connection, limit: usize) -> Result<Vec<PendingJob>> {
+/// Tenants with pending LLM extraction jobs.
+pub(super) fn tenants_with_llm_jobs(conn: &Connection) -> Result<Vec<Tenant>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source, d.provenance
-           FROM jobs j JOIN tenants t ON t.id = j.tenant_id
-                       JOIN documents d ON d.id = j.document_id
-          WHERE j.state = 'pending' ORDER BY j.kind = 'embed', j.id LIMIT ?1",
+        "SELECT DISTINCT t.name FROM jobs j JOIN tenants t ON t.id = j.tenant_id
+          WHERE j.state = 'pending' AND j.kind = 'llm_extract'",
     )?;
+    let names = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    let mut out = Vec::new();
+    for name in names {
+        out.push(Tenant::new(&name?).map_err(Error::internal)?);
+    }
+    Ok(out)
+}
+
+pub(super) fn pending(conn: &Connection, queue: JobQueue, limit: usize) -> Result<Vec<PendingJob>> {
+    let mut stmt = conn.prepare_cached(match queue {
+        JobQueue::Indexing => {
+            "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source, d.provenance
+               FROM jobs j JOIN tenants t ON t.id = j.tenant_id
+                           JOIN documents d ON d.id = j.document_id
+              WHERE j.state = 'pending' AND j.kind != 'llm_extract'
+              ORDER BY j.kind = 'embed', j.id LIMIT ?1"
+        }
+        JobQueue::LlmExtraction => {
+            "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source, d.provenance
+               FROM jobs j JOIN tenants t ON t.id = j.tenant_id
+                           JOIN documents d ON d.id = j.document_id
+              WHERE j.state = 'pending' AND j.kind = 'llm_extract'
+              ORDER BY j.id LIMIT ?1"
+        }
+    })?;
     let rows = stmt.query_map([limit as i64], |r| {
         Ok((
             r.get::<_, i64>(0)?,
@@ -163,11 +222,7 @@ pub(super) fn pending(conn: &Connection, limit: usize) -> Result<Vec<PendingJob>
     let mut jobs = Vec::new();
     for row in rows {
         let (job_id, tenant, document_key, doc_id, kind, source, provenance) = row?;
-        let kind = if kind == "embed" {
-            JobKind::Embed
-        } else {
-            JobKind::Ingest
-        };
+        let kind = JobKind::parse(&kind);
         let tenant = Tenant::new(&tenant).map_err(Error::internal)?;
         jobs.push(PendingJob {
             job_id,
@@ -182,20 +237,23 @@ pub(super) fn pending(conn: &Connection, limit: usize) -> Result<Vec<PendingJob>
     Ok(jobs)
 }
 
-/// Pending jobs across tenants, counted on the partial index of pending
-/// jobs (cheap however many jobs are done).
+/// Pending indexing jobs across tenants, counted on the partial index of
+/// pending jobs (cheap however many jobs are done). LLM extraction is
+/// enrichment, not indexing: it is not counted.
 pub(super) fn pending_count(conn: &Connection) -> Result<i64> {
     Ok(conn.query_row(
-        "SELECT count(*) FROM jobs INDEXED BY jobs_pending WHERE state = 'pending'",
+        "SELECT count(*) FROM jobs INDEXED BY jobs_pending
+          WHERE state = 'pending' AND kind != 'llm_extract'",
         [],
         |r| r.get(0),
     )?)
 }
 
+/// Pending and failed indexing jobs across tenants.
 pub(super) fn backlog(conn: &Connection) -> Result<(i64, i64)> {
     Ok(conn.query_row(
         "SELECT count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'failed')
-           FROM jobs",
+           FROM jobs WHERE kind != 'llm_extract'",
         [],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?)
@@ -299,6 +357,47 @@ impl TenantWriter<'_> {
         Ok(true)
     }
 
+    /// Closes this tenant's pending LLM extraction jobs with `reason`: LLM
+    /// extraction was configured when they were queued but is not now, and
+    /// no thread would run them. Their documents keep the rule-based graph.
+    pub fn skip_llm_extraction(&mut self, reason: &str, now: i64) -> Result<usize> {
+        Ok(self.exec(
+            "UPDATE jobs SET state = 'done', error = ?2, updated_at = ?3
+              WHERE tenant_id = ?1 AND state = 'pending' AND kind = 'llm_extract'",
+            params![self.tenant_id, reason, now],
+        )?)
+    }
+
+    /// Queues LLM extraction for a document just indexed.
+    pub fn queue_llm_extraction(&mut self, document_key: i64, now: i64) -> Result<i64> {
+        self.enqueue_job(document_key, JobKind::LlmExtract, now)
+    }
+
+    /// Adds the LLM's checked triples to the document's graph
+    /// (`chunk_keys[i]` is the key of the fragment's chunk `i`) and closes
+    /// the job, with `note` (client-safe) saying what went wrong, if
+    /// anything did. False (nothing written) if the job is not pending,
+    /// e.g. because the document was forgotten meanwhile.
+    pub fn complete_llm_job(
+        &mut self,
+        job: &PendingJob,
+        chunk_keys: &[i64],
+        fragment: &crate::graph::fragment::Fragment,
+        note: Option<&str>,
+        now: i64,
+    ) -> Result<bool> {
+        if !self.claim(job.job_id, job.document_key)? {
+            return Ok(false);
+        }
+        self.record_graph(job.document_key, chunk_keys, fragment, job.provenance, now)?;
+        self.exec(
+            "UPDATE jobs SET state = 'done', error = ?3, updated_at = ?4
+              WHERE tenant_id = ?1 AND id = ?2",
+            params![self.tenant_id, job.job_id, note, now],
+        )?;
+        Ok(true)
+    }
+
     /// Marks the job and its document failed with a client-safe reason.
     pub fn fail_job(
         &mut self,
@@ -373,17 +472,38 @@ impl TenantReader<'_> {
             .optional()?)
     }
 
-    /// Pending and failed jobs of this tenant.
-    pub fn job_counts(&self) -> Result<(i64, i64)> {
+    /// Pending and failed indexing jobs of this tenant, and its pending
+    /// LLM extraction jobs.
+    pub fn job_counts(&self) -> Result<(i64, i64, i64)> {
         let Some(tenant_id) = self.tenant_id else {
-            return Ok((0, 0));
+            return Ok((0, 0, 0));
         };
         Ok(self.conn.query_row(
-            "SELECT count(*) FILTER (WHERE state = 'pending'),
-                    count(*) FILTER (WHERE state = 'failed')
+            "SELECT count(*) FILTER (WHERE state = 'pending' AND kind != 'llm_extract'),
+                    count(*) FILTER (WHERE state = 'failed' AND kind != 'llm_extract'),
+                    count(*) FILTER (WHERE state = 'pending' AND kind = 'llm_extract')
                FROM jobs WHERE tenant_id = ?1",
             [tenant_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )?)
+    }
+
+    /// The chunks of a document, in order (for LLM extraction).
+    pub fn document_chunks(&self, document_key: i64) -> Result<Vec<StoredChunk>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, byte_start, text FROM chunks
+              WHERE tenant_id = ?1 AND document_id = ?2 ORDER BY ordinal",
+        )?;
+        let rows = stmt.query_map(params![tenant_id, document_key], |r| {
+            Ok(StoredChunk {
+                chunk_key: r.get(0)?,
+                start: r.get::<_, i64>(1)? as usize,
+                text: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }

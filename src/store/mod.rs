@@ -6,7 +6,7 @@
 //! - `db`: connections, pragmas, migrations.
 //! - `writer`: the single writer thread with group commit.
 //! - `tenant`: [`Tenant`], [`TenantReader`], [`TenantWriter`].
-//! - `documents`, `chunks`, `journal`, `audit`: the SQL for each table,
+//! - `documents`, `chunks`, `journal`, `audit`, `usage`: the SQL for each table,
 //!   as methods on the tenant handles.
 //! - `originals`: reading original bytes back, page spans, export rows.
 //! - `forget`: deleting a document and everything derived from it.
@@ -31,6 +31,7 @@ pub mod owner;
 mod resolution;
 mod retention;
 mod tenant;
+mod usage;
 pub mod vectors;
 mod writer;
 
@@ -40,11 +41,12 @@ pub use db::{latest_schema_version, DB_FILE};
 pub use documents::{AdmitOutcome, DocumentRow, DocumentSummary, NewDocument};
 pub use forget::{DocumentSelector, Forgotten};
 pub use graph::{EntityRow, RelationRow, FUNCTIONAL_PREDICATES};
-pub use journal::{JobInput, JobKind, JobState, PendingJob};
+pub use journal::{JobInput, JobKind, JobQueue, JobState, PendingJob, StoredChunk};
 pub use maintenance::Compaction;
 pub use originals::{ExportRow, PageSpan, StoredOriginal};
 pub use retention::RETENTION_SUBJECT;
 pub use tenant::{Tenant, TenantReader, TenantWriter};
+pub use usage::{UsageRecord, UsageTotals};
 pub use vectors::VectorSpec;
 
 use rusqlite::Connection;
@@ -229,12 +231,18 @@ impl Store {
         writer.submit_then(tenant.name(), f, done)
     }
 
-    /// Jobs waiting for the ingestion worker, oldest first, across tenants.
-    /// Only the ingestion worker calls this; it binds each job's tenant
+    /// Jobs waiting in `queue`, in the order they should run, across
+    /// tenants. Only the workers call this; they bind each job's tenant
     /// before touching the job's data.
-    pub fn pending_jobs(&self, limit: usize) -> Result<Vec<PendingJob>> {
+    pub fn pending_jobs(&self, queue: JobQueue, limit: usize) -> Result<Vec<PendingJob>> {
         let conn = PooledConn::new(self.readers.get()?, &self.readers);
-        journal::pending(&conn, limit)
+        journal::pending(&conn, queue, limit)
+    }
+
+    /// Tenants with LLM extraction jobs pending.
+    pub fn tenants_with_llm_jobs(&self) -> Result<Vec<Tenant>> {
+        let conn = PooledConn::new(self.readers.get()?, &self.readers);
+        journal::tenants_with_llm_jobs(&conn)
     }
 
     /// Pending and failed job counts across all tenants (for start-up logs).

@@ -4,7 +4,7 @@
 //! `expires_at` (set at ingestion) or older than the tenant-wide retention
 //! period ([`Store::set_retention`]); every read filters with
 //! `tenant::VISIBLE`, so nothing waits for a sweep to hide it. The sweep
-//! ([`Store::purge_expired`], run by the ingestion worker when idle) then
+//! ([`Store::purge_expired`], run by the upkeep thread every second) then
 //! forgets such documents for real, through the same
 //! `TenantWriter::forget_document` as every other way of forgetting, so
 //! their chunks, vectors, graph evidence and originals go too and the
@@ -28,7 +28,7 @@ pub(super) struct RetentionPeriod(AtomicI64);
 
 impl Store {
     /// Sets the retention period: documents older than it are invisible at
-    /// once and purged by the ingestion worker. `None` keeps everything.
+    /// once and purged by the upkeep thread. `None` keeps everything.
     pub fn set_retention(&self, period: Option<Duration>) {
         let ms = period.map_or(0, |p| p.as_millis().min(i64::MAX as u128) as i64);
         self.retention.0.store(ms, Ordering::Relaxed);

@@ -1,6 +1,21 @@
 //! Transports: framing, identity and input limits; nothing else. They hand
 //! parsed messages to [`crate::protocol::mcp::Server`] and carry back its
 //! replies.
+//!
+//! - [`stdio`] (with [`framing`]): MCP on stdin/stdout for one local caller.
+//! - [`http`]: the `alayasiki-api` server: routing and shutdown, with
+//!   [`sse`] (MCP over HTTP+SSE) and [`http_api`] (the JSON API) behind it,
+//!   and the checks every request passes: [`origin`], [`auth`],
+//!   [`admission`] and [`body`]. [`signals`] turns SIGTERM/SIGINT into a
+//!   graceful shutdown.
 
+pub mod admission;
+pub mod auth;
+pub mod body;
 pub mod framing;
+pub mod http;
+pub mod http_api;
+pub mod origin;
+pub mod signals;
+pub mod sse;
 pub mod stdio;

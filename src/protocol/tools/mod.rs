@@ -91,15 +91,7 @@ pub fn call(memory: &Memory<'_>, params: &Map<String, Value>) -> std::result::Re
         Some(Value::Object(a)) => a,
         Some(_) => return Err(Fault::new(INVALID_PARAMS, "arguments must be an object")),
     };
-    let outcome = if memory.principal().permits(tool.permission) {
-        (tool.call)(memory, arguments)
-    } else {
-        Err(Error::Forbidden(format!(
-            "this identity may not call {name} (needs scope {} or a role granting it)",
-            tool.permission.scope()
-        )))
-    };
-    Ok(match outcome {
+    Ok(match invoke(tool, memory, arguments) {
         Ok(value) => {
             json!({"content": [{"type": "text", "text": value.to_string()}], "isError": false})
         }
@@ -111,6 +103,19 @@ pub fn call(memory: &Memory<'_>, params: &Map<String, Value>) -> std::result::Re
             })
         }
     })
+}
+
+/// Runs `tool` for the caller of `memory` after checking its permission:
+/// the one way every transport (MCP `tools/call`, the HTTP API) runs a tool.
+pub fn invoke(tool: &Tool, memory: &Memory<'_>, arguments: &Map<String, Value>) -> Result<Value> {
+    if !memory.principal().permits(tool.permission) {
+        return Err(Error::Forbidden(format!(
+            "this identity may not call {} (needs scope {} or a role granting it)",
+            tool.name,
+            tool.permission.scope()
+        )));
+    }
+    (tool.call)(memory, arguments)
 }
 
 /// The README's tool reference, in Markdown.

@@ -1,0 +1,165 @@
+//! Command-line parsing for `alayasiki-api`, the HTTP server.
+//!
+//! Owns its flags and help text, like [`crate::cli`] does for the stdio
+//! binary, and shares its usage-error conventions (one line on stderr,
+//! exit status 2). `--help` and `--version` are answered before anything
+//! is opened; a non-loopback `--bind` without `--allow-remote` is refused
+//! here, before any socket exists.
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+pub use crate::cli::USAGE_EXIT;
+
+/// Where the server listens unless `--bind` says otherwise.
+pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
+
+/// What the user asked `alayasiki-api` to do.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ApiCommand {
+    Serve {
+        bind: SocketAddr,
+        data_dir: Option<PathBuf>,
+    },
+    Help,
+    Version,
+}
+
+pub const HELP: &str = "\
+alayasiki-api: the alayasiki memory over HTTP: a JSON API and MCP over
+HTTP+SSE (protocol 2024-11-05), for several clients sharing one memory.
+
+USAGE:
+    alayasiki-api [--bind ADDR] [--data-dir DIR] [--allow-remote]
+
+OPTIONS:
+    --bind ADDR      IP address and port to listen on (default 127.0.0.1:8080;
+                     port 0 picks a free port, printed at start-up).
+    --allow-remote   Allow a --bind address other machines can reach. The
+                     server speaks plain HTTP: put a TLS-terminating reverse
+                     proxy in front of it.
+    --data-dir DIR   Where the memory lives (created owner-only if missing).
+                     Default: $ALAYASIKI_DATA_DIR, else $HOME/.alayasiki-api
+                     (%USERPROFILE%\\.alayasiki-api on Windows).
+    -h, --help       Print this help and exit.
+    -V, --version    Print the version and exit.
+
+AUTHENTICATION (exactly one key is required):
+    ALAYASIKI_JWT_SECRET           HS256 shared secret (at least 32 bytes)
+    ALAYASIKI_JWT_SECRET_FILE      file holding the HS256 secret
+    ALAYASIKI_JWT_PUBLIC_KEY_FILE  PEM public key, with
+    ALAYASIKI_JWT_ALGORITHM        RS256, ES256 or EdDSA
+    ALAYASIKI_JWT_ISSUER           accepted iss values (comma-separated)
+    ALAYASIKI_JWT_AUDIENCE         accepted aud values (comma-separated)
+    ALAYASIKI_JWT_LEEWAY_SECS      clock drift tolerated (default 30, max 300)
+
+OTHER ENVIRONMENT:
+    ALAYASIKI_MCP_ALLOWED_ORIGINS  browser origins allowed (exact, comma-separated)
+    ALAYASIKI_API_ALLOWED_HOSTS    extra Host names (e.g. the reverse proxy's)
+    ALAYASIKI_API_RATE             requests per second per caller (default 50)
+    ALAYASIKI_API_BURST            burst per caller (default 100)
+    ALAYASIKI_DATA_DIR, ALAYASIKI_DURABILITY, ALAYASIKI_LOG: as for alayasiki-mcp
+
+Routes, requests, responses and limits: API.md. SIGTERM or SIGINT shut the
+server down gracefully (exit status 0).
+";
+
+/// Parses the arguments after the program name.
+pub fn parse<I>(args: I) -> Result<ApiCommand, crate::cli::UsageError>
+where
+    I: IntoIterator,
+    I::Item: Into<OsString>,
+{
+    use crate::cli::UsageError;
+    use lexopt::prelude::*;
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut data_dir = None;
+    let mut bind: SocketAddr = DEFAULT_BIND.parse().expect("the default parses");
+    let mut allow_remote = false;
+    while let Some(arg) = parser.next().map_err(|e| UsageError(e.to_string()))? {
+        match arg {
+            Short('h') | Long("help") => return Ok(ApiCommand::Help),
+            Short('V') | Long("version") => return Ok(ApiCommand::Version),
+            Long("allow-remote") => allow_remote = true,
+            Long("bind") => {
+                let value = parser.value().map_err(|_| {
+                    UsageError("--bind needs an address such as 127.0.0.1:8080".into())
+                })?;
+                let text = value.to_string_lossy();
+                bind = text.parse().map_err(|_| {
+                    UsageError(format!(
+                        "--bind {text:?} is not an IP address with a port, such as \
+                         127.0.0.1:8080 or [::1]:8080"
+                    ))
+                })?;
+            }
+            Long("data-dir") => {
+                let value = parser
+                    .value()
+                    .map_err(|_| UsageError("--data-dir needs a directory".into()))?;
+                if value.is_empty() {
+                    return Err(UsageError("--data-dir needs a non-empty directory".into()));
+                }
+                data_dir = Some(PathBuf::from(value));
+            }
+            Value(v) => {
+                return Err(UsageError(format!(
+                    "unexpected argument {:?}",
+                    v.to_string_lossy()
+                )))
+            }
+            Short(c) => return Err(UsageError(format!("unknown flag -{c}"))),
+            Long(l) => return Err(UsageError(format!("unknown flag --{l}"))),
+        }
+    }
+    crate::transport::http::check_bind(bind, allow_remote).map_err(UsageError)?;
+    Ok(ApiCommand::Serve { bind, data_dir })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_to_loopback_8080() {
+        assert_eq!(
+            parse(Vec::<String>::new()),
+            Ok(ApiCommand::Serve {
+                bind: DEFAULT_BIND.parse().unwrap(),
+                data_dir: None
+            })
+        );
+    }
+
+    #[test]
+    fn bind_and_data_dir_are_taken() {
+        assert_eq!(
+            parse(["--bind", "127.0.0.1:0", "--data-dir=/tmp/m"]),
+            Ok(ApiCommand::Serve {
+                bind: "127.0.0.1:0".parse().unwrap(),
+                data_dir: Some(PathBuf::from("/tmp/m"))
+            })
+        );
+    }
+
+    #[test]
+    fn remote_binds_need_allow_remote() {
+        let err = parse(["--bind", "0.0.0.0:8080"]).unwrap_err();
+        assert!(
+            err.0.contains("--allow-remote") && err.0.contains("TLS"),
+            "{err}"
+        );
+        assert!(parse(["--bind", "0.0.0.0:8080", "--allow-remote"]).is_ok());
+    }
+
+    #[test]
+    fn bad_addresses_and_flags_are_named() {
+        assert!(parse(["--bind", "localhost"])
+            .unwrap_err()
+            .0
+            .contains("localhost"));
+        assert!(parse(["--frob"]).unwrap_err().0.contains("--frob"));
+        assert_eq!(parse(["-h"]), Ok(ApiCommand::Help));
+    }
+}

@@ -1,0 +1,24 @@
+//! `alayasiki-api`: parse the command line, then serve the HTTP API and MCP
+//! over SSE until SIGTERM or SIGINT.
+
+use std::process::ExitCode;
+
+use alayasiki_mcp::api_cli::{self, ApiCommand};
+
+fn main() -> ExitCode {
+    match api_cli::parse(std::env::args_os().skip(1)) {
+        Ok(ApiCommand::Help) => {
+            print!("{}", api_cli::HELP);
+            ExitCode::SUCCESS
+        }
+        Ok(ApiCommand::Version) => {
+            println!("alayasiki-api {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Ok(ApiCommand::Serve { bind, data_dir }) => alayasiki_mcp::serve::api(bind, data_dir),
+        Err(e) => {
+            eprintln!("alayasiki-api: {} (see --help)", e.0);
+            ExitCode::from(api_cli::USAGE_EXIT as u8)
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! Admission control for the HTTP transport: fixed caps on what the server
+//! holds at once, and a per-caller rate limit.
+//!
+//! Every cap is a [`Gate`] with a fixed capacity. Work is admitted by taking
+//! a [`Permit`] *before* anything happens: a request that would exceed a cap
+//! is answered at once (429 or 503 with `Retry-After`) and has had no
+//! effect. In particular a message posted to an SSE session reserves its
+//! place in that session's reply queue and a dispatch slot before it is
+//! dispatched, so a saturated server refuses a mutation instead of running
+//! it and then having nowhere to put the reply.
+//!
+//! The rate limit is a token bucket per caller (tenant and subject), at most
+//! [`MAX_RATE_BUCKETS`] of them, the least recently used evicted first.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::config::{self, BURST_ENV, RATE_ENV};
+
+/// Open SSE streams; the next `GET /mcp/sse` gets 503 with `Retry-After`.
+pub const MAX_SSE_CONNECTIONS: usize = 128;
+
+/// Replies queued or reserved on one SSE stream; a POST beyond it gets 429.
+pub const MAX_QUEUED_REPLIES: usize = 32;
+
+/// Messages and API calls being executed at once, across all callers; one
+/// more gets 429.
+pub const MAX_CONCURRENT_DISPATCHES: usize = 32;
+
+/// Callers tracked by the rate limiter; beyond it the least recently seen
+/// caller's bucket is dropped (it starts again with a full burst).
+pub const MAX_RATE_BUCKETS: usize = 4096;
+
+/// Requests per second a caller may sustain unless `ALAYASIKI_API_RATE`
+/// says otherwise.
+pub const DEFAULT_RATE_PER_SEC: f64 = 50.0;
+
+/// Requests a caller may make in a burst unless `ALAYASIKI_API_BURST` says
+/// otherwise.
+pub const DEFAULT_BURST: u32 = 100;
+
+/// `Retry-After` (seconds) when a cap, not the rate limit, refused a
+/// request: caps free up as soon as work finishes.
+pub const RETRY_AFTER_SECS: u64 = 1;
+
+/// A counter with a fixed capacity.
+pub struct Gate {
+    name: &'static str,
+    capacity: usize,
+    used: AtomicUsize,
+}
+
+/// One admitted unit of a [`Gate`]; released on drop.
+pub struct Permit {
+    gate: Arc<Gate>,
+}
+
+impl Gate {
+    pub fn new(name: &'static str, capacity: usize) -> Arc<Gate> {
+        Arc::new(Gate {
+            name,
+            capacity,
+            used: AtomicUsize::new(0),
+        })
+    }
+
+    /// Takes a unit if one is free.
+    pub fn try_enter(self: &Arc<Gate>) -> Option<Permit> {
+        let taken = self
+            .used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.capacity).then_some(n + 1)
+            });
+        taken.ok().map(|_| Permit { gate: self.clone() })
+    }
+
+    pub fn in_use(&self) -> usize {
+        self.used.load(Ordering::Acquire)
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Waits until nothing is admitted or `deadline` passes; true if idle.
+    pub fn wait_idle(&self, deadline: Instant) -> bool {
+        while self.in_use() > 0 {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        true
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        self.gate.used.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Token buckets per caller.
+pub struct RateLimiter {
+    rate_per_sec: f64,
+    burst: f64,
+    buckets: Mutex<Buckets>,
+}
+
+#[derive(Default)]
+struct Buckets {
+    /// Caller key → (bucket, last use stamp).
+    by_key: HashMap<String, (Bucket, u64)>,
+    /// Last use stamp → caller key: the eviction order.
+    by_use: BTreeMap<u64, String>,
+    stamp: u64,
+}
+
+struct Bucket {
+    tokens: f64,
+    refilled: Instant,
+}
+
+impl RateLimiter {
+    /// A limiter allowing `rate_per_sec` sustained and `burst` at once.
+    pub fn new(rate_per_sec: f64, burst: u32) -> RateLimiter {
+        RateLimiter {
+            rate_per_sec,
+            burst: f64::from(burst.max(1)),
+            buckets: Mutex::new(Buckets::default()),
+        }
+    }
+
+    /// The limiter configured by `ALAYASIKI_API_RATE` and
+    /// `ALAYASIKI_API_BURST`.
+    pub fn from_env() -> Result<RateLimiter, String> {
+        let rate = match config::env(RATE_ENV) {
+            None => DEFAULT_RATE_PER_SEC,
+            Some(v) => v
+                .parse::<f64>()
+                .ok()
+                .filter(|r| r.is_finite() && *r > 0.0)
+                .ok_or_else(|| format!("{RATE_ENV}={v:?} is not a positive number"))?,
+        };
+        let burst =
+            match config::env(BURST_ENV) {
+                None => DEFAULT_BURST,
+                Some(v) => v.parse::<u32>().ok().filter(|b| *b >= 1).ok_or_else(|| {
+                    format!("{BURST_ENV}={v:?} is not a whole number of at least 1")
+                })?,
+            };
+        Ok(RateLimiter::new(rate, burst))
+    }
+
+    pub fn rate_per_sec(&self) -> f64 {
+        self.rate_per_sec
+    }
+
+    pub fn burst(&self) -> u32 {
+        self.burst as u32
+    }
+
+    /// Takes one token from `caller`'s bucket; `Err` holds how long until
+    /// one is available.
+    pub fn admit(&self, caller: &str, now: Instant) -> Result<(), Duration> {
+        let mut b = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        b.stamp += 1;
+        let stamp = b.stamp;
+        if let Some((_, old)) = b.by_key.get(caller) {
+            let old = *old;
+            b.by_use.remove(&old);
+        } else {
+            if b.by_key.len() >= MAX_RATE_BUCKETS {
+                if let Some((_, evicted)) = b.by_use.pop_first() {
+                    b.by_key.remove(&evicted);
+                }
+            }
+            let full = Bucket {
+                tokens: self.burst,
+                refilled: now,
+            };
+            b.by_key.insert(caller.to_string(), (full, stamp));
+        }
+        b.by_use.insert(stamp, caller.to_string());
+        let (bucket, used) = b.by_key.get_mut(caller).expect("inserted above");
+        *used = stamp;
+        let elapsed = now.saturating_duration_since(bucket.refilled).as_secs_f64();
+        bucket.tokens = (bucket.tokens + elapsed * self.rate_per_sec).min(self.burst);
+        bucket.refilled = now;
+        if bucket.tokens >= 1.0 {
+            bucket.tokens -= 1.0;
+            Ok(())
+        } else {
+            let wait = (1.0 - bucket.tokens) / self.rate_per_sec;
+            Err(Duration::from_secs_f64(wait.min(86_400.0)))
+        }
+    }
+
+    /// Callers currently tracked.
+    pub fn tracked(&self) -> usize {
+        self.buckets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .by_key
+            .len()
+    }
+}
+
+/// The rate-limit key of a caller: tenant and subject (neither may hold a
+/// control character, so NUL separates them unambiguously).
+pub fn caller_key(tenant: &str, subject: &str) -> String {
+    format!("{tenant}\0{subject}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gate_admits_exactly_its_capacity() {
+        let g = Gate::new("test", 2);
+        let a = g.try_enter().unwrap();
+        let _b = g.try_enter().unwrap();
+        assert!(g.try_enter().is_none());
+        drop(a);
+        assert!(g.try_enter().is_some());
+        assert_eq!(g.in_use(), 1);
+    }
+
+    #[test]
+    fn bucket_allows_the_burst_then_refuses_until_refilled() {
+        let r = RateLimiter::new(2.0, 3);
+        let t0 = Instant::now();
+        for _ in 0..3 {
+            assert!(r.admit("a", t0).is_ok());
+        }
+        let wait = r.admit("a", t0).unwrap_err();
+        assert!(wait <= Duration::from_millis(500), "{wait:?}");
+        // Other callers are not affected.
+        assert!(r.admit("b", t0).is_ok());
+        // Half a second refills one token at 2/s.
+        assert!(r.admit("a", t0 + Duration::from_millis(500)).is_ok());
+        assert!(r.admit("a", t0 + Duration::from_millis(500)).is_err());
+    }
+
+    #[test]
+    fn buckets_are_capped_and_the_least_recently_used_is_evicted() {
+        let r = RateLimiter::new(0.001, 1);
+        let t0 = Instant::now();
+        assert!(r.admit("first", t0).is_ok());
+        assert!(r.admit("first", t0).is_err());
+        for i in 0..MAX_RATE_BUCKETS {
+            let _ = r.admit(&format!("caller-{i}"), t0);
+        }
+        assert_eq!(r.tracked(), MAX_RATE_BUCKETS);
+        // "first" was the least recently used, so it was evicted and starts
+        // again with a full bucket.
+        assert!(r.admit("first", t0).is_ok());
+        assert_eq!(r.tracked(), MAX_RATE_BUCKETS);
+        // A recently used caller was kept (its bucket is still empty).
+        let last = format!("caller-{}", MAX_RATE_BUCKETS - 1);
+        assert!(r.admit(&last, t0).is_err());
+    }
+}

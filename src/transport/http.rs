@@ -1,0 +1,588 @@
+//! The HTTP server of `alayasiki-api`: threads, routing, the checks every
+//! request passes, and graceful shutdown.
+//!
+//! Threads, as the design card draws them:
+//! - tiny_http accepts connections and parses request heads;
+//! - [`HTTP_THREADS`] routing threads take requests from it, run the cheap
+//!   checks (origin and host, body size, authentication, rate limit,
+//!   admission) and answer what needs no work at once;
+//! - [`MAX_CONCURRENT_DISPATCHES`] dispatch workers run MCP messages and API
+//!   calls, fed over a crossbeam channel; a request is only queued after it
+//!   holds a dispatch permit, so the queue never grows past the cap;
+//! - one writer thread per SSE stream ([`super::sse`]);
+//! - [`DRAIN_THREADS`](super::body::DRAIN_THREADS) answer requests whose body
+//!   was never read ([`super::body`]).
+//!
+//! Every request passes, in order: shutdown (503), `Origin`/`Host` (403),
+//! no token in the query string (400), declared body size (413), route (404
+//! or 405), authentication (401), the caller's rate limit (429), then the
+//! route's own checks. Nothing is read from the body before the caller is
+//! authenticated.
+//!
+//! Shutdown ([`serve`] returns once it is done): new requests get 503,
+//! in-flight dispatches finish and their replies are queued, SSE streams
+//! send what they hold and end, the threads stop. The caller then stops the
+//! ingestion worker and checkpoints the store.
+
+use crossbeam_channel::{Receiver, Sender};
+use serde_json::{json, Value};
+use std::io::Cursor;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use tiny_http::{Header, Method, Request, Response};
+
+use super::admission::{
+    caller_key, Gate, Permit, RateLimiter, MAX_CONCURRENT_DISPATCHES, MAX_SSE_CONNECTIONS,
+    RETRY_AFTER_SECS,
+};
+use super::auth::Authenticator;
+use super::body::{self, Drains, MAX_BODY_BYTES, MAX_DRAINABLE_BODY_BYTES};
+use super::origin::{OriginPolicy, Refusal};
+use super::sse::Sessions;
+use super::{http_api, signals, sse};
+use crate::protocol::mcp::Server;
+use crate::service::{MemoryService, Permission, Principal};
+
+/// Threads routing requests (cheap work only; see the module docs).
+pub const HTTP_THREADS: usize = 8;
+
+/// How long shutdown waits for in-flight dispatches (an ingest may wait up
+/// to `INGEST_WAIT_MS` for indexing) before closing streams regardless.
+pub const SHUTDOWN_DRAIN_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// How long shutdown waits for SSE writers to send what they hold.
+pub const SHUTDOWN_STREAM_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How often idle threads look at the shutdown flags.
+const POLL: Duration = Duration::from_millis(100);
+
+/// A job for the dispatch workers; it owns the permit it was admitted with.
+pub(super) type Job = Box<dyn FnOnce() + Send>;
+
+/// Everything the request handlers share.
+pub(super) struct Context {
+    pub server: Server,
+    pub service: Arc<MemoryService>,
+    pub auth: Authenticator,
+    pub origins: OriginPolicy,
+    pub rate: RateLimiter,
+    pub dispatch: Arc<Gate>,
+    pub streams: Arc<Gate>,
+    pub sessions: Sessions,
+    pub drains: Drains,
+    jobs: Sender<Job>,
+    /// Set when shutdown begins: new work is refused.
+    pub closing: AtomicBool,
+    /// Set when shutdown ends: routing threads exit.
+    stopped: AtomicBool,
+    /// Set when the listener failed: tiny_http stops accepting for good
+    /// after an accept error, so the server shuts down and exits non-zero
+    /// (for a supervisor to restart it) instead of serving nothing.
+    failed: AtomicBool,
+}
+
+/// What the caller configured.
+pub struct Settings {
+    pub auth: Authenticator,
+    pub rate: RateLimiter,
+}
+
+impl Context {
+    /// Queues `job`, which must own a dispatch permit. The queue holds at
+    /// most as many jobs as there are permits, so this never blocks.
+    pub fn submit(&self, job: Job) -> bool {
+        self.jobs.try_send(job).is_ok()
+    }
+}
+
+/// Serves HTTP on `listener` until a termination signal, then shuts down
+/// gracefully and returns.
+pub fn serve(
+    service: Arc<MemoryService>,
+    listener: TcpListener,
+    settings: Settings,
+) -> std::io::Result<()> {
+    let bound = listener.local_addr()?;
+    body::set_accept_timeouts(&listener, body::IO_TIMEOUT)?;
+    let heartbeat = body::Heartbeat::start(bound, body::IO_TIMEOUT)?;
+    let http = Arc::new(
+        tiny_http::Server::from_listener(listener, None)
+            .map_err(|e| std::io::Error::other(e.to_string()))?,
+    );
+    let (jobs_tx, jobs_rx) = crossbeam_channel::bounded::<Job>(MAX_CONCURRENT_DISPATCHES);
+    let (drains, drain_threads) = Drains::start()?;
+    let ctx = Arc::new(Context {
+        server: Server::new(service.clone()),
+        service,
+        auth: settings.auth,
+        origins: OriginPolicy::from_env(bound),
+        rate: settings.rate,
+        dispatch: Gate::new("dispatch", MAX_CONCURRENT_DISPATCHES),
+        streams: Gate::new("sse", MAX_SSE_CONNECTIONS),
+        sessions: Sessions::default(),
+        drains,
+        jobs: jobs_tx,
+        closing: AtomicBool::new(false),
+        stopped: AtomicBool::new(false),
+        failed: AtomicBool::new(false),
+    });
+    let workers = spawn_workers(&ctx, jobs_rx)?;
+    let routers = spawn_routers(&ctx, &http)?;
+    while !signals::requested() {
+        std::thread::sleep(POLL);
+    }
+    shutdown(&ctx);
+    for t in routers.into_iter().chain(workers) {
+        let _ = t.join();
+    }
+    drop(http); // stops accepting connections
+    drop(heartbeat);
+    // The drain threads end with the context; they hold nothing durable,
+    // so they are not waited for.
+    drop(drain_threads);
+    if ctx.failed.load(Ordering::SeqCst) {
+        return Err(std::io::Error::other("the listening socket failed"));
+    }
+    Ok(())
+}
+
+fn spawn_workers(ctx: &Arc<Context>, jobs: Receiver<Job>) -> std::io::Result<Vec<JoinHandle<()>>> {
+    (0..MAX_CONCURRENT_DISPATCHES)
+        .map(|i| {
+            let (ctx, jobs) = (ctx.clone(), jobs.clone());
+            std::thread::Builder::new()
+                .name(format!("dispatch-{i}"))
+                .spawn(move || loop {
+                    match jobs.recv_timeout(POLL) {
+                        Ok(job) => {
+                            // A handler bug costs one request, not the worker.
+                            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                            if run.is_err() {
+                                log::error!("a dispatch job panicked");
+                            }
+                        }
+                        Err(_) if ctx.stopped.load(Ordering::SeqCst) => break,
+                        Err(_) => {}
+                    }
+                })
+        })
+        .collect()
+}
+
+fn spawn_routers(
+    ctx: &Arc<Context>,
+    http: &Arc<tiny_http::Server>,
+) -> std::io::Result<Vec<JoinHandle<()>>> {
+    (0..HTTP_THREADS)
+        .map(|i| {
+            let (ctx, http) = (ctx.clone(), http.clone());
+            std::thread::Builder::new()
+                .name(format!("http-{i}"))
+                .spawn(move || {
+                    while !ctx.stopped.load(Ordering::SeqCst) {
+                        match http.recv_timeout(POLL) {
+                            Ok(Some(request)) => {
+                                let ctx = &ctx;
+                                let routed =
+                                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                        route(ctx, request)
+                                    }));
+                                if routed.is_err() {
+                                    log::error!("routing a request panicked");
+                                }
+                            }
+                            Ok(None) => {}
+                            Err(e) => {
+                                log::error!("the listener failed ({e}); shutting down");
+                                ctx.failed.store(true, Ordering::SeqCst);
+                                signals::request();
+                                std::thread::sleep(POLL);
+                            }
+                        }
+                    }
+                })
+        })
+        .collect()
+}
+
+/// Refuse new work, let dispatches finish, end the streams.
+fn shutdown(ctx: &Context) {
+    log::info!("shutting down: refusing new requests, draining dispatches");
+    ctx.closing.store(true, Ordering::SeqCst);
+    if !ctx
+        .dispatch
+        .wait_idle(Instant::now() + SHUTDOWN_DRAIN_TIMEOUT)
+    {
+        log::warn!(
+            "{} dispatch(es) still running after {SHUTDOWN_DRAIN_TIMEOUT:?}; closing anyway",
+            ctx.dispatch.in_use()
+        );
+    }
+    ctx.sessions.close_all();
+    if !ctx
+        .streams
+        .wait_idle(Instant::now() + SHUTDOWN_STREAM_TIMEOUT)
+    {
+        log::warn!("{} SSE stream(s) did not end in time", ctx.streams.in_use());
+    }
+    ctx.stopped.store(true, Ordering::SeqCst);
+}
+
+/// The routes. Paths are matched exactly; ids are one path segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Route {
+    Health,
+    SseOpen,
+    SseMessage,
+    Tools,
+    Tool(String),
+    Document(String),
+}
+
+/// What a path is, and the methods it allows.
+fn resolve(path: &str) -> Option<(Route, &'static [Method])> {
+    use Method::*;
+    let (route, methods): (Route, &'static [Method]) = match path {
+        "/health" => (Route::Health, &[Get]),
+        "/mcp/sse" => (Route::SseOpen, &[Get]),
+        "/mcp/messages" | "/mcp/messages/" => (Route::SseMessage, &[Post]),
+        "/v1/tools" => (Route::Tools, &[Get]),
+        "/v1/ingest" => (Route::Tool(http_api::INGEST_TOOL.into()), &[Post]),
+        "/v1/query" => (Route::Tool(http_api::QUERY_TOOL.into()), &[Post]),
+        "/v1/status" => (Route::Tool(http_api::STATUS_TOOL.into()), &[Get]),
+        "/v1/memory/write" => (Route::Tool(http_api::MEMORY_WRITE_TOOL.into()), &[Post]),
+        "/v1/memory/read" => (Route::Tool(http_api::MEMORY_READ_TOOL.into()), &[Post]),
+        _ => {
+            if let Some(name) = single_segment(path, "/v1/tools/") {
+                (Route::Tool(name), &[Post])
+            } else if let Some(id) = single_segment(path, "/v1/documents/") {
+                (Route::Document(id), &[Get, Delete])
+            } else {
+                return None;
+            }
+        }
+    };
+    Some((route, methods))
+}
+
+/// The one non-empty segment after `prefix`, percent-decoded.
+fn single_segment(path: &str, prefix: &str) -> Option<String> {
+    let rest = path.strip_prefix(prefix)?;
+    if rest.is_empty() || rest.contains('/') {
+        return None;
+    }
+    percent_decode(rest)
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The value of query parameter `name` (not percent-decoded: the values
+/// this server reads are plain tokens).
+pub(super) fn query_param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (k == name).then_some(v)
+    })
+}
+
+fn header<'a>(request: &'a Request, name: &'static str) -> Option<&'a str> {
+    request
+        .headers()
+        .iter()
+        .find(|h| h.field.equiv(name))
+        .map(|h| h.value.as_str())
+}
+
+pub(super) fn headers<'a>(request: &'a Request, name: &'static str) -> Vec<&'a str> {
+    request
+        .headers()
+        .iter()
+        .filter(|h| h.field.equiv(name))
+        .map(|h| h.value.as_str())
+        .collect()
+}
+
+/// Whether the request's `Content-Type` is JSON.
+pub(super) fn is_json(request: &Request) -> bool {
+    header(request, "Content-Type").is_some_and(|v| {
+        v.split(';')
+            .next()
+            .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+    })
+}
+
+fn route(ctx: &Arc<Context>, request: Request) {
+    if ctx.closing.load(Ordering::SeqCst) {
+        let r = error(503, "shutting_down", "the server is shutting down")
+            .with_header(retry_after(RETRY_AFTER_SECS))
+            .with_header(connection_close());
+        return ctx.drains.respond(request, r);
+    }
+    if let Err(refusal) = ctx
+        .origins
+        .check(header(&request, "Origin"), header(&request, "Host"))
+    {
+        let r = match refusal {
+            Refusal::Origin => error(
+                403,
+                "origin_forbidden",
+                "requests from this Origin are not allowed (see ALAYASIKI_MCP_ALLOWED_ORIGINS)",
+            ),
+            Refusal::Host => error(
+                403,
+                "host_forbidden",
+                "the Host header does not name this server (see ALAYASIKI_API_ALLOWED_HOSTS)",
+            ),
+        };
+        return ctx.drains.respond(request, r);
+    }
+    let url = request.url().to_string();
+    let (path, query) = url.split_once('?').unwrap_or((&url, ""));
+    if query_param(query, "access_token").is_some() {
+        let r = error(
+            400,
+            "token_in_query",
+            "tokens are accepted only in the Authorization header",
+        );
+        return ctx.drains.respond(request, r);
+    }
+    if let Some(declared) = body::declared_length(&request) {
+        if declared > MAX_BODY_BYTES {
+            let r = too_large().with_header(connection_close());
+            if declared > MAX_DRAINABLE_BODY_BYTES {
+                return body::abandon(request, r);
+            }
+            return ctx.drains.respond(request, r);
+        }
+    }
+    let Some((route, methods)) = resolve(path) else {
+        return ctx
+            .drains
+            .respond(request, error(404, "no_route", "no such route"));
+    };
+    if !methods.contains(request.method()) {
+        let allow: Vec<String> = methods.iter().map(|m| m.to_string()).collect();
+        let r = error(
+            405,
+            "method_not_allowed",
+            "method not allowed on this route",
+        )
+        .with_header(make_header("Allow", &allow.join(", ")));
+        return ctx.drains.respond(request, r);
+    }
+    if route == Route::Health {
+        let r = json_response(200, &json!({"status": "ok"}));
+        return ctx.drains.respond(request, r);
+    }
+    let principal = match ctx.auth.authenticate(&headers(&request, "Authorization")) {
+        Ok(p) => p,
+        Err(e) => {
+            let r = error(401, "unauthorized", e.0)
+                .with_header(make_header("WWW-Authenticate", &e.challenge()));
+            return ctx.drains.respond(request, r);
+        }
+    };
+    if let Err(wait) = ctx.rate.admit(
+        &caller_key(principal.tenant.name(), &principal.subject),
+        Instant::now(),
+    ) {
+        let r = error(
+            429,
+            "rate_limited",
+            "too many requests from this caller; retry later",
+        )
+        .with_header(retry_after(wait.as_secs_f64().ceil().max(1.0) as u64));
+        return ctx.drains.respond(request, r);
+    }
+    if !grants_anything(&principal) {
+        let r = error(
+            403,
+            "forbidden",
+            "this token grants no role or scope of this server",
+        );
+        return ctx.drains.respond(request, r);
+    }
+    match route {
+        Route::Health => unreachable!("answered above"),
+        Route::SseOpen => sse::open(ctx, request, principal),
+        Route::SseMessage => sse::post(ctx, request, principal, query),
+        Route::Tools => ctx.drains.respond(request, http_api::tools()),
+        Route::Tool(name) => http_api::tool(ctx, request, principal, &name),
+        Route::Document(id) => http_api::document(ctx, request, principal, &id),
+    }
+}
+
+fn grants_anything(p: &Principal) -> bool {
+    [Permission::Query, Permission::Ingest, Permission::Admin]
+        .iter()
+        .any(|perm| p.permits(*perm))
+}
+
+/// Takes a dispatch permit, or says why not.
+pub(super) fn admit_dispatch(ctx: &Context) -> Result<Permit, Response<Cursor<Vec<u8>>>> {
+    ctx.dispatch.try_enter().ok_or_else(|| {
+        error(
+            429,
+            "overloaded",
+            &format!(
+                "{MAX_CONCURRENT_DISPATCHES} requests are already running \
+                 (MAX_CONCURRENT_DISPATCHES); retry shortly"
+            ),
+        )
+        .with_header(retry_after(RETRY_AFTER_SECS))
+    })
+}
+
+pub(super) fn make_header(name: &str, value: &str) -> Header {
+    Header::from_bytes(name.as_bytes(), value.as_bytes())
+        .expect("header names and values are ASCII")
+}
+
+pub(super) fn retry_after(secs: u64) -> Header {
+    make_header("Retry-After", &secs.to_string())
+}
+
+pub(super) fn connection_close() -> Header {
+    make_header("Connection", "close")
+}
+
+pub(super) fn json_response(status: u16, value: &Value) -> Response<Cursor<Vec<u8>>> {
+    Response::from_data(value.to_string().into_bytes())
+        .with_status_code(status)
+        .with_header(make_header("Content-Type", "application/json"))
+        .with_header(make_header("Cache-Control", "no-store"))
+}
+
+/// `{"error": {"code", "message"}}` with `status`.
+pub(super) fn error(status: u16, code: &str, message: &str) -> Response<Cursor<Vec<u8>>> {
+    json_response(
+        status,
+        &json!({"error": {"code": code, "message": message}}),
+    )
+}
+
+pub(super) fn too_large() -> Response<Cursor<Vec<u8>>> {
+    error(
+        413,
+        "body_too_large",
+        &format!("request bodies are limited to {MAX_BODY_BYTES} bytes (MAX_BODY_BYTES)"),
+    )
+}
+
+/// The address a `--bind` value names, refusing non-loopback addresses
+/// unless `allow_remote`.
+pub fn check_bind(addr: SocketAddr, allow_remote: bool) -> Result<(), String> {
+    if addr.ip().is_loopback() || allow_remote {
+        Ok(())
+    } else {
+        Err(format!(
+            "refusing to listen on {addr}: it is reachable from other machines. This server \
+             speaks plain HTTP; put a TLS-terminating reverse proxy in front of it and pass \
+             --allow-remote to confirm"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_resolve_with_their_methods() {
+        assert_eq!(resolve("/health").unwrap().0, Route::Health);
+        assert_eq!(resolve("/mcp/messages/").unwrap().0, Route::SseMessage);
+        assert_eq!(
+            resolve("/v1/tools/alayasiki_query").unwrap().0,
+            Route::Tool("alayasiki_query".into())
+        );
+        assert_eq!(
+            resolve("/v1/documents/doc_1%2F2").unwrap().0,
+            Route::Document("doc_1/2".into())
+        );
+        assert!(resolve("/v1/documents/").is_none());
+        assert!(resolve("/v1/documents/a/b").is_none());
+        assert!(resolve("/v1/documents/%zz").is_none());
+        assert!(resolve("/nope").is_none());
+        assert_eq!(resolve("/mcp/sse").unwrap().1, &[Method::Get]);
+    }
+
+    #[test]
+    fn query_params_are_found_by_exact_name() {
+        assert_eq!(query_param("a=1&session_id=x", "session_id"), Some("x"));
+        assert_eq!(query_param("xsession_id=1", "session_id"), None);
+        assert_eq!(query_param("", "session_id"), None);
+    }
+
+    /// API.md's limits table quotes these values; keep them in step.
+    #[test]
+    fn api_md_limits_table_matches_the_constants() {
+        use super::super::{admission::*, auth::*, body::*, sse::*};
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/API.md"))
+            .expect("API.md");
+        let secs = |d: Duration| format!("{} s", d.as_secs());
+        let rows: &[(&str, String)] = &[
+            ("`MAX_SSE_CONNECTIONS`", MAX_SSE_CONNECTIONS.to_string()),
+            ("`MAX_QUEUED_REPLIES`", MAX_QUEUED_REPLIES.to_string()),
+            (
+                "`MAX_CONCURRENT_DISPATCHES`",
+                MAX_CONCURRENT_DISPATCHES.to_string(),
+            ),
+            ("`MAX_BODY_BYTES`", MAX_BODY_BYTES.to_string()),
+            ("`MAX_REPLY_BYTES`", MAX_REPLY_BYTES.to_string()),
+            (
+                "`MAX_DRAINABLE_BODY_BYTES`",
+                MAX_DRAINABLE_BODY_BYTES.to_string(),
+            ),
+            ("`MAX_TOKEN_BYTES`", MAX_TOKEN_BYTES.to_string()),
+            (
+                "`MIN_HS256_SECRET_BYTES`",
+                MIN_HS256_SECRET_BYTES.to_string(),
+            ),
+            ("`MAX_RATE_BUCKETS`", MAX_RATE_BUCKETS.to_string()),
+            (
+                "`DEFAULT_RATE_PER_SEC` / `DEFAULT_BURST`",
+                format!("{DEFAULT_RATE_PER_SEC} / {DEFAULT_BURST}"),
+            ),
+            ("`KEEPALIVE_INTERVAL`", secs(KEEPALIVE_INTERVAL)),
+            ("`IO_TIMEOUT`", secs(IO_TIMEOUT)),
+            ("`SHUTDOWN_DRAIN_TIMEOUT`", secs(SHUTDOWN_DRAIN_TIMEOUT)),
+        ];
+        for (name, value) in rows {
+            let row = format!("| {name} | {value} |");
+            assert!(
+                doc.contains(&row),
+                "API.md limits table lacks or misstates: {row}"
+            );
+        }
+    }
+
+    #[test]
+    fn non_loopback_binds_need_the_flag() {
+        assert!(check_bind("127.0.0.1:8080".parse().unwrap(), false).is_ok());
+        assert!(check_bind("[::1]:8080".parse().unwrap(), false).is_ok());
+        let err = check_bind("0.0.0.0:8080".parse().unwrap(), false).unwrap_err();
+        assert!(
+            err.contains("TLS") && err.contains("--allow-remote"),
+            "{err}"
+        );
+        assert!(check_bind("0.0.0.0:8080".parse().unwrap(), true).is_ok());
+    }
+}

@@ -1,0 +1,522 @@
+//! MCP over the legacy HTTP+SSE transport (protocol 2024-11-05).
+//!
+//! `GET /mcp/sse` opens a `text/event-stream` whose first event, `endpoint`,
+//! names `/mcp/messages?session_id=<random UUID>`. The client POSTs each
+//! JSON-RPC message there; the POST is answered `202 Accepted` and the
+//! reply arrives on the stream as an `event: message`. Comments keep idle
+//! streams alive every [`KEEPALIVE_INTERVAL`].
+//!
+//! An SSE session is transport state only: the stream, its reply queue and
+//! its MCP protocol state (initialized, log level, requests in flight). It
+//! is bound to the tenant and subject that opened it; every POST is
+//! authenticated again and acts with that POST's current roles and scopes,
+//! and a POST from another tenant or subject gets 404, exactly as for an
+//! unknown session. Working-memory sessions are a different thing, owned by
+//! the caller's identity, so they survive reconnects.
+//!
+//! A disconnect releases the session (its id then answers 404) and drops
+//! replies still queued for it; operations already running are not
+//! cancelled, so an acknowledged ingest stays acknowledged.
+
+use crossbeam_channel::{Receiver, Sender};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tiny_http::{HTTPVersion, Request};
+
+use super::admission::{caller_key, Gate, Permit, MAX_QUEUED_REPLIES, RETRY_AFTER_SECS};
+use super::body::{self, BodyError};
+use super::http::{
+    admit_dispatch, error, is_json, make_header, query_param, retry_after, too_large, Context,
+};
+use crate::protocol::jsonrpc::{self, INTERNAL_ERROR, PARSE_ERROR};
+use crate::protocol::mcp::{self, Server};
+use crate::service::Principal;
+
+/// Idle time after which a stream gets a keep-alive comment. The Python SDK
+/// server uses 15 s; its client gives up after 300 s of silence.
+pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(15);
+
+/// Largest reply sent as one event (8 MiB, like request bodies). A larger
+/// reply is replaced by a JSON-RPC error naming the limit.
+pub const MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
+
+/// The path clients POST to.
+pub const MESSAGES_PATH: &str = "/mcp/messages";
+
+/// Hex digits of a session id (a random UUID without dashes).
+const SESSION_ID_LEN: usize = 32;
+
+/// A serialized reply with the queue slot it was reserved under.
+struct Outbound {
+    text: String,
+    _slot: Permit,
+}
+
+/// One open stream.
+pub(super) struct SseSession {
+    id: String,
+    /// Tenant and subject that opened it ([`caller_key`]).
+    owner: String,
+    protocol: mcp::Session,
+    /// Reply-queue places, reserved before a message is dispatched.
+    slots: Arc<Gate>,
+    replies: Sender<Outbound>,
+    /// Dropped to tell the writer to finish.
+    close: Mutex<Option<Sender<()>>>,
+}
+
+impl SseSession {
+    /// Reserves a place for one reply, if the queue has room.
+    fn reserve(&self) -> Option<Permit> {
+        self.slots.try_enter()
+    }
+
+    /// Queues a reply under a reservation; a closed stream drops it.
+    fn send(&self, reply: &Value, slot: Permit) -> usize {
+        let text = bounded_reply(reply);
+        let bytes = text.len();
+        let _ = self.replies.try_send(Outbound { text, _slot: slot });
+        bytes
+    }
+
+    fn close(&self) {
+        self.close.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+}
+
+/// The open sessions by id.
+#[derive(Default)]
+pub(super) struct Sessions {
+    by_id: Mutex<HashMap<String, Arc<SseSession>>>,
+}
+
+impl Sessions {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<SseSession>>> {
+        self.by_id.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn get(&self, id: &str) -> Option<Arc<SseSession>> {
+        self.lock().get(id).cloned()
+    }
+
+    fn remove(&self, id: &str) {
+        self.lock().remove(id);
+    }
+
+    /// Ends every stream (at shutdown): writers send what is queued and
+    /// finish.
+    pub fn close_all(&self) {
+        let all: Vec<Arc<SseSession>> = self.lock().drain().map(|(_, s)| s).collect();
+        for s in all {
+            s.close();
+        }
+    }
+}
+
+/// A fresh session id: a random (version 4) UUID as 32 hex digits.
+fn new_session_id() -> String {
+    let mut b = crate::ids::random_bytes::<16>();
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    crate::ids::hex(&b)
+}
+
+fn is_session_id(s: &str) -> bool {
+    s.len() == SESSION_ID_LEN
+        && s.bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
+}
+
+/// `GET /mcp/sse`: admit the connection, register a session and hand the
+/// socket to a writer thread.
+pub(super) fn open(ctx: &Arc<Context>, request: Request, principal: Principal) {
+    if body::has_body(&request) {
+        let r = error(400, "invalid_request", "GET /mcp/sse takes no body");
+        return ctx.drains.respond(request, r);
+    }
+    let Some(connection) = ctx.streams.try_enter() else {
+        let r = error(
+            503,
+            "too_many_streams",
+            &format!(
+                "{} SSE streams are open (MAX_SSE_CONNECTIONS); retry later",
+                ctx.streams.capacity()
+            ),
+        )
+        .with_header(retry_after(RETRY_AFTER_SECS));
+        return ctx.drains.respond(request, r);
+    };
+    let (replies_tx, replies_rx) = crossbeam_channel::bounded(MAX_QUEUED_REPLIES);
+    let (close_tx, close_rx) = crossbeam_channel::bounded::<()>(0);
+    let session = Arc::new(SseSession {
+        id: new_session_id(),
+        owner: caller_key(principal.tenant.name(), &principal.subject),
+        protocol: mcp::Session::new(principal),
+        slots: Gate::new("replies", MAX_QUEUED_REPLIES),
+        replies: replies_tx,
+        close: Mutex::new(Some(close_tx)),
+    });
+    ctx.sessions
+        .lock()
+        .insert(session.id.clone(), session.clone());
+    let chunked = *request.http_version() >= HTTPVersion(1, 1);
+    let writer = request.into_writer();
+    let stream = Stream {
+        ctx: ctx.clone(),
+        session,
+        out: writer,
+        chunked,
+        _connection: connection,
+    };
+    let spawned = std::thread::Builder::new()
+        .name("sse-writer".into())
+        .spawn(move || stream.run(replies_rx, close_rx));
+    if let Err(e) = spawned {
+        // The stream (and with it the session) was dropped with the closure.
+        log::error!("cannot start an SSE writer thread: {e}");
+    }
+}
+
+/// The writer of one stream: the only code that touches its socket.
+struct Stream {
+    ctx: Arc<Context>,
+    session: Arc<SseSession>,
+    out: Box<dyn Write + Send>,
+    chunked: bool,
+    _connection: Permit,
+}
+
+impl Stream {
+    fn run(mut self, replies: Receiver<Outbound>, close: Receiver<()>) {
+        let id = self.session.id.clone();
+        log::debug!("SSE session {id} opened");
+        let outcome = self.serve(&replies, &close);
+        self.ctx.sessions.remove(&id);
+        match outcome {
+            Ok(()) => {
+                let _ = self.finish();
+                log::debug!("SSE session {id} closed");
+            }
+            Err(e) => log::debug!("SSE session {id} ended: {e}"),
+        }
+    }
+
+    fn serve(&mut self, replies: &Receiver<Outbound>, close: &Receiver<()>) -> std::io::Result<()> {
+        let head = if self.chunked {
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
+             Connection: keep-alive\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n\r\n"
+        } else {
+            "HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
+             Connection: close\r\n\r\n"
+        };
+        self.out.write_all(head.as_bytes())?;
+        let endpoint = format!("{MESSAGES_PATH}?session_id={}", self.session.id);
+        self.event(&format!("event: endpoint\ndata: {endpoint}\n\n"))?;
+        loop {
+            crossbeam_channel::select! {
+                recv(replies) -> reply => match reply {
+                    Ok(reply) => self.message(&reply)?,
+                    Err(_) => return Ok(()),
+                },
+                recv(close) -> _ => {
+                    // Shutdown: send what is already queued, then end.
+                    while let Ok(reply) = replies.try_recv() {
+                        self.message(&reply)?;
+                    }
+                    return Ok(());
+                },
+                default(KEEPALIVE_INTERVAL) => self.event(": keep-alive\n\n")?,
+            }
+        }
+    }
+
+    fn message(&mut self, reply: &Outbound) -> std::io::Result<()> {
+        // Compact JSON never holds a raw newline (serde_json escapes control
+        // characters), so one `data:` line carries the whole message.
+        let mut text = String::with_capacity(reply.text.len() + 24);
+        text.push_str("event: message\ndata: ");
+        text.push_str(&reply.text);
+        text.push_str("\n\n");
+        self.event(&text)
+    }
+
+    /// Writes one event (as one chunk) and flushes it to the client.
+    fn event(&mut self, text: &str) -> std::io::Result<()> {
+        if self.chunked {
+            write!(self.out, "{:x}\r\n", text.len())?;
+            self.out.write_all(text.as_bytes())?;
+            self.out.write_all(b"\r\n")?;
+        } else {
+            self.out.write_all(text.as_bytes())?;
+        }
+        self.out.flush()
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        if self.chunked {
+            self.out.write_all(b"0\r\n\r\n")?;
+        }
+        self.out.flush()
+    }
+}
+
+/// `POST /mcp/messages?session_id=…`: check, admit, dispatch, answer 202.
+pub(super) fn post(ctx: &Arc<Context>, mut request: Request, principal: Principal, query: &str) {
+    let Some(id) = query_param(query, "session_id").filter(|id| is_session_id(id)) else {
+        let r = error(
+            400,
+            "invalid_session_id",
+            "session_id is missing or malformed; use the endpoint sent on the SSE stream",
+        );
+        return ctx.drains.respond(request, r);
+    };
+    // Another principal's session reads exactly like an unknown one.
+    let owner = caller_key(principal.tenant.name(), &principal.subject);
+    let Some(session) = ctx.sessions.get(id).filter(|s| s.owner == owner) else {
+        let r = error(
+            404,
+            "unknown_session",
+            "no such SSE session (closed or expired)",
+        );
+        return ctx.drains.respond(request, r);
+    };
+    if !is_json(&request) {
+        let r = error(
+            400,
+            "invalid_content_type",
+            "Content-Type must be application/json",
+        );
+        return ctx.drains.respond(request, r);
+    }
+    let started = Instant::now();
+    let body = match body::read(&mut request) {
+        Ok(b) => b,
+        Err(BodyError::TooLarge) => return ctx.drains.respond(request, too_large()),
+        Err(BodyError::Io(e)) => {
+            log::debug!("reading a POST body failed: {e}");
+            let r = error(400, "incomplete_body", "the request body could not be read");
+            return ctx.drains.respond(request, r);
+        }
+    };
+    let value: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            // Also tell the session, as JSON-RPC clients expect a -32700.
+            let why = format!(
+                "parse error: invalid JSON at line {} column {}",
+                e.line(),
+                e.column()
+            );
+            if let Some(slot) = session.reserve() {
+                session.send(&jsonrpc::error(Value::Null, PARSE_ERROR, &why), slot);
+            }
+            let _ = request.respond(error(400, "parse_error", &why));
+            return;
+        }
+    };
+    // Every message that may produce a reply holds a place in the reply
+    // queue before it runs: when the client does not read its stream, the
+    // server refuses new work instead of doing it and dropping the answer.
+    let Some(slot) = session.reserve() else {
+        let r = error(
+            429,
+            "reply_queue_full",
+            &format!(
+                "{MAX_QUEUED_REPLIES} replies are already waiting on this stream \
+                 (MAX_QUEUED_REPLIES); read the stream, then retry"
+            ),
+        )
+        .with_header(retry_after(RETRY_AFTER_SECS));
+        let _ = request.respond(r);
+        return;
+    };
+    let call = Call {
+        operation: operation(&value),
+        request_bytes: body.len(),
+        started,
+    };
+    if Server::is_inline(&value) {
+        // initialize, ping and notifications: cheap, and ordered before
+        // anything the client posts after them.
+        let reply = ctx.server.handle_as(&session.protocol, &principal, value);
+        call.complete(ctx, &session, &principal, reply, slot);
+        let _ = request.respond(accepted());
+        return;
+    }
+    let permit = match admit_dispatch(ctx) {
+        Ok(p) => p,
+        Err(r) => {
+            let _ = request.respond(r);
+            return;
+        }
+    };
+    let job_ctx = ctx.clone();
+    let job_session = session.clone();
+    let submitted = ctx.submit(Box::new(move || {
+        let _permit = permit;
+        let reply = job_ctx
+            .server
+            .handle_as(&job_session.protocol, &principal, value);
+        call.complete(&job_ctx, &job_session, &principal, reply, slot);
+    }));
+    if submitted {
+        let _ = request.respond(accepted());
+    } else {
+        let r = error(
+            429,
+            "overloaded",
+            "the dispatch queue is full; retry shortly",
+        )
+        .with_header(retry_after(RETRY_AFTER_SECS));
+        let _ = request.respond(r);
+    }
+}
+
+fn accepted() -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+    tiny_http::Response::from_string("Accepted")
+        .with_status_code(202)
+        .with_header(make_header("Content-Type", "text/plain; charset=utf-8"))
+}
+
+/// One posted message, for usage accounting.
+struct Call {
+    operation: String,
+    request_bytes: usize,
+    started: Instant,
+}
+
+impl Call {
+    /// Queues the reply (if any) and charges the caller when it succeeded.
+    fn complete(
+        self,
+        ctx: &Context,
+        session: &SseSession,
+        principal: &Principal,
+        reply: Option<Value>,
+        slot: Permit,
+    ) {
+        let Some(reply) = reply else {
+            return; // a notification: nothing to send, nothing to charge
+        };
+        let succeeded = succeeded(&reply);
+        let reply_bytes = session.send(&reply, slot);
+        if succeeded {
+            ctx.service.for_caller(principal).charge(
+                &self.operation,
+                self.request_bytes as u64,
+                reply_bytes as u64,
+                self.started.elapsed(),
+            );
+        }
+    }
+}
+
+/// What a message asks for, as usage records it: the tool name for
+/// `tools/call`, else the method; `batch` for a batch.
+fn operation(value: &Value) -> String {
+    match value {
+        Value::Array(_) => "batch".into(),
+        Value::Object(o) => {
+            let method = o.get("method").and_then(Value::as_str).unwrap_or("invalid");
+            let tool = o
+                .get("params")
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .filter(|_| method == "tools/call")
+                .filter(|name| crate::protocol::tools::find(name).is_some());
+            tool.unwrap_or(method).chars().take(128).collect()
+        }
+        _ => "invalid".into(),
+    }
+}
+
+/// A reply without a JSON-RPC error or a tool error (a batch: none of its
+/// replies failed).
+fn succeeded(reply: &Value) -> bool {
+    match reply {
+        Value::Array(items) => items.iter().all(succeeded),
+        one => {
+            one.get("error").is_none()
+                && !one
+                    .get("result")
+                    .and_then(|r| r.get("isError"))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false)
+        }
+    }
+}
+
+/// The reply as sent: compact JSON, or an error naming the limit if it
+/// exceeds [`MAX_REPLY_BYTES`].
+fn bounded_reply(reply: &Value) -> String {
+    let text = reply.to_string();
+    if text.len() <= MAX_REPLY_BYTES {
+        return text;
+    }
+    let id = reply.get("id").cloned().unwrap_or(Value::Null);
+    jsonrpc::error(
+        id,
+        INTERNAL_ERROR,
+        &format!(
+            "the reply is {} bytes, over the {MAX_REPLY_BYTES}-byte limit (MAX_REPLY_BYTES); ask \
+             for less (a smaller top_k or budget)",
+            text.len()
+        ),
+    )
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn session_ids_are_random_v4_uuids_in_hex() {
+        let a = new_session_id();
+        let b = new_session_id();
+        assert_ne!(a, b);
+        assert!(is_session_id(&a), "{a}");
+        assert_eq!(&a[12..13], "4");
+        assert!("89ab".contains(&a[16..17]));
+        assert!(!is_session_id(&a.to_uppercase()));
+        assert!(!is_session_id(&a[1..]));
+        assert!(!is_session_id("../../etc/passwd"));
+    }
+
+    #[test]
+    fn operations_name_the_tool_or_the_method() {
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                          "params": {"name": "alayasiki_query", "arguments": {}}});
+        assert_eq!(operation(&call), "alayasiki_query");
+        let unknown = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                             "params": {"name": "x".repeat(500)}});
+        assert_eq!(operation(&unknown), "tools/call");
+        assert_eq!(operation(&json!({"method": "ping"})), "ping");
+        assert_eq!(operation(&json!([1])), "batch");
+    }
+
+    #[test]
+    fn failures_are_not_successes() {
+        assert!(succeeded(&json!({"result": {}})));
+        assert!(!succeeded(&json!({"error": {"code": 1}})));
+        assert!(!succeeded(&json!({"result": {"isError": true}})));
+        assert!(!succeeded(&json!([{"result": {}}, {"error": {}}])));
+    }
+
+    #[test]
+    fn oversized_replies_become_errors_naming_the_limit() {
+        let big = json!({"jsonrpc": "2.0", "id": 7, "result": {"x": "a".repeat(MAX_REPLY_BYTES)}});
+        let sent: Value = serde_json::from_str(&bounded_reply(&big)).unwrap();
+        assert_eq!(sent["id"], 7);
+        assert!(sent["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("MAX_REPLY_BYTES"));
+        let small = json!({"jsonrpc": "2.0", "id": 7, "result": {}});
+        assert_eq!(bounded_reply(&small), small.to_string());
+    }
+}
