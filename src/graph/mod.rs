@@ -12,6 +12,9 @@
 //! - [`communities`]: building community summaries from the store.
 //! - [`llm_summaries`]: community summaries written by the optional LLM,
 //!   accepted only when they cite the chunks they were given.
+//! - [`resolution`]: whether a name new to the memory is another name of
+//!   an entity it holds (across documents), and which stored entities a
+//!   question names.
 //!
 //! Storage of entities, mentions, relations and communities is in
 //! `store::graph`; retrieval through the graph is in `query::graph`.
@@ -23,3 +26,4 @@ pub mod fragment;
 pub mod leiden;
 pub mod llm_summaries;
 pub mod llm_triples;
+pub mod resolution;

@@ -2,7 +2,10 @@
 //! mention them and the relations that connect them.
 //!
 //! Question entities are found by running the extractor on the question
-//! and by looking up its terms as entity keys and aliases. Each matched
+//! and by looking up its terms as entity keys and aliases, then, for a
+//! name that matched nothing, by the resolver's name match
+//! (`graph::resolution::question_matches`: name rules and embedding
+//! similarity over a bounded candidate set from the name-term index). Each matched
 //! entity contributes its chunks (rarer entities weigh more, so "Caroline"
 //! in a conversation with Caroline counts less than "pottery") and the
 //! evidence chunks of its relations, weighted by the relation's decayed
@@ -17,7 +20,7 @@ use serde::Serialize;
 use crate::clock::now_ms;
 use crate::error::Result;
 use crate::graph::confidence;
-use crate::graph::extract;
+use crate::graph::extract::{self, EntityKind};
 use crate::store::{ChunkHit, EntityRow, RelationRow, TenantReader};
 
 /// Most question entities followed.
@@ -81,6 +84,25 @@ pub fn question_entities(
     keys.extend(terms.windows(2).map(|w| format!("{} {}", w[0], w[1])));
     keys.dedup();
     let mut entities = reader.entities_by_keys(&keys)?;
+    // A name the graph holds under no key or alias of its own may still be
+    // another name of a stored entity ("NYC" for "New York City"): the
+    // resolver's bounded name lookup. Concepts and dates have canonical
+    // keys; the term lookups above already covered them.
+    for e in &found.entities {
+        if matches!(e.kind, EntityKind::Concept | EntityKind::Date) {
+            continue;
+        }
+        let mut own = vec![e.key.clone()];
+        own.extend(e.aliases.iter().map(|a| extract::entity_key(a, e.kind)));
+        if !reader.entities_by_keys(&own)?.is_empty() {
+            continue;
+        }
+        for row in reader.entities_named_like(&e.key, &e.name)? {
+            if !entities.iter().any(|x| x.id == row.id) {
+                entities.push(row);
+            }
+        }
+    }
     // Specific entities first: fewer mentions, more telling.
     entities.sort_by_key(|e| e.mention_count);
     let total = reader.chunk_count()? as f64;

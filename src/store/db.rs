@@ -38,6 +38,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (4, include_str!("../../sql/004_files.sql")),
     (5, include_str!("../../sql/005_retention.sql")),
     (6, include_str!("../../sql/006_llm_extraction.sql")),
+    (7, include_str!("../../sql/007_resolution.sql")),
 ];
 
 /// WAL pages after which a commit folds the log back into the database.

@@ -1,5 +1,6 @@
-//! Storage of the knowledge graph: entities (resolved by key and alias),
-//! their mentions, relations with per-provenance evidence counts and Beta
+//! Storage of the knowledge graph: entities (resolved by key, alias and,
+//! across documents, by name through `store::resolution`), their
+//! mentions, relations with per-provenance evidence counts and Beta
 //! confidence, supersession of functional facts, and graph versions.
 
 use rusqlite::{params, OptionalExtension};
@@ -91,9 +92,12 @@ impl TenantWriter<'_> {
         if fragment.entities.is_empty() {
             return Ok(false);
         }
+        self.ensure_name_terms()?;
         let mut ids = Vec::with_capacity(fragment.entities.len());
+        let mut created = Vec::new();
         for e in &fragment.entities {
-            ids.push(self.resolve_entity(&e.key, &e.name, e.kind.as_str(), &e.aliases, now)?);
+            let kind = e.kind.as_str();
+            ids.push(self.resolve_entity(&e.key, &e.name, kind, &e.aliases, &mut created, now)?);
         }
         // A mention counts once however many extractors found it (the LLM's
         // mentions are often the rule-based ones again).
@@ -119,6 +123,9 @@ impl TenantWriter<'_> {
         for r in &fragment.relations {
             let kind = if r.pattern { "pattern" } else { "cooccurrence" };
             let (subject, object) = (ids[r.subject], ids[r.object]);
+            if subject == object {
+                continue; // two names of the document resolved to one entity
+            }
             let predicate = predicate_key(&r.predicate);
             let supports = !r.negated;
             let column = counter(supports, provenance);
@@ -304,14 +311,17 @@ impl TenantWriter<'_> {
         Ok(())
     }
 
-    /// The entity with `key`, or the one that has it as an alias, or a new
-    /// one; the fragment's aliases are registered for it.
+    /// The entity with `key`, or the one that has it as an alias, or the
+    /// one stored entity (not in `created`, this document's new entities)
+    /// it is another name of (see `store::resolution`), or a new one,
+    /// added to `created`; the fragment's aliases are registered for it.
     fn resolve_entity(
         &mut self,
         key: &str,
         name: &str,
         kind: &str,
         aliases: &[(String, String)],
+        created: &mut Vec<i64>,
         now: i64,
     ) -> Result<i64> {
         let existing: Option<i64> = self
@@ -324,7 +334,11 @@ impl TenantWriter<'_> {
             )?
             .query_row(params![self.tenant_id, key], |r| r.get(0))
             .optional()?;
-        let id = match existing {
+        let merged = match existing {
+            Some(_) => None,
+            None => self.merge_target(key, name, kind, created, now)?,
+        };
+        let id = match existing.or(merged) {
             Some(id) => id,
             None => {
                 self.exec(
@@ -332,7 +346,10 @@ impl TenantWriter<'_> {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
                     params![self.tenant_id, key, name, kind, now],
                 )?;
-                self.conn.last_insert_rowid()
+                let id = self.conn.last_insert_rowid();
+                self.index_entity_name(id, key, name)?;
+                created.push(id);
+                id
             }
         };
         for (alias_key, alias) in aliases {

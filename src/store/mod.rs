@@ -11,6 +11,8 @@
 //! - `originals`: reading original bytes back, page spans, export rows.
 //! - `forget`: deleting a document and everything derived from it.
 //! - `retention`: expiry, the retention period, and the sweep that purges.
+//! - `resolution`: entity resolution across documents (the name-term
+//!   index, merges recorded as aliases).
 //!
 //! Durability: a write is acknowledged only after its transaction commits;
 //! with [`Durability::Full`] (the default) the commit has been fsynced.
@@ -26,6 +28,7 @@ mod journal;
 mod maintenance;
 mod originals;
 pub mod owner;
+mod resolution;
 mod retention;
 mod tenant;
 mod usage;

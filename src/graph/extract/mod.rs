@@ -45,6 +45,32 @@ mod tests;
 use std::collections::HashSet;
 
 pub use normalize::entity_key;
+
+/// Membership in the extractor's word lists, for callers outside it (the
+/// cross-document resolver in `graph::resolution`); the lists stay private.
+pub mod wordlists {
+    use super::lexicon::{self, CONNECTORS, CORP_SUFFIXES, GIVEN_NAMES, HONORIFICS};
+
+    /// "dr", "mr", "professor", ... (any case).
+    pub fn is_honorific(word: &str) -> bool {
+        lexicon::contains(HONORIFICS, word)
+    }
+
+    /// A common given name ("john", "caroline").
+    pub fn is_given_name(word: &str) -> bool {
+        lexicon::contains(GIVEN_NAMES, word)
+    }
+
+    /// A name particle such as "of", "van", "de".
+    pub fn is_connector(word: &str) -> bool {
+        lexicon::contains(CONNECTORS, word)
+    }
+
+    /// A legal-form suffix such as "inc", "corp", "gmbh".
+    pub fn is_corporate_suffix(word: &str) -> bool {
+        lexicon::contains(CORP_SUFFIXES, word)
+    }
+}
 pub use relations::COOCCURRENCE_PREDICATE;
 
 use mentions::{Category, Detector, RawMention};

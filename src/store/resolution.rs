@@ -1,0 +1,404 @@
+//! Entity resolution across documents, in the store: the name-term index
+//! that finds candidates, and merges recorded as aliases.
+//!
+//! The policy (which pairs merge, thresholds, which terms to index) is
+//! `graph::resolution`'s; this module runs its lookups against the
+//! tenant's `entity_name_terms` and writes what it decides: a merged name
+//! becomes an alias of the existing entity (so later documents and
+//! questions find it by key) plus an `entity_merges` row saying why.
+//!
+//! Must never: read more than `MAX_CANDIDATES_PER_TERM` rows per term or
+//! `MAX_CANDIDATES` entities per name (a tenant's size does not change the
+//! cost of one lookup), or merge a name into an entity created by the same
+//! document (within a document the extractor's own resolution decides).
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::graph::EntityRow;
+use super::tenant::{TenantReader, TenantWriter};
+use crate::error::Result;
+use crate::graph::resolution::{
+    self, Candidate, NameProfile, MAX_CANDIDATES, MAX_CANDIDATES_PER_TERM, NAME_TERMS_VERSION,
+};
+
+/// Stored entities whose names share a lookup term, in term order then id
+/// order (deterministic), without `exclude`, at most `MAX_CANDIDATES`.
+/// Ids come from the term index alone (its primary key covers the read);
+/// only the distinct candidates are then read from `entities`.
+fn candidates(
+    conn: &Connection,
+    tenant_id: i64,
+    terms: &[String],
+    exclude: &[i64],
+) -> rusqlite::Result<Vec<Candidate>> {
+    let mut ids: Vec<i64> = Vec::new();
+    {
+        let mut stmt = conn.prepare_cached(
+            "SELECT entity_id FROM entity_name_terms
+              WHERE tenant_id = ?1 AND term = ?2 ORDER BY entity_id LIMIT ?3",
+        )?;
+        'terms: for term in terms {
+            let rows = stmt.query_map(
+                params![tenant_id, term, MAX_CANDIDATES_PER_TERM as i64],
+                |r| r.get::<_, i64>(0),
+            )?;
+            for id in rows {
+                let id = id?;
+                if !exclude.contains(&id) && !ids.contains(&id) {
+                    ids.push(id);
+                    if ids.len() >= MAX_CANDIDATES {
+                        break 'terms;
+                    }
+                }
+            }
+        }
+    }
+    let mut stmt = conn.prepare_cached("SELECT key, name, kind FROM entities WHERE id = ?1")?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let row = stmt
+            .query_row([id], |r| {
+                Ok(Candidate {
+                    id,
+                    key: r.get(0)?,
+                    name: r.get(1)?,
+                    kind: r.get(2)?,
+                })
+            })
+            .optional()?;
+        out.extend(row);
+    }
+    Ok(out)
+}
+
+impl TenantWriter<'_> {
+    /// The stored entity that a name new to the tenant (no entity or alias
+    /// has its key) is another name of, if the resolver finds exactly one
+    /// among entities not in `created_here`. The name is then recorded as
+    /// that entity's alias, with the evidence in `entity_merges`; an
+    /// entity of unknown kind takes the new name's kind.
+    pub(super) fn merge_target(
+        &mut self,
+        key: &str,
+        name: &str,
+        kind: &str,
+        created_here: &[i64],
+        now: i64,
+    ) -> Result<Option<i64>> {
+        if !resolution::is_resolvable_kind(kind) {
+            return Ok(None);
+        }
+        let terms = resolution::merge_lookup_terms(&NameProfile::new(key, name), kind);
+        if terms.is_empty() {
+            return Ok(None);
+        }
+        let found = candidates(self.conn, self.tenant_id, &terms, created_here)?;
+        let Some((id, evidence)) = resolution::choose_merge(key, name, kind, &found) else {
+            return Ok(None);
+        };
+        self.exec(
+            "INSERT OR IGNORE INTO entity_aliases(tenant_id, alias_key, alias, entity_id)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![self.tenant_id, key, name, id],
+        )?;
+        self.exec(
+            "INSERT OR IGNORE INTO entity_merges(tenant_id, alias_key, entity_id, rule,
+                                                 name_score, cosine, at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                self.tenant_id,
+                key,
+                id,
+                evidence.name.rule.as_str(),
+                evidence.name.score,
+                f64::from(evidence.cosine),
+                now
+            ],
+        )?;
+        if kind != "unknown" {
+            self.exec(
+                "UPDATE entities SET kind = ?2 WHERE id = ?1 AND kind = 'unknown'",
+                params![id, kind],
+            )?;
+        }
+        log::debug!(
+            "resolved a new name into entity {id} ({}, name {:.2}, cosine {:.2})",
+            evidence.name.rule.as_str(),
+            evidence.name.score,
+            evidence.cosine
+        );
+        Ok(Some(id))
+    }
+
+    /// Adds a stored entity's name terms to the index.
+    pub(super) fn index_entity_name(&mut self, id: i64, key: &str, name: &str) -> Result<()> {
+        for term in resolution::index_terms(&NameProfile::new(key, name)) {
+            self.exec(
+                "INSERT OR IGNORE INTO entity_name_terms(tenant_id, term, entity_id)
+                 VALUES (?1, ?2, ?3)",
+                params![self.tenant_id, term, id],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Brings the tenant's name-term index up to the binary's derivation
+    /// ([`NAME_TERMS_VERSION`]): after the migration that created it, or
+    /// after the derivation changed, every entity is indexed again. Once
+    /// per tenant and version; afterwards one indexed read.
+    pub(super) fn ensure_name_terms(&mut self) -> Result<()> {
+        let version: i64 = self
+            .conn
+            .prepare_cached("SELECT name_terms_version FROM tenants WHERE id = ?1")?
+            .query_row([self.tenant_id], |r| r.get(0))?;
+        if version == NAME_TERMS_VERSION {
+            return Ok(());
+        }
+        self.exec(
+            "DELETE FROM entity_name_terms WHERE tenant_id = ?1",
+            [self.tenant_id],
+        )?;
+        let entities: Vec<(i64, String, String)> = {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT id, key, name FROM entities WHERE tenant_id = ?1")?;
+            let rows =
+                stmt.query_map([self.tenant_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        for (id, key, name) in &entities {
+            self.index_entity_name(*id, key, name)?;
+        }
+        self.exec(
+            "UPDATE tenants SET name_terms_version = ?2 WHERE id = ?1",
+            params![self.tenant_id, NAME_TERMS_VERSION],
+        )?;
+        if !entities.is_empty() {
+            log::info!(
+                "indexed the names of {} stored entities for resolution",
+                entities.len()
+            );
+        }
+        Ok(())
+    }
+}
+
+impl TenantReader<'_> {
+    /// Stored entities a name in a question stands for when its own key
+    /// and aliases matched nothing: bounded lookups in the name-term index,
+    /// judged by `graph::resolution::question_matches`.
+    pub fn entities_named_like(&self, key: &str, name: &str) -> Result<Vec<EntityRow>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(Vec::new());
+        };
+        let terms = resolution::lookup_terms(&NameProfile::new(key, name));
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = candidates(&self.conn, tenant_id, &terms, &[])?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, key, name, kind, mention_count FROM entities WHERE id = ?1",
+        )?;
+        let mut out = Vec::new();
+        for id in resolution::question_matches(key, name, &found) {
+            out.push(stmt.query_row([id], |r| {
+                Ok(EntityRow {
+                    id: r.get(0)?,
+                    key: r.get(1)?,
+                    name: r.get(2)?,
+                    kind: r.get(3)?,
+                    mention_count: r.get(4)?,
+                })
+            })?);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Durability;
+    use crate::embed::BuiltinEmbedder;
+    use crate::graph::confidence::Provenance;
+    use crate::ingest::media::MediaKind;
+    use crate::store::{NewDocument, Store, Tenant, VectorSpec};
+
+    fn store() -> (std::path::PathBuf, Store) {
+        let dir = std::env::temp_dir().join(crate::ids::new_id("alayasiki-resolution"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let spec = VectorSpec {
+            embedder_id: "t".into(),
+            dim: crate::embed::embedder::BUILTIN_DIM,
+        };
+        let store = Store::open(&dir, Durability::Normal, spec).unwrap();
+        (dir, store)
+    }
+
+    /// Stores and indexes `text` as a document; returns its key.
+    fn remember(store: &Store, tenant: &Tenant, text: &str) -> i64 {
+        let prepared =
+            crate::ingest::prepare(MediaKind::PlainText, text.as_bytes(), &BuiltinEmbedder)
+                .unwrap();
+        let doc = NewDocument {
+            doc_id: crate::ids::new_id("doc"),
+            source: None,
+            title: None,
+            media_type: "text/plain".into(),
+            original: text.as_bytes().to_vec(),
+            sha256: crate::ids::sha256_hex(text.as_bytes()),
+            metadata: "{}".into(),
+            provenance: None,
+            created_by: "test".into(),
+            idempotency: None,
+            expires_at: None,
+        };
+        store
+            .write(tenant, move |w| {
+                let a = w.admit(doc, 1)?;
+                w.complete_job(a.job_id, a.document_key, &prepared, Provenance::User, 1)?;
+                Ok(a.document_key)
+            })
+            .unwrap()
+    }
+
+    /// (name, kind) of every entity, by id.
+    fn entities(store: &Store, tenant: &Tenant) -> Vec<(String, String)> {
+        let t = tenant.clone();
+        store
+            .write(&t, |w| {
+                let mut stmt = w
+                    .conn
+                    .prepare("SELECT name, kind FROM entities WHERE tenant_id = ?1 ORDER BY id")?;
+                let rows = stmt.query_map([w.tenant_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            })
+            .unwrap()
+    }
+
+    fn count(store: &Store, tenant: &Tenant, sql: &'static str) -> i64 {
+        store
+            .write(tenant, move |w| {
+                Ok(w.conn.query_row(sql, [w.tenant_id], |r| r.get(0))?)
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn a_new_name_merges_into_the_stored_entity_as_an_alias_with_its_reason() {
+        let (dir, store) = store();
+        let t = Tenant::new("t").unwrap();
+        remember(&store, &t, "Acme Corp. opened an office in New York City.");
+        remember(&store, &t, "Dana Scully moved to NYC last spring.");
+        let names: Vec<String> = entities(&store, &t).into_iter().map(|e| e.0).collect();
+        assert!(names.contains(&"New York City".to_string()), "{names:?}");
+        assert!(!names.contains(&"NYC".to_string()), "{names:?}");
+        let r = store.reader(&t).unwrap();
+        let by_alias = r.entities_by_keys(&["nyc".into()]).unwrap();
+        assert_eq!(by_alias[0].name, "New York City");
+        drop(r);
+        let rule: String = store
+            .write(&t, |w| {
+                Ok(w.conn.query_row(
+                    "SELECT rule FROM entity_merges WHERE tenant_id = ?1 AND alias_key = 'nyc'",
+                    [w.tenant_id],
+                    |r| r.get(0),
+                )?)
+            })
+            .unwrap();
+        assert_eq!(rule, "acronym");
+        store.close();
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn names_of_one_document_are_left_to_the_extractor() {
+        let (dir, store) = store();
+        let t = Tenant::new("t").unwrap();
+        // The extractor keeps these apart within one text; a later
+        // document's name must not be merged across that decision either.
+        remember(
+            &store,
+            &t,
+            "Marie Sklodowska Curie wrote to Marie Curie about Warsaw.",
+        );
+        let names: Vec<String> = entities(&store, &t).into_iter().map(|e| e.0).collect();
+        assert!(
+            names.contains(&"Marie Curie".to_string())
+                && names.contains(&"Marie Sklodowska Curie".to_string()),
+            "{names:?}"
+        );
+        store.close();
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn entities_stored_before_the_term_index_are_indexed_at_the_next_write() {
+        let (dir, store) = store();
+        let t = Tenant::new("t").unwrap();
+        remember(&store, &t, "Marie Sklodowska Curie was born in Warsaw.");
+        // As a store migrated from schema 5 would be: entities, no terms.
+        store
+            .write(&t, |w| {
+                w.exec(
+                    "DELETE FROM entity_name_terms WHERE tenant_id = ?1",
+                    [w.tenant_id],
+                )?;
+                w.exec(
+                    "UPDATE tenants SET name_terms_version = 0 WHERE id = ?1",
+                    [w.tenant_id],
+                )?;
+                Ok(())
+            })
+            .unwrap();
+        remember(&store, &t, "Marie Curie works at the University of Paris.");
+        let names: Vec<String> = entities(&store, &t).into_iter().map(|e| e.0).collect();
+        assert!(!names.contains(&"Marie Curie".to_string()), "{names:?}");
+        let version = count(
+            &store,
+            &t,
+            "SELECT name_terms_version FROM tenants WHERE id = ?1",
+        );
+        assert_eq!(version, crate::graph::resolution::NAME_TERMS_VERSION);
+        store.close();
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn forgetting_an_entity_removes_its_name_terms() {
+        let (dir, store) = store();
+        let t = Tenant::new("t").unwrap();
+        let doc = remember(&store, &t, "Initech hired Milton Waddams.");
+        let terms = "SELECT count(*) FROM entity_name_terms WHERE tenant_id = ?1";
+        assert!(count(&store, &t, terms) > 0);
+        store.write(&t, move |w| w.forget_graph(doc)).unwrap();
+        assert_eq!(count(&store, &t, terms), 0);
+        store.close();
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn an_unknown_kind_takes_the_kind_of_a_merged_name() {
+        let (dir, store) = store();
+        let t = Tenant::new("t").unwrap();
+        // The extractor has no kind evidence for "Open AI" here; the later
+        // "OpenAI Inc." is an organization by its legal form.
+        remember(&store, &t, "We talked about Open AI yesterday.");
+        let before = entities(&store, &t);
+        assert!(
+            before.contains(&("Open AI".into(), "unknown".into())),
+            "{before:?}"
+        );
+        remember(&store, &t, "OpenAI Inc. hired Dana Scully.");
+        let after = entities(&store, &t);
+        assert!(
+            after.contains(&("Open AI".into(), "organization".into())),
+            "{after:?}"
+        );
+        assert!(
+            !after.iter().any(|e| e.0.starts_with("OpenAI")),
+            "{after:?}"
+        );
+        store.close();
+        std::fs::remove_dir_all(dir).ok();
+    }
+}
