@@ -94,10 +94,12 @@ impl Corpus {
         while s.len() < bytes {
             let w = self.word().to_string();
             s.push_str(&w);
-            s.push(if self.rng.next().is_multiple_of(12) {
-                '.'
+            // A sentence ends with ". ", as in text: a bare "word.word"
+            // reads as a file or host name to the entity extractor.
+            s.push_str(if self.rng.next().is_multiple_of(12) {
+                ". "
             } else {
-                ' '
+                " "
             });
         }
         s

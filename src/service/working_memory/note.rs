@@ -240,17 +240,20 @@ fn file_kind(
         }
         return Err(not_accepted(&mt, false));
     }
-    if let Some(k) = filename.as_deref().and_then(media::from_filename) {
-        return note_kind(k);
-    }
-    if let Some(mt) = filename.as_deref().and_then(describable_extension) {
-        return Ok(NoteKind::Described(mt.into()));
-    }
+    // Bytes before the name, as for persistent ingestion: a PDF called
+    // notes.txt is still a PDF (and refused with the pointer to
+    // `alayasiki_ingest`), not a text note that fails as invalid UTF-8.
     if let Some(mt) = sniff_binary(bytes) {
         return match mt {
             "application/pdf" => Err(not_accepted(mt, false)),
             _ => Ok(NoteKind::Described(mt.into())),
         };
+    }
+    if let Some(k) = filename.as_deref().and_then(media::from_filename) {
+        return note_kind(k);
+    }
+    if let Some(mt) = filename.as_deref().and_then(describable_extension) {
+        return Ok(NoteKind::Described(mt.into()));
     }
     media::sniff(bytes).map(NoteKind::Text).ok_or_else(|| {
         Error::invalid(
@@ -455,6 +458,9 @@ mod tests {
         for c in [
             file(Some("a.pdf"), Some("application/pdf"), b"%PDF-1.7"),
             file(None, None, b"%PDF-1.7 binary"),
+            // The bytes decide, not the name.
+            file(Some("notes.txt"), None, b"%PDF-1.7 \xff\xfe binary"),
+            file(Some("notes.md"), None, b"%PDF-1.4"),
             file(None, Some("video/mp4"), b"...."),
             text("x", Some("application/pdf")),
         ] {
