@@ -5,6 +5,12 @@
 //! decompression bomb stops at the limit instead of exhausting memory. Corrupt
 //! or truncated data yields whatever decoded before the damage: viewers show
 //! that much, and for text extraction a partial content stream beats none.
+//!
+//! Why `miniz_oxide` rather than an inflater of our own: DEFLATE decoding is
+//! subtle, security-critical code; miniz_oxide is pure safe Rust, fuzzed for
+//! years as flate2's backend, adds only `adler2`, and its resumable core API
+//! (`decompress` into a caller-owned buffer) is what lets a bomb stop at an
+//! exact output limit.
 
 use miniz_oxide::inflate::core::inflate_flags::{
     TINFL_FLAG_IGNORE_ADLER32, TINFL_FLAG_PARSE_ZLIB_HEADER,
