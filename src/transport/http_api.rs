@@ -13,8 +13,9 @@ use std::sync::Arc;
 use std::time::Instant;
 use tiny_http::{Method, Request, Response};
 
+use super::admission::RETRY_AFTER_SECS;
 use super::body::{self, BodyError};
-use super::http::{admit_dispatch, error, is_json, json_response, too_large, Context};
+use super::http::{admit_dispatch, error, is_json, json_response, retry_after, too_large, Context};
 use crate::error::Error;
 use crate::protocol::tools::{self, Tool};
 use crate::service::{Permission, Principal};
@@ -228,7 +229,8 @@ fn run(
             429,
             "overloaded",
             "the dispatch queue is full; retry shortly",
-        );
+        )
+        .with_header(retry_after(RETRY_AFTER_SECS));
         ctx.drains.respond(request, r);
     }
 }
