@@ -304,6 +304,8 @@ fn bad_token_matrix() -> Vec<(&'static str, String)> {
     no_exp.expires_at = None;
     let mut no_sub = ok();
     no_sub.subject = None;
+    let mut blank_sub = ok();
+    blank_sub.subject = Some(" \t ".into());
     let mut no_tenant = ok();
     no_tenant.custom.remove("tenant");
     let mut blank_tenant = ok();
@@ -318,6 +320,7 @@ fn bad_token_matrix() -> Vec<(&'static str, String)> {
         ("wrong issuer", sign(ok().with_issuer("https://evil.test"))),
         ("wrong audience", sign(ok().with_audience("someone-else"))),
         ("missing subject", sign(no_sub)),
+        ("blank subject", sign(blank_sub)),
         ("missing tenant", sign(no_tenant)),
         ("blank tenant", sign(blank_tenant)),
         ("malformed", "not-a-jwt".to_string()),
