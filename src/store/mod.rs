@@ -31,6 +31,8 @@ pub mod owner;
 mod resolution;
 mod retention;
 mod tenant;
+#[cfg(test)]
+mod test_support;
 mod usage;
 pub mod vectors;
 mod writer;

@@ -217,48 +217,16 @@ impl TenantReader<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::Durability;
-    use crate::embed::BuiltinEmbedder;
-    use crate::graph::confidence::Provenance;
-    use crate::ingest::media::MediaKind;
-    use crate::store::{NewDocument, Store, Tenant, VectorSpec};
+    use crate::store::test_support::temp_store;
+    use crate::store::{Store, Tenant};
 
     fn store() -> (std::path::PathBuf, Store) {
-        let dir = std::env::temp_dir().join(crate::ids::new_id("alayasiki-resolution"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let spec = VectorSpec {
-            embedder_id: "t".into(),
-            dim: crate::embed::embedder::BUILTIN_DIM,
-        };
-        let store = Store::open(&dir, Durability::Normal, spec).unwrap();
-        (dir, store)
+        temp_store("alayasiki-resolution")
     }
 
-    /// Stores and indexes `text` as a document; returns its key.
+    /// Stores and indexes `text` as a document from the user; returns its key.
     fn remember(store: &Store, tenant: &Tenant, text: &str) -> i64 {
-        let prepared =
-            crate::ingest::prepare(MediaKind::PlainText, text.as_bytes(), &BuiltinEmbedder)
-                .unwrap();
-        let doc = NewDocument {
-            doc_id: crate::ids::new_id("doc"),
-            source: None,
-            title: None,
-            media_type: "text/plain".into(),
-            original: text.as_bytes().to_vec(),
-            sha256: crate::ids::sha256_hex(text.as_bytes()),
-            metadata: "{}".into(),
-            provenance: None,
-            created_by: "test".into(),
-            idempotency: None,
-            expires_at: None,
-        };
-        store
-            .write(tenant, move |w| {
-                let a = w.admit(doc, 1)?;
-                w.complete_job(a.job_id, a.document_key, &prepared, Provenance::User, 1)?;
-                Ok(a.document_key)
-            })
-            .unwrap()
+        crate::store::test_support::remember(store, tenant, text, "user")
     }
 
     /// (name, kind) of every entity, by id.

@@ -1,0 +1,49 @@
+//! Helpers for the store's unit tests: a fresh store in a temporary
+//! directory, and a document stored and indexed in one call (admission and
+//! its ingestion job, as the worker would run them).
+
+use crate::config::Durability;
+use crate::embed::BuiltinEmbedder;
+use crate::graph::confidence::Provenance;
+use crate::ingest::media::MediaKind;
+use crate::store::{NewDocument, Store, Tenant, VectorSpec};
+
+/// A new store under a unique temporary directory named after `prefix`.
+pub fn temp_store(prefix: &str) -> (std::path::PathBuf, Store) {
+    let dir = std::env::temp_dir().join(crate::ids::new_id(prefix));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spec = VectorSpec {
+        embedder_id: "t".into(),
+        dim: crate::embed::embedder::BUILTIN_DIM,
+    };
+    let store = Store::open(&dir, Durability::Normal, spec).unwrap();
+    (dir, store)
+}
+
+/// Stores `text` as a plain-text document with `provenance`, indexed with
+/// the built-in embedder; returns its key.
+pub fn remember(store: &Store, tenant: &Tenant, text: &str, provenance: &str) -> i64 {
+    let prepared =
+        crate::ingest::prepare(MediaKind::PlainText, text.as_bytes(), &BuiltinEmbedder).unwrap();
+    let doc = NewDocument {
+        doc_id: crate::ids::new_id("doc"),
+        source: None,
+        title: None,
+        media_type: "text/plain".into(),
+        original: text.as_bytes().to_vec(),
+        sha256: crate::ids::sha256_hex(text.as_bytes()),
+        metadata: "{}".into(),
+        provenance: Some(provenance.into()),
+        created_by: "test".into(),
+        idempotency: None,
+        expires_at: None,
+    };
+    let p = Provenance::parse(Some(provenance));
+    store
+        .write(tenant, move |w| {
+            let a = w.admit(doc, 1)?;
+            w.complete_job(a.job_id, a.document_key, &prepared, p, 1)?;
+            Ok(a.document_key)
+        })
+        .unwrap()
+}
