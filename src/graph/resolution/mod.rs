@@ -265,36 +265,31 @@ pub fn question_matches(key: &str, name: &str, candidates: &[Candidate]) -> Vec<
 /// `i:` its initials, `a:` its acronym, `p:`/`s:` the first and last four
 /// letters of each word long enough to match with a typo.
 pub fn index_terms(p: &NameProfile) -> Vec<String> {
-    let mut out = Vec::new();
-    if p.code_like || p.words.is_empty() {
-        return out;
-    }
-    push(&mut out, format!("j:{}", p.joined()));
-    if let Some(a) = &p.acronym {
-        push(&mut out, format!("a:{a}"));
-    }
-    for i in p.initials() {
-        push(&mut out, format!("i:{i}"));
-    }
-    words_and_ends(p, &mut out);
-    out.truncate(MAX_NAME_TERMS);
-    out
+    name_terms(p, "a", "i")
 }
 
 /// Terms to look a new name up by (at most [`MAX_NAME_TERMS`]): the
 /// counterparts of [`index_terms`]. An acronym looks for names with those
 /// initials; a multi-word name looks for acronyms of its initials.
 pub fn lookup_terms(p: &NameProfile) -> Vec<String> {
+    name_terms(p, "i", "a")
+}
+
+/// The terms of a name, its acronym filed under `acronym_as` and its
+/// initials under `initials_as`: swapped between [`index_terms`] and
+/// [`lookup_terms`], so "NYC" looked up finds "New York City" indexed and
+/// the other way round.
+fn name_terms(p: &NameProfile, acronym_as: &str, initials_as: &str) -> Vec<String> {
     let mut out = Vec::new();
     if p.code_like || p.words.is_empty() {
         return out;
     }
     push(&mut out, format!("j:{}", p.joined()));
     if let Some(a) = &p.acronym {
-        push(&mut out, format!("i:{a}"));
+        push(&mut out, format!("{acronym_as}:{a}"));
     }
     for i in p.initials() {
-        push(&mut out, format!("a:{i}"));
+        push(&mut out, format!("{initials_as}:{i}"));
     }
     words_and_ends(p, &mut out);
     out.truncate(MAX_NAME_TERMS);
