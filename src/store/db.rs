@@ -41,13 +41,6 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (7, include_str!("../../sql/007_resolution.sql")),
 ];
 
-/// WAL pages after which a commit folds the log back into the database.
-/// SQLite's default (1000 pages, 4 MiB) made checkpoints about a sixth of
-/// the writer's time during ingestion: the same hot index pages were copied
-/// again at every checkpoint. A larger log copies each of them once per
-/// 16 MiB written; readers pay nothing measurable for it.
-const WAL_AUTOCHECKPOINT_PAGES: i64 = 4096;
-
 /// Prepared statements kept per connection. rusqlite's default (16) is
 /// fewer than the distinct statements one ingestion commit runs (chunks,
 /// FTS, entities, mentions, relations, evidence, counters), so the writer
@@ -71,21 +64,36 @@ pub fn open_writer(dir: &Path, durability: Durability) -> Result<Connection> {
             "cannot enable WAL (journal_mode={mode})"
         )));
     }
-    let sync = match durability {
-        Durability::Full => "FULL",
-        Durability::Normal => "NORMAL",
-    };
+    let sync = sync_level(durability);
     conn.execute_batch(&format!(
         "PRAGMA synchronous={sync};
          PRAGMA foreign_keys=ON;
          PRAGMA temp_store=MEMORY;
          PRAGMA cache_size=-{WRITER_CACHE_KIB};
-         PRAGMA mmap_size={MMAP_BYTES};
-         PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES};"
+         PRAGMA mmap_size={MMAP_BYTES};"
     ))?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
     migrate(&conn)?;
     Ok(conn)
+}
+
+/// Opens the connection that only checkpoints (see `super::checkpoint`),
+/// syncing the database file as the durability level says.
+pub fn open_checkpointer(dir: &Path, durability: Durability) -> Result<Connection> {
+    let conn = Connection::open(dir.join(DB_FILE))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.execute_batch(&format!(
+        "PRAGMA synchronous={}; PRAGMA cache_size=-{READER_CACHE_KIB};",
+        sync_level(durability)
+    ))?;
+    Ok(conn)
+}
+
+fn sync_level(durability: Durability) -> &'static str {
+    match durability {
+        Durability::Full => "FULL",
+        Durability::Normal => "NORMAL",
+    }
 }
 
 /// Opens a read-only connection (one per concurrent reader).

@@ -5,6 +5,7 @@
 //! - [`owner`]: the lock that makes one process the owner of a directory.
 //! - `db`: connections, pragmas, migrations.
 //! - `writer`: the single writer thread with group commit.
+//! - `checkpoint`: folding the write-ahead log back, off the writer thread.
 //! - `tenant`: [`Tenant`], [`TenantReader`], [`TenantWriter`].
 //! - `documents`, `chunks`, `journal`, `audit`, `usage`: the SQL for each table,
 //!   as methods on the tenant handles.
@@ -18,6 +19,7 @@
 //! with [`Durability::Full`] (the default) the commit has been fsynced.
 
 mod audit;
+mod checkpoint;
 mod chunks;
 mod communities;
 mod db;
@@ -128,7 +130,7 @@ impl Store {
         spec: VectorSpec,
         policy: VectorPolicy,
     ) -> Result<Store> {
-        let conn = db::open_writer(dir, durability)?;
+        let mut conn = db::open_writer(dir, durability)?;
         journal::note_restart(&conn)?;
         if policy == VectorPolicy::Rebuild {
             journal::schedule_reembedding(&conn)?;
@@ -165,9 +167,15 @@ impl Store {
         let (tx, rx) = crossbeam_channel::unbounded();
         let thread_tenants = tenants.clone();
         let thread_vectors = vectors.clone();
+        let checkpointer = checkpoint::start(&mut conn, dir, durability)?;
         let handle = std::thread::Builder::new()
             .name("store-writer".into())
-            .spawn(move || writer::run(conn, rx, thread_tenants, thread_vectors))?;
+            .spawn(move || {
+                writer::run(conn, rx, thread_tenants, thread_vectors);
+                // The connection is gone, and with it the checkpointer's
+                // only sender: it ends; closing the store waits for it.
+                let _ = checkpointer.join();
+            })?;
         Ok(Store {
             dir: dir.to_path_buf(),
             readers: ReaderPool {
