@@ -1,7 +1,7 @@
 //! The file subcommands through the real binary: `export` → `import` into an
 //! empty directory gives the same query results; importing is idempotent;
 //! the MCP reference memory server's file becomes documents and graph
-//! relations; `ingest PATH`
+//! relations; `export --tenant` holds one tenant's documents; `ingest PATH`
 //! walks folders, skips what it cannot read with reasons, and resumes
 //! without duplicates; `query` prints evidence for people.
 
@@ -374,6 +374,105 @@ fn mcp_memory_server_files_become_documents_and_graph() {
     s.close();
     let (_, relations) = graph_rows(&mem);
     assert_eq!(relations, [edge("John_Smith", "lives in", "Lisbon")]);
+}
+
+/// The texts of an export's documents (its originals, decoded), and its
+/// header.
+fn exported(export: &str) -> (Value, Vec<String>) {
+    let mut lines = export
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap());
+    let header = lines.next().expect("a header line");
+    let texts = lines
+        .map(|l| {
+            let bytes = alayasiki_mcp::base64::decode(l["original"].as_str().unwrap()).unwrap();
+            String::from_utf8(bytes).unwrap()
+        })
+        .collect();
+    (header, texts)
+}
+
+#[test]
+fn export_holds_one_tenants_documents_and_refuses_an_unknown_tenant() {
+    let dir = TempDir::new("exporttenant");
+    let texts = |tenant: &str| -> Vec<String> {
+        (0..3)
+            .map(|i| format!("Ledger {tenant} entry {i}: the {tenant} vault holds item {i}."))
+            .collect()
+    };
+    for tenant in ["alpha", "beta"] {
+        let mut s = Server::start_with(dir.path(), &[("ALAYASIKI_MCP_TENANT", tenant)]);
+        s.initialize();
+        for text in texts(tenant) {
+            s.ok(
+                "alayasiki_ingest",
+                json!({"content": text, "source": format!("{tenant}-notes")}),
+            );
+        }
+        s.close();
+    }
+    for (tenant, other) in [("alpha", "beta"), ("beta", "alpha")] {
+        let export = cli_ok(dir.path(), &["export", "--tenant", tenant]);
+        let (header, mut got) = exported(&export);
+        assert_eq!(header["tenant"], tenant);
+        assert_eq!(header["documents"], 3);
+        got.sort();
+        assert_eq!(got, texts(tenant));
+        assert!(
+            !export.contains(other),
+            "{other} leaked into {tenant}'s export"
+        );
+        for text in texts(other) {
+            assert!(!export.contains(&b64(text.as_bytes())[..24]));
+        }
+    }
+    // Without --tenant, ALAYASIKI_MCP_TENANT chooses, as for the server.
+    let out = Command::new(BIN)
+        .args(["export", "--data-dir"])
+        .arg(dir.path())
+        .env("ALAYASIKI_LOG", "warn")
+        .env("ALAYASIKI_MCP_TENANT", "beta")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let (header, _) = exported(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(header["tenant"], "beta");
+
+    // A tenant that never wrote here (a misspelling, or the default
+    // `local` in a directory only other tenants used) is an error, not an
+    // empty backup: exit 1, nothing on stdout.
+    for args in [&["export", "--tenant", "alpah"][..], &["export"][..]] {
+        let out = cli(dir.path(), args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("has no memory in this data directory"),
+            "{stderr}"
+        );
+    }
+
+    // A tenant whose documents were all forgotten exports the header alone.
+    let out = cli_ok(
+        dir.path(),
+        &["forget", "--source", "alpha-notes", "--tenant", "alpha"],
+    );
+    assert!(out.contains("forgot 3 document(s)"), "{out}");
+    let export = cli_ok(dir.path(), &["export", "--tenant", "alpha"]);
+    let (header, got) = exported(&export);
+    assert_eq!(
+        (header["documents"].as_i64(), got.len()),
+        (Some(0), 0),
+        "{export}"
+    );
+    assert!(!export.contains("Ledger"));
+    assert_eq!(
+        exported(&cli_ok(dir.path(), &["export", "--tenant", "beta"]))
+            .1
+            .len(),
+        3
+    );
 }
 
 /// A folder of mixed files for bulk ingestion.
