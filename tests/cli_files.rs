@@ -1,6 +1,7 @@
 //! The file subcommands through the real binary: `export` → `import` into an
 //! empty directory gives the same query results; importing is idempotent;
-//! the MCP reference memory server's file becomes documents; `ingest PATH`
+//! the MCP reference memory server's file becomes documents and graph
+//! relations; `export --tenant` holds one tenant's documents; `ingest PATH`
 //! walks folders, skips what it cannot read with reasons, and resumes
 //! without duplicates; `query` prints evidence for people.
 
@@ -200,29 +201,120 @@ fn import_reports_bad_lines_and_keeps_the_rest() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("server-memory"));
 }
 
+/// Relations (subject, predicate, object, extractor) the graph attached to
+/// evidence for `question` in a local (entity-centred) search.
+fn local_relations(s: &mut Server, question: &str) -> Vec<(String, String, String, String)> {
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": question, "mode": "evidence", "search_mode": "local"}),
+    );
+    let mut out: Vec<_> = q["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|e| e["relations"].as_array().cloned().unwrap_or_default())
+        .map(|r| {
+            let f = |k: &str| r[k].as_str().unwrap().to_string();
+            (f("subject"), f("predicate"), f("object"), f("extractor"))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// A relation as (subject, label, object, pieces of evidence).
+type Edge = (String, String, String, i64);
+
+/// The graph as rows: entities (name, kind) and relations, straight from
+/// the store.
+fn graph_rows(mem: &std::path::Path) -> (Vec<(String, String)>, Vec<Edge>) {
+    let conn = rusqlite::Connection::open(mem.join("memory.db")).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT name, kind FROM entities ORDER BY name")
+        .unwrap();
+    let entities = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut stmt = conn
+        .prepare(
+            "SELECT s.name, r.label, o.name,
+                    (SELECT count(*) FROM relation_evidence ev WHERE ev.relation_id = r.id)
+               FROM relations r JOIN entities s ON s.id = r.subject_id
+               JOIN entities o ON o.id = r.object_id
+              WHERE r.kind = 'pattern' ORDER BY 1, 2, 3",
+        )
+        .unwrap();
+    let relations = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    (entities, relations)
+}
+
 #[test]
-fn mcp_memory_server_files_become_documents() {
+fn mcp_memory_server_files_become_documents_and_graph() {
     let dir = TempDir::new("mcpmem");
     let file = dir.path().join("memory.jsonl");
-    // As written by @modelcontextprotocol/server-memory.
+    // As written by @modelcontextprotocol/server-memory: entities first,
+    // names and relation types as its users write them.
     std::fs::write(
         &file,
         concat!(
             r#"{"type":"entity","name":"Ada Quill","entityType":"person","observations":["Works at Harbor Labs","Prefers tea over coffee"]}"#, "\n",
             r#"{"type":"entity","name":"Harbor Labs","entityType":"organization","observations":["Builds tidal turbines"]}"#, "\n",
+            r#"{"type":"entity","name":"John_Smith","entityType":"person","observations":["Speaks fluent Spanish"]}"#, "\n",
+            r#"{"type":"entity","name":"Lisbon","entityType":"city","observations":[]}"#, "\n",
             r#"{"type":"relation","from":"Ada Quill","to":"Harbor Labs","relationType":"works_at"}"#, "\n",
+            r#"{"type":"relation","from":"Ada Quill","to":"John_Smith","relationType":"mentors"}"#, "\n",
+            r#"{"type":"relation","from":"John_Smith","to":"Lisbon","relationType":"livesIn"}"#, "\n",
         ),
     )
     .unwrap();
     let mem = dir.path().join("m");
     let out = cli_ok(&mem, &["import", file.to_str().unwrap()]);
     assert!(out.contains("MCP memory-server file"), "{out}");
-    assert!(out.contains("3 document(s) imported"), "{out}");
+    assert!(out.contains("7 document(s) imported"), "{out}");
+    let graph = graph_rows(&mem);
     let out = cli_ok(&mem, &["import", file.to_str().unwrap()]);
     assert!(
-        out.contains("0 document(s) imported, 3 already present"),
+        out.contains("0 document(s) imported, 7 already present"),
         "{out}"
     );
+    assert_eq!(
+        graph_rows(&mem),
+        graph,
+        "a re-import adds no entity, edge or evidence"
+    );
+
+    // Each entity is one graph entity of the kind its entityType maps to,
+    // and the relations join exactly those entities, one piece of evidence
+    // each (the relation's own document).
+    let (entities, relations) = graph;
+    for (name, kind) in [
+        ("Ada Quill", "person"),
+        ("Harbor Labs", "organization"),
+        ("John_Smith", "person"),
+        ("Lisbon", "place"),
+    ] {
+        let found: Vec<_> = entities.iter().filter(|(n, _)| n == name).collect();
+        assert_eq!(
+            found,
+            [&(name.to_string(), kind.to_string())],
+            "{entities:?}"
+        );
+    }
+    let edge = |s: &str, p: &str, o: &str| (s.to_string(), p.to_string(), o.to_string(), 1);
+    for e in [
+        edge("Ada Quill", "mentors", "John_Smith"),
+        edge("Ada Quill", "works at", "Harbor Labs"),
+        edge("John_Smith", "lives in", "Lisbon"),
+    ] {
+        assert!(relations.contains(&e), "{e:?} not in {relations:?}");
+    }
 
     let mut s = Server::ready(&mem);
     let q = s.query("What does Ada drink?");
@@ -234,9 +326,33 @@ fn mcp_memory_server_files_become_documents() {
     assert_eq!(top["metadata"]["entity"], "Ada Quill");
     assert_eq!(top["metadata"]["entity_type"], "person");
     assert_eq!(top["source"], "mcp-memory:Ada Quill");
+    // A graph search finds the relations with their predicates, as
+    // declared (not guessed from text), with their documents as evidence.
+    let declared = |s: &str, p: &str, o: &str| {
+        (
+            s.to_string(),
+            p.to_string(),
+            o.to_string(),
+            "declared".to_string(),
+        )
+    };
+    let found = local_relations(&mut s, "Who does Ada Quill mentor?");
+    assert!(
+        found.contains(&declared("Ada Quill", "mentors", "John_Smith")),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&declared("Ada Quill", "works at", "Harbor Labs")),
+        "{found:?}"
+    );
+    let found = local_relations(&mut s, "Where does John_Smith live?");
+    assert!(
+        found.contains(&declared("John_Smith", "lives in", "Lisbon")),
+        "{found:?}"
+    );
     let q = s.ok(
         "alayasiki_query",
-        json!({"query": "works_at", "mode": "evidence", "lanes": ["keyword"]}),
+        json!({"query": "Ada Quill works at", "mode": "evidence", "lanes": ["keyword"]}),
     );
     let relation = q["evidence"]
         .as_array()
@@ -244,14 +360,119 @@ fn mcp_memory_server_files_become_documents() {
         .iter()
         .find(|e| e["metadata"]["relation"] == "works_at")
         .expect("relation document");
-    assert_eq!(relation["text"], "Ada Quill works_at Harbor Labs");
+    assert_eq!(relation["text"], "Ada Quill works at Harbor Labs");
     assert_eq!(relation["metadata"]["to"], "Harbor Labs");
-    // Forgetting an entity's source removes it with what it asserted.
+    // Forgetting an entity's source removes it with what it asserted,
+    // its edges included.
     let r = s.ok(
         "alayasiki_forget",
         json!({"source": "mcp-memory:Ada Quill"}),
     );
-    assert_eq!(r["documents"], 2);
+    assert_eq!(r["documents"], 3);
+    let found = local_relations(&mut s, "Who does Ada Quill mentor?");
+    assert!(found.iter().all(|r| r.0 != "Ada Quill"), "{found:?}");
+    s.close();
+    let (_, relations) = graph_rows(&mem);
+    assert_eq!(relations, [edge("John_Smith", "lives in", "Lisbon")]);
+}
+
+/// The texts of an export's documents (its originals, decoded), and its
+/// header.
+fn exported(export: &str) -> (Value, Vec<String>) {
+    let mut lines = export
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap());
+    let header = lines.next().expect("a header line");
+    let texts = lines
+        .map(|l| {
+            let bytes = alayasiki_mcp::base64::decode(l["original"].as_str().unwrap()).unwrap();
+            String::from_utf8(bytes).unwrap()
+        })
+        .collect();
+    (header, texts)
+}
+
+#[test]
+fn export_holds_one_tenants_documents_and_refuses_an_unknown_tenant() {
+    let dir = TempDir::new("exporttenant");
+    let texts = |tenant: &str| -> Vec<String> {
+        (0..3)
+            .map(|i| format!("Ledger {tenant} entry {i}: the {tenant} vault holds item {i}."))
+            .collect()
+    };
+    for tenant in ["alpha", "beta"] {
+        let mut s = Server::start_with(dir.path(), &[("ALAYASIKI_MCP_TENANT", tenant)]);
+        s.initialize();
+        for text in texts(tenant) {
+            s.ok(
+                "alayasiki_ingest",
+                json!({"content": text, "source": format!("{tenant}-notes")}),
+            );
+        }
+        s.close();
+    }
+    for (tenant, other) in [("alpha", "beta"), ("beta", "alpha")] {
+        let export = cli_ok(dir.path(), &["export", "--tenant", tenant]);
+        let (header, mut got) = exported(&export);
+        assert_eq!(header["tenant"], tenant);
+        assert_eq!(header["documents"], 3);
+        got.sort();
+        assert_eq!(got, texts(tenant));
+        assert!(
+            !export.contains(other),
+            "{other} leaked into {tenant}'s export"
+        );
+        for text in texts(other) {
+            assert!(!export.contains(&b64(text.as_bytes())[..24]));
+        }
+    }
+    // Without --tenant, ALAYASIKI_MCP_TENANT chooses, as for the server.
+    let out = Command::new(BIN)
+        .args(["export", "--data-dir"])
+        .arg(dir.path())
+        .env("ALAYASIKI_LOG", "warn")
+        .env("ALAYASIKI_MCP_TENANT", "beta")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let (header, _) = exported(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(header["tenant"], "beta");
+
+    // A tenant that never wrote here (a misspelling, or the default
+    // `local` in a directory only other tenants used) is an error, not an
+    // empty backup: exit 1, nothing on stdout.
+    for args in [&["export", "--tenant", "alpah"][..], &["export"][..]] {
+        let out = cli(dir.path(), args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("has no memory in this data directory"),
+            "{stderr}"
+        );
+    }
+
+    // A tenant whose documents were all forgotten exports the header alone.
+    let out = cli_ok(
+        dir.path(),
+        &["forget", "--source", "alpha-notes", "--tenant", "alpha"],
+    );
+    assert!(out.contains("forgot 3 document(s)"), "{out}");
+    let export = cli_ok(dir.path(), &["export", "--tenant", "alpha"]);
+    let (header, got) = exported(&export);
+    assert_eq!(
+        (header["documents"].as_i64(), got.len()),
+        (Some(0), 0),
+        "{export}"
+    );
+    assert!(!export.contains("Ledger"));
+    assert_eq!(
+        exported(&cli_ok(dir.path(), &["export", "--tenant", "beta"]))
+            .1
+            .len(),
+        3
+    );
 }
 
 /// A folder of mixed files for bulk ingestion.

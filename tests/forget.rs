@@ -1,6 +1,7 @@
 //! Forgetting through the real binary: by id, idempotency key and source;
 //! afterwards no query, resource or export returns the text, also after a
-//! restart; `compact` then removes it from the files; shared originals
+//! restart; the vector slot is zeroed on disk at once (and slots are not
+//! reused); `compact` then removes it from the files; shared originals
 //! survive; the audit trail says who forgot what, without content.
 
 mod common;
@@ -294,4 +295,120 @@ fn cli_forget_reports_and_refuses_unknown() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("no document"));
     let out = cli_ok(dir.path(), &["query", "remove command line"]);
     assert!(out.contains("No evidence"), "{out}");
+}
+
+/// The vector files of a tenant: (q8 row bytes, f32 row bytes, q8 path,
+/// f32 path), as `store::vectors` lays them out (a 256-byte
+/// header holding the dimension at bytes 12..16, then fixed rows by slot).
+fn vector_files(
+    dir: &std::path::Path,
+    tenant: i64,
+    generation: i64,
+) -> (usize, usize, std::path::PathBuf, std::path::PathBuf) {
+    let q8 = dir.join(format!("vectors/t{tenant}.g{generation}.q8"));
+    let f32 = dir.join(format!("vectors/t{tenant}.g{generation}.f32"));
+    let header = std::fs::read(&f32).unwrap();
+    assert_eq!(&header[..8], b"ALAYAVEC");
+    let dim = u32::from_le_bytes(header[12..16].try_into().unwrap()) as usize;
+    ((dim + 4).next_multiple_of(16), dim * 4, q8, f32)
+}
+
+const HEADER_BYTES: usize = 256;
+
+fn row(path: &std::path::Path, row_bytes: usize, slot: i64) -> Vec<u8> {
+    let bytes = std::fs::read(path).unwrap();
+    let at = HEADER_BYTES + slot as usize * row_bytes;
+    bytes[at..at + row_bytes].to_vec()
+}
+
+/// (tenant id, vector generation, committed rows) of tenant `local`, and
+/// the vector slot of each chunk of `doc_id`.
+fn slots(dir: &std::path::Path, doc_id: &str) -> ((i64, i64, i64), Vec<i64>) {
+    let conn = Connection::open(dir.join("memory.db")).unwrap();
+    let tenant = conn
+        .query_row(
+            "SELECT id, vector_generation, vector_rows FROM tenants WHERE name = 'local'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT c.vector_slot FROM chunks c JOIN documents d ON d.id = c.document_id
+              WHERE d.doc_id = ?1 AND c.vector_slot IS NOT NULL ORDER BY c.ordinal",
+        )
+        .unwrap();
+    let slots = stmt
+        .query_map([doc_id], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    (tenant, slots)
+}
+
+#[test]
+fn forgetting_zeroes_the_vector_slot_on_disk_and_it_stays_zero() {
+    let dir = TempDir::new("forgetslot");
+    let (secret, kept) = {
+        let mut s = Server::ready(dir.path());
+        let secret = s.ingest(SECRET);
+        let kept = s.ingest("A note that stays: the greenhouse opens at nine.");
+        s.close();
+        (secret, kept)
+    };
+    let ((tenant, generation, rows), secret_slots) = slots(dir.path(), &secret);
+    let (_, kept_slots) = slots(dir.path(), &kept);
+    assert_eq!(secret_slots.len(), 1, "one chunk, one vector");
+    assert_eq!(rows, 2);
+    let slot = secret_slots[0];
+    let (q8_row, f32_row, q8, f32) = vector_files(dir.path(), tenant, generation);
+    let exact = row(&f32, f32_row, slot);
+    let kept_before = row(&f32, f32_row, kept_slots[0]);
+    assert!(
+        exact.iter().any(|&b| b != 0),
+        "the slot holds the embedding"
+    );
+    assert!(row(&q8, q8_row, slot).iter().any(|&b| b != 0));
+
+    {
+        let mut s = Server::ready(dir.path());
+        let r = s.ok("alayasiki_forget", json!({"document_id": secret}));
+        assert_eq!(r["vectors"], 1, "{r}");
+        s.close();
+    }
+    // After the forget (and the restart the server exit makes), both files'
+    // rows for that slot are zeros, and the embedding's bytes are nowhere
+    // in the exact file; the other document's row is untouched.
+    let assert_forgotten = || {
+        assert!(row(&f32, f32_row, slot).iter().all(|&b| b == 0));
+        assert!(row(&q8, q8_row, slot).iter().all(|&b| b == 0));
+        let file = std::fs::read(&f32).unwrap();
+        assert!(!file.windows(64).any(|w| w == &exact[..64]));
+        assert_eq!(row(&f32, f32_row, kept_slots[0]), kept_before);
+    };
+    assert_forgotten();
+
+    // Slots are not reused: the store only appends, and SQLite is the
+    // truth about which rows are live (the design's vector file), so a new
+    // chunk takes a new slot and the forgotten one stays zero until
+    // `compact` rewrites the files without it.
+    let newer = {
+        let mut s = Server::ready(dir.path());
+        assert_secret_gone(&mut s);
+        let id = s.ingest("Another note: the seed order arrives on Tuesday.");
+        s.close();
+        id
+    };
+    let ((_, _, rows), newer_slots) = slots(dir.path(), &newer);
+    assert_eq!(newer_slots, [rows - 1]);
+    assert!(newer_slots[0] > slot && newer_slots[0] > kept_slots[0]);
+    assert_forgotten();
+
+    cli_ok(dir.path(), &["compact"]);
+    let ((tenant, generation, rows), kept_slots) = slots(dir.path(), &kept);
+    assert_eq!(rows, 2, "compaction drops the freed row");
+    let (_, f32_row, _, f32) = vector_files(dir.path(), tenant, generation);
+    assert_eq!(row(&f32, f32_row, kept_slots[0]), kept_before);
+    let file = std::fs::read(&f32).unwrap();
+    assert!(!file.windows(64).any(|w| w == &exact[..64]));
 }

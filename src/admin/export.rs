@@ -15,6 +15,12 @@
 //! A document with an expiry also has `"expires_at"` (Unix ms); documents
 //! already past it, or past the retention period, are not exported.
 //!
+//! `--tenant T` (default `$ALAYASIKI_MCP_TENANT`, else `local`) exports
+//! that tenant's documents only. A tenant that never wrote to this data
+//! directory is an error (exit 1, nothing on stdout), so a misspelt name
+//! does not produce an empty backup; a tenant whose documents were all
+//! forgotten exports the header alone.
+//!
 //! Each document carries its own original (base64), so an import streams
 //! with constant memory; identical originals are rare enough that writing
 //! them twice beats making the reader keep them all. Derived data (chunks,
@@ -72,6 +78,13 @@ fn run(opened: &Opened, tenant: Option<String>) -> Result<usize, String> {
         .map_err(|_| "invalid tenant".to_string())?;
     let memory = opened.service.for_caller(&principal);
     let service_error = |e: crate::error::Error| e.logged("export").client_message();
+    if !memory.tenant_exists().map_err(service_error)? {
+        return Err(format!(
+            "tenant {:?} has no memory in this data directory; nothing was exported (check \
+             --tenant or ALAYASIKI_MCP_TENANT)",
+            principal.tenant.name()
+        ));
+    }
     let total = memory.status().map_err(service_error)?.documents;
     let mut out = BufWriter::new(std::io::stdout().lock());
     let io_error = |e: std::io::Error| format!("cannot write the export: {e}");

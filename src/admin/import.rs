@@ -16,9 +16,19 @@
 //!   the document keeps its id (when free) and creation time;
 //! - an MCP entity becomes one document (`Name (type): observation` per
 //!   line; metadata names the entity), keyed by the entity's name; a
-//!   relation becomes one document (`From relationType To`), keyed by its
-//!   three parts. Both take the source `mcp-memory:<entity>` (the relation's
-//!   `from`), so `forget --source` removes an entity with what it asserted.
+//!   relation becomes one document (`From relation type To`, the type's
+//!   `_` and camelCase spelled as words), keyed by its three parts. Both
+//!   take the source `mcp-memory:<entity>` (the relation's `from`), so
+//!   `forget --source` removes an entity with what it asserted.
+//!
+//! The graph is declared, not left to text extraction: each of those
+//! documents carries a `declared_graph` in its metadata (see
+//! [`crate::graph::declared`]): the entity with the kind its `entityType`
+//! maps to, or the relation as a triple quoting the document's text, with
+//! the kinds of its ends (remembered from the file's entity lines, which
+//! the memory server writes first). Ingestion turns that into graph
+//! entities and relations through the path LLM triples take, so a
+//! relation's ends are the entities its entity lines made.
 //!
 //! Lines that cannot be imported are skipped and reported (line number and
 //! reason); the rest still go in.
@@ -34,8 +44,12 @@ use super::export::{EXPORT_FORMAT, EXPORT_VERSION};
 use super::progress::Progress;
 use super::{drain, open_dir, throttle, Missing, Opened};
 use crate::base64;
+use crate::graph::declared::DECLARED_GRAPH_KEY;
 use crate::ids;
-use crate::limits::{MAX_CONTENT_BYTES, MAX_IMPORT_LINE_BYTES};
+use crate::limits::{
+    MAX_CONTENT_BYTES, MAX_IMPORT_LINE_BYTES, MAX_LLM_EVIDENCE_BYTES, MAX_LLM_NAME_BYTES,
+    MAX_LLM_PREDICATE_BYTES,
+};
 use crate::service::{Content, IngestRequest, Memory, Restore};
 use crate::store::VectorPolicy;
 
@@ -45,6 +59,29 @@ const LISTED_SKIPS: usize = 20;
 pub const MCP_MEMORY_SOURCE_PREFIX: &str = "mcp-memory:";
 /// `imported_from` in the metadata of those documents.
 const MCP_MEMORY_ORIGIN: &str = "@modelcontextprotocol/server-memory";
+/// Entity kinds remembered from an MCP memory-server file's entity lines
+/// for its relation lines (bounds the import's memory; the ends of later
+/// relations still resolve to stored entities by name, only without a
+/// kind claim).
+const MAX_REMEMBERED_KINDS: usize = 262_144;
+
+/// The entity kinds of an MCP memory-server file, by entity name.
+#[derive(Debug, Default)]
+pub struct McpKinds(std::collections::HashMap<String, &'static str>);
+
+impl McpKinds {
+    fn remember(&mut self, name: &str, kind: Option<&'static str>) {
+        if let Some(kind) = kind {
+            if self.0.len() < MAX_REMEMBERED_KINDS || self.0.contains_key(name) {
+                self.0.insert(name.to_string(), kind);
+            }
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&'static str> {
+        self.0.get(name).copied()
+    }
+}
 
 /// The two formats `import` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +181,7 @@ fn run(
     let mut progress = Progress::new("import", "lines", None, Some(size));
     let mut tally = Tally::default();
     let mut format = None;
+    let mut kinds = McpKinds::default();
     let mut buf = Vec::new();
     let mut number = 0;
     let mut consumed = 0u64;
@@ -191,7 +229,7 @@ fn run(
         };
         let outcome = match current {
             Format::Export => export_document(&value),
-            Format::McpMemory => mcp_memory_document(&value),
+            Format::McpMemory => mcp_memory_document(&value, &mut kinds),
         };
         let (request, restore) = match outcome {
             Ok(Some(r)) => r,
@@ -334,8 +372,12 @@ pub fn export_document(v: &Value) -> Result<Option<(IngestRequest, Restore)>, St
     )))
 }
 
-/// A line of the MCP memory server's file as an ingest request.
-pub fn mcp_memory_document(v: &Value) -> Result<Option<(IngestRequest, Restore)>, String> {
+/// A line of the MCP memory server's file as an ingest request; `kinds`
+/// remembers entity lines' kinds for later relation lines.
+pub fn mcp_memory_document(
+    v: &Value,
+    kinds: &mut McpKinds,
+) -> Result<Option<(IngestRequest, Restore)>, String> {
     let text_of = |key: &str| -> Result<String, String> {
         string_field(v, key)?
             .filter(|s| !s.trim().is_empty())
@@ -363,8 +405,14 @@ pub fn mcp_memory_document(v: &Value) -> Result<Option<(IngestRequest, Restore)>
                     .collect::<Vec<_>>()
                     .join("\n")
             };
-            let metadata = json!({"entity": name, "entity_type": entity_type,
-                                  "imported_from": MCP_MEMORY_ORIGIN});
+            let kind = entity_kind(&entity_type);
+            kinds.remember(&name, kind);
+            let mut metadata = json!({"entity": name, "entity_type": entity_type,
+                                      "imported_from": MCP_MEMORY_ORIGIN});
+            if declarable(&name) {
+                metadata[DECLARED_GRAPH_KEY] =
+                    json!({"entities": [{"name": name.trim(), "kind": kind}]});
+            }
             let key = format!("mcp-memory:entity:{}", ids::sha256_hex(name.as_bytes()));
             (
                 text,
@@ -375,9 +423,24 @@ pub fn mcp_memory_document(v: &Value) -> Result<Option<(IngestRequest, Restore)>
         }
         Some("relation") => {
             let (from, relation, to) = (text_of("from")?, text_of("relationType")?, text_of("to")?);
-            let text = format!("{from} {relation} {to}");
-            let metadata = json!({"relation": relation, "from": from, "to": to,
-                                  "imported_from": MCP_MEMORY_ORIGIN});
+            let phrase = relation_phrase(&relation);
+            if phrase.is_empty() {
+                return Err("`relationType` has no letters or digits".into());
+            }
+            let text = format!("{} {phrase} {}", from.trim(), to.trim());
+            let mut metadata = json!({"relation": relation, "from": from, "to": to,
+                                      "imported_from": MCP_MEMORY_ORIGIN});
+            if declarable(&from)
+                && declarable(&to)
+                && phrase.len() <= MAX_LLM_PREDICATE_BYTES
+                && text.len() <= MAX_LLM_EVIDENCE_BYTES
+            {
+                metadata[DECLARED_GRAPH_KEY] = json!({"triples": [{
+                    "subject": from.trim(), "subject_kind": kinds.get(&from),
+                    "predicate": phrase,
+                    "object": to.trim(), "object_kind": kinds.get(&to),
+                    "negated": false, "evidence": text}]});
+            }
             let identity = json!([from, relation, to]).to_string();
             let key = format!(
                 "mcp-memory:relation:{}",
@@ -405,6 +468,57 @@ pub fn mcp_memory_document(v: &Value) -> Result<Option<(IngestRequest, Restore)>
         wait: false,
     };
     Ok(Some((request, Restore::default())))
+}
+
+/// Whether a name can be declared to the graph (within the bounds every
+/// triple's names have); a longer one is imported as text only.
+fn declarable(name: &str) -> bool {
+    name.trim().len() <= MAX_LLM_NAME_BYTES && !name.chars().any(char::is_control)
+}
+
+/// The graph kind of a memory-server `entityType` (free text), if it names
+/// one: people, organizations, places, artifacts and concepts.
+pub fn entity_kind(entity_type: &str) -> Option<&'static str> {
+    let t = entity_type.trim().to_lowercase().replace(['_', '-'], " ");
+    let t = t
+        .strip_suffix('s')
+        .filter(|s| !s.ends_with('s'))
+        .unwrap_or(&t);
+    Some(match t {
+        "person" | "people" | "human" | "user" | "individual" | "contact" | "character"
+        | "author" | "customer" | "employee" | "friend" | "colleague" => "person",
+        "organization" | "organisation" | "company" | "org" | "team" | "business"
+        | "institution" | "agency" | "corporation" | "group" | "university" | "school"
+        | "startup" | "employer" | "companie" => "organization",
+        "place" | "location" | "city" | "country" | "region" | "address" | "venue" | "building"
+        | "site" | "state" | "town" | "village" => "place",
+        "artifact" | "product" | "software" | "tool" | "project" | "document" | "file"
+        | "device" | "library" | "application" | "app" | "service" | "repository"
+        | "technology" | "framework" | "system" | "package" | "book" => "artifact",
+        "concept" | "topic" | "idea" | "skill" | "subject" | "field" | "preference"
+        | "interest" | "language" | "theme" => "concept",
+        _ => return None,
+    })
+}
+
+/// A memory-server `relationType` as a phrase of lowercase words:
+/// `works_at`, `worksAt` and `works-at` are all "works at" (only letters,
+/// digits and apostrophes survive, as a graph predicate requires).
+pub fn relation_phrase(relation_type: &str) -> String {
+    let mut spaced = String::with_capacity(relation_type.len() + 4);
+    let mut previous: Option<char> = None;
+    for c in relation_type.chars() {
+        if c.is_uppercase() && previous.is_some_and(|p| p.is_lowercase() || p.is_numeric()) {
+            spaced.push(' ');
+        }
+        spaced.extend(if c.is_alphanumeric() || c == '\'' {
+            c.to_lowercase().collect::<Vec<_>>()
+        } else {
+            vec![' ']
+        });
+        previous = Some(c);
+    }
+    spaced.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// What [`read_bounded_line`] read.
@@ -473,12 +587,13 @@ mod tests {
             serde_json::from_str(lines.next().ok_or("empty")?).map_err(|e| e.to_string())?;
         let format = detect(&first)?;
         let mut out = Vec::new();
+        let mut kinds = McpKinds::default();
         let all = std::iter::once(first)
             .chain(lines.map(|l| serde_json::from_str(l).unwrap_or(Value::Null)));
         for v in all.skip(usize::from(format == Format::Export)) {
             let r = match format {
                 Format::Export => export_document(&v)?,
-                Format::McpMemory => mcp_memory_document(&v)?,
+                Format::McpMemory => mcp_memory_document(&v, &mut kinds)?,
             };
             out.extend(r);
         }
@@ -524,11 +639,63 @@ mod tests {
         let Content::Text { text, .. } = &relation.content else {
             panic!("text expected")
         };
-        assert_eq!(text, "Alice works_at Acme");
+        assert_eq!(text, "Alice works at Acme");
         assert_eq!(relation.metadata["relation"], "works_at");
+        // The graph is declared: the entity with its kind, the relation as
+        // a triple quoting the text, its ends with the kinds of their
+        // entity lines.
+        assert_eq!(
+            entity.metadata[DECLARED_GRAPH_KEY],
+            json!({"entities": [{"name": "Alice", "kind": "person"}]})
+        );
+        assert_eq!(
+            relation.metadata[DECLARED_GRAPH_KEY],
+            json!({"triples": [{"subject": "Alice", "subject_kind": "person",
+                                "predicate": "works at", "object": "Acme", "object_kind": null,
+                                "negated": false, "evidence": "Alice works at Acme"}]})
+        );
+        for r in &reqs {
+            let declared = crate::graph::declared::parse(&r.0.metadata);
+            assert!(matches!(declared, Ok(Some(_))), "{declared:?}");
+        }
         // Keys are deterministic: the same line gives the same key.
         let (_, again) = requests(text_line_twice()).unwrap();
         assert_eq!(again[0].0.idempotency_key, again[1].0.idempotency_key);
+    }
+
+    #[test]
+    fn relation_types_become_phrases_and_entity_types_kinds() {
+        for (t, phrase) in [
+            ("works_at", "works at"),
+            ("worksAt", "works at"),
+            ("is-part-of", "is part of"),
+            ("MENTORS", "mentors"),
+            ("reports to (since 2020)", "reports to since 2020"),
+            ("__", ""),
+        ] {
+            assert_eq!(relation_phrase(t), phrase, "{t}");
+        }
+        for (t, kind) in [
+            ("person", Some("person")),
+            ("People", Some("person")),
+            ("company", Some("organization")),
+            ("Organizations", Some("organization")),
+            ("city", Some("place")),
+            ("address", Some("place")),
+            ("software_project", None),
+            ("project", Some("artifact")),
+            ("event", None),
+        ] {
+            assert_eq!(entity_kind(t), kind, "{t}");
+        }
+        let mut kinds = McpKinds::default();
+        let long = "N".repeat(MAX_LLM_NAME_BYTES + 1);
+        let line = json!({"type": "relation", "from": long, "to": "B", "relationType": "r"});
+        let (req, _) = mcp_memory_document(&line, &mut kinds).unwrap().unwrap();
+        assert!(
+            req.metadata.get(DECLARED_GRAPH_KEY).is_none(),
+            "a name beyond the bounds is imported as text only"
+        );
     }
 
     fn text_line_twice() -> &'static str {

@@ -38,6 +38,9 @@ pub enum Extractor {
     Rules,
     /// The optional LLM ([`super::llm_triples`]), checked against the text.
     Llm,
+    /// The document's own declaration ([`super::declared`]), checked
+    /// against the text the same way.
+    Declared,
 }
 
 impl Extractor {
@@ -46,6 +49,7 @@ impl Extractor {
         match self {
             Extractor::Rules => "rules",
             Extractor::Llm => "llm",
+            Extractor::Declared => "declared",
         }
     }
 }

@@ -20,6 +20,13 @@
 //!
 //! Everything else is dropped and counted in a [`Tally`]. Pure: no
 //! network, no store; bounded work per reply (see the limits).
+//!
+//! Facts a document declares about itself ([`super::declared`], e.g. the
+//! relations of an imported MCP memory-server file) take this same path
+//! through [`FragmentBuilder::declared`]: the same parsing, bounds,
+//! predicate normalization and checks against the text; only their
+//! claimed kinds win over the rule-based guess, and their relations are
+//! marked [`Extractor::Declared`].
 
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -229,6 +236,8 @@ pub struct FragmentBuilder {
     relations: HashSet<(usize, String, usize, bool)>,
     /// The rule-based extraction of each chunk seen (by chunk index).
     rules: HashMap<usize, Extraction>,
+    /// The proposals are the document's own declarations, not an LLM's.
+    declared: bool,
 }
 
 /// An endpoint of a proposal resolved in a passage: its key, display name,
@@ -241,6 +250,17 @@ struct Resolved {
 }
 
 impl FragmentBuilder {
+    /// A builder for facts a document declares ([`super::declared`]):
+    /// the checks are the same, but a claimed kind wins over the
+    /// rule-based extractor's guess (the declaring source knows what its
+    /// entities are) and relations are marked [`Extractor::Declared`].
+    pub fn declared() -> FragmentBuilder {
+        FragmentBuilder {
+            declared: true,
+            ..FragmentBuilder::default()
+        }
+    }
+
     /// Checks `proposals` (a reply to `passages`) and keeps those that
     /// pass; see the module documentation.
     pub fn add(&mut self, passages: &[Passage<'_>], proposals: &[Proposal], tally: &mut Tally) {
@@ -256,8 +276,19 @@ impl FragmentBuilder {
                 .rules
                 .entry(passage.chunk)
                 .or_insert_with(|| extract::extract(passage.text));
-            let subject = resolve(passage.text, rules, &p.subject, p.subject_kind, quote);
-            let object = resolve(passage.text, rules, &p.object, p.object_kind, quote);
+            let wins = self.declared;
+            let subject = Claim {
+                name: &p.subject,
+                kind: p.subject_kind,
+                wins,
+            };
+            let object = Claim {
+                name: &p.object,
+                kind: p.object_kind,
+                wins,
+            };
+            let subject = resolve(passage.text, rules, subject, quote);
+            let object = resolve(passage.text, rules, object, quote);
             let (Some(subject), Some(object)) = (subject, object) else {
                 tally.unresolved += 1;
                 continue;
@@ -285,10 +316,42 @@ impl FragmentBuilder {
                 chunk: passage.chunk,
                 start: passage.start + quote.0,
                 end: passage.start + quote.1,
-                extractor: Extractor::Llm,
+                extractor: if self.declared {
+                    Extractor::Declared
+                } else {
+                    Extractor::Llm
+                },
             });
             tally.accepted += 1;
         }
+    }
+
+    /// Adds an entity by name (and claimed kind) with its mentions in each
+    /// of `passages` that names it, resolved as the ends of a triple are.
+    /// False when no passage names it (or it is a date or a quantity).
+    pub fn add_entity(
+        &mut self,
+        passages: &[Passage<'_>],
+        name: &str,
+        kind: Option<EntityKind>,
+    ) -> bool {
+        let mut found = false;
+        for passage in passages {
+            let rules = self
+                .rules
+                .entry(passage.chunk)
+                .or_insert_with(|| extract::extract(passage.text));
+            let claim = Claim {
+                name,
+                kind,
+                wins: self.declared,
+            };
+            if let Some(r) = resolve(passage.text, rules, claim, (0, passage.text.len())) {
+                self.entity(passage, r);
+                found = true;
+            }
+        }
+        found
     }
 
     /// The fragment entity for `r`, with its mentions in `passage`.
@@ -323,16 +386,26 @@ impl FragmentBuilder {
     }
 }
 
+/// A name as a proposal gives it.
+#[derive(Clone, Copy)]
+struct Claim<'a> {
+    name: &'a str,
+    kind: Option<EntityKind>,
+    /// The claimed kind replaces the rule-based extractor's (declared
+    /// facts); otherwise the extractor's kind stands.
+    wins: bool,
+}
+
 /// Finds a proposal's name in a passage: as an entity of the rule-based
 /// extraction (by key or alias key), else as the name itself, preferring
 /// an occurrence inside the quote.
 fn resolve(
     text: &str,
     rules: &Extraction,
-    name: &str,
-    claimed: Option<EntityKind>,
+    claim: Claim<'_>,
     quote: (usize, usize),
 ) -> Option<Resolved> {
+    let (name, claimed) = (claim.name, claim.kind);
     let kind = claimed.unwrap_or(if name.starts_with(char::is_lowercase) {
         EntityKind::Concept
     } else {
@@ -352,7 +425,10 @@ fn resolve(
             Resolved {
                 key: e.key.clone(),
                 name: e.name.clone(),
-                kind: e.kind,
+                kind: match claimed {
+                    Some(k) if claim.wins => k,
+                    _ => e.kind,
+                },
                 spans: rules
                     .mentions
                     .iter()

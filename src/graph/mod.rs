@@ -6,6 +6,8 @@
 //! - [`fragment`]: a document's chunks → its contribution to the graph.
 //! - [`llm_triples`]: triples proposed by the optional LLM, checked against
 //!   the text and keyed like the rule-based ones.
+//! - [`declared`]: facts a document declares in its metadata (an imported
+//!   MCP memory-server file's entities and relations), checked the same way.
 //! - [`confidence`]: Beta confidence of relations from corroborating and
 //!   contradicting evidence, weighted by provenance, decayed with age.
 //! - [`leiden`]: hierarchical community detection over the entity graph.
@@ -21,6 +23,7 @@
 
 pub mod communities;
 pub mod confidence;
+pub mod declared;
 pub mod extract;
 pub mod fragment;
 pub mod leiden;

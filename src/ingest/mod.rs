@@ -27,6 +27,8 @@ pub mod worker;
 use serde_json::{Map, Value};
 
 use crate::embed::Embedder;
+use crate::graph::declared;
+use crate::graph::llm_triples::Passage;
 use crate::store::NewChunk;
 use extract::Page;
 use media::MediaKind;
@@ -43,6 +45,9 @@ pub struct Prepared {
     pub vectors: Option<Vec<Vec<f32>>>,
     /// Entities, mentions and relations the chunks contain.
     pub graph: crate::graph::fragment::Fragment,
+    /// The facts the document's metadata declares that its text supports
+    /// (see [`crate::graph::declared`]); recorded before `graph`.
+    pub declared: crate::graph::fragment::Fragment,
     /// The pages of a paginated document (PDF), else empty.
     pub pages: Vec<Page>,
     /// The page number of each chunk when `pages` is not empty.
@@ -83,6 +88,7 @@ pub fn prepare_described(
     metadata: &Map<String, Value>,
     embedder: &dyn Embedder,
 ) -> Result<Prepared, extract::ExtractError> {
+    let declaration = declared::parse(metadata).map_err(extract::ExtractError)?;
     let extracted = extract::extract(kind, bytes, metadata)?;
     let text = extracted.text;
     let (chunks, chunk_pages) = if extracted.pages.is_empty() {
@@ -92,15 +98,51 @@ pub fn prepare_described(
     };
     let vectors = embed_chunks(&chunks, embedder);
     let graph = crate::graph::fragment::from_chunks(&chunks);
+    let declared = declaration
+        .map(|d| declared_fragment(&d, &chunks))
+        .unwrap_or_default();
     let text = (text.as_bytes() != bytes).then_some(text);
     Ok(Prepared {
         text,
         chunks,
         vectors,
         graph,
+        declared,
         pages: extracted.pages,
         chunk_pages,
     })
+}
+
+/// The fragment of a document's declared graph over its chunks; what its
+/// text does not support is dropped and logged.
+fn declared_fragment(
+    declaration: &declared::Declaration,
+    chunks: &[NewChunk],
+) -> crate::graph::fragment::Fragment {
+    let passages: Vec<Passage<'_>> = chunks
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Passage {
+            chunk: i,
+            start: c.start,
+            text: &c.text,
+        })
+        .collect();
+    let (fragment, g) = declared::fragment(declaration, &passages);
+    let dropped = g.triples.unquoted + g.triples.unresolved + g.entities_unnamed;
+    if dropped > 0 {
+        log::info!(
+            "declared graph: {} triple(s) and {} entit(y/ies) kept; {} triple(s) whose evidence \
+             is not in the text, {} naming what the text does not, {} entit(y/ies) it does \
+             not name",
+            g.triples.accepted,
+            g.entities,
+            g.triples.unquoted,
+            g.triples.unresolved,
+            g.entities_unnamed
+        );
+    }
+    fragment
 }
 
 /// Weight of a chunk's context in its vector, relative to its own text.

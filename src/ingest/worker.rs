@@ -349,7 +349,9 @@ impl Backoff {
 
 /// The result of one job, to be committed.
 enum Done {
-    Indexed(PendingJob, Prepared),
+    /// Boxed: a prepared document (text, chunks, two graph fragments) is
+    /// far larger than the other outcomes.
+    Indexed(PendingJob, Box<Prepared>),
     Failed(PendingJob, String),
     Embedded(PendingJob, Vec<i64>, Vec<Vec<f32>>),
 }
@@ -392,7 +394,7 @@ fn run_batch(
                 match prepared {
                     Ok(mut prepared) => {
                         link_to_previous(shared, &job, &mut prepared, recent)?;
-                        Done::Indexed(job, prepared)
+                        Done::Indexed(job, Box::new(prepared))
                     }
                     Err(reason) => Done::Failed(job, reason),
                 }

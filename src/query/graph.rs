@@ -47,8 +47,9 @@ pub struct RelationUse {
     /// Beta mean decayed by age, in [0, 1].
     pub confidence: f64,
     pub provenance: &'static str,
-    /// What found the evidence shown: `rules` (the offline extractor) or
-    /// `llm` (the optional LLM, checked against the text).
+    /// What found the evidence shown: `rules` (the offline extractor),
+    /// `llm` (the optional LLM, checked against the text) or `declared`
+    /// (the document's own `declared_graph`, checked the same way).
     pub extractor: &'static str,
     /// Set when a newer fact superseded this one (RFC 3339).
     #[serde(skip_serializing_if = "Option::is_none")]

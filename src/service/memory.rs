@@ -777,6 +777,14 @@ impl Memory<'_> {
             .export_documents(after, limit)
     }
 
+    /// Whether this caller's tenant has ever written to this memory (an
+    /// unknown tenant reads as empty; `export` refuses it instead, so a
+    /// misspelt `--tenant` does not make an empty backup).
+    pub fn tenant_exists(&self) -> Result<bool> {
+        self.require(Permission::Query)?;
+        Ok(self.service.store.reader(&self.principal.tenant)?.exists())
+    }
+
     fn document_exists(&self, doc_id: &str) -> Result<bool> {
         Ok(self
             .service

@@ -39,6 +39,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (5, include_str!("../../sql/005_retention.sql")),
     (6, include_str!("../../sql/006_llm_extraction.sql")),
     (7, include_str!("../../sql/007_resolution.sql")),
+    (8, include_str!("../../sql/008_declared_evidence.sql")),
 ];
 
 /// Prepared statements kept per connection. rusqlite's default (16) is
@@ -184,6 +185,64 @@ mod tests {
         // Reopening applies nothing and keeps the version.
         let conn = open_writer(&dir, Durability::Full).unwrap();
         assert_eq!(schema_version(&conn).unwrap(), latest_schema_version());
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn evidence_rows_survive_the_rebuild_that_allows_declared() {
+        let dir = temp_dir();
+        let conn = Connection::open(dir.join(DB_FILE)).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
+        )
+        .unwrap();
+        for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v < 8) {
+            conn.execute_batch(sql).unwrap();
+            conn.execute("INSERT INTO schema_version VALUES (?1, 0)", [version])
+                .unwrap();
+        }
+        conn.execute_batch(
+            "PRAGMA foreign_keys = OFF;
+             INSERT INTO tenants(id, name, created_at) VALUES (1, 't', 0);
+             INSERT INTO documents(id, tenant_id, doc_id, media_type, sha256, byte_size,
+                                   created_by, created_at, state)
+                  VALUES (9, 1, 'd', 'text/plain', 'x', 1, 's', 0, 'ready'),
+                         (10, 1, 'e', 'text/plain', 'y', 1, 's', 0, 'ready');
+             INSERT INTO entities(id, tenant_id, key, name, kind, first_seen, last_seen)
+                  VALUES (1, 1, 'a', 'A', 'person', 0, 0), (2, 1, 'b', 'B', 'person', 0, 0);
+             INSERT INTO relations(id, tenant_id, subject_id, predicate, label, object_id, kind,
+                                   valid_from, last_evidence_at)
+                  VALUES (7, 1, 1, 'know', 'knows', 2, 'pattern', 0, 0);
+             INSERT INTO relation_evidence VALUES (7, 9, 1, 0, 5, 1, 'user', 42, 'llm');
+             INSERT INTO relation_evidence VALUES (8, 9, 1, 0, 5, 1, 'user', 42, 'rules');",
+        )
+        .unwrap();
+        drop(conn);
+        let conn = open_writer(&dir, Durability::Full).unwrap();
+        let kept: (i64, String) = conn
+            .query_row(
+                "SELECT at, extractor FROM relation_evidence WHERE relation_id = 7",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(kept, (42, "llm".to_string()));
+        let orphans: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM relation_evidence WHERE relation_id = 8",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(orphans, 0, "evidence of no relation is not copied");
+        let check = |extractor: &str| {
+            conn.execute(
+                "INSERT INTO relation_evidence VALUES (7, 10, 1, 0, 5, 1, 'user', 43, ?1)",
+                [extractor],
+            )
+        };
+        assert!(check("other").is_err(), "the CHECK is kept");
+        check("declared").unwrap();
         std::fs::remove_dir_all(dir).ok();
     }
 

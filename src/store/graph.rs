@@ -507,7 +507,7 @@ pub struct RelationRow {
     pub provenance: &'static str,
     /// A chunk holding supporting evidence, with the span.
     pub evidence_chunk: Option<(i64, i64, i64)>,
-    /// What found that evidence: `rules` or `llm`.
+    /// What found that evidence: `rules`, `llm` or `declared`.
     pub extractor: &'static str,
 }
 
@@ -611,6 +611,7 @@ impl TenantReader<'_> {
                     },
                     extractor: match r.get::<_, Option<String>>(15)?.as_deref() {
                         Some("llm") => "llm",
+                        Some("declared") => "declared",
                         _ => "rules",
                     },
                 })

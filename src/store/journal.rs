@@ -310,7 +310,11 @@ impl TenantWriter<'_> {
             prepared.vectors.as_deref(),
         );
         let chunk_keys = self.insert_chunks(document_key, chunks, vectors)?;
-        self.record_graph(document_key, &chunk_keys, &prepared.graph, provenance, now)?;
+        // Declared facts first: their kinds name new entities and their
+        // evidence is the one kept when the rules found the same relation.
+        for fragment in [&prepared.declared, &prepared.graph] {
+            self.record_graph(document_key, &chunk_keys, fragment, provenance, now)?;
+        }
         if vectors.is_none() && !chunks.is_empty() {
             self.enqueue_job(document_key, JobKind::Embed, now)?;
         }

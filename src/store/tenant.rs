@@ -116,6 +116,12 @@ impl TenantWriter<'_> {
 }
 
 impl TenantReader<'_> {
+    /// Whether the tenant has ever written to this store (a tenant that
+    /// has not reads as empty).
+    pub fn exists(&self) -> bool {
+        self.tenant_id.is_some()
+    }
+
     pub(super) fn fts_table(&self) -> Option<String> {
         self.tenant_id.map(fts_table)
     }
