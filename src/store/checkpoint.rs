@@ -35,6 +35,9 @@ pub const WAL_CHECKPOINT_PAGES: i32 = 4096;
 /// checkpointer left, little, and the log restarts.
 pub const WAL_MAX_PAGES: i32 = 4 * WAL_CHECKPOINT_PAGES;
 
+/// Past [`WAL_MAX_PAGES`], frames written between two in-line attempts.
+pub const WAL_RETRY_PAGES: i32 = WAL_CHECKPOINT_PAGES / 4;
+
 /// Installs the commit hook on the writer connection and starts the
 /// checkpointer thread. The thread ends once the writer connection (which
 /// owns the hook, and with it the only sender) is dropped.
@@ -48,15 +51,21 @@ pub(super) fn start(
     writer.execute_batch("PRAGMA wal_autocheckpoint=0")?;
     // Frames in the log at the last nudge: a checkpoint is asked for once
     // another WAL_CHECKPOINT_PAGES were written since, so each one copies a
-    // full log's worth and a hot page once, not once per commit.
-    let mut nudged_at = 0;
+    // full log's worth and a hot page once, not once per commit. Likewise
+    // for the in-line fallback: a long read (a community rebuild reading
+    // the graph) pins the log, and a checkpoint after every commit would
+    // only rediscover that.
+    let (mut nudged_at, mut inline_at) = (0, 0);
     writer.wal_hook(Some(move |wal: &mut rusqlite::hooks::Wal, pages: i32| {
-        if pages < nudged_at {
-            nudged_at = 0; // the log was restarted
+        if pages < nudged_at.max(inline_at) {
+            (nudged_at, inline_at) = (0, 0); // the log was restarted
         }
         if pages >= WAL_MAX_PAGES {
-            if let Err(e) = wal.checkpoint_v2(CheckpointMode::PASSIVE) {
-                log::debug!("in-line checkpoint deferred: {e}");
+            if pages - inline_at >= WAL_RETRY_PAGES {
+                inline_at = pages;
+                if let Err(e) = wal.checkpoint_v2(CheckpointMode::PASSIVE) {
+                    log::debug!("in-line checkpoint deferred: {e}");
+                }
             }
         } else if pages - nudged_at >= WAL_CHECKPOINT_PAGES {
             nudged_at = pages;
