@@ -61,7 +61,8 @@ OTHER ENVIRONMENT:
     ALAYASIKI_API_BURST            burst per caller (default 100)
     ALAYASIKI_DATA_DIR, ALAYASIKI_DURABILITY, ALAYASIKI_LOG: as for alayasiki-mcp
     ALAYASIKI_EMBED_*, ALAYASIKI_LLM_*, ALAYASIKI_RETENTION_DAYS,
-    ALAYASIKI_WM_TTL_SECS, ALAYASIKI_FUSION, ALAYASIKI_HALF_LIFE_DAYS:
+    ALAYASIKI_WM_TTL_SECS, ALAYASIKI_FUSION, ALAYASIKI_HALF_LIFE_DAYS,
+    ALAYASIKI_CHUNK_TARGET_BYTES:
                                    the memory's settings, as for alayasiki-mcp
 
 Routes, requests, responses and limits: API.md. SIGTERM or SIGINT shut the

@@ -113,7 +113,8 @@ ENVIRONMENT:
                             summaries (off by default; see README: Optional LLM)
     ALAYASIKI_RETENTION_DAYS  hide and purge documents older than this
     ALAYASIKI_WM_TTL_SECS   working-memory session lifetime (default 1800)
-    ALAYASIKI_FUSION, ALAYASIKI_HALF_LIFE_DAYS: retrieval tuning (README)
+    ALAYASIKI_FUSION, ALAYASIKI_HALF_LIFE_DAYS, ALAYASIKI_CHUNK_TARGET_BYTES:
+                            retrieval tuning (README)
 
 The server reads newline-delimited JSON-RPC on stdin and writes only protocol
 messages to stdout; logs go to stderr. One process owns a data directory; to

@@ -10,8 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::limits::{
-    DEFAULT_LLM_TIMEOUT_MS, DEFAULT_WM_TTL_SECS, MAX_IDENTITY_BYTES, MAX_LLM_TIMEOUT_MS,
-    MAX_RETENTION_DAYS, MAX_WM_TTL_SECS,
+    DEFAULT_CHUNK_TARGET_BYTES, DEFAULT_LLM_TIMEOUT_MS, DEFAULT_WM_TTL_SECS,
+    MAX_CHUNK_TARGET_BYTES, MAX_IDENTITY_BYTES, MAX_LLM_TIMEOUT_MS, MAX_RETENTION_DAYS,
+    MAX_WM_TTL_SECS, MIN_CHUNK_TARGET_BYTES,
 };
 use crate::llm::LlmConfig;
 use crate::model_endpoint::{check_url, parse_timeout_ms, Api};
@@ -21,6 +22,7 @@ pub const TENANT_ENV: &str = "ALAYASIKI_MCP_TENANT";
 pub const SUBJECT_ENV: &str = "ALAYASIKI_MCP_SUBJECT";
 pub const DURABILITY_ENV: &str = "ALAYASIKI_DURABILITY";
 pub const FUSION_ENV: &str = "ALAYASIKI_FUSION";
+pub const CHUNK_TARGET_ENV: &str = "ALAYASIKI_CHUNK_TARGET_BYTES";
 pub const WM_TTL_ENV: &str = "ALAYASIKI_WM_TTL_SECS";
 pub const RETENTION_ENV: &str = "ALAYASIKI_RETENTION_DAYS";
 /// The LLM server (see [`llm_from_env`]); unset, no LLM is ever called.
@@ -146,6 +148,32 @@ pub fn fusion_from_env() -> Result<crate::query::Fusion, String> {
         Some(v) => crate::query::Fusion::parse(&v)
             .ok_or_else(|| format!("{FUSION_ENV}={v:?} is not one of: rrf, calibrated")),
     }
+}
+
+/// The chunk target (bytes) from `ALAYASIKI_CHUNK_TARGET_BYTES`: a whole
+/// number from [`MIN_CHUNK_TARGET_BYTES`] to [`MAX_CHUNK_TARGET_BYTES`],
+/// else [`DEFAULT_CHUNK_TARGET_BYTES`]. An evaluation knob; see
+/// BENCHMARKS.md for what each size costs and finds.
+pub fn chunk_target_from_env() -> Result<usize, String> {
+    parse_chunk_target(env(CHUNK_TARGET_ENV).as_deref())
+}
+
+/// [`chunk_target_from_env`] over the variable's value (unset or empty is
+/// `None`).
+fn parse_chunk_target(value: Option<&str>) -> Result<usize, String> {
+    let Some(v) = value else {
+        return Ok(DEFAULT_CHUNK_TARGET_BYTES);
+    };
+    v.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (MIN_CHUNK_TARGET_BYTES..=MAX_CHUNK_TARGET_BYTES).contains(n))
+        .ok_or_else(|| {
+            format!(
+                "{CHUNK_TARGET_ENV}={v:?} is not a whole number of bytes from \
+                 {MIN_CHUNK_TARGET_BYTES} to {MAX_CHUNK_TARGET_BYTES}"
+            )
+        })
 }
 
 /// How long a working-memory session lives after its last write:
@@ -304,6 +332,34 @@ pub fn ensure_data_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chunk_target_is_validated_at_its_edges() {
+        assert_eq!(parse_chunk_target(None), Ok(DEFAULT_CHUNK_TARGET_BYTES));
+        let min = MIN_CHUNK_TARGET_BYTES;
+        let max = MAX_CHUNK_TARGET_BYTES;
+        for ok in [min, min + 1, 1000, max - 1, max] {
+            assert_eq!(parse_chunk_target(Some(&ok.to_string())), Ok(ok));
+        }
+        assert_eq!(parse_chunk_target(Some(" 500\n")), Ok(500));
+        for bad in [
+            (min - 1).to_string(),
+            (max + 1).to_string(),
+            "0".into(),
+            "-500".into(),
+            "1e3".into(),
+            "1000.0".into(),
+            "1_000".into(),
+            "big".into(),
+            "99999999999999999999999999".into(),
+        ] {
+            let err = parse_chunk_target(Some(&bad)).unwrap_err();
+            assert!(
+                err.starts_with(CHUNK_TARGET_ENV) && err.contains(&format!("from {min} to {max}")),
+                "{bad}: {err}"
+            );
+        }
+    }
 
     #[test]
     fn identities_are_validated() {

@@ -69,6 +69,24 @@ pub const DEFAULT_WM_TTL_SECS: u64 = 30 * 60;
 /// Longest `ALAYASIKI_WM_TTL_SECS` accepted (seconds; one week).
 pub const MAX_WM_TTL_SECS: u64 = 7 * 24 * 60 * 60;
 
+/// Chunk target (bytes): chunks are packed up to about this size, unless
+/// `ALAYASIKI_CHUNK_TARGET_BYTES` says otherwise within the range below.
+/// The default is measured against alternatives in BENCHMARKS.md.
+pub const DEFAULT_CHUNK_TARGET_BYTES: usize = 1000;
+
+/// Smallest `ALAYASIKI_CHUNK_TARGET_BYTES` accepted (about two sentences).
+pub const MIN_CHUNK_TARGET_BYTES: usize = 200;
+
+/// Largest `ALAYASIKI_CHUNK_TARGET_BYTES` accepted: a chunk is at most twice
+/// the target, so the longest chunk (8000 bytes) still fits one LLM
+/// extraction request ([`MAX_LLM_EXTRACT_INPUT_BYTES`]).
+pub const MAX_CHUNK_TARGET_BYTES: usize = 4000;
+const _: () = assert!(
+    MIN_CHUNK_TARGET_BYTES <= DEFAULT_CHUNK_TARGET_BYTES
+        && DEFAULT_CHUNK_TARGET_BYTES <= MAX_CHUNK_TARGET_BYTES
+        && 2 * MAX_CHUNK_TARGET_BYTES <= MAX_LLM_EXTRACT_INPUT_BYTES
+);
+
 /// Longest retention period `ALAYASIKI_RETENTION_DAYS` accepts (days;
 /// about a century, i.e. "keep everything" without overflowing the clock).
 pub const MAX_RETENTION_DAYS: f64 = 36_500.0;
@@ -193,6 +211,12 @@ mod tests {
             (
                 "`DEFAULT_WM_TTL_SECS` / `MAX_WM_TTL_SECS`",
                 format!("{DEFAULT_WM_TTL_SECS} / {MAX_WM_TTL_SECS}"),
+            ),
+            (
+                "`MIN_CHUNK_TARGET_BYTES` / `MAX_CHUNK_TARGET_BYTES` / `DEFAULT_CHUNK_TARGET_BYTES`",
+                format!(
+                    "{MIN_CHUNK_TARGET_BYTES} / {MAX_CHUNK_TARGET_BYTES} / {DEFAULT_CHUNK_TARGET_BYTES}"
+                ),
             ),
             ("`MAX_RETENTION_DAYS`", MAX_RETENTION_DAYS.to_string()),
             ("`MAX_WM_SESSIONS`", MAX_WM_SESSIONS.to_string()),

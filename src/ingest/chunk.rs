@@ -3,23 +3,47 @@
 //! Text is first cut into blocks (paragraphs; Markdown headings and fenced
 //! code; one line per JSON leaf), blocks longer than the target are cut at
 //! sentence ends (else whitespace, else a character boundary), and the
-//! pieces are packed greedily into chunks of about [`TARGET_CHUNK_BYTES`].
+//! pieces are packed greedily into chunks of about the target size
+//! ([`DEFAULT_CHUNK_TARGET_BYTES`], or `ALAYASIKI_CHUNK_TARGET_BYTES` read
+//! once at start-up: see [`set_target_bytes`]).
 //! A Markdown heading always opens a new chunk so it stays with the section
 //! it titles. Every chunk's text is exactly `text[start..end]`, trimmed of
 //! surrounding whitespace, so citations can point at the stored bytes.
 //! Paginated text (PDF) is chunked page by page: no chunk spans two pages,
 //! so every chunk has one page number to cite.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use super::extract::Page;
 use super::media::MediaKind;
+use crate::limits::{DEFAULT_CHUNK_TARGET_BYTES, MAX_CHUNK_TARGET_BYTES, MIN_CHUNK_TARGET_BYTES};
 use crate::store::NewChunk;
 
-/// Chunks are packed up to about this many bytes.
-pub const TARGET_CHUNK_BYTES: usize = 1000;
+/// The chunk target of this process (bytes); see [`set_target_bytes`].
+static TARGET_BYTES: AtomicUsize = AtomicUsize::new(DEFAULT_CHUNK_TARGET_BYTES);
 
-/// A single block longer than this is cut into pieces no longer than the
-/// target; no chunk ever exceeds this.
-pub const MAX_CHUNK_BYTES: usize = 2 * TARGET_CHUNK_BYTES;
+/// Chunks are packed up to about this many bytes: the configured target,
+/// [`DEFAULT_CHUNK_TARGET_BYTES`] unless [`set_target_bytes`] changed it.
+pub fn target_bytes() -> usize {
+    TARGET_BYTES.load(Ordering::Relaxed)
+}
+
+/// Sets the chunk target for everything chunked afterwards in this process
+/// (documents already stored keep their chunks). Called once at start-up
+/// with the validated `ALAYASIKI_CHUNK_TARGET_BYTES`; a value outside
+/// [`MIN_CHUNK_TARGET_BYTES`]..=[`MAX_CHUNK_TARGET_BYTES`] is clamped.
+pub fn set_target_bytes(target: usize) {
+    TARGET_BYTES.store(
+        target.clamp(MIN_CHUNK_TARGET_BYTES, MAX_CHUNK_TARGET_BYTES),
+        Ordering::Relaxed,
+    );
+}
+
+/// A single block longer than the target is cut into pieces no longer than
+/// the target; no chunk ever exceeds twice the target.
+pub const fn max_chunk_bytes(target: usize) -> usize {
+    2 * target
+}
 
 #[derive(Debug, Clone, Copy)]
 struct Piece {
@@ -31,10 +55,15 @@ struct Piece {
 /// Bytes of preceding text kept as a chunk's context.
 pub const CONTEXT_BYTES: usize = 400;
 
-/// Cuts `text` into chunks; each chunk after the first gets the end of the
-/// one before as its context.
+/// Cuts `text` into chunks at the configured target; each chunk after the
+/// first gets the end of the one before as its context.
 pub fn chunk(text: &str, kind: MediaKind) -> Vec<NewChunk> {
-    let mut chunks = chunk_unlinked(text, kind);
+    chunk_with(text, kind, target_bytes())
+}
+
+/// [`chunk`] at a given target (bytes).
+pub fn chunk_with(text: &str, kind: MediaKind, target: usize) -> Vec<NewChunk> {
+    let mut chunks = chunk_unlinked(text, kind, target);
     link_contexts(&mut chunks);
     chunks
 }
@@ -43,13 +72,18 @@ pub fn chunk(text: &str, kind: MediaKind) -> Vec<NewChunk> {
 /// `text`, in order) and returns them with the page number of each. Text
 /// between pages (the separators) belongs to no chunk.
 pub fn chunk_pages(text: &str, pages: &[Page]) -> (Vec<NewChunk>, Vec<u32>) {
+    chunk_pages_with(text, pages, target_bytes())
+}
+
+/// [`chunk_pages`] at a given target (bytes).
+pub fn chunk_pages_with(text: &str, pages: &[Page], target: usize) -> (Vec<NewChunk>, Vec<u32>) {
     let mut chunks = Vec::new();
     let mut numbers = Vec::new();
     for page in pages {
         let Some(body) = text.get(page.start..page.end) else {
             continue;
         };
-        for mut c in chunk_unlinked(body, MediaKind::PlainText) {
+        for mut c in chunk_unlinked(body, MediaKind::PlainText, target) {
             c.start += page.start;
             c.end += page.start;
             chunks.push(c);
@@ -67,16 +101,16 @@ fn link_contexts(chunks: &mut [NewChunk]) {
     }
 }
 
-fn chunk_unlinked(text: &str, kind: MediaKind) -> Vec<NewChunk> {
+fn chunk_unlinked(text: &str, kind: MediaKind, target: usize) -> Vec<NewChunk> {
     let mut pieces = Vec::new();
     for block in blocks(text, kind) {
-        if block.end - block.start <= TARGET_CHUNK_BYTES {
+        if block.end - block.start <= target {
             pieces.push(block);
         } else {
-            split_long(text, block, &mut pieces);
+            split_long(text, block, target, &mut pieces);
         }
     }
-    pack(text, &pieces)
+    pack(text, &pieces, target)
 }
 
 /// The last `max` bytes of `text` (fewer, to stay on a character boundary).
@@ -168,10 +202,10 @@ fn is_heading(line: &str) -> bool {
 /// Cuts an oversized block into pieces of at most the target size,
 /// preferring sentence ends in the second half of each window, then
 /// whitespace, then any character boundary.
-fn split_long(text: &str, block: Piece, out: &mut Vec<Piece>) {
+fn split_long(text: &str, block: Piece, target: usize, out: &mut Vec<Piece>) {
     let mut pos = block.start;
-    while block.end - pos > TARGET_CHUNK_BYTES {
-        let limit = floor_boundary(text, pos + TARGET_CHUNK_BYTES);
+    while block.end - pos > target {
+        let limit = floor_boundary(text, pos + target);
         let window = &text[pos..limit];
         let half = floor_boundary(window, window.len() / 2);
         let cut = last_sentence_end(window, half)
@@ -232,7 +266,7 @@ fn ceil_boundary(text: &str, mut i: usize) -> usize {
 }
 
 /// Greedy packing of pieces into chunks, trimmed, never empty.
-fn pack(text: &str, pieces: &[Piece]) -> Vec<NewChunk> {
+fn pack(text: &str, pieces: &[Piece], target: usize) -> Vec<NewChunk> {
     let mut chunks = Vec::new();
     let mut current: Option<(usize, usize, bool)> = None; // (start, end, has_body)
     for p in pieces {
@@ -240,7 +274,7 @@ fn pack(text: &str, pieces: &[Piece]) -> Vec<NewChunk> {
             None => Some((p.start, p.end, !p.heading)),
             Some((s, e, has_body)) => {
                 let heading_after_body = p.heading && has_body;
-                if heading_after_body || p.end - s > TARGET_CHUNK_BYTES {
+                if heading_after_body || p.end - s > target {
                     emit(text, s, e, &mut chunks);
                     Some((p.start, p.end, !p.heading))
                 } else {
@@ -276,13 +310,17 @@ mod tests {
     use super::*;
 
     fn check_spans(text: &str, chunks: &[NewChunk]) {
+        check_spans_at(text, chunks, DEFAULT_CHUNK_TARGET_BYTES);
+    }
+
+    fn check_spans_at(text: &str, chunks: &[NewChunk], target: usize) {
         for c in chunks {
             assert_eq!(
                 &text[c.start..c.end],
                 c.text,
                 "span must point at the chunk's bytes"
             );
-            assert!(c.text.len() <= MAX_CHUNK_BYTES);
+            assert!(c.text.len() <= max_chunk_bytes(target));
             assert!(!c.text.trim().is_empty());
         }
     }
@@ -303,9 +341,44 @@ mod tests {
         let chunks = chunk(&text, MediaKind::PlainText);
         assert!(chunks.len() > 1);
         for c in &chunks {
-            assert!(c.text.len() <= TARGET_CHUNK_BYTES);
+            assert!(c.text.len() <= DEFAULT_CHUNK_TARGET_BYTES);
         }
         check_spans(&text, &chunks);
+    }
+
+    #[test]
+    fn the_target_sets_the_chunk_size_at_both_ends_of_its_range() {
+        let para = "Sentence one is here. Sentence two follows it.\n\n";
+        let text = para.repeat(400);
+        let long = "Alpha beta gamma delta. ".repeat(800);
+        let mut counts = Vec::new();
+        for target in [MIN_CHUNK_TARGET_BYTES, 1000, MAX_CHUNK_TARGET_BYTES] {
+            let chunks = chunk_with(&text, MediaKind::PlainText, target);
+            check_spans_at(&text, &chunks, target);
+            for c in &chunks {
+                assert!(c.text.len() <= target, "{} > {target}", c.text.len());
+            }
+            // Greedy packing: no chunk but the last had room for another
+            // paragraph.
+            for c in &chunks[..chunks.len() - 1] {
+                assert!(c.text.len() + para.len() > target, "{}", c.text.len());
+            }
+            let cut = chunk_with(&long, MediaKind::PlainText, target);
+            check_spans_at(&long, &cut, target);
+            assert!(cut[..cut.len() - 1].iter().all(|c| c.text.ends_with('.')));
+            let (paged, _) = chunk_pages_with(
+                &text,
+                &[Page {
+                    number: 1,
+                    start: 0,
+                    end: text.len(),
+                }],
+                target,
+            );
+            assert_eq!(paged.len(), chunks.len());
+            counts.push(chunks.len());
+        }
+        assert!(counts[0] > counts[1] && counts[1] > counts[2], "{counts:?}");
     }
 
     #[test]

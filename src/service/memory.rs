@@ -210,6 +210,10 @@ impl MemoryService {
             embedder_id: embedder.id().to_string(),
             dim: embedder.dim(),
         };
+        // Before the worker starts: replayed jobs are chunked at this size.
+        crate::ingest::chunk::set_target_bytes(
+            crate::config::chunk_target_from_env().map_err(Error::Unavailable)?,
+        );
         let store = Arc::new(Store::open_with(data_dir, durability, spec, policy)?);
         // Before the worker starts: its first sweep must see the period.
         store.set_retention(crate::config::retention_from_env().map_err(Error::Unavailable)?);
