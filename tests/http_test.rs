@@ -870,13 +870,19 @@ fn originals_round_trip_exactly_over_http_and_sse() {
     assert_eq!(got.header("Content-Type"), Some("application/pdf"));
     assert_eq!(got.header("X-Content-Type-Options"), Some("nosniff"));
     assert!(got.body == pdf, "the original came back altered");
-    let usage = api.call("GET", "/v1/status", &reader, None).json()["usage"].clone();
-    assert!(
-        usage["by_operation"]
+    // Charged as document.original (usage rows are group-committed).
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    loop {
+        let usage = api.call("GET", "/v1/status", &reader, None).json()["usage"].clone();
+        if usage["by_operation"]
             .to_string()
-            .contains("document.original"),
-        "{usage}"
-    );
+            .contains("document.original")
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "not charged: {usage}");
+        std::thread::sleep(StdDuration::from_millis(50));
+    }
 
     // Another tenant's id reads as not found; so does an unknown id.
     let r = api.call("GET", &path, &stranger, None);
