@@ -9,6 +9,19 @@
 /// is answered with an error and skipped without being buffered whole.
 pub const MAX_FRAME_BYTES: usize = 8 * 1024 * 1024;
 
+/// Largest reply the HTTP server sends for one call (8 MiB): one SSE
+/// `message` event or one JSON API response body. A larger reply is not
+/// sent, not even in part: SSE gets a JSON-RPC error naming this limit, the
+/// JSON API a `413 reply_too_large` error. Stdio replies are not capped.
+pub const MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
+
+/// Longest time `alayasiki-api` spends receiving one request body. A body
+/// still incomplete then is refused (`408 body_timeout`) and its connection
+/// closed, so a client trickling bytes cannot hold a server thread; a read
+/// in progress at the deadline may add up to the socket timeout
+/// (`IO_TIMEOUT`). 8 MiB in this time needs about 2.2 Mbit/s.
+pub const BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Most messages accepted in one JSON-RPC batch.
 pub const MAX_BATCH_MESSAGES: usize = 64;
 

@@ -835,3 +835,188 @@ fn command_line_and_configuration_errors() {
     let (status, err) = Api::try_start(dir.path(), &[]).err().unwrap();
     assert_eq!(status.and_then(|s| s.code()), Some(3), "{err}");
 }
+
+/// A stored original, exactly as uploaded, over the JSON API and over SSE
+/// (`resources/read`), for the caller's tenant only; damaged bytes are an
+/// error, never returned.
+#[test]
+fn originals_round_trip_exactly_over_http_and_sse() {
+    use alayasiki_mcp::base64;
+    let dir = TempDir::new("originals");
+    let mut api = Api::start(dir.path(), &[]);
+    let writer = admin("agent", "acme");
+    let reader = sign(claims("reader", "acme", &["reader"], ""));
+    let ingestor = sign(claims("writer", "acme", &["ingestor"], ""));
+    let stranger = admin("agent", "other");
+    let pdf = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/pdf/libreoffice-report.pdf"
+    ))
+    .unwrap();
+    assert!(std::str::from_utf8(&pdf).is_err(), "the fixture is binary");
+    let r = api.call(
+        "POST",
+        "/v1/ingest",
+        &writer,
+        Some(&json!({"File": {"filename": "report.pdf", "content": base64::encode(&pdf)}})),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let id = r.json()["document_id"].as_str().unwrap().to_string();
+    let path = format!("/v1/documents/{id}/original");
+
+    // The reader role suffices; the bytes and their type are the upload's.
+    let got = api.call("GET", &path, &reader, None);
+    assert_eq!(got.status, 200);
+    assert_eq!(got.header("Content-Type"), Some("application/pdf"));
+    assert_eq!(got.header("X-Content-Type-Options"), Some("nosniff"));
+    assert!(got.body == pdf, "the original came back altered");
+    // Charged as document.original (usage rows are group-committed).
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    loop {
+        let usage = api.call("GET", "/v1/status", &reader, None).json()["usage"].clone();
+        if usage["by_operation"]
+            .to_string()
+            .contains("document.original")
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "not charged: {usage}");
+        std::thread::sleep(StdDuration::from_millis(50));
+    }
+
+    // Another tenant's id reads as not found; so does an unknown id.
+    let r = api.call("GET", &path, &stranger, None);
+    assert_eq!((r.status, r.code()), (404, "not_found".into()));
+    assert!(!String::from_utf8_lossy(&r.body).contains("%PDF"));
+    let r = api.call("GET", "/v1/documents/doc_nope/original", &reader, None);
+    assert_eq!((r.status, r.code()), (404, "not_found".into()));
+    // No token: 401 with a challenge; a token without the query permission: 403.
+    let r = request(api.addr, "GET", &path, &[], None);
+    assert_eq!(r.status, 401);
+    assert!(r.header("WWW-Authenticate").is_some());
+    let r = api.call("GET", &path, &ingestor, None);
+    assert_eq!((r.status, r.code()), (403, "forbidden".into()));
+    let r = api.call("POST", &path, &writer, Some(&json!({})));
+    assert_eq!((r.status, r.header("Allow")), (405, Some("GET")));
+
+    // The same bytes through the MCP resource over SSE.
+    let mut sse = Sse::open(api.addr, &reader);
+    sse.initialize();
+    let read = sse.request(
+        "resources/read",
+        json!({"uri": format!("alayasiki://documents/{id}/original")}),
+    );
+    let content = &read["result"]["contents"][0];
+    assert_eq!(content["mimeType"], "application/pdf", "{read}");
+    let blob = base64::decode(content["blob"].as_str().expect("a blob")).unwrap();
+    assert!(blob == pdf, "the SSE original came back altered");
+    sse.close();
+
+    // Damage the stored bytes behind the server's back: the route reports
+    // it and returns none of them.
+    let _ = api.child.kill();
+    let _ = api.child.wait();
+    {
+        let conn = rusqlite::Connection::open(dir.path().join("memory.db")).unwrap();
+        let changed = conn
+            .execute(
+                "UPDATE originals SET bytes = CAST('%PDF-damaged' AS BLOB)",
+                [],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+    }
+    api = Api::start(dir.path(), &[]);
+    let r = api.call("GET", &path, &reader, None);
+    assert_eq!((r.status, r.code()), (503, "unavailable".into()));
+    let message = r.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(message.contains("is corrupted"), "{message}");
+    assert!(!String::from_utf8_lossy(&r.body).contains("damaged"));
+    assert!(!message.contains(dir.path().to_str().unwrap()), "{message}");
+}
+
+/// Closing an SSE stream does not cancel the work it started: an ingest
+/// held in flight (its chunks waiting at the embedding server) when the
+/// client disconnects is stored, exactly once, and a retry with the same
+/// idempotency key finds it.
+#[test]
+fn an_sse_disconnect_does_not_cancel_an_in_flight_ingest() {
+    use http_common::held_embedder::HeldEmbedder;
+    let embedder = HeldEmbedder::start();
+    let env = embedder.env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let dir = TempDir::new("disconnect");
+    let api = Api::start(dir.path(), &env);
+    let token = admin("agent", "acme");
+    let mut sse = Sse::open(api.addr, &token);
+    sse.initialize();
+    let endpoint = sse.endpoint.clone();
+
+    embedder.hold();
+    let arguments = json!({"content": "The PELICAN survey counted nesting pairs on the spit.",
+                           "idempotency_key": "pelican-survey", "wait": true});
+    let ingest = json!({"jsonrpc": "2.0", "id": 41, "method": "tools/call",
+                        "params": {"name": "alayasiki_ingest", "arguments": arguments}});
+    assert_eq!(sse.post(&ingest).status, 202);
+    assert!(
+        embedder.wait_for_held_text("PELICAN", TIMEOUT),
+        "the ingest never reached the embedder"
+    );
+    sse.close();
+    embedder.release();
+
+    // The session is gone (a posted message reveals the closed socket; its
+    // id then answers 404), and the ingest completed regardless.
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let headers = vec![
+        ("Authorization".to_string(), format!("Bearer {token}")),
+        ("Content-Type".to_string(), "application/json".to_string()),
+    ];
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    loop {
+        let r = request(
+            api.addr,
+            "POST",
+            &endpoint,
+            &headers,
+            Some(ping.to_string().as_bytes()),
+        );
+        if r.status == 404 {
+            break;
+        }
+        assert_eq!(r.status, 202);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the session outlived its stream"
+        );
+        std::thread::sleep(StdDuration::from_millis(100));
+    }
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    let status = loop {
+        let status = api.call("GET", "/v1/status", &token, None).json();
+        if status["jobs"]["pending"] == 0 && status["documents"] == 1 {
+            break status;
+        }
+        assert!(std::time::Instant::now() < deadline, "{status}");
+        std::thread::sleep(StdDuration::from_millis(100));
+    };
+    assert_eq!(status["documents"], 1, "{status}");
+    let retry = api
+        .call("POST", "/v1/ingest", &token, Some(&arguments))
+        .json();
+    assert_eq!(retry["idempotent_replay"], true, "{retry}");
+    let id = retry["document_id"].as_str().unwrap().to_string();
+    assert_eq!(retry["state"], "ready", "{retry}");
+    let q = api.call(
+        "POST",
+        "/v1/query",
+        &token,
+        Some(&json!({"query": "PELICAN survey"})),
+    );
+    let evidence = q.json()["evidence"].clone();
+    assert_eq!(evidence[0]["document_id"], id.as_str(), "{evidence}");
+    assert_eq!(
+        api.call("GET", "/v1/status", &token, None).json()["documents"],
+        1
+    );
+}

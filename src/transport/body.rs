@@ -6,31 +6,44 @@
 //! body was not read to the end is dropped (which `respond` does), tiny_http
 //! drains the rest of the declared `Content-Length` so the connection can
 //! carry the next request, and it does so by allocating a buffer of the
-//! whole remaining length. That has three consequences this module handles:
+//! whole remaining length. That has these consequences, handled here:
 //!
-//! - A declared length far beyond any limit would make that allocation
-//!   fail and abort the process. Such requests are answered 413 through a
-//!   path that never drops the body reader ([`abandon`]): the connection is
-//!   given up instead (its thread and socket are not reclaimed; each one is
-//!   counted and logged). Up to [`MAX_DRAINABLE_BODY_BYTES`] the drain is
-//!   harmless and the normal path is used.
-//! - Draining blocks until the client has sent the rest. Answers to requests
-//!   with an unread body are therefore sent by a few dedicated drain
-//!   threads ([`Drains`]), never by the HTTP threads, so slow clients cannot
-//!   stall routing.
+//! - A body the server refuses (declared over [`MAX_BODY_BYTES`], too slow,
+//!   [`BODY_READ_TIMEOUT`], or broken) is answered at once and its
+//!   connection ended ([`Drains::close`]): what the client still sends is
+//!   discarded for at most [`REFUSED_BODY_LINGER`] on a short-lived thread,
+//!   then the socket is shut down ([`super::socket`]), which ends tiny_http's
+//!   drain and its thread for the connection.
+//! - A declared length far beyond any limit would make the drain's
+//!   allocation fail and abort the process. Such requests are answered 413
+//!   through a path that never drops the body reader ([`abandon`]); the
+//!   socket is shut down, but tiny_http's thread for the connection is not
+//!   reclaimed (each one is counted and logged). Up to
+//!   [`MAX_DRAINABLE_BODY_BYTES`] the allocation is harmless (and lazily
+//!   zeroed) and [`Drains::close`] ends the connection properly.
+//! - Draining blocks until the client has sent the rest. Other answers to
+//!   requests with an unread body are therefore sent by a few dedicated
+//!   drain threads ([`Drains`]), never by the HTTP threads, so slow clients
+//!   cannot stall routing.
 //! - A client that stops sending (or reading) would block a thread forever:
 //!   every accepted socket gets read and write timeouts ([`IO_TIMEOUT`]),
-//!   inherited from the listening socket. Since that timeout also bounds
+//!   inherited from the listening socket, and a whole body must arrive
+//!   within [`BODY_READ_TIMEOUT`] (a client trickling a byte at a time
+//!   cannot hold a thread either). Since the socket timeout also bounds
 //!   `accept`, and tiny_http stops accepting after one failed `accept`, a
 //!   [`Heartbeat`] connects to the listener well within every timeout.
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
-use std::io::{Cursor, Read};
-use std::net::TcpListener;
+use std::io::{Cursor, ErrorKind, Read};
+use std::net::{Shutdown, TcpListener};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tiny_http::{Request, Response};
 
+use super::admission::Gate;
+use super::socket::Connection;
+pub use crate::limits::BODY_READ_TIMEOUT;
 use crate::limits::MAX_FRAME_BYTES;
 
 /// Largest request body accepted (the same 8 MiB as one stdio frame).
@@ -54,6 +67,9 @@ pub const DRAIN_QUEUE: usize = 64;
 pub enum BodyError {
     /// More than [`MAX_BODY_BYTES`].
     TooLarge,
+    /// The body did not arrive within [`BODY_READ_TIMEOUT`], or one read
+    /// waited [`IO_TIMEOUT`] for data.
+    TimedOut,
     /// The client stopped sending or the connection failed.
     Io(std::io::Error),
 }
@@ -74,23 +90,47 @@ pub fn has_body(request: &Request) -> bool {
     }
 }
 
+/// Bytes asked for by one read of a body.
+const READ_CHUNK: usize = 64 * 1024;
+
 /// Reads the whole body, refusing more than [`MAX_BODY_BYTES`] without
-/// buffering the excess.
+/// buffering the excess, and giving up once [`BODY_READ_TIMEOUT`] has
+/// passed (checked after every read; a read itself waits at most
+/// [`IO_TIMEOUT`]).
 pub fn read(request: &mut Request) -> Result<Vec<u8>, BodyError> {
-    if declared_length(request).is_some_and(|n| n > MAX_BODY_BYTES) {
+    let declared = declared_length(request);
+    read_within(request.as_reader(), declared, BODY_READ_TIMEOUT)
+}
+
+fn read_within(
+    reader: &mut dyn Read,
+    declared: Option<usize>,
+    timeout: Duration,
+) -> Result<Vec<u8>, BodyError> {
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
         return Err(BodyError::TooLarge);
     }
-    let capacity = declared_length(request).unwrap_or(0).min(MAX_BODY_BYTES);
-    let mut body = Vec::with_capacity(capacity);
-    request
-        .as_reader()
-        .take(MAX_BODY_BYTES as u64 + 1)
-        .read_to_end(&mut body)
-        .map_err(BodyError::Io)?;
-    if body.len() > MAX_BODY_BYTES {
-        return Err(BodyError::TooLarge);
+    let deadline = Instant::now() + timeout;
+    let mut body = Vec::with_capacity(declared.unwrap_or(0).min(MAX_BODY_BYTES));
+    let mut chunk = vec![0u8; READ_CHUNK];
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => return Ok(body),
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) if matches!(e.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock) => {
+                return Err(BodyError::TimedOut)
+            }
+            Err(e) => return Err(BodyError::Io(e)),
+        };
+        if body.len() + n > MAX_BODY_BYTES {
+            return Err(BodyError::TooLarge);
+        }
+        body.extend_from_slice(&chunk[..n]);
+        if Instant::now() >= deadline {
+            return Err(BodyError::TimedOut);
+        }
     }
-    Ok(body)
 }
 
 /// Gives every socket accepted from `listener` read and write timeouts of
@@ -189,7 +229,7 @@ pub fn abandoned_count() -> usize {
 /// Answers `request` without ever dropping its body reader (see the module
 /// documentation): the response is written through tiny_http's upgrade
 /// path, which hands back the connection, and the connection is then
-/// deliberately leaked.
+/// deliberately leaked ([`Drains::close`] still shuts its socket down).
 pub fn abandon(request: Request, response: Response<Cursor<Vec<u8>>>) {
     let n = ABANDONED.fetch_add(1, Ordering::Relaxed) + 1;
     log::warn!(
@@ -209,15 +249,33 @@ struct Pending {
     response: Response<Cursor<Vec<u8>>>,
 }
 
+/// How long the server keeps discarding a refused body after answering,
+/// before it ends the connection. Clients that send the whole body before
+/// reading the answer (many do) need this time to finish sending and read
+/// the answer; a client still sending (or stalled) after it is cut off.
+pub const REFUSED_BODY_LINGER: Duration = Duration::from_secs(5);
+
+/// Refused connections lingering at once (each on a short-lived thread of
+/// its own for at most [`REFUSED_BODY_LINGER`]). Beyond it a refused
+/// connection is ended as soon as its answer is written.
+pub const MAX_LINGERING: usize = 64;
+
 /// The drain threads: they send answers to requests with unread bodies.
+/// Refused bodies get a lingering thread each, ended by the `http-linger`
+/// thread.
 pub struct Drains {
     tx: Sender<Pending>,
+    /// The server's listening port, to find a request's socket.
+    port: u16,
+    lingering: Arc<Gate>,
+    /// Connections to end, with when, in deadline order.
+    closing: Sender<(Instant, Connection)>,
 }
 
 impl Drains {
-    pub fn start() -> std::io::Result<(Drains, Vec<std::thread::JoinHandle<()>>)> {
+    pub fn start(port: u16) -> std::io::Result<(Drains, Vec<std::thread::JoinHandle<()>>)> {
         let (tx, rx) = crossbeam_channel::bounded::<Pending>(DRAIN_QUEUE);
-        let mut handles = Vec::with_capacity(DRAIN_THREADS);
+        let mut handles = Vec::with_capacity(DRAIN_THREADS + 1);
         for i in 0..DRAIN_THREADS {
             let rx: Receiver<Pending> = rx.clone();
             handles.push(
@@ -230,7 +288,74 @@ impl Drains {
                     })?,
             );
         }
-        Ok((Drains { tx }, handles))
+        // One entry per lingering connection at most; the linger is
+        // constant, so entries arrive in deadline order.
+        let (closing, closing_rx) =
+            crossbeam_channel::bounded::<(Instant, Connection)>(MAX_LINGERING);
+        handles.push(
+            std::thread::Builder::new()
+                .name("http-linger".into())
+                .spawn(move || {
+                    for (deadline, c) in closing_rx {
+                        std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+                        c.shutdown(Shutdown::Both);
+                    }
+                })?,
+        );
+        let drains = Drains {
+            tx,
+            port,
+            lingering: Gate::new("lingering", MAX_LINGERING),
+            closing,
+        };
+        Ok((drains, handles))
+    }
+
+    /// Answers `request`, whose body the server refuses (too large, too
+    /// slow, broken), without waiting for that body, then ends the
+    /// connection. What the client still sends is discarded unread for at
+    /// most [`REFUSED_BODY_LINGER`]; then the socket is shut down
+    /// ([`super::socket`]), which ends tiny_http's drain and its thread for
+    /// the connection. Where the socket cannot be found the answer falls
+    /// back to [`Drains::respond`].
+    pub fn close(&self, request: Request, response: Response<Cursor<Vec<u8>>>) {
+        let socket = Connection::find(&request, self.port);
+        if declared_length(&request).is_some_and(|n| n > MAX_DRAINABLE_BODY_BYTES) {
+            abandon(request, response);
+            // The answer is written; the client sees the connection end.
+            if let Some(s) = socket {
+                s.shutdown(Shutdown::Both);
+            }
+            return;
+        }
+        let Some(socket) = socket else {
+            return self.respond(request, response);
+        };
+        let Some(permit) = self.lingering.try_enter() else {
+            // Too many lingering already: answer, read nothing, end now.
+            socket.shutdown(Shutdown::Read);
+            let _ = request.respond(response);
+            socket.shutdown(Shutdown::Write);
+            return;
+        };
+        let closing = self.closing.clone();
+        let spawned = std::thread::Builder::new()
+            .name("http-refused".into())
+            .spawn(move || {
+                let _permit = permit;
+                let deadline = Instant::now() + REFUSED_BODY_LINGER;
+                if closing.try_send((deadline, socket.clone())).is_err() {
+                    // Cannot happen (one entry per permit); never linger
+                    // unbounded.
+                    socket.shutdown(Shutdown::Read);
+                }
+                // Sends the answer, then drains the body until the client
+                // stops sending or the connection is ended.
+                let _ = request.respond(response);
+            });
+        if let Err(e) = spawned {
+            log::error!("cannot start a thread to answer a refused body: {e}");
+        }
     }
 
     /// Sends `response`, on a drain thread if the body may be unread.
@@ -251,6 +376,81 @@ impl Drains {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Yields `parts` one per read, then waits `pause` before each further
+    /// byte of `trickle`.
+    struct Slow {
+        parts: Vec<Vec<u8>>,
+        pause: Duration,
+        trickle: usize,
+    }
+
+    impl Read for Slow {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if let Some(part) = self.parts.first_mut() {
+                let n = part.len().min(buf.len());
+                buf[..n].copy_from_slice(&part[..n]);
+                part.drain(..n);
+                if part.is_empty() {
+                    self.parts.remove(0);
+                }
+                return Ok(n);
+            }
+            if self.trickle == 0 {
+                return Ok(0);
+            }
+            std::thread::sleep(self.pause);
+            self.trickle -= 1;
+            buf[0] = b' ';
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn bodies_are_read_whole_up_to_the_cap() {
+        let mut r = Slow {
+            parts: vec![b"{\"a\"".to_vec(), b":1}".to_vec()],
+            pause: Duration::ZERO,
+            trickle: 0,
+        };
+        let body = read_within(&mut r, Some(7), Duration::from_secs(5)).unwrap();
+        assert_eq!(body, b"{\"a\":1}");
+        let mut big = Slow {
+            parts: vec![vec![b'a'; MAX_BODY_BYTES], vec![b'a']],
+            pause: Duration::ZERO,
+            trickle: 0,
+        };
+        assert!(matches!(
+            read_within(&mut big, None, Duration::from_secs(5)),
+            Err(BodyError::TooLarge)
+        ));
+        let mut declared = Slow {
+            parts: vec![],
+            pause: Duration::ZERO,
+            trickle: 0,
+        };
+        assert!(matches!(
+            read_within(
+                &mut declared,
+                Some(MAX_BODY_BYTES + 1),
+                Duration::from_secs(5)
+            ),
+            Err(BodyError::TooLarge)
+        ));
+    }
+
+    #[test]
+    fn a_trickling_body_times_out_at_the_deadline() {
+        let mut r = Slow {
+            parts: vec![b"{".to_vec()],
+            pause: Duration::from_millis(20),
+            trickle: usize::MAX,
+        };
+        let started = Instant::now();
+        let outcome = read_within(&mut r, Some(1000), Duration::from_millis(200));
+        assert!(matches!(outcome, Err(BodyError::TimedOut)));
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
 
     #[test]
     fn accepted_sockets_inherit_the_timeouts() {

@@ -39,10 +39,10 @@ use super::admission::{
     RETRY_AFTER_SECS,
 };
 use super::auth::Authenticator;
-use super::body::{self, Drains, MAX_BODY_BYTES, MAX_DRAINABLE_BODY_BYTES};
+use super::body::{self, BodyError, Drains, MAX_BODY_BYTES};
 use super::origin::{OriginPolicy, Refusal};
 use super::sse::Sessions;
-use super::{http_api, signals, sse};
+use super::{http_api, http_documents, signals, sse};
 use crate::protocol::mcp::Server;
 use crate::service::{MemoryService, Permission, Principal};
 
@@ -113,7 +113,7 @@ pub fn serve(
             .map_err(|e| std::io::Error::other(e.to_string()))?,
     );
     let (jobs_tx, jobs_rx) = crossbeam_channel::bounded::<Job>(MAX_CONCURRENT_DISPATCHES);
-    let (drains, drain_threads) = Drains::start()?;
+    let (drains, drain_threads) = Drains::start(bound.port())?;
     let ctx = Arc::new(Context {
         server: Server::new(service.clone()),
         service,
@@ -240,6 +240,7 @@ pub(super) enum Route {
     Tools,
     Tool(String),
     Document(String),
+    Original(String),
 }
 
 /// What a path is, and the methods it allows.
@@ -260,6 +261,11 @@ fn resolve(path: &str) -> Option<(Route, &'static [Method])> {
                 (Route::Tool(name), &[Post])
             } else if let Some(id) = single_segment(path, "/v1/documents/") {
                 (Route::Document(id), &[Get, Delete])
+            } else if let Some(id) = path
+                .strip_suffix(ORIGINAL_SUFFIX)
+                .and_then(|p| single_segment(p, "/v1/documents/"))
+            {
+                (Route::Original(id), &[Get])
             } else {
                 return None;
             }
@@ -267,6 +273,9 @@ fn resolve(path: &str) -> Option<(Route, &'static [Method])> {
     };
     Some((route, methods))
 }
+
+/// What follows a document's path to name its original.
+const ORIGINAL_SUFFIX: &str = "/original";
 
 /// The one non-empty segment after `prefix`, percent-decoded.
 fn single_segment(path: &str, prefix: &str) -> Option<String> {
@@ -364,14 +373,12 @@ fn route(ctx: &Arc<Context>, request: Request) {
         );
         return ctx.drains.respond(request, r);
     }
-    if let Some(declared) = body::declared_length(&request) {
-        if declared > MAX_BODY_BYTES {
-            let r = too_large().with_header(connection_close());
-            if declared > MAX_DRAINABLE_BODY_BYTES {
-                return body::abandon(request, r);
-            }
-            return ctx.drains.respond(request, r);
-        }
+    if body::declared_length(&request).is_some_and(|n| n > MAX_BODY_BYTES) {
+        // Answered at once from the header: none of the body is read and
+        // the connection ends.
+        return ctx
+            .drains
+            .close(request, too_large().with_header(connection_close()));
     }
     let Some((route, methods)) = resolve(path) else {
         return ctx
@@ -426,7 +433,8 @@ fn route(ctx: &Arc<Context>, request: Request) {
         Route::SseMessage => sse::post(ctx, request, principal, query),
         Route::Tools => ctx.drains.respond(request, http_api::tools()),
         Route::Tool(name) => http_api::tool(ctx, request, principal, &name),
-        Route::Document(id) => http_api::document(ctx, request, principal, &id),
+        Route::Document(id) => http_documents::document(ctx, request, principal, &id),
+        Route::Original(id) => http_documents::original(ctx, request, principal, &id),
     }
 }
 
@@ -479,6 +487,27 @@ pub(super) fn error(status: u16, code: &str, message: &str) -> Response<Cursor<V
     )
 }
 
+/// The answer to a body that could not be read, and how to send it: a
+/// refused body is never read further, and its connection is closed.
+pub(super) fn refuse_body(ctx: &Context, request: Request, why: BodyError) {
+    let r = match why {
+        BodyError::TooLarge => too_large(),
+        BodyError::TimedOut => error(
+            408,
+            "body_timeout",
+            &format!(
+                "the request body did not arrive within {} s (BODY_READ_TIMEOUT)",
+                body::BODY_READ_TIMEOUT.as_secs()
+            ),
+        ),
+        BodyError::Io(e) => {
+            log::debug!("reading a request body failed: {e}");
+            error(400, "incomplete_body", "the request body could not be read")
+        }
+    };
+    ctx.drains.close(request, r.with_header(connection_close()));
+}
+
 pub(super) fn too_large() -> Response<Cursor<Vec<u8>>> {
     error(
         413,
@@ -519,6 +548,12 @@ mod tests {
         );
         assert!(resolve("/v1/documents/").is_none());
         assert!(resolve("/v1/documents/a/b").is_none());
+        assert_eq!(
+            resolve("/v1/documents/doc_1/original").unwrap(),
+            (Route::Original("doc_1".into()), &[Method::Get][..])
+        );
+        assert!(resolve("/v1/documents//original").is_none());
+        assert!(resolve("/v1/documents/a/b/original").is_none());
         assert!(resolve("/v1/documents/%zz").is_none());
         assert!(resolve("/nope").is_none());
         assert_eq!(resolve("/mcp/sse").unwrap().1, &[Method::Get]);
@@ -535,6 +570,7 @@ mod tests {
     #[test]
     fn api_md_limits_table_matches_the_constants() {
         use super::super::{admission::*, auth::*, body::*, sse::*};
+        use crate::limits::MAX_REPLY_BYTES;
         let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/API.md"))
             .expect("API.md");
         let secs = |d: Duration| format!("{} s", d.as_secs());
@@ -561,6 +597,9 @@ mod tests {
                 "`DEFAULT_RATE_PER_SEC` / `DEFAULT_BURST`",
                 format!("{DEFAULT_RATE_PER_SEC} / {DEFAULT_BURST}"),
             ),
+            ("`BODY_READ_TIMEOUT`", secs(BODY_READ_TIMEOUT)),
+            ("`REFUSED_BODY_LINGER`", secs(REFUSED_BODY_LINGER)),
+            ("`MAX_LINGERING`", MAX_LINGERING.to_string()),
             ("`KEEPALIVE_INTERVAL`", secs(KEEPALIVE_INTERVAL)),
             ("`IO_TIMEOUT`", secs(IO_TIMEOUT)),
             ("`SHUTDOWN_DRAIN_TIMEOUT`", secs(SHUTDOWN_DRAIN_TIMEOUT)),

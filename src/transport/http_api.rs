@@ -15,10 +15,13 @@ use tiny_http::{Method, Request, Response};
 
 use super::admission::RETRY_AFTER_SECS;
 use super::body::{self, BodyError};
-use super::http::{admit_dispatch, error, is_json, json_response, retry_after, too_large, Context};
+use super::http::{
+    admit_dispatch, error, is_json, json_response, make_header, refuse_body, retry_after, Context,
+};
 use crate::error::Error;
-use crate::protocol::tools::{self, Tool};
-use crate::service::{Permission, Principal};
+use crate::limits::MAX_REPLY_BYTES;
+use crate::protocol::tools;
+use crate::service::{Memory, Permission, Principal};
 
 pub const INGEST_TOOL: &str = "alayasiki_ingest";
 pub const QUERY_TOOL: &str = "alayasiki_query";
@@ -36,7 +39,7 @@ pub const FORGET_ID_ARGUMENT: &str = "document_id";
 /// instead of 404, so clients can tell "not in this version" from a typo.
 const ROUTED_TOOLS: &[&str] = &[MEMORY_WRITE_TOOL, MEMORY_READ_TOOL, FORGET_TOOL];
 
-type Reply = Response<Cursor<Vec<u8>>>;
+pub(super) type Reply = Response<Cursor<Vec<u8>>>;
 
 /// The HTTP status for a service error.
 pub fn status_of(e: &Error) -> u16 {
@@ -51,12 +54,12 @@ pub fn status_of(e: &Error) -> u16 {
     }
 }
 
-fn service_error(e: Error, context: &str) -> Reply {
+pub(super) fn service_error(e: Error, context: &str) -> Reply {
     let e = e.logged(context);
     error(status_of(&e), e.code(), &e.client_message())
 }
 
-fn not_implemented(what: &str) -> Reply {
+pub(super) fn not_implemented(what: &str) -> Reply {
     error(
         501,
         "not_implemented",
@@ -108,90 +111,16 @@ pub(super) fn tool(ctx: &Arc<Context>, mut request: Request, principal: Principa
         let memory = ctx.service.for_caller(&principal);
         match tools::invoke(tool, &memory, &arguments) {
             Ok(value) => {
-                let body = value.to_string();
-                memory.charge(
-                    tool.name,
-                    request_bytes,
-                    body.len() as u64,
-                    started.elapsed(),
-                );
-                json_body(200, body)
+                let body = value.to_string().into_bytes();
+                let call = Charge::new(tool.name, request_bytes, started);
+                call.reply(&memory, body, "application/json")
             }
             Err(e) => service_error(e, tool.name),
         }
     });
 }
 
-/// `GET` and `DELETE /v1/documents/{id}`.
-pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principal, id: &str) {
-    if *request.method() == Method::Delete {
-        let Some(forget) = tools::find(FORGET_TOOL) else {
-            let r = not_implemented("deleting documents (alayasiki_forget)");
-            return ctx.drains.respond(request, r);
-        };
-        return delete(ctx, request, principal, forget, id);
-    }
-    if !principal.permits(Permission::Query) {
-        return ctx.drains.respond(request, forbidden(Permission::Query));
-    }
-    let started = Instant::now();
-    let id = id.to_string();
-    run(ctx, request, move |ctx| {
-        let memory = ctx.service.for_caller(&principal);
-        match memory.document(&id) {
-            Ok(d) => {
-                let metadata: Value = serde_json::from_str(&d.metadata).unwrap_or(Value::Null);
-                let body = json!({
-                    "document_id": d.doc_id,
-                    "source": d.source,
-                    "title": d.title,
-                    "media_type": d.media_type,
-                    "sha256": d.sha256,
-                    "bytes": d.byte_size,
-                    "metadata": metadata,
-                    "provenance": d.provenance,
-                    "created_by": d.created_by,
-                    "created_at": crate::clock::rfc3339(d.created_at),
-                    "state": d.state,
-                    "text": d.text,
-                    "error": d.error,
-                })
-                .to_string();
-                memory.charge("document.read", 0, body.len() as u64, started.elapsed());
-                json_body(200, body)
-            }
-            Err(e) => service_error(e, "document.read"),
-        }
-    });
-}
-
-fn delete(
-    ctx: &Arc<Context>,
-    request: Request,
-    principal: Principal,
-    forget: &'static Tool,
-    id: &str,
-) {
-    if !principal.permits(forget.permission) {
-        return ctx.drains.respond(request, forbidden(forget.permission));
-    }
-    let started = Instant::now();
-    let mut arguments = Map::new();
-    arguments.insert(FORGET_ID_ARGUMENT.into(), Value::String(id.to_string()));
-    run(ctx, request, move |ctx| {
-        let memory = ctx.service.for_caller(&principal);
-        match tools::invoke(forget, &memory, &arguments) {
-            Ok(value) => {
-                let body = value.to_string();
-                memory.charge(forget.name, 0, body.len() as u64, started.elapsed());
-                json_body(200, body)
-            }
-            Err(e) => service_error(e, forget.name),
-        }
-    });
-}
-
-fn forbidden(p: Permission) -> Reply {
+pub(super) fn forbidden(p: Permission) -> Reply {
     error(
         403,
         "forbidden",
@@ -203,7 +132,7 @@ fn forbidden(p: Permission) -> Reply {
 }
 
 /// Admits `work` as a dispatch and answers with what it returns.
-fn run(
+pub(super) fn run(
     ctx: &Arc<Context>,
     request: Request,
     work: impl FnOnce(&Context) -> Reply + Send + 'static,
@@ -235,45 +164,28 @@ fn run(
     }
 }
 
-/// Why a body was refused: the answer, and whether the body was read to
-/// the end (if not, the answer goes through the drain threads).
-struct Refused {
-    reply: Reply,
-    body_read: bool,
+/// Why a body was refused: it could not be read (the connection is then
+/// closed, see [`refuse_body`]), or it was read and is not acceptable.
+enum Refused {
+    Unread(BodyError),
+    Read(Reply),
 }
 
 impl Refused {
     fn send(self, ctx: &Context, request: Request) {
-        if self.body_read {
-            let _ = request.respond(self.reply);
-        } else {
-            ctx.drains.respond(request, self.reply);
+        match self {
+            Refused::Unread(why) => refuse_body(ctx, request, why),
+            Refused::Read(reply) => {
+                let _ = request.respond(reply);
+            }
         }
     }
 }
 
 /// Reads a JSON object body (an empty body means `{}`) and its length.
 fn json_object_body(request: &mut Request) -> Result<(Map<String, Value>, u64), Refused> {
-    let read = |reply| Refused {
-        reply,
-        body_read: true,
-    };
-    let body = match body::read(request) {
-        Ok(b) => b,
-        Err(BodyError::TooLarge) => {
-            return Err(Refused {
-                reply: too_large(),
-                body_read: false,
-            })
-        }
-        Err(BodyError::Io(e)) => {
-            log::debug!("reading a request body failed: {e}");
-            return Err(Refused {
-                reply: error(400, "incomplete_body", "the request body could not be read"),
-                body_read: false,
-            });
-        }
-    };
+    let read = Refused::Read;
+    let body = body::read(request).map_err(Refused::Unread)?;
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok((Map::new(), body.len() as u64));
     }
@@ -299,17 +211,71 @@ fn json_object_body(request: &mut Request) -> Result<(Map<String, Value>, u64), 
     }
 }
 
-/// A 200-style response whose body is already serialized JSON.
-fn json_body(status: u16, body: String) -> Reply {
-    Response::from_data(body.into_bytes())
-        .with_status_code(status)
-        .with_header(super::http::make_header("Content-Type", "application/json"))
-        .with_header(super::http::make_header("Cache-Control", "no-store"))
+/// A completed call, to be answered and charged for.
+pub(super) struct Charge {
+    operation: &'static str,
+    request_bytes: u64,
+    started: Instant,
+}
+
+impl Charge {
+    pub fn new(operation: &'static str, request_bytes: u64, started: Instant) -> Charge {
+        Charge {
+            operation,
+            request_bytes,
+            started,
+        }
+    }
+
+    /// A 200 answer with `body`, charged to the caller; or, when `body` is
+    /// over [`MAX_REPLY_BYTES`], a `413 reply_too_large` error instead (not
+    /// charged: the call did not complete). Nothing of an oversize body is
+    /// ever sent, so a client never mistakes a cut-off body for a reply.
+    pub fn reply(self, memory: &Memory<'_>, body: Vec<u8>, content_type: &str) -> Reply {
+        if let Err(refused) = within_reply_cap(self.operation, body.len()) {
+            return refused;
+        }
+        memory.charge(
+            self.operation,
+            self.request_bytes,
+            body.len() as u64,
+            self.started.elapsed(),
+        );
+        Response::from_data(body)
+            .with_status_code(200)
+            .with_header(make_header("Content-Type", content_type))
+            .with_header(make_header("Cache-Control", "no-store"))
+    }
+}
+
+/// `Err` with the `413 reply_too_large` answer when a reply of `len` bytes
+/// is over [`MAX_REPLY_BYTES`].
+fn within_reply_cap(operation: &str, len: usize) -> Result<(), Reply> {
+    if len <= MAX_REPLY_BYTES {
+        return Ok(());
+    }
+    log::warn!("a {operation} reply of {len} bytes exceeds MAX_REPLY_BYTES; not sent");
+    Err(error(
+        413,
+        "reply_too_large",
+        &format!(
+            "the reply is {len} bytes, over the {MAX_REPLY_BYTES}-byte limit \
+             (MAX_REPLY_BYTES); ask for less (a smaller top_k or budget, a query instead of a \
+             whole session)"
+        ),
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn replies_over_the_cap_are_refused_whole() {
+        assert!(within_reply_cap("x", MAX_REPLY_BYTES).is_ok());
+        let refused = within_reply_cap("x", MAX_REPLY_BYTES + 1).unwrap_err();
+        assert_eq!(refused.status_code().0, 413);
+    }
 
     #[test]
     fn every_error_code_has_a_distinct_status() {

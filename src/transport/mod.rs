@@ -4,9 +4,10 @@
 //!
 //! - [`stdio`] (with [`framing`]): MCP on stdin/stdout for one local caller.
 //! - [`http`]: the `alayasiki-api` server: routing and shutdown, with
-//!   [`sse`] (MCP over HTTP+SSE) and [`http_api`] (the JSON API) behind it,
+//!   [`sse`] (MCP over HTTP+SSE) and [`http_api`] with [`http_documents`]
+//!   (the JSON API) behind it,
 //!   and the checks every request passes: [`origin`], [`auth`],
-//!   [`admission`] and [`body`]. [`signals`] turns SIGTERM/SIGINT into a
+//!   [`admission`] and [`body`] (with [`socket`]). [`signals`] turns SIGTERM/SIGINT into a
 //!   graceful shutdown.
 
 pub mod admission;
@@ -15,7 +16,9 @@ pub mod body;
 pub mod framing;
 pub mod http;
 pub mod http_api;
+pub mod http_documents;
 pub mod origin;
 pub mod signals;
+pub mod socket;
 pub mod sse;
 pub mod stdio;

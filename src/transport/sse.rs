@@ -27,9 +27,9 @@ use std::time::{Duration, Instant};
 use tiny_http::{HTTPVersion, Request};
 
 use super::admission::{caller_key, Gate, Permit, MAX_QUEUED_REPLIES, RETRY_AFTER_SECS};
-use super::body::{self, BodyError};
+use super::body;
 use super::http::{
-    admit_dispatch, error, is_json, make_header, query_param, retry_after, too_large, Context,
+    admit_dispatch, error, is_json, make_header, query_param, refuse_body, retry_after, Context,
 };
 use crate::protocol::jsonrpc::{self, INTERNAL_ERROR, PARSE_ERROR};
 use crate::protocol::mcp::{self, Server};
@@ -39,9 +39,7 @@ use crate::service::Principal;
 /// server uses 15 s; its client gives up after 300 s of silence.
 pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(15);
 
-/// Largest reply sent as one event (8 MiB, like request bodies). A larger
-/// reply is replaced by a JSON-RPC error naming the limit.
-pub const MAX_REPLY_BYTES: usize = 8 * 1024 * 1024;
+use crate::limits::MAX_REPLY_BYTES;
 
 /// The path clients POST to.
 pub const MESSAGES_PATH: &str = "/mcp/messages";
@@ -294,12 +292,7 @@ pub(super) fn post(ctx: &Arc<Context>, mut request: Request, principal: Principa
     let started = Instant::now();
     let body = match body::read(&mut request) {
         Ok(b) => b,
-        Err(BodyError::TooLarge) => return ctx.drains.respond(request, too_large()),
-        Err(BodyError::Io(e)) => {
-            log::debug!("reading a POST body failed: {e}");
-            let r = error(400, "incomplete_body", "the request body could not be read");
-            return ctx.drains.respond(request, r);
-        }
+        Err(why) => return refuse_body(ctx, request, why),
     };
     let value: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,

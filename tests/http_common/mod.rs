@@ -3,6 +3,8 @@
 //! including lying ones), an SSE client, and tokens minted with jwt-simple.
 #![allow(dead_code)]
 
+pub mod held_embedder;
+
 use jwt_simple::prelude::*;
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, BufReader, Read, Write};

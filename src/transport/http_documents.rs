@@ -1,0 +1,154 @@
+//! Document routes of the JSON API: `GET` and `DELETE /v1/documents/{id}`,
+//! and `GET /v1/documents/{id}/original`.
+//!
+//! The original is served as the exact stored bytes (not JSON), with the
+//! stored media type as `Content-Type`, after the same tenant check and
+//! SHA-256 verification as the MCP resource
+//! `alayasiki://documents/{id}/original` ([`Memory::original`]): a damaged
+//! original is an error, never wrong bytes.
+
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use std::time::Instant;
+use tiny_http::{Method, Request};
+
+use super::http::Context;
+use super::http_api::{
+    forbidden, not_implemented, run, service_error, Charge, FORGET_ID_ARGUMENT, FORGET_TOOL,
+};
+use crate::protocol::tools::{self, Tool};
+use crate::service::{Memory, Permission, Principal};
+
+/// Usage operation of `GET /v1/documents/{id}`.
+pub const READ_OPERATION: &str = "document.read";
+/// Usage operation of `GET /v1/documents/{id}/original`.
+pub const ORIGINAL_OPERATION: &str = "document.original";
+
+/// `Content-Type` of an original whose stored media type cannot be a header
+/// value.
+const FALLBACK_MEDIA_TYPE: &str = "application/octet-stream";
+
+/// `GET` and `DELETE /v1/documents/{id}`.
+pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principal, id: &str) {
+    if *request.method() == Method::Delete {
+        let Some(forget) = tools::find(FORGET_TOOL) else {
+            let r = not_implemented("deleting documents (alayasiki_forget)");
+            return ctx.drains.respond(request, r);
+        };
+        return delete(ctx, request, principal, forget, id);
+    }
+    if !principal.permits(Permission::Query) {
+        return ctx.drains.respond(request, forbidden(Permission::Query));
+    }
+    let started = Instant::now();
+    let id = id.to_string();
+    run(ctx, request, move |ctx| {
+        let memory = ctx.service.for_caller(&principal);
+        match memory.document(&id) {
+            Ok(d) => {
+                let metadata: Value = serde_json::from_str(&d.metadata).unwrap_or(Value::Null);
+                let body = json!({
+                    "document_id": d.doc_id,
+                    "source": d.source,
+                    "title": d.title,
+                    "media_type": d.media_type,
+                    "sha256": d.sha256,
+                    "bytes": d.byte_size,
+                    "metadata": metadata,
+                    "provenance": d.provenance,
+                    "created_by": d.created_by,
+                    "created_at": crate::clock::rfc3339(d.created_at),
+                    "state": d.state,
+                    "text": d.text,
+                    "error": d.error,
+                })
+                .to_string()
+                .into_bytes();
+                Charge::new(READ_OPERATION, 0, started).reply(&memory, body, "application/json")
+            }
+            Err(e) => service_error(e, READ_OPERATION),
+        }
+    });
+}
+
+/// `GET /v1/documents/{id}/original`: the exact uploaded bytes.
+pub(super) fn original(ctx: &Arc<Context>, request: Request, principal: Principal, id: &str) {
+    if !principal.permits(Permission::Query) {
+        return ctx.drains.respond(request, forbidden(Permission::Query));
+    }
+    let started = Instant::now();
+    let id = id.to_string();
+    run(ctx, request, move |ctx| {
+        let memory: Memory<'_> = ctx.service.for_caller(&principal);
+        match memory.original(&id) {
+            Ok(o) => {
+                let media_type = header_safe(&o.media_type);
+                let reply =
+                    Charge::new(ORIGINAL_OPERATION, 0, started).reply(&memory, o.bytes, media_type);
+                // The bytes are the caller's upload: never let a browser
+                // guess another type for them.
+                reply.with_header(super::http::make_header(
+                    "X-Content-Type-Options",
+                    "nosniff",
+                ))
+            }
+            Err(e) => service_error(e, ORIGINAL_OPERATION),
+        }
+    });
+}
+
+/// `media_type` if it can be sent as a header value as is, else
+/// [`FALLBACK_MEDIA_TYPE`].
+fn header_safe(media_type: &str) -> &str {
+    let ok = !media_type.is_empty()
+        && media_type.len() <= 255
+        && media_type.bytes().all(|b| (0x20..0x7f).contains(&b));
+    if ok {
+        media_type
+    } else {
+        FALLBACK_MEDIA_TYPE
+    }
+}
+
+fn delete(
+    ctx: &Arc<Context>,
+    request: Request,
+    principal: Principal,
+    forget: &'static Tool,
+    id: &str,
+) {
+    if !principal.permits(forget.permission) {
+        return ctx.drains.respond(request, forbidden(forget.permission));
+    }
+    let started = Instant::now();
+    let mut arguments = Map::new();
+    arguments.insert(FORGET_ID_ARGUMENT.into(), Value::String(id.to_string()));
+    run(ctx, request, move |ctx| {
+        let memory = ctx.service.for_caller(&principal);
+        match tools::invoke(forget, &memory, &arguments) {
+            Ok(value) => Charge::new(forget.name, 0, started).reply(
+                &memory,
+                value.to_string().into_bytes(),
+                "application/json",
+            ),
+            Err(e) => service_error(e, forget.name),
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_types_unfit_for_a_header_fall_back_to_octet_stream() {
+        assert_eq!(header_safe("application/pdf"), "application/pdf");
+        assert_eq!(
+            header_safe("text/plain; charset=utf-8"),
+            "text/plain; charset=utf-8"
+        );
+        assert_eq!(header_safe("text/plain\r\nX-Evil: 1"), FALLBACK_MEDIA_TYPE);
+        assert_eq!(header_safe("bild/ä"), FALLBACK_MEDIA_TYPE);
+        assert_eq!(header_safe(""), FALLBACK_MEDIA_TYPE);
+    }
+}
