@@ -558,7 +558,8 @@ impl TenantReader<'_> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(Vec::new());
         };
-        let mut stmt = self.conn.prepare_cached(
+        // The limit is in the SQL, not bound (see `keyword_search`).
+        let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT r.id, r.subject_id, s.name, r.label, r.object_id, o.name, r.kind = 'pattern',
                     r.alpha, r.beta, r.valid_to, r.last_evidence_at,
                     CASE WHEN r.support_external > 0 THEN 'external'
@@ -582,50 +583,48 @@ impl TenantReader<'_> {
                 AND +r.tenant_id = ?1
                 AND (?3 OR r.valid_to IS NULL)
               ORDER BY r.kind = 'pattern' DESC, r.alpha / (r.alpha + r.beta) DESC, r.last_evidence_at DESC
-              LIMIT ?4",
-        )?;
-        let rows = stmt.query_map(
-            params![tenant_id, entity_id, include_history, limit as i64],
-            |r| {
-                let chunk: Option<i64> = r.get(12)?;
-                Ok(RelationRow {
-                    id: r.get(0)?,
-                    subject_id: r.get(1)?,
-                    subject: r.get(2)?,
-                    predicate: r.get(3)?,
-                    object_id: r.get(4)?,
-                    object: r.get(5)?,
-                    pattern: r.get(6)?,
-                    alpha: r.get(7)?,
-                    beta: r.get(8)?,
-                    valid_to: r.get(9)?,
-                    last_evidence_at: r.get(10)?,
-                    provenance: match r.get::<_, String>(11)?.as_str() {
-                        "external" => "external",
-                        "user" => "user",
-                        _ => "agent",
-                    },
-                    evidence_chunk: match chunk {
-                        Some(c) => Some((c, r.get(13)?, r.get(14)?)),
-                        None => None,
-                    },
-                    extractor: match r.get::<_, Option<String>>(15)?.as_deref() {
-                        Some("llm") => "llm",
-                        Some("declared") => "declared",
-                        _ => "rules",
-                    },
-                })
-            },
-        )?;
+              LIMIT {limit}",
+        ))?;
+        let rows = stmt.query_map(params![tenant_id, entity_id, include_history], |r| {
+            let chunk: Option<i64> = r.get(12)?;
+            Ok(RelationRow {
+                id: r.get(0)?,
+                subject_id: r.get(1)?,
+                subject: r.get(2)?,
+                predicate: r.get(3)?,
+                object_id: r.get(4)?,
+                object: r.get(5)?,
+                pattern: r.get(6)?,
+                alpha: r.get(7)?,
+                beta: r.get(8)?,
+                valid_to: r.get(9)?,
+                last_evidence_at: r.get(10)?,
+                provenance: match r.get::<_, String>(11)?.as_str() {
+                    "external" => "external",
+                    "user" => "user",
+                    _ => "agent",
+                },
+                evidence_chunk: match chunk {
+                    Some(c) => Some((c, r.get(13)?, r.get(14)?)),
+                    None => None,
+                },
+                extractor: match r.get::<_, Option<String>>(15)?.as_deref() {
+                    Some("llm") => "llm",
+                    Some("declared") => "declared",
+                    _ => "rules",
+                },
+            })
+        })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Chunks mentioning an entity, newest first.
     pub fn chunks_mentioning(&self, entity_id: i64, limit: usize) -> Result<Vec<i64>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT DISTINCT chunk_id FROM mentions WHERE entity_id = ?1 ORDER BY chunk_id DESC LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![entity_id, limit as i64], |r| r.get(0))?;
+        // The limit is in the SQL, not bound (see `keyword_search`).
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT DISTINCT chunk_id FROM mentions WHERE entity_id = ?1 ORDER BY chunk_id DESC LIMIT {limit}",
+        ))?;
+        let rows = stmt.query_map(params![entity_id], |r| r.get(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 

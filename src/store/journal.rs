@@ -191,24 +191,31 @@ pub(super) fn tenants_with_llm_jobs(conn: &Connection) -> Result<Vec<Tenant>> {
     Ok(out)
 }
 
+/// Pending jobs are read in steps of this many rows: the limit goes into
+/// the SQL rounded up to a step, then the rows are cut to the limit. A bound
+/// limit is planned by its value and re-prepared at every new value, and
+/// the worker asks for a different number nearly every time.
+const PENDING_READ_STEP: usize = 256;
+
 pub(super) fn pending(conn: &Connection, queue: JobQueue, limit: usize) -> Result<Vec<PendingJob>> {
-    let mut stmt = conn.prepare_cached(match queue {
-        JobQueue::Indexing => {
+    let cap = limit.div_ceil(PENDING_READ_STEP).max(1) * PENDING_READ_STEP;
+    let mut stmt = conn.prepare_cached(&match queue {
+        JobQueue::Indexing => format!(
             "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source, d.provenance
                FROM jobs j JOIN tenants t ON t.id = j.tenant_id
                            JOIN documents d ON d.id = j.document_id
               WHERE j.state = 'pending' AND j.kind != 'llm_extract'
-              ORDER BY j.kind = 'embed', j.id LIMIT ?1"
-        }
-        JobQueue::LlmExtraction => {
+              ORDER BY j.kind = 'embed', j.id LIMIT {cap}"
+        ),
+        JobQueue::LlmExtraction => format!(
             "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source, d.provenance
                FROM jobs j JOIN tenants t ON t.id = j.tenant_id
                            JOIN documents d ON d.id = j.document_id
               WHERE j.state = 'pending' AND j.kind = 'llm_extract'
-              ORDER BY j.id LIMIT ?1"
-        }
+              ORDER BY j.id LIMIT {cap}"
+        ),
     })?;
-    let rows = stmt.query_map([limit as i64], |r| {
+    let rows = stmt.query_map([], |r| {
         Ok((
             r.get::<_, i64>(0)?,
             r.get::<_, String>(1)?,
@@ -220,7 +227,7 @@ pub(super) fn pending(conn: &Connection, queue: JobQueue, limit: usize) -> Resul
         ))
     })?;
     let mut jobs = Vec::new();
-    for row in rows {
+    for row in rows.take(limit) {
         let (job_id, tenant, document_key, doc_id, kind, source, provenance) = row?;
         let kind = JobKind::parse(&kind);
         let tenant = Tenant::new(&tenant).map_err(Error::internal)?;

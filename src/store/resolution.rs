@@ -33,15 +33,15 @@ fn candidates(
 ) -> rusqlite::Result<Vec<Candidate>> {
     let mut ids: Vec<i64> = Vec::new();
     {
-        let mut stmt = conn.prepare_cached(
+        // A constant limit, written into the SQL: a bound one is planned
+        // by value and re-prepared whenever it changes (see
+        // `TenantReader::keyword_search`).
+        let mut stmt = conn.prepare_cached(&format!(
             "SELECT entity_id FROM entity_name_terms
-              WHERE tenant_id = ?1 AND term = ?2 ORDER BY entity_id LIMIT ?3",
-        )?;
+              WHERE tenant_id = ?1 AND term = ?2 ORDER BY entity_id LIMIT {MAX_CANDIDATES_PER_TERM}",
+        ))?;
         'terms: for term in terms {
-            let rows = stmt.query_map(
-                params![tenant_id, term, MAX_CANDIDATES_PER_TERM as i64],
-                |r| r.get::<_, i64>(0),
-            )?;
+            let rows = stmt.query_map(params![tenant_id, term], |r| r.get::<_, i64>(0))?;
             for id in rows {
                 let id = id?;
                 if !exclude.contains(&id) && !ids.contains(&id) {
