@@ -347,7 +347,7 @@ impl TenantWriter<'_> {
                     params![self.tenant_id, key, name, kind, now],
                 )?;
                 let id = self.conn.last_insert_rowid();
-                self.index_entity_name(id, key, name)?;
+                self.index_entity_name(id, key, name, kind)?;
                 created.push(id);
                 id
             }

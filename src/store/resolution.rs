@@ -130,8 +130,23 @@ impl TenantWriter<'_> {
         Ok(Some(id))
     }
 
-    /// Adds a stored entity's name terms to the index.
-    pub(super) fn index_entity_name(&mut self, id: i64, key: &str, name: &str) -> Result<()> {
+    /// Adds a stored entity's name terms to the index, if its kind can ever
+    /// be resolved: a concept or a date is never a candidate for a merge or
+    /// a question's name (`resolution::kinds_compatible`), so its terms
+    /// would only cost the writer (they were about a sixth of its time on
+    /// concept-heavy text) and crowd real candidates out of each term's
+    /// bounded look-up. A kind only ever changes from `unknown`, which is
+    /// indexed.
+    pub(super) fn index_entity_name(
+        &mut self,
+        id: i64,
+        key: &str,
+        name: &str,
+        kind: &str,
+    ) -> Result<()> {
+        if !resolution::is_resolvable_kind(kind) {
+            return Ok(());
+        }
         for term in resolution::index_terms(&NameProfile::new(key, name)) {
             self.exec(
                 "INSERT OR IGNORE INTO entity_name_terms(tenant_id, term, entity_id)
@@ -158,16 +173,17 @@ impl TenantWriter<'_> {
             "DELETE FROM entity_name_terms WHERE tenant_id = ?1",
             [self.tenant_id],
         )?;
-        let entities: Vec<(i64, String, String)> = {
+        let entities: Vec<(i64, String, String, String)> = {
             let mut stmt = self
                 .conn
-                .prepare("SELECT id, key, name FROM entities WHERE tenant_id = ?1")?;
-            let rows =
-                stmt.query_map([self.tenant_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                .prepare("SELECT id, key, name, kind FROM entities WHERE tenant_id = ?1")?;
+            let rows = stmt.query_map([self.tenant_id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })?;
             rows.collect::<rusqlite::Result<_>>()?
         };
-        for (id, key, name) in &entities {
-            self.index_entity_name(*id, key, name)?;
+        for (id, key, name, kind) in &entities {
+            self.index_entity_name(*id, key, name, kind)?;
         }
         self.exec(
             "UPDATE tenants SET name_terms_version = ?2 WHERE id = ?1",
@@ -327,6 +343,40 @@ mod tests {
             "SELECT name_terms_version FROM tenants WHERE id = ?1",
         );
         assert_eq!(version, crate::graph::resolution::NAME_TERMS_VERSION);
+        store.close();
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn only_entities_of_a_resolvable_kind_get_name_terms() {
+        let (dir, store) = store();
+        let t = Tenant::new("t").unwrap();
+        remember(
+            &store,
+            &t,
+            "Dana Scully joined Initech on 2024-03-01 to work on \"zero trust\" networking.",
+        );
+        let per_entity: Vec<(String, String, i64)> = store
+            .write(&t, |w| {
+                let mut stmt = w.conn.prepare(
+                    "SELECT e.name, e.kind,
+                            (SELECT count(*) FROM entity_name_terms n WHERE n.entity_id = e.id)
+                       FROM entities e WHERE e.tenant_id = ?1",
+                )?;
+                let rows =
+                    stmt.query_map([w.tenant_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            })
+            .unwrap();
+        let kinds: Vec<&str> = per_entity.iter().map(|e| e.1.as_str()).collect();
+        assert!(
+            kinds.contains(&"person") && kinds.iter().any(|k| *k == "concept" || *k == "date"),
+            "{per_entity:?}"
+        );
+        for (name, kind, terms) in &per_entity {
+            let resolvable = crate::graph::resolution::is_resolvable_kind(kind);
+            assert_eq!(*terms > 0, resolvable, "{name} ({kind}): {terms} terms");
+        }
         store.close();
         std::fs::remove_dir_all(dir).ok();
     }

@@ -98,7 +98,8 @@ pub const MAX_QUESTION_MATCHES: usize = 2;
 
 /// Version of [`index_terms`]: bump it whenever the terms change, and the
 /// store rebuilds every tenant's term index at its next graph write.
-pub const NAME_TERMS_VERSION: i64 = 1;
+/// 2: only entities of a resolvable kind are indexed.
+pub const NAME_TERMS_VERSION: i64 = 2;
 
 /// A stored entity the resolver may compare a new name with.
 #[derive(Debug, Clone, PartialEq)]
