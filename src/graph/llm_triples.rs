@@ -112,6 +112,18 @@ pub struct Passage<'a> {
     pub text: &'a str,
 }
 
+impl<'a> Passage<'a> {
+    /// A document's chunks as passages, numbered in order, from each
+    /// chunk's byte offset in the extracted text and its text.
+    pub fn of_chunks(chunks: impl IntoIterator<Item = (usize, &'a str)>) -> Vec<Passage<'a>> {
+        chunks
+            .into_iter()
+            .enumerate()
+            .map(|(chunk, (start, text))| Passage { chunk, start, text })
+            .collect()
+    }
+}
+
 /// Consecutive runs of passages whose texts add up to at most `max_bytes`
 /// (a passage longer than that goes alone).
 pub fn batches(passages: &[Passage<'_>], max_bytes: usize) -> Vec<Range<usize>> {

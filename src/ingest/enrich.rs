@@ -165,15 +165,7 @@ pub struct Extracted {
 /// keeps those that pass the checks. `chunks[i]` becomes the fragment's
 /// chunk `i`.
 pub fn extract(llm: &Llm, chunks: &[StoredChunk], stop: &AtomicBool) -> Extracted {
-    let passages: Vec<Passage<'_>> = chunks
-        .iter()
-        .enumerate()
-        .map(|(i, c)| Passage {
-            chunk: i,
-            start: c.start,
-            text: &c.text,
-        })
-        .collect();
+    let passages = Passage::of_chunks(chunks.iter().map(|c| (c.start, c.text.as_str())));
     let batches = llm_triples::batches(&passages, MAX_LLM_EXTRACT_INPUT_BYTES);
     let schema = llm_triples::schema();
     let mut builder = FragmentBuilder::default();

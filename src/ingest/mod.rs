@@ -119,15 +119,7 @@ fn declared_fragment(
     declaration: &declared::Declaration,
     chunks: &[NewChunk],
 ) -> crate::graph::fragment::Fragment {
-    let passages: Vec<Passage<'_>> = chunks
-        .iter()
-        .enumerate()
-        .map(|(i, c)| Passage {
-            chunk: i,
-            start: c.start,
-            text: &c.text,
-        })
-        .collect();
+    let passages = Passage::of_chunks(chunks.iter().map(|c| (c.start, c.text.as_str())));
     let (fragment, g) = declared::fragment(declaration, &passages);
     let dropped = g.triples.unquoted + g.triples.unresolved + g.entities_unnamed;
     if dropped > 0 {
