@@ -446,10 +446,7 @@ impl TenantWriter<'_> {
                   WHERE id = ?1",
                 [entity],
             )?;
-            self.exec(
-                "DELETE FROM entities WHERE id = ?1 AND mention_count = 0",
-                [entity],
-            )?;
+            self.delete_if_unmentioned(entity)?;
         }
         // Summaries may quote the forgotten document (its entities, its
         // facts): drop every snapshot; the next build starts from what is

@@ -157,6 +157,30 @@ impl TenantWriter<'_> {
         Ok(())
     }
 
+    /// Deletes `entity` if nothing mentions it any more, with its name
+    /// terms. The term index has no foreign key (see migration 009): the
+    /// terms are derived from the key and name again and deleted by their
+    /// primary key, whatever the entity's kind is now (an `unknown` entity
+    /// indexed at creation may have taken another kind since).
+    pub(super) fn delete_if_unmentioned(&mut self, entity: i64) -> Result<()> {
+        let gone: Option<(String, String)> = self
+            .conn
+            .prepare_cached("SELECT key, name FROM entities WHERE id = ?1 AND mention_count = 0")?
+            .query_row([entity], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        let Some((key, name)) = gone else {
+            return Ok(());
+        };
+        for term in resolution::index_terms(&NameProfile::new(&key, &name)) {
+            self.exec(
+                "DELETE FROM entity_name_terms WHERE tenant_id = ?1 AND term = ?2 AND entity_id = ?3",
+                params![self.tenant_id, term, entity],
+            )?;
+        }
+        self.exec("DELETE FROM entities WHERE id = ?1", [entity])?;
+        Ok(())
+    }
+
     /// Brings the tenant's name-term index up to the binary's derivation
     /// ([`NAME_TERMS_VERSION`]): after the migration that created it, or
     /// after the derivation changed, every entity is indexed again. Once
@@ -389,6 +413,17 @@ mod tests {
         let terms = "SELECT count(*) FROM entity_name_terms WHERE tenant_id = ?1";
         assert!(count(&store, &t, terms) > 0);
         store.write(&t, move |w| w.forget_graph(doc)).unwrap();
+        assert_eq!(count(&store, &t, terms), 0);
+        // An entity indexed as `unknown` that took a kind by a merge: its
+        // terms still go with it (they are derived again, not looked up by
+        // kind), and no row is left to name a reused entity id.
+        let first = remember(&store, &t, "We talked about Open AI yesterday.");
+        let second = remember(&store, &t, "OpenAI Inc. hired Dana Scully.");
+        assert!(count(&store, &t, terms) > 0);
+        for doc in [first, second] {
+            store.write(&t, move |w| w.forget_graph(doc)).unwrap();
+        }
+        assert_eq!(count(&store, &t, "SELECT count(*) FROM entities WHERE tenant_id = ?1"), 0);
         assert_eq!(count(&store, &t, terms), 0);
         store.close();
         std::fs::remove_dir_all(dir).ok();
