@@ -831,3 +831,76 @@ fn body_readers_are_capped_and_the_next_body_gets_503() {
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     drop(held);
 }
+
+#[cfg(target_os = "linux")]
+fn descriptors_of(api: &Api) -> usize {
+    std::fs::read_dir(format!("/proc/{}/fd", api.child.id()))
+        .unwrap()
+        .count()
+}
+
+/// Requests declaring a body past `MAX_DRAINABLE_BODY_BYTES` (64 MiB) are
+/// answered 413 and their connections closed at once; where tiny_http's
+/// drain of the unread body cannot abort the process (1 GiB, which the
+/// allocator grants, and 2^63 + 1 bytes, past `isize::MAX`) the thread
+/// tiny_http ran for each connection and its descriptors are released too,
+/// and nothing is logged as a crash.
+#[cfg(target_os = "linux")]
+#[test]
+fn connections_declaring_huge_bodies_are_released() {
+    const GIB: u64 = 1 << 30;
+    let dir = TempDir::new("huge-bodies");
+    let api = Api::start(dir.path(), &[]);
+    let token = admin("agent", "acme");
+    assert_eq!(api.call("GET", "/v1/status", &token, None).status, 200);
+    // (The listener heartbeat's connections come and go.)
+    let least = |count: &dyn Fn() -> usize| {
+        (0..5)
+            .map(|_| {
+                std::thread::sleep(Duration::from_millis(50));
+                count()
+            })
+            .min()
+            .unwrap()
+    };
+    let threads = least(&|| threads_of(&api));
+    let descriptors = least(&|| descriptors_of(&api));
+
+    // Under strict overcommit accounting (mode 2) 1 GiB may be refused,
+    // and such connections are (rightly) not released.
+    let strict =
+        std::fs::read_to_string("/proc/sys/vm/overcommit_memory").is_ok_and(|m| m.trim() == "2");
+    let granted = if strict { vec![] } else { vec![GIB; 20] };
+    for (lengths, phase) in [(granted, "1 GiB"), (vec![(1 << 63) + 1; 3], "2^63 + 1")] {
+        for length in lengths {
+            // A little apart: tiny_http's connection pool can queue a
+            // burst's connection behind a busy connection thread.
+            std::thread::sleep(Duration::from_millis(50));
+            let started = Instant::now();
+            let (status, answered, ended) =
+                status_then_end(send_head(&api, &token, length), started);
+            assert_eq!(status, 413, "{phase}");
+            assert!(answered < 2.0 && ended < 2.0, "{answered} s, {ended} s");
+        }
+        // tiny_http retires an idle connection thread after 5 s.
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let now = (threads_of(&api), descriptors_of(&api));
+            if now.0 <= threads + 1 && now.1 <= descriptors {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "after {phase}: {now:?} threads and descriptors, ({threads}, {descriptors}) before"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let log = api.stderr.lock().unwrap().join("\n");
+    assert!(
+        !log.contains("panicked") && !log.contains("abandoned"),
+        "{log}"
+    );
+    assert_eq!(request(api.addr, "GET", "/health", &[], None).status, 200);
+    assert_eq!(api.call("GET", "/v1/status", &token, None).status, 200);
+}
