@@ -646,3 +646,261 @@ fn stalled_and_trickling_bodies_are_cut_off_and_others_are_served() {
     trickler.join().unwrap();
     assert_eq!(api.call("GET", "/v1/status", &token, None).status, 200);
 }
+
+/// Threads of the server named `name` (Linux), e.g. its body readers.
+#[cfg(target_os = "linux")]
+fn threads_named(api: &Api, name: &str) -> usize {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", api.child.id())) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == name)
+        })
+        .count()
+}
+
+/// Opens `n` connections, each sending the head of an ingest declaring
+/// `length` body bytes and then nothing, a little apart: tiny_http's
+/// connection pool can queue a burst's connection behind a busy connection
+/// thread.
+fn stall(api: &Api, token: &str, n: usize, length: usize) -> Vec<TcpStream> {
+    (0..n)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(100));
+            send_head(api, token, length as u64)
+        })
+        .collect()
+}
+
+/// Gives the server time to take `n` stalled requests in: until it runs
+/// `n` body readers (Linux; without readers, as long as that could take),
+/// else a fixed while. Asserts nothing: the callers test what follows.
+fn settle(api: &Api, n: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while threads_named(api, "http-body") < n && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (api, n);
+        std::thread::sleep(Duration::from_secs(3));
+    }
+}
+
+/// How long a request that needs no body from a stalled client may take
+/// while stalled clients are connected (it takes milliseconds; a routing
+/// thread held by a stalled body would hold it for `IO_TIMEOUT`).
+const PROMPT: Duration = Duration::from_millis(1500);
+
+/// Declared by the stalled requests below: over the 1024 bytes tiny_http
+/// reads with the head (smaller bodies never reach the server's threads).
+const STALLED_BODY: usize = 10_000;
+
+/// A body of exactly `STALLED_BODY` bytes for `/v1/ingest`.
+fn padded_ingest(content: &str) -> Vec<u8> {
+    let mut b = json!({ "content": content }).to_string().into_bytes();
+    b.resize(STALLED_BODY, b' ');
+    b
+}
+
+/// More clients than there are routing threads send request heads that
+/// declare a body and then nothing: health checks and queries are still
+/// answered at once, and a stalled client that sends its body after all is
+/// served.
+#[test]
+fn stalled_bodies_do_not_hold_the_routing_threads() {
+    const HTTP_THREADS: usize = 8;
+    let dir = TempDir::new("stalled-many");
+    let api = Api::start(dir.path(), &[]);
+    let token = admin("agent", "acme");
+    let query = json!({"query": "harbour tide"});
+    // Loads what the first query loads, before anything is timed.
+    assert_eq!(
+        api.call("POST", "/v1/query", &token, Some(&query)).status,
+        200
+    );
+
+    let mut stalled = stall(&api, &token, HTTP_THREADS + 4, STALLED_BODY);
+    settle(&api, HTTP_THREADS + 4);
+    for round in 0..3 {
+        let t = Instant::now();
+        assert_eq!(request(api.addr, "GET", "/health", &[], None).status, 200);
+        let health = t.elapsed();
+        assert!(health < PROMPT, "round {round}: health took {health:?}");
+        let t = Instant::now();
+        let r = api.call("POST", "/v1/query", &token, Some(&query));
+        let took = t.elapsed();
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        assert!(took < PROMPT, "round {round}: the query took {took:?}");
+    }
+
+    // A stalled client that sends its body now is served as usual.
+    let mut late = stalled.pop().unwrap();
+    late.write_all(&padded_ingest("The harbour master logs the tide at noon."))
+        .unwrap();
+    let r = read_reply(&mut BufReader::new(late));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert!(r.json()["document_id"].is_string(), "{:?}", r.json());
+    drop(stalled);
+}
+
+/// With `MAX_BODY_READERS` bodies awaited, the next request whose body has
+/// yet to arrive is answered 503 `body_readers_busy` with `Retry-After` at
+/// once (its body unread, its connection ended); requests whose body came
+/// with the head are still served, and a freed reader is used again.
+#[test]
+fn body_readers_are_capped_and_the_next_body_gets_503() {
+    const MAX_BODY_READERS: usize = 64;
+    let dir = TempDir::new("body-readers");
+    let api = Api::start(dir.path(), &[]);
+    let token = admin("agent", "acme");
+    let query = json!({"query": "harbour tide"});
+    assert_eq!(
+        api.call("POST", "/v1/query", &token, Some(&query)).status,
+        200
+    );
+
+    let mut held = stall(&api, &token, MAX_BODY_READERS, STALLED_BODY);
+    settle(&api, MAX_BODY_READERS);
+
+    let next = send_head(&api, &token, STALLED_BODY as u64);
+    next.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let t = Instant::now();
+    let mut next = BufReader::new(next);
+    let r = read_reply(&mut next);
+    assert!(t.elapsed() < PROMPT, "answered after {:?}", t.elapsed());
+    assert_eq!((r.status, r.code()), (503, "body_readers_busy".into()));
+    assert_eq!(r.header("Retry-After"), Some("1"));
+    // Its connection ends (after at most `REFUSED_BODY_LINGER`, 5 s).
+    let mut rest = Vec::new();
+    assert!(
+        next.read_to_end(&mut rest).is_ok(),
+        "the connection stayed open"
+    );
+    assert!(rest.is_empty() && t.elapsed() < Duration::from_secs(8));
+    // None of the held requests was answered.
+    for (i, s) in held.iter().enumerate() {
+        s.set_nonblocking(true).unwrap();
+        let mut b = [0u8; 1];
+        let peeked = s.peek(&mut b);
+        assert!(
+            matches!(&peeked, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "held request {i} was answered: {peeked:?}"
+        );
+        s.set_nonblocking(false).unwrap();
+    }
+    // Bodies that came with the head need no reader.
+    let t = Instant::now();
+    assert_eq!(request(api.addr, "GET", "/health", &[], None).status, 200);
+    let r = api.call("POST", "/v1/query", &token, Some(&query));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert!(t.elapsed() < PROMPT, "took {:?}", t.elapsed());
+
+    // A held client sends its body: it is served, and its reader is free
+    // for the next body.
+    let mut first = held.remove(0);
+    first
+        .write_all(&padded_ingest("The first held body arrives."))
+        .unwrap();
+    let r = read_reply(&mut BufReader::new(first));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let r = loop {
+        let r = request(
+            api.addr,
+            "POST",
+            "/v1/ingest",
+            &[
+                ("Authorization".to_string(), format!("Bearer {token}")),
+                ("Content-Type".to_string(), "application/json".to_string()),
+            ],
+            Some(&padded_ingest("A later body takes the freed reader.")),
+        );
+        if r.status != 503 || Instant::now() > deadline {
+            break r;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    drop(held);
+}
+
+#[cfg(target_os = "linux")]
+fn descriptors_of(api: &Api) -> usize {
+    std::fs::read_dir(format!("/proc/{}/fd", api.child.id()))
+        .unwrap()
+        .count()
+}
+
+/// Requests declaring a body past `MAX_DRAINABLE_BODY_BYTES` (64 MiB) are
+/// answered 413 and their connections closed at once; where tiny_http's
+/// drain of the unread body cannot abort the process (1 GiB, which the
+/// allocator grants, and 2^63 + 1 bytes, past `isize::MAX`) the thread
+/// tiny_http ran for each connection and its descriptors are released too,
+/// and nothing is logged as a crash.
+#[cfg(target_os = "linux")]
+#[test]
+fn connections_declaring_huge_bodies_are_released() {
+    const GIB: u64 = 1 << 30;
+    let dir = TempDir::new("huge-bodies");
+    let api = Api::start(dir.path(), &[]);
+    let token = admin("agent", "acme");
+    assert_eq!(api.call("GET", "/v1/status", &token, None).status, 200);
+    // (The listener heartbeat's connections come and go.)
+    let least = |count: &dyn Fn() -> usize| {
+        (0..5)
+            .map(|_| {
+                std::thread::sleep(Duration::from_millis(50));
+                count()
+            })
+            .min()
+            .unwrap()
+    };
+    let threads = least(&|| threads_of(&api));
+    let descriptors = least(&|| descriptors_of(&api));
+
+    // Under strict overcommit accounting (mode 2) 1 GiB may be refused,
+    // and such connections are (rightly) not released.
+    let strict =
+        std::fs::read_to_string("/proc/sys/vm/overcommit_memory").is_ok_and(|m| m.trim() == "2");
+    let granted = if strict { vec![] } else { vec![GIB; 20] };
+    for (lengths, phase) in [(granted, "1 GiB"), (vec![(1 << 63) + 1; 3], "2^63 + 1")] {
+        for length in lengths {
+            // A little apart: tiny_http's connection pool can queue a
+            // burst's connection behind a busy connection thread.
+            std::thread::sleep(Duration::from_millis(50));
+            let started = Instant::now();
+            let (status, answered, ended) =
+                status_then_end(send_head(&api, &token, length), started);
+            assert_eq!(status, 413, "{phase}");
+            assert!(answered < 2.0 && ended < 2.0, "{answered} s, {ended} s");
+        }
+        // tiny_http retires an idle connection thread after 5 s.
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let now = (threads_of(&api), descriptors_of(&api));
+            if now.0 <= threads + 1 && now.1 <= descriptors {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "after {phase}: {now:?} threads and descriptors, ({threads}, {descriptors}) before"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let log = api.stderr.lock().unwrap().join("\n");
+    assert!(
+        !log.contains("panicked") && !log.contains("abandoned"),
+        "{log}"
+    );
+    assert_eq!(request(api.addr, "GET", "/health", &[], None).status, 200);
+    assert_eq!(api.call("GET", "/v1/status", &token, None).status, 200);
+}

@@ -14,13 +14,28 @@
 //!   discarded for at most [`REFUSED_BODY_LINGER`] on a short-lived thread,
 //!   then the socket is shut down ([`super::socket`]), which ends tiny_http's
 //!   drain and its thread for the connection.
-//! - A declared length far beyond any limit would make the drain's
-//!   allocation fail and abort the process. Such requests are answered 413
-//!   through a path that never drops the body reader ([`abandon`]); the
-//!   socket is shut down, but tiny_http's thread for the connection is not
-//!   reclaimed (each one is counted and logged). Up to
-//!   [`MAX_DRAINABLE_BODY_BYTES`] the allocation is harmless (and lazily
-//!   zeroed) and [`Drains::close`] ends the connection properly.
+//! - A declared length far beyond any limit could make the drain's
+//!   allocation fail, which aborts the process. Requests declaring more
+//!   than [`MAX_DRAINABLE_BODY_BYTES`] are therefore answered 413 through
+//!   tiny_http's upgrade path, which hands the body reader back instead of
+//!   dropping it ([`abandon`]), and their socket is shut down, so a drain
+//!   finds end-of-stream at once (after what is already buffered). The
+//!   reader is then dropped, which runs the drain, ends tiny_http's thread
+//!   for the connection and closes its socket without blocking, where that
+//!   cannot abort: when the allocator grants the declared length now (a
+//!   probe, freed at once; the drain's buffer is lazily zeroed and only
+//!   what is read into it is touched; memory taken by others between the
+//!   probe and the drain is the one remaining risk), or when the length is
+//!   past `isize::MAX`, where the drain's allocation panics ("capacity
+//!   overflow") instead of aborting, a panic caught here and kept out of
+//!   the log. Otherwise the reader is leaked, and tiny_http's thread for
+//!   the connection blocks for good with its descriptors open (each one
+//!   counted and logged): a length below `isize::MAX` the allocator refuses
+//!   now (e.g. 1 TiB on a machine with less memory), a socket that could
+//!   not be found and shut down, or an answer the drain threads had no
+//!   room for ([`DRAIN_QUEUE`]). Up to [`MAX_DRAINABLE_BODY_BYTES`] the
+//!   allocation is harmless and [`Drains::close`] ends the connection
+//!   properly.
 //! - Draining blocks until the client has sent the rest. Other answers to
 //!   requests with an unread body are therefore sent by a few dedicated
 //!   drain threads ([`Drains`]), never by the HTTP threads, so slow clients
@@ -34,12 +49,13 @@
 //!   [`Heartbeat`] connects to the listener well within every timeout.
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
+use std::cell::Cell;
 use std::io::{Cursor, ErrorKind, Read};
 use std::net::{Shutdown, TcpListener};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tiny_http::{Request, Response};
+use tiny_http::{ReadWrite, Request, Response};
 
 use super::admission::Gate;
 use super::socket::Connection;
@@ -219,28 +235,113 @@ impl Drop for Heartbeat {
     }
 }
 
-/// Connections given up by [`abandon`] since start-up.
+/// Connections leaked by [`abandon`] since start-up.
 static ABANDONED: AtomicUsize = AtomicUsize::new(0);
 
+/// Connections leaked by [`abandon`] since start-up: tiny_http's thread for
+/// each blocks for good and its socket stays open.
 pub fn abandoned_count() -> usize {
     ABANDONED.load(Ordering::Relaxed)
 }
 
-/// Answers `request` without ever dropping its body reader (see the module
-/// documentation): the response is written through tiny_http's upgrade
-/// path, which hands back the connection, and the connection is then
-/// deliberately leaked ([`Drains::close`] still shuts its socket down).
-pub fn abandon(request: Request, response: Response<Cursor<Vec<u8>>>) {
-    let n = ABANDONED.fetch_add(1, Ordering::Relaxed) + 1;
-    log::warn!(
-        "abandoned a connection that declared a {}-byte body (limit {MAX_BODY_BYTES}); \
-         {n} abandoned since start-up",
-        declared_length(&request).unwrap_or(0)
-    );
+/// Answers `request` without dropping its body reader unawares (see the
+/// module documentation): the response is written through tiny_http's
+/// upgrade path, which hands back the connection, body reader included.
+/// With `socket` shut down, the connection is then released if its drain
+/// cannot abort the process ([`drain_cannot_abort`]); otherwise it is
+/// deliberately leaked, counted and logged.
+pub fn abandon(request: Request, response: Response<Cursor<Vec<u8>>>, socket: Option<Connection>) {
+    // Nothing of the body was read (it is refused from its header), so the
+    // drain would allocate the whole declared length.
+    let unread = declared_length(&request).unwrap_or(0);
     // `upgrade` adds `Connection: upgrade` to the answer; clients read the
     // 413 status and close.
     let stream = request.upgrade("close", response);
+    let shut_down = socket.is_some_and(|s| s.shutdown(Shutdown::Both));
+    if shut_down && drain_cannot_abort(unread) {
+        release(stream, unread);
+        log::info!(
+            "refused a connection that declared a {unread}-byte body (limit {MAX_BODY_BYTES}); \
+             closed and released"
+        );
+        return;
+    }
+    let n = ABANDONED.fetch_add(1, Ordering::Relaxed) + 1;
+    log::warn!(
+        "abandoned a connection that declared a {unread}-byte body (limit {MAX_BODY_BYTES}): \
+         its thread and socket are not released; {n} abandoned since start-up"
+    );
     std::mem::forget(stream);
+}
+
+/// Whether tiny_http's drain of `unread` bytes (`vec![0; unread]`) cannot
+/// abort the process: the allocator grants that much now (the probe is
+/// freed at once, before the drain asks for the same), or it is more than
+/// `isize::MAX`, which no allocation may be: the drain then panics
+/// ("capacity overflow") before allocating, and [`release`] catches that.
+fn drain_cannot_abort(unread: usize) -> bool {
+    if unread > isize::MAX as usize {
+        return true;
+    }
+    let mut probe = Vec::<u8>::new();
+    let granted = probe.try_reserve_exact(unread).is_ok();
+    // Keeps the compiler from eliding the unused allocation and assuming
+    // it succeeded.
+    std::hint::black_box(&mut probe);
+    granted
+}
+
+/// Drops the upgraded connection of an abandoned request whose socket is
+/// shut down: tiny_http's drain reads end-of-stream at once, hands the
+/// connection on, and tiny_http's thread for it reads end-of-stream too,
+/// ends, and closes the socket. A drain of more than `isize::MAX` bytes
+/// panics first, and unwinding drops the rest just the same.
+fn release(stream: Box<dyn ReadWrite + Send>, unread: usize) {
+    let overflows = unread > isize::MAX as usize;
+    let dropped = expecting_overflow(overflows, || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(stream)))
+    });
+    if dropped.is_err() && !overflows {
+        log::error!("releasing an abandoned connection panicked");
+    }
+}
+
+thread_local! {
+    /// Set while this thread drops a connection whose drain is expected to
+    /// panic with "capacity overflow".
+    static OVERFLOW_EXPECTED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The message of the panic a drain of more than `isize::MAX` bytes raises.
+const CAPACITY_OVERFLOW: &str = "capacity overflow";
+
+/// Runs `f` (which must not unwind) with, if `expected`, this thread's
+/// capacity-overflow panic kept from the panic hook, which would print it
+/// like a crash. The first call installs a hook that passes every other
+/// panic on to the hook installed before it.
+fn expecting_overflow<T>(expected: bool, f: impl FnOnce() -> T) -> T {
+    static QUIET_HOOK: std::sync::Once = std::sync::Once::new();
+    if !expected {
+        return f();
+    }
+    QUIET_HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let message = info
+                .payload()
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| info.payload().downcast_ref::<String>().map(String::as_str));
+            let quiet = OVERFLOW_EXPECTED.with(Cell::get) && message == Some(CAPACITY_OVERFLOW);
+            if !quiet {
+                previous(info);
+            }
+        }));
+    });
+    OVERFLOW_EXPECTED.with(|e| e.set(true));
+    let out = f();
+    OVERFLOW_EXPECTED.with(|e| e.set(false));
+    out
 }
 
 /// An answer to send once the request's unread body has been drained.
@@ -321,12 +422,8 @@ impl Drains {
     pub fn close(&self, request: Request, response: Response<Cursor<Vec<u8>>>) {
         let socket = Connection::find(&request, self.port);
         if declared_length(&request).is_some_and(|n| n > MAX_DRAINABLE_BODY_BYTES) {
-            abandon(request, response);
-            // The answer is written; the client sees the connection end.
-            if let Some(s) = socket {
-                s.shutdown(Shutdown::Both);
-            }
-            return;
+            // Answered, and the connection ended at once.
+            return abandon(request, response, socket);
         }
         let Some(socket) = socket else {
             return self.respond(request, response);
@@ -367,7 +464,7 @@ impl Drains {
         match self.tx.try_send(Pending { request, response }) {
             Ok(()) => {}
             Err(TrySendError::Full(p) | TrySendError::Disconnected(p)) => {
-                abandon(p.request, p.response)
+                abandon(p.request, p.response, None)
             }
         }
     }
@@ -450,6 +547,67 @@ mod tests {
         let outcome = read_within(&mut r, Some(1000), Duration::from_millis(200));
         assert!(matches!(outcome, Err(BodyError::TimedOut)));
         assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn drains_that_cannot_abort_are_told_apart() {
+        assert!(drain_cannot_abort(MAX_DRAINABLE_BODY_BYTES + 1));
+        // No allocator grants isize::MAX bytes; past it no allocation is
+        // even attempted.
+        assert!(!drain_cannot_abort(isize::MAX as usize));
+        assert!(drain_cannot_abort(isize::MAX as usize + 1));
+        assert!(drain_cannot_abort(usize::MAX));
+    }
+
+    /// Stands for an upgraded connection: dropping it runs a drain like
+    /// tiny_http's, then drops the connection it holds.
+    struct Upgraded {
+        unread: usize,
+        _connection: Released,
+    }
+
+    struct Released(Arc<AtomicUsize>);
+
+    impl Drop for Released {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    impl Drop for Upgraded {
+        fn drop(&mut self) {
+            let buf = vec![0u8; self.unread];
+            std::hint::black_box(&buf);
+        }
+    }
+
+    impl Read for Upgraded {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Ok(0)
+        }
+    }
+
+    impl std::io::Write for Upgraded {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn released_connections_are_dropped_even_when_their_drain_overflows() {
+        let released = Arc::new(AtomicUsize::new(0));
+        for unread in [1 << 20, isize::MAX as usize + 1, usize::MAX] {
+            let stream = Box::new(Upgraded {
+                unread,
+                _connection: Released(released.clone()),
+            });
+            release(stream, unread);
+        }
+        assert_eq!(released.load(Ordering::SeqCst), 3);
+        assert!(!OVERFLOW_EXPECTED.with(Cell::get));
     }
 
     #[test]

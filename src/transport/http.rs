@@ -5,7 +5,12 @@
 //! - tiny_http accepts connections and parses request heads;
 //! - [`HTTP_THREADS`] routing threads take requests from it, run the cheap
 //!   checks (origin and host, body size, authentication, rate limit,
-//!   admission) and answer what needs no work at once;
+//!   admission) and answer what needs no work at once; they never wait for
+//!   a client's body;
+//! - up to [`MAX_BODY_READERS`](super::body_readers::MAX_BODY_READERS)
+//!   short-lived body readers, one per request whose body has yet to arrive
+//!   ([`super::body_readers`]): each reads its body, then admits and queues
+//!   the work as routing would have;
 //! - [`MAX_CONCURRENT_DISPATCHES`] dispatch workers run MCP messages and API
 //!   calls, fed over a crossbeam channel; a request is only queued after it
 //!   holds a dispatch permit, so the queue never grows past the cap;
@@ -17,10 +22,12 @@
 //! no token in the query string (400), declared body size (413), route (404
 //! or 405), authentication (401), the caller's rate limit (429), then the
 //! route's own checks. Nothing is read from the body before the caller is
-//! authenticated.
+//! authenticated, and what needs the body runs on a body reader (503
+//! `body_readers_busy` when all of them are busy).
 //!
 //! Shutdown ([`serve`] returns once it is done): new requests get 503,
-//! in-flight dispatches finish and their replies are queued, SSE streams
+//! bodies still arriving are received (or time out), in-flight dispatches
+//! finish and their replies are queued, SSE streams
 //! send what they hold and end, the threads stop. The caller then stops the
 //! ingestion worker and checkpoints the store.
 
@@ -40,6 +47,7 @@ use super::admission::{
 };
 use super::auth::Authenticator;
 use super::body::{self, BodyError, Drains, MAX_BODY_BYTES};
+use super::body_readers::MAX_BODY_READERS;
 use super::origin::{OriginPolicy, Refusal};
 use super::sse::Sessions;
 use super::{http_api, http_documents, signals, sse};
@@ -70,6 +78,8 @@ pub(super) struct Context {
     pub origins: OriginPolicy,
     pub rate: RateLimiter,
     pub dispatch: Arc<Gate>,
+    /// Bodies being awaited off the routing threads ([`super::body_readers`]).
+    pub body_readers: Arc<Gate>,
     pub streams: Arc<Gate>,
     pub sessions: Sessions,
     pub drains: Drains,
@@ -121,6 +131,7 @@ pub fn serve(
         origins: OriginPolicy::from_env(bound),
         rate: settings.rate,
         dispatch: Gate::new("dispatch", MAX_CONCURRENT_DISPATCHES),
+        body_readers: Gate::new("body-readers", MAX_BODY_READERS),
         streams: Gate::new("sse", MAX_SSE_CONNECTIONS),
         sessions: Sessions::default(),
         drains,
@@ -212,10 +223,16 @@ fn spawn_routers(
 fn shutdown(ctx: &Context) {
     log::info!("shutting down: refusing new requests, draining dispatches");
     ctx.closing.store(true, Ordering::SeqCst);
-    if !ctx
-        .dispatch
-        .wait_idle(Instant::now() + SHUTDOWN_DRAIN_TIMEOUT)
-    {
+    // A body still arriving belongs to a request already routed: it is
+    // admitted as usual once read (or refused), then runs like the rest.
+    let deadline = Instant::now() + SHUTDOWN_DRAIN_TIMEOUT;
+    if !ctx.body_readers.wait_idle(deadline) {
+        log::warn!(
+            "{} request body(ies) still arriving after {SHUTDOWN_DRAIN_TIMEOUT:?}; closing anyway",
+            ctx.body_readers.in_use()
+        );
+    }
+    if !ctx.dispatch.wait_idle(deadline) {
         log::warn!(
             "{} dispatch(es) still running after {SHUTDOWN_DRAIN_TIMEOUT:?}; closing anyway",
             ctx.dispatch.in_use()
@@ -569,7 +586,7 @@ mod tests {
     /// API.md's limits table quotes these values; keep them in step.
     #[test]
     fn api_md_limits_table_matches_the_constants() {
-        use super::super::{admission::*, auth::*, body::*, sse::*};
+        use super::super::{admission::*, auth::*, body::*, body_readers::*, sse::*};
         use crate::limits::MAX_REPLY_BYTES;
         let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/API.md"))
             .expect("API.md");
@@ -581,6 +598,7 @@ mod tests {
                 "`MAX_CONCURRENT_DISPATCHES`",
                 MAX_CONCURRENT_DISPATCHES.to_string(),
             ),
+            ("`MAX_BODY_READERS`", MAX_BODY_READERS.to_string()),
             ("`MAX_BODY_BYTES`", MAX_BODY_BYTES.to_string()),
             ("`MAX_REPLY_BYTES`", MAX_REPLY_BYTES.to_string()),
             (

@@ -14,9 +14,9 @@ use std::time::Instant;
 use tiny_http::{Method, Request, Response};
 
 use super::admission::RETRY_AFTER_SECS;
-use super::body::{self, BodyError};
+use super::body_readers;
 use super::http::{
-    admit_dispatch, error, is_json, json_response, make_header, refuse_body, retry_after, Context,
+    admit_dispatch, error, is_json, json_response, make_header, retry_after, Context,
 };
 use crate::error::Error;
 use crate::limits::MAX_REPLY_BYTES;
@@ -85,8 +85,9 @@ pub(super) fn tools() -> Reply {
     json_response(200, &json!({"tools": list}))
 }
 
-/// `POST /v1/tools/{name}` and the convenience routes naming a tool.
-pub(super) fn tool(ctx: &Arc<Context>, mut request: Request, principal: Principal, name: &str) {
+/// `POST /v1/tools/{name}` and the convenience routes naming a tool. The
+/// body is read by a body reader ([`body_readers`]), never here.
+pub(super) fn tool(ctx: &Arc<Context>, request: Request, principal: Principal, name: &str) {
     let Some(tool) = tools::find(name) else {
         let r = if ROUTED_TOOLS.contains(&name) {
             not_implemented(&format!("the tool {name}"))
@@ -99,15 +100,33 @@ pub(super) fn tool(ctx: &Arc<Context>, mut request: Request, principal: Principa
         return ctx.drains.respond(request, forbidden(tool.permission));
     }
     let started = Instant::now();
-    let (arguments, request_bytes) = if *request.method() == Method::Get {
-        (Map::new(), 0)
-    } else {
-        match json_object_body(&mut request) {
-            Ok(read) => read,
-            Err(refused) => return refused.send(ctx, request),
+    if *request.method() == Method::Get {
+        let call = call_tool(tool, principal, Map::new(), 0, started);
+        return run(ctx, request, call);
+    }
+    body_readers::read_then(ctx, request, move |ctx, request, body| {
+        match json_object(&request, &body) {
+            Ok(arguments) => {
+                let call = call_tool(tool, principal, arguments, body.len() as u64, started);
+                run(ctx, request, call)
+            }
+            Err(refused) => {
+                // The body was read whole: answering cannot wait for it.
+                let _ = request.respond(refused);
+            }
         }
-    };
-    run(ctx, request, move |ctx| {
+    });
+}
+
+/// The dispatch job of one tool call.
+fn call_tool(
+    tool: &'static tools::Tool,
+    principal: Principal,
+    arguments: Map<String, Value>,
+    request_bytes: u64,
+    started: Instant,
+) -> impl FnOnce(&Context) -> Reply + Send + 'static {
+    move |ctx| {
         let memory = ctx.service.for_caller(&principal);
         match tools::invoke(tool, &memory, &arguments) {
             Ok(value) => {
@@ -117,7 +136,7 @@ pub(super) fn tool(ctx: &Arc<Context>, mut request: Request, principal: Principa
             }
             Err(e) => service_error(e, tool.name),
         }
-    });
+    }
 }
 
 pub(super) fn forbidden(p: Permission) -> Reply {
@@ -164,50 +183,31 @@ pub(super) fn run(
     }
 }
 
-/// Why a body was refused: it could not be read (the connection is then
-/// closed, see [`refuse_body`]), or it was read and is not acceptable.
-enum Refused {
-    Unread(BodyError),
-    Read(Reply),
-}
-
-impl Refused {
-    fn send(self, ctx: &Context, request: Request) {
-        match self {
-            Refused::Unread(why) => refuse_body(ctx, request, why),
-            Refused::Read(reply) => {
-                let _ = request.respond(reply);
-            }
-        }
-    }
-}
-
-/// Reads a JSON object body (an empty body means `{}`) and its length.
-fn json_object_body(request: &mut Request) -> Result<(Map<String, Value>, u64), Refused> {
-    let read = Refused::Read;
-    let body = body::read(request).map_err(Refused::Unread)?;
+/// The JSON object `body` holds (an empty body means `{}`), or the answer
+/// refusing it.
+fn json_object(request: &Request, body: &[u8]) -> Result<Map<String, Value>, Reply> {
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok((Map::new(), body.len() as u64));
+        return Ok(Map::new());
     }
     if !is_json(request) {
-        return Err(read(error(
+        return Err(error(
             415,
             "unsupported_media_type",
             "Content-Type must be application/json",
-        )));
+        ));
     }
-    match serde_json::from_slice::<Value>(&body) {
-        Ok(Value::Object(map)) => Ok((map, body.len() as u64)),
-        Ok(_) => Err(read(error(
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(error(
             400,
             "invalid_input",
             "the body must be a JSON object of the tool's arguments",
-        ))),
-        Err(e) => Err(read(error(
+        )),
+        Err(e) => Err(error(
             400,
             "invalid_json",
             &format!("invalid JSON at line {} column {}", e.line(), e.column()),
-        ))),
+        )),
     }
 }
 

@@ -7,12 +7,14 @@
 //!   [`sse`] (MCP over HTTP+SSE) and [`http_api`] with [`http_documents`]
 //!   (the JSON API) behind it,
 //!   and the checks every request passes: [`origin`], [`auth`],
-//!   [`admission`] and [`body`] (with [`socket`]). [`signals`] turns SIGTERM/SIGINT into a
-//!   graceful shutdown.
+//!   [`admission`] and [`body`] (with [`socket`]); [`body_readers`] await
+//!   bodies off the routing threads. [`signals`] turns SIGTERM/SIGINT into
+//!   a graceful shutdown.
 
 pub mod admission;
 pub mod auth;
 pub mod body;
+pub mod body_readers;
 pub mod framing;
 pub mod http;
 pub mod http_api;

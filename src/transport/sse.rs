@@ -27,10 +27,8 @@ use std::time::{Duration, Instant};
 use tiny_http::{HTTPVersion, Request};
 
 use super::admission::{caller_key, Gate, Permit, MAX_QUEUED_REPLIES, RETRY_AFTER_SECS};
-use super::body;
-use super::http::{
-    admit_dispatch, error, is_json, make_header, query_param, refuse_body, retry_after, Context,
-};
+use super::http::{admit_dispatch, error, is_json, make_header, query_param, retry_after, Context};
+use super::{body, body_readers};
 use crate::protocol::jsonrpc::{self, INTERNAL_ERROR, PARSE_ERROR};
 use crate::protocol::mcp::{self, Server};
 use crate::service::Principal;
@@ -262,7 +260,8 @@ impl Stream {
 }
 
 /// `POST /mcp/messages?session_id=…`: check, admit, dispatch, answer 202.
-pub(super) fn post(ctx: &Arc<Context>, mut request: Request, principal: Principal, query: &str) {
+/// The body is read by a body reader ([`body_readers`]), never here.
+pub(super) fn post(ctx: &Arc<Context>, request: Request, principal: Principal, query: &str) {
     let Some(id) = query_param(query, "session_id").filter(|id| is_session_id(id)) else {
         let r = error(
             400,
@@ -290,10 +289,20 @@ pub(super) fn post(ctx: &Arc<Context>, mut request: Request, principal: Principa
         return ctx.drains.respond(request, r);
     }
     let started = Instant::now();
-    let body = match body::read(&mut request) {
-        Ok(b) => b,
-        Err(why) => return refuse_body(ctx, request, why),
-    };
+    body_readers::read_then(ctx, request, move |ctx, request, body| {
+        deliver(ctx, request, principal, &session, body, started)
+    });
+}
+
+/// Runs the message a POST carried (`body`, read whole) on `session`.
+fn deliver(
+    ctx: &Arc<Context>,
+    request: Request,
+    principal: Principal,
+    session: &Arc<SseSession>,
+    body: Vec<u8>,
+    started: Instant,
+) {
     let value: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
@@ -335,7 +344,7 @@ pub(super) fn post(ctx: &Arc<Context>, mut request: Request, principal: Principa
         // initialize, ping and notifications: cheap, and ordered before
         // anything the client posts after them.
         let reply = ctx.server.handle_as(&session.protocol, &principal, value);
-        call.complete(ctx, &session, &principal, reply, slot);
+        call.complete(ctx, session, &principal, reply, slot);
         let _ = request.respond(accepted());
         return;
     }

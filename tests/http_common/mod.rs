@@ -53,6 +53,8 @@ impl Drop for TempDir {
 pub struct Api {
     pub child: Child,
     pub addr: SocketAddr,
+    /// What it has written to stderr since it started listening.
+    pub stderr: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 /// The environment of a default test server: HS256 with issuer and
@@ -135,8 +137,18 @@ impl Api {
                     if let Some(addr) = line.strip_prefix("alayasiki-api: listening on http://") {
                         let addr = addr.trim().parse().expect("listening address");
                         // Keep draining stderr so the server never blocks on it.
-                        std::thread::spawn(move || for _ in rx {});
-                        return Ok(Api { child, addr });
+                        let stderr = std::sync::Arc::<std::sync::Mutex<Vec<String>>>::default();
+                        let kept = stderr.clone();
+                        std::thread::spawn(move || {
+                            for line in rx {
+                                kept.lock().unwrap().push(line);
+                            }
+                        });
+                        return Ok(Api {
+                            child,
+                            addr,
+                            stderr,
+                        });
                     }
                     seen.push_str(&line);
                     seen.push('\n');

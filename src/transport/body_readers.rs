@@ -1,0 +1,185 @@
+//! Request bodies are awaited off the routing threads.
+//!
+//! A body arrives at the client's pace, and [`body::read`] waits for it for
+//! up to [`BODY_READ_TIMEOUT`](body::BODY_READ_TIMEOUT). Were bodies read
+//! on the [`HTTP_THREADS`](super::http::HTTP_THREADS) routing threads, a
+//! handful of clients sending request heads that declare a body and then
+//! sending nothing would hold every routing thread, and with it every other
+//! request (health checks, queries, SSE posts), for that long, and could do
+//! it again at once: a cheap denial of service.
+//!
+//! So routing decides only what the head allows (origin and host, token
+//! placement, declared size, route, method, authentication, rate limit,
+//! permission), and a request whose body has yet to arrive is handed to a
+//! body-reading thread of its own ([`read_then`]). That thread reads the
+//! body and then carries on exactly as routing would have (dispatch
+//! admission and the rest), and ends.
+//!
+//! At most [`MAX_BODY_READERS`] bodies are awaited at once. One more is
+//! answered at once with 503 `body_readers_busy` and `Retry-After`, its
+//! body unread and its connection ended ([`Drains::close`]), so nothing of
+//! it is buffered and no thread waits for it.
+//!
+//! A body that tiny_http already holds in memory is read on the routing
+//! thread, since reading it cannot wait for the client ([`in_memory`]):
+//! small requests (most queries) need no extra thread and are still served
+//! while every body reader is busy.
+//!
+//! [`Drains::close`]: super::body::Drains::close
+
+use std::sync::Arc;
+use tiny_http::Request;
+
+use super::admission::RETRY_AFTER_SECS;
+use super::body;
+use super::http::{connection_close, error, refuse_body, retry_after, Context};
+
+/// Request bodies awaited at once, each on a short-lived thread of its own;
+/// one more gets 503 with `Retry-After`.
+pub const MAX_BODY_READERS: usize = 64;
+
+/// tiny_http 0.12 reads a body declared by a `Content-Length` of at most
+/// this many bytes together with the request head, before it hands the
+/// request over (`request.rs`, `new_request`), unless the client expects
+/// `100 Continue` or asks for a protocol upgrade.
+const READ_WITH_THE_HEAD: usize = 1024;
+
+/// Whether `request`'s whole body (if any) is already in memory, so that
+/// reading it cannot wait for the client.
+pub(super) fn in_memory(request: &Request) -> bool {
+    let has = |name: &'static str| request.headers().iter().any(|h| h.field.equiv(name));
+    let upgrade = request
+        .headers()
+        .iter()
+        .filter(|h| h.field.equiv("Connection"))
+        .any(|h| h.value.as_str().to_ascii_lowercase().contains("upgrade"));
+    // An upgrade request's reader is the rest of the connection, and a
+    // chunked body is decoded as it arrives.
+    if upgrade || has("Transfer-Encoding") {
+        return false;
+    }
+    match request.body_length() {
+        None | Some(0) => true,
+        Some(n) => n <= READ_WITH_THE_HEAD && !has("Expect"),
+    }
+}
+
+/// Reads `request`'s body and then calls `then` with the request and the
+/// body: on a body-reading thread of its own, or on this thread when the
+/// body is already [`in_memory`]. A body that cannot be read (too large,
+/// too slow, broken) is refused as [`refuse_body`] says, and `then` is not
+/// called; when [`MAX_BODY_READERS`] bodies are already awaited, the
+/// request is answered 503 at once without reading its body.
+pub(super) fn read_then<F>(ctx: &Arc<Context>, request: Request, then: F)
+where
+    F: FnOnce(&Arc<Context>, Request, Vec<u8>) + Send + 'static,
+{
+    if in_memory(&request) {
+        return read_and(ctx, request, then);
+    }
+    let Some(permit) = ctx.body_readers.try_enter() else {
+        return busy(ctx, request);
+    };
+    // The request travels over a channel, so that it is still here to be
+    // answered should the thread fail to start.
+    let (tx, rx) = crossbeam_channel::bounded::<Request>(1);
+    let reader_ctx = ctx.clone();
+    let spawned = std::thread::Builder::new()
+        .name("http-body".into())
+        .spawn(move || {
+            let _permit = permit;
+            if let Ok(request) = rx.recv() {
+                let ctx = &reader_ctx;
+                let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    read_and(ctx, request, then)
+                }));
+                if read.is_err() {
+                    log::error!("handling a request body panicked");
+                }
+            }
+        });
+    match spawned {
+        Ok(_) => {
+            let _ = tx.send(request);
+        }
+        Err(e) => {
+            log::error!("cannot start a thread to read a request body: {e}");
+            busy(ctx, request);
+        }
+    }
+}
+
+fn read_and<F>(ctx: &Arc<Context>, mut request: Request, then: F)
+where
+    F: FnOnce(&Arc<Context>, Request, Vec<u8>),
+{
+    match body::read(&mut request) {
+        Ok(body) => then(ctx, request, body),
+        Err(why) => refuse_body(ctx, request, why),
+    }
+}
+
+/// 503 with `Retry-After`, the body unread and the connection ended.
+fn busy(ctx: &Context, request: Request) {
+    let r = error(
+        503,
+        "body_readers_busy",
+        &format!(
+            "the server is already receiving {MAX_BODY_READERS} request bodies \
+             (MAX_BODY_READERS); retry shortly"
+        ),
+    )
+    .with_header(retry_after(RETRY_AFTER_SECS))
+    .with_header(connection_close());
+    ctx.drains.close(request, r);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tiny_http::{Header, TestRequest};
+
+    fn header(name: &str, value: &str) -> Header {
+        Header::from_bytes(name.as_bytes(), value.as_bytes()).unwrap()
+    }
+
+    fn declaring(length: usize, body: &'static str) -> TestRequest {
+        TestRequest::new()
+            .with_method(tiny_http::Method::Post)
+            .with_header(header("Content-Length", &length.to_string()))
+            .with_body(body)
+    }
+
+    /// What [`in_memory`] relies on: tiny_http reads a small declared body
+    /// with the head (so a short one fails the request's creation), and a
+    /// larger one only when it is read.
+    #[test]
+    fn tiny_http_reads_small_bodies_with_the_head() {
+        let full: &'static str = Box::leak("a".repeat(READ_WITH_THE_HEAD).into_boxed_str());
+        let r: Request = declaring(READ_WITH_THE_HEAD, full).into();
+        assert!(in_memory(&r));
+        let short = std::panic::catch_unwind(|| Request::from(declaring(READ_WITH_THE_HEAD, "{")));
+        assert!(
+            short.is_err(),
+            "a short small body was not read with the head"
+        );
+        let r: Request = declaring(READ_WITH_THE_HEAD + 1, "{").into();
+        assert!(!in_memory(&r));
+    }
+
+    #[test]
+    fn bodies_that_may_still_arrive_are_not_in_memory() {
+        assert!(in_memory(&TestRequest::new().into()));
+        assert!(in_memory(&declaring(0, "").into()));
+        assert!(in_memory(&declaring(2, "{}").into()));
+        let expects = declaring(2, "{}").with_header(header("Expect", "100-continue"));
+        assert!(!in_memory(&expects.into()));
+        let chunked = TestRequest::new()
+            .with_method(tiny_http::Method::Post)
+            .with_header(header("Transfer-Encoding", "chunked"))
+            .with_body("0\r\n\r\n");
+        assert!(!in_memory(&chunked.into()));
+        let upgrade = declaring(0, "").with_header(header("Connection", "keep-alive, Upgrade"));
+        assert!(!in_memory(&upgrade.into()));
+    }
+}
