@@ -40,7 +40,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (6, include_str!("../../sql/006_llm_extraction.sql")),
     (7, include_str!("../../sql/007_resolution.sql")),
     (8, include_str!("../../sql/008_declared_evidence.sql")),
-    (9, include_str!("../../sql/009_name_terms_unconstrained.sql")),
+    (
+        9,
+        include_str!("../../sql/009_name_terms_unconstrained.sql"),
+    ),
 ];
 
 /// Prepared statements kept per connection. rusqlite's default (16) is

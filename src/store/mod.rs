@@ -14,6 +14,9 @@
 //! - `retention`: expiry, the retention period, and the sweep that purges.
 //! - `resolution`: entity resolution across documents (the name-term
 //!   index, merges recorded as aliases).
+//! - `graph`: the knowledge graph's tables: recording a document's
+//!   fragment, forgetting it, evidence and confidence, and the readers'
+//!   graph queries.
 //!
 //! Durability: a write is acknowledged only after its transaction commits;
 //! with [`Durability::Full`] (the default) the commit has been fsynced.

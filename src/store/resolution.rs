@@ -423,7 +423,14 @@ mod tests {
         for doc in [first, second] {
             store.write(&t, move |w| w.forget_graph(doc)).unwrap();
         }
-        assert_eq!(count(&store, &t, "SELECT count(*) FROM entities WHERE tenant_id = ?1"), 0);
+        assert_eq!(
+            count(
+                &store,
+                &t,
+                "SELECT count(*) FROM entities WHERE tenant_id = ?1"
+            ),
+            0
+        );
         assert_eq!(count(&store, &t, terms), 0);
         store.close();
         std::fs::remove_dir_all(dir).ok();

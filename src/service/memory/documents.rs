@@ -1,0 +1,116 @@
+//! Reading stored documents back: one document, pages of the list and of
+//! an export, an original's bytes (checked against their hash), and the
+//! look-ups by idempotency key and by id.
+
+use super::Memory;
+use crate::error::{Error, Result};
+use crate::ids;
+use crate::ingest::media::{self, MediaKind};
+use crate::service::principal::Permission;
+use crate::store::{DocumentRow, DocumentSummary, ExportRow};
+
+/// A document's original bytes, checked against their recorded hash.
+#[derive(Debug, Clone)]
+pub struct Original {
+    pub document_id: String,
+    pub media_type: String,
+    pub title: Option<String>,
+    pub sha256: String,
+    pub bytes: Vec<u8>,
+    /// True when the bytes are UTF-8 text of a text type (serve as text,
+    /// not base64).
+    pub is_text: bool,
+}
+
+impl Memory<'_> {
+    /// A stored document of this tenant.
+    pub fn document(&self, doc_id: &str) -> Result<DocumentRow> {
+        self.require(Permission::Query)?;
+        self.service
+            .store
+            .reader(&self.principal.tenant)?
+            .document(doc_id)?
+            .ok_or_else(|| Error::NotFound(format!("no document {doc_id:?} in this memory")))
+    }
+
+    /// Ready documents after the pagination position `after`.
+    pub fn list_documents(&self, after: i64, limit: usize) -> Result<Vec<DocumentSummary>> {
+        self.require(Permission::Query)?;
+        self.service
+            .store
+            .reader(&self.principal.tenant)?
+            .list_documents(after, limit)
+    }
+
+    /// A document's original bytes, exactly as uploaded. The bytes are
+    /// hashed and compared with the SHA-256 recorded at admission: damaged
+    /// bytes are reported, never returned.
+    pub fn original(&self, doc_id: &str) -> Result<Original> {
+        self.require(Permission::Query)?;
+        let row = self
+            .service
+            .store
+            .reader(&self.principal.tenant)?
+            .original(doc_id)?
+            .ok_or_else(|| Error::NotFound(format!("no document {doc_id:?} in this memory")))?;
+        if ids::sha256_hex(&row.bytes) != row.sha256 {
+            log::error!(
+                "original of document {doc_id} (tenant {:?}) does not match its SHA-256 {}",
+                self.principal.tenant.name(),
+                row.sha256
+            );
+            return Err(Error::Unavailable(format!(
+                "the stored original of document {doc_id} is corrupted: its bytes no longer \
+                 match the SHA-256 recorded when it was stored, so they are not returned; \
+                 forget the document and ingest the file again"
+            )));
+        }
+        let is_text = media::from_media_type(&row.media_type).is_some_and(MediaKind::is_text)
+            && std::str::from_utf8(&row.bytes).is_ok();
+        Ok(Original {
+            document_id: row.doc_id,
+            media_type: row.media_type,
+            title: row.title,
+            sha256: row.sha256,
+            bytes: row.bytes,
+            is_text,
+        })
+    }
+
+    /// The document stored under an idempotency key, if any (lets bulk
+    /// ingestion skip files it stored before without preparing them).
+    pub fn document_for_key(&self, key: &str) -> Result<Option<String>> {
+        self.require(Permission::Query)?;
+        self.service
+            .store
+            .reader(&self.principal.tenant)?
+            .doc_id_by_idempotency_key(key)
+    }
+
+    /// Documents (any state) after `after`, with their originals, in
+    /// creation order: one page of an export.
+    pub fn export_page(&self, after: i64, limit: usize) -> Result<Vec<ExportRow>> {
+        self.require(Permission::Query)?;
+        self.service
+            .store
+            .reader(&self.principal.tenant)?
+            .export_documents(after, limit)
+    }
+
+    /// Whether this caller's tenant has ever written to this memory (an
+    /// unknown tenant reads as empty; `export` refuses it instead, so a
+    /// misspelt `--tenant` does not make an empty backup).
+    pub fn tenant_exists(&self) -> Result<bool> {
+        self.require(Permission::Query)?;
+        Ok(self.service.store.reader(&self.principal.tenant)?.exists())
+    }
+
+    pub(super) fn document_exists(&self, doc_id: &str) -> Result<bool> {
+        Ok(self
+            .service
+            .store
+            .reader(&self.principal.tenant)?
+            .document(doc_id)?
+            .is_some())
+    }
+}

@@ -1,0 +1,98 @@
+//! Forgetting: deleting the selected documents and everything derived from
+//! them, in batches, and reporting what went.
+
+use serde::Serialize;
+
+use super::{check_optional_len, Memory};
+use crate::clock::now_ms;
+use crate::error::{Error, Result};
+use crate::limits::{MAX_IDEMPOTENCY_KEY_BYTES, MAX_SOURCE_BYTES};
+use crate::service::principal::Permission;
+use crate::store::{DocumentSelector, Forgotten};
+
+/// What a forget did.
+#[derive(Debug, Clone, Serialize)]
+pub struct ForgetReport {
+    /// Documents deleted.
+    pub documents: usize,
+    pub chunks: usize,
+    pub vectors: usize,
+    /// Originals deleted (an original another document shares is kept).
+    pub originals_deleted: usize,
+    /// The first [`FORGET_REPORT_ITEMS`] documents deleted.
+    pub forgotten: Vec<Forgotten>,
+}
+
+/// Documents deleted per transaction when forgetting by source, so one
+/// huge forget does not hold the writer (and every other write) at once.
+pub const FORGET_BATCH: usize = 256;
+
+/// Documents listed one by one in a [`ForgetReport`].
+pub const FORGET_REPORT_ITEMS: usize = 100;
+
+impl Memory<'_> {
+    /// Deletes the selected documents and everything derived from them:
+    /// chunks, full-text rows, vectors, jobs, idempotency records, originals
+    /// no other document shares, and the context they lent a neighbour (see
+    /// `store::forget`). Forgetting by source deletes every document from
+    /// that source, [`FORGET_BATCH`] per transaction. Each deletion is
+    /// audited (who, which document, when; no content).
+    pub fn forget(&self, selector: &DocumentSelector) -> Result<ForgetReport> {
+        self.require(Permission::Ingest)?;
+        let (field, value, max) = match selector {
+            DocumentSelector::Id(v) => ("document_id", v, MAX_SOURCE_BYTES),
+            DocumentSelector::IdempotencyKey(v) => {
+                ("idempotency_key", v, MAX_IDEMPOTENCY_KEY_BYTES)
+            }
+            DocumentSelector::Source(v) => ("source", v, MAX_SOURCE_BYTES),
+        };
+        check_optional_len(field, &Some(value.clone()), max)?;
+        let shared = &self.service.shared;
+        let mut report = ForgetReport {
+            documents: 0,
+            chunks: 0,
+            vectors: 0,
+            originals_deleted: 0,
+            forgotten: Vec::new(),
+        };
+        loop {
+            let wanted = selector.clone();
+            let subject = self.principal.subject.clone();
+            let batch = self.service.store.write(&self.principal.tenant, move |w| {
+                let now = now_ms();
+                let mut done = Vec::new();
+                for key in w.select_documents(&wanted, FORGET_BATCH)? {
+                    let forgotten = w.forget_document(
+                        key,
+                        &subject,
+                        wanted.kind(),
+                        crate::ingest::chunk::CONTEXT_BYTES,
+                        now,
+                    )?;
+                    done.extend(forgotten);
+                }
+                Ok(done)
+            })?;
+            let more = batch.len() == FORGET_BATCH;
+            for f in batch {
+                shared.forgotten(&f.document_id);
+                report.documents += 1;
+                report.chunks += f.chunks;
+                report.vectors += f.vectors;
+                report.originals_deleted += usize::from(f.original_deleted);
+                if report.forgotten.len() < FORGET_REPORT_ITEMS {
+                    report.forgotten.push(f);
+                }
+            }
+            if !more || !matches!(selector, DocumentSelector::Source(_)) {
+                break;
+            }
+        }
+        if report.documents == 0 {
+            return Err(Error::NotFound(format!(
+                "no document in this memory matches that {field}"
+            )));
+        }
+        Ok(report)
+    }
+}

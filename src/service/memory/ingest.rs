@@ -1,0 +1,237 @@
+//! Storing a document: the request and its receipt, the checks on what a
+//! caller may store, admission through the single writer, and the wait
+//! for indexing. What the content is and how it is prepared is
+//! [`super::content`]'s.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+use super::content::{prepare_guarded, resolve_content, title_for, Content};
+use super::{check_optional_len, Memory};
+use crate::clock::now_ms;
+use crate::error::{Error, Result};
+use crate::ids;
+use crate::ingest::worker::JobOutcome;
+use crate::limits::{
+    INGEST_WAIT_MS, MAX_IDEMPOTENCY_KEY_BYTES, MAX_METADATA_BYTES, MAX_SOURCE_BYTES,
+};
+use crate::service::principal::Permission;
+use crate::store::NewDocument;
+
+/// A request to store one document.
+#[derive(Debug, Clone)]
+pub struct IngestRequest {
+    pub content: Content,
+    pub metadata: Map<String, Value>,
+    pub idempotency_key: Option<String>,
+    pub source: Option<String>,
+    pub provenance: Option<String>,
+    /// When the document expires (Unix ms): invisible from then on and
+    /// purged by the ingestion worker.
+    pub expires_at: Option<i64>,
+    /// Wait for indexing before answering (default true).
+    pub wait: bool,
+}
+
+/// What an ingest did.
+#[derive(Debug, Clone, Serialize)]
+pub struct IngestReceipt {
+    pub document_id: String,
+    /// `pending` (stored, not yet searchable), `ready` or `failed`.
+    pub state: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub media_type: String,
+    pub bytes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunks: Option<i64>,
+    /// True when this answer is an earlier request's, found by its key.
+    pub idempotent_replay: bool,
+}
+
+/// What an import keeps of a document's identity in the memory it came
+/// from: its id (if it has the shape of one and is free here) and its
+/// creation time. Everything else goes through ingestion as usual.
+#[derive(Debug, Clone, Default)]
+pub struct Restore {
+    pub doc_id: Option<String>,
+    pub created_at: Option<i64>,
+}
+
+impl Memory<'_> {
+    /// Stores a document durably; with `wait`, also waits until it is
+    /// searchable (or failed, or [`INGEST_WAIT_MS`] passed).
+    ///
+    /// The document is extracted and chunked here, on the caller's thread,
+    /// before anything is stored: bad content is refused while the caller
+    /// listens, and the work runs in parallel with other requests instead of
+    /// queueing on the single ingestion worker, which receives it through
+    /// the hand-off.
+    pub fn ingest(&self, req: IngestRequest) -> Result<IngestReceipt> {
+        self.ingest_as(req, Restore::default())
+    }
+
+    /// [`Memory::ingest`] for a document copied from another memory
+    /// (`alayasiki-mcp import`): it keeps its id and creation time where
+    /// it can (see [`Restore`]).
+    pub fn ingest_restored(&self, req: IngestRequest, restore: Restore) -> Result<IngestReceipt> {
+        self.ingest_as(req, restore)
+    }
+
+    fn ingest_as(&self, req: IngestRequest, restore: Restore) -> Result<IngestReceipt> {
+        self.require(Permission::Ingest)?;
+        let (kind, bytes, filename) = resolve_content(req.content)?;
+        check_optional_len(
+            "idempotency_key",
+            &req.idempotency_key,
+            MAX_IDEMPOTENCY_KEY_BYTES,
+        )?;
+        check_optional_len("source", &req.source, MAX_SOURCE_BYTES)?;
+        let metadata = Value::Object(req.metadata);
+        let metadata_json = metadata.to_string();
+        if metadata_json.len() > MAX_METADATA_BYTES {
+            return Err(Error::LimitExceeded(format!(
+                "metadata is {} bytes as JSON; the limit is {MAX_METADATA_BYTES} \
+                 (MAX_METADATA_BYTES)",
+                metadata_json.len()
+            )));
+        }
+        let provenance = req.provenance.or_else(|| {
+            metadata
+                .get("provenance")
+                .and_then(|p| p.as_str())
+                .map(str::to_string)
+        });
+        if let Some(p) = &provenance {
+            if !matches!(p.as_str(), "external" | "user" | "agent") {
+                return Err(Error::invalid(
+                    "provenance must be one of: external, user, agent",
+                ));
+            }
+        }
+        let prepared = prepare_guarded(
+            kind,
+            &bytes,
+            metadata.as_object().expect("metadata is an object"),
+            self.service.shared.embedder.as_ref(),
+        )?;
+        let chunk_count = prepared.chunks.len();
+        let sha256 = ids::sha256_hex(&bytes);
+        let media_type = kind.media_type().to_string();
+        let idempotency = req.idempotency_key.map(|key| {
+            let mut fields = vec![
+                serde_json::json!(media_type),
+                serde_json::json!(sha256),
+                metadata.clone(),
+                serde_json::json!(req.source),
+                serde_json::json!(filename),
+                serde_json::json!(provenance),
+            ];
+            // Appended only when set, so digests stored before expiry
+            // existed still match a retry of the same request.
+            if let Some(at) = req.expires_at {
+                fields.push(at.into());
+            }
+            let digest = ids::sha256_hex(serde_json::Value::from(fields).to_string().as_bytes());
+            (key, digest)
+        });
+        let doc_id = match restore.doc_id {
+            Some(id) if ids::is_document_id(&id) && !self.document_exists(&id)? => id,
+            _ => ids::new_id("doc"),
+        };
+        let title = title_for(&filename, prepared.text.as_deref(), &bytes, kind);
+        if let Some(at) = req.expires_at {
+            if at <= now_ms() {
+                return Err(Error::invalid(
+                    "`expires_at` is in the past: the document would be forgotten at once",
+                ));
+            }
+        }
+        let doc = NewDocument {
+            doc_id: doc_id.clone(),
+            source: req.source,
+            title,
+            media_type: media_type.clone(),
+            original: bytes,
+            sha256,
+            metadata: metadata_json,
+            provenance,
+            created_by: self.principal.subject.clone(),
+            idempotency,
+            expires_at: req.expires_at,
+        };
+        let byte_len = doc.original.len();
+        let shared = &self.service.shared;
+        // Both are in place before the admission commits, so neither the
+        // worker's look-up nor the outcome can come too early.
+        let outcome_rx = req.wait.then(|| shared.waiters.register(&doc_id));
+        shared.handoff.offer(&doc_id, prepared);
+        let created_at = restore.created_at;
+        let admitted = self.service.store.write(&self.principal.tenant, move |w| {
+            let admitted = w.admit(doc, now_ms())?;
+            if let (Some(at), false) = (created_at, admitted.replayed) {
+                w.set_created_at(admitted.document_key, at)?;
+            }
+            Ok(admitted)
+        });
+        let admitted = match admitted {
+            Ok(a) if !a.replayed => a,
+            other => {
+                shared.handoff.take(&doc_id);
+                shared.waiters.forget(&doc_id);
+                let earlier = other?;
+                return self.receipt_from_store(&earlier.doc_id, byte_len, true);
+            }
+        };
+        self.service.worker.wake();
+        let outcome = outcome_rx.and_then(|rx| {
+            let got = rx.recv_timeout(Duration::from_millis(INGEST_WAIT_MS)).ok();
+            if got.is_none() {
+                shared.waiters.forget(&doc_id);
+            }
+            got
+        });
+        let (state, chunks, error) = match outcome {
+            Some(JobOutcome::Indexed { chunks }) => ("ready", Some(chunks as i64), None),
+            Some(JobOutcome::Failed(why)) => ("failed", None, Some(why)),
+            None => ("pending", None, None),
+        };
+        debug_assert!(chunks.is_none() || chunks == Some(chunk_count as i64));
+        Ok(IngestReceipt {
+            document_id: admitted.doc_id,
+            state: state.to_string(),
+            error,
+            media_type,
+            bytes: byte_len,
+            chunks,
+            idempotent_replay: false,
+        })
+    }
+
+    /// The receipt of an already stored document (an idempotent replay).
+    fn receipt_from_store(
+        &self,
+        doc_id: &str,
+        bytes: usize,
+        replayed: bool,
+    ) -> Result<IngestReceipt> {
+        let reader = self.service.store.reader(&self.principal.tenant)?;
+        let row = reader
+            .document(doc_id)?
+            .ok_or_else(|| Error::internal("admitted document vanished"))?;
+        let chunks = match row.state.as_str() {
+            "ready" => Some(reader.document_chunk_count(&row.doc_id)?),
+            _ => None,
+        };
+        Ok(IngestReceipt {
+            document_id: row.doc_id,
+            state: row.state,
+            error: row.error,
+            media_type: row.media_type,
+            bytes,
+            chunks,
+            idempotent_replay: replayed,
+        })
+    }
+}

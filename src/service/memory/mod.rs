@@ -1,0 +1,266 @@
+//! [`MemoryService`] (one per process: the store, the ingestion worker) and
+//! [`Memory`] (that service bound to one caller).
+//!
+//! Limits on what a caller may store or ask are enforced here, so every
+//! transport gets the same rules.
+//!
+//! This module owns the service's lifetime (open, shutdown) and the
+//! binding to a caller with its permission check; what a caller can do is
+//! split by concern:
+//! - [`content`]: what is stored, its type, extraction and title.
+//! - [`ingest`]: storing a document and the receipt for it.
+//! - [`documents`]: reading stored documents and originals back.
+//! - [`forget`]: deleting documents and what was derived from them.
+//! - [`recall`]: queries and community summaries.
+//! - [`status`]: the caller's status and usage charges.
+
+mod content;
+mod documents;
+mod forget;
+mod ingest;
+mod recall;
+mod status;
+
+pub use content::Content;
+pub use documents::Original;
+pub use forget::{ForgetReport, FORGET_BATCH, FORGET_REPORT_ITEMS};
+pub use ingest::{IngestReceipt, IngestRequest, Restore};
+pub use status::Status;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::principal::{Permission, Principal};
+use super::working_memory::WorkingMemory;
+use crate::clock::now_ms;
+use crate::config::Durability;
+use crate::embed::Embedder;
+use crate::error::{Error, Result};
+use crate::ingest::enrich::Enricher;
+use crate::ingest::summarize::Summarizer;
+use crate::ingest::worker::{IngestWorker, WorkerShared};
+use crate::llm::Llm;
+use crate::query::{self, Fusion};
+use crate::store::{Compaction, Store, VectorPolicy, VectorSpec};
+
+/// Closes LLM extraction jobs left pending by a run that had LLM
+/// extraction configured, since this one does not.
+fn skip_llm_extraction(store: &Store) -> Result<()> {
+    for tenant in store.tenants_with_llm_jobs()? {
+        let skipped = store.write(&tenant, |w| {
+            w.skip_llm_extraction("skipped: LLM extraction is not configured", now_ms())
+        })?;
+        log::info!(
+            "LLM extraction is not configured: {skipped} pending LLM extraction job(s) closed"
+        );
+    }
+    Ok(())
+}
+
+/// The memory server's shared state: one per process.
+pub struct MemoryService {
+    data_dir: PathBuf,
+    fusion: Fusion,
+    half_life_days: f64,
+    store: Arc<Store>,
+    worker: IngestWorker,
+    /// Runs LLM extraction jobs, when LLM extraction is configured.
+    enricher: Option<Enricher>,
+    /// Adds LLM summaries to community snapshots, when configured.
+    summarizer: Option<Summarizer>,
+    shared: Arc<WorkerShared>,
+    /// The LLM that composes answers, when configured for it.
+    answer_llm: Option<Arc<Llm>>,
+    /// Session graphs: one registry per process, shared by every transport.
+    working: WorkingMemory,
+}
+
+impl MemoryService {
+    /// Opens the store in `data_dir` (which the caller owns) and starts the
+    /// ingestion worker, which replays any pending jobs.
+    pub fn open(
+        data_dir: &Path,
+        durability: Durability,
+        embedder: Arc<dyn Embedder>,
+    ) -> Result<MemoryService> {
+        MemoryService::open_with(data_dir, durability, embedder, VectorPolicy::Keep)
+    }
+
+    /// [`MemoryService::open`], choosing what happens to stored vectors
+    /// (`Rebuild` for `reindex`).
+    pub fn open_with(
+        data_dir: &Path,
+        durability: Durability,
+        embedder: Arc<dyn Embedder>,
+        policy: VectorPolicy,
+    ) -> Result<MemoryService> {
+        let spec = VectorSpec {
+            embedder_id: embedder.id().to_string(),
+            dim: embedder.dim(),
+        };
+        // Before the worker starts: replayed jobs are chunked at this size.
+        crate::ingest::chunk::set_target_bytes(
+            crate::config::chunk_target_from_env().map_err(Error::Unavailable)?,
+        );
+        let store = Arc::new(Store::open_with(data_dir, durability, spec, policy)?);
+        // Before the worker starts: its first sweep must see the period.
+        store.set_retention(crate::config::retention_from_env().map_err(Error::Unavailable)?);
+        let (pending, failed) = store.journal_backlog()?;
+        if pending > 0 {
+            log::info!("replaying {pending} pending ingestion job(s)");
+        }
+        if failed > 0 {
+            log::info!("{failed} ingestion job(s) have failed; see alayasiki_status");
+        }
+        let llm = crate::config::llm_from_env()
+            .map_err(Error::Unavailable)?
+            .map(|c| Arc::new(Llm::new(c)));
+        if let Some(llm) = &llm {
+            let c = llm.config();
+            log::info!(
+                "LLM {} ({}) configured for{}{}{}",
+                c.model,
+                c.api.name(),
+                if c.extract { " extraction" } else { "" },
+                if c.answer { " answers" } else { "" },
+                if c.summarize {
+                    " community summaries"
+                } else {
+                    ""
+                }
+            );
+        }
+        if !llm.as_ref().is_some_and(|l| l.config().extract) {
+            skip_llm_extraction(&store)?;
+        }
+        let shared = Arc::new(WorkerShared::new(store.clone(), embedder, llm.clone()));
+        let worker = IngestWorker::start(shared.clone())?;
+        let enricher = Enricher::start(shared.clone())?;
+        let summarizer = Summarizer::start(store.clone(), llm.clone())?;
+        let fusion = crate::config::fusion_from_env().map_err(Error::Unavailable)?;
+        let half_life_days =
+            crate::graph::confidence::half_life_from_env().map_err(Error::Unavailable)?;
+        let wm_ttl = crate::config::wm_ttl_from_env().map_err(Error::Unavailable)?;
+        Ok(MemoryService {
+            data_dir: data_dir.to_path_buf(),
+            fusion,
+            half_life_days,
+            store,
+            worker,
+            enricher,
+            summarizer,
+            shared,
+            answer_llm: llm.filter(|l| l.config().answer),
+            working: WorkingMemory::new(wm_ttl),
+        })
+    }
+
+    /// Jobs waiting, across tenants (cheap; bulk ingestion paces itself
+    /// on it).
+    pub fn pending_jobs(&self) -> Result<i64> {
+        self.store.pending_job_count()
+    }
+
+    /// Jobs waiting and failed, across tenants (for maintenance progress).
+    pub fn backlog(&self) -> Result<(i64, i64)> {
+        self.store.journal_backlog()
+    }
+
+    /// Rewrites every tenant's vector files without deleted chunks' slots
+    /// and merges their full-text indexes (dropping forgotten chunks'
+    /// entries). Run offline (`alayasiki-mcp compact`).
+    pub fn compact(&self) -> Result<Vec<Compaction>> {
+        let report = self.store.compact_vectors()?;
+        self.store.optimize_fulltext()?;
+        Ok(report)
+    }
+
+    /// The service as seen by one caller.
+    pub fn for_caller<'a>(&'a self, principal: &'a Principal) -> Memory<'a> {
+        Memory {
+            service: self,
+            principal,
+        }
+    }
+
+    pub(super) fn working_memory(&self) -> &WorkingMemory {
+        &self.working
+    }
+
+    pub(super) fn embedder(&self) -> &dyn Embedder {
+        self.shared.embedder.as_ref()
+    }
+
+    /// How queries run (fusion, confidence decay).
+    pub(super) fn settings(&self) -> query::Settings {
+        query::Settings {
+            fusion: self.fusion,
+            half_life_days: self.half_life_days,
+        }
+    }
+
+    pub(super) fn fusion(&self) -> Fusion {
+        self.fusion
+    }
+
+    pub(super) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Stops the worker at a job boundary, then closes the store (which
+    /// checkpoints the WAL). Idempotent.
+    pub fn shutdown(&self) {
+        // Both LLM threads are told at once, so their waits overlap.
+        if let Some(summarizer) = &self.summarizer {
+            summarizer.request_stop();
+        }
+        if let Some(enricher) = &self.enricher {
+            enricher.stop();
+        }
+        if let Some(summarizer) = &self.summarizer {
+            summarizer.stop();
+        }
+        self.worker.stop();
+        self.store.close();
+    }
+}
+
+/// The memory, bound to one caller. Cheap; make one per request.
+pub struct Memory<'a> {
+    service: &'a MemoryService,
+    principal: &'a Principal,
+}
+
+impl Memory<'_> {
+    pub fn principal(&self) -> &Principal {
+        self.principal
+    }
+
+    pub(super) fn service(&self) -> &MemoryService {
+        self.service
+    }
+
+    pub(super) fn require(&self, p: Permission) -> Result<()> {
+        if self.principal.permits(p) {
+            Ok(())
+        } else {
+            Err(Error::Forbidden(format!(
+                "this identity lacks permission for this operation (needs a role granting it or \
+                 scope {})",
+                p.scope()
+            )))
+        }
+    }
+}
+
+/// Refuses an optional request field that is over `max` bytes or blank.
+fn check_optional_len(field: &str, value: &Option<String>, max: usize) -> Result<()> {
+    match value {
+        Some(v) if v.len() > max => Err(Error::LimitExceeded(format!(
+            "{field} is {} bytes; the limit is {max}",
+            v.len()
+        ))),
+        Some(v) if v.trim().is_empty() => Err(Error::invalid(format!("{field} must not be blank"))),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,99 @@
+//! What a caller can learn about its memory (`alayasiki_status`) and what
+//! it is charged for using it.
+
+use serde::Serialize;
+use std::time::Duration;
+
+use super::Memory;
+use crate::clock::now_ms;
+use crate::error::Result;
+use crate::service::principal::Permission;
+use crate::service::working_memory::WorkingMemoryStatus;
+use crate::store::{UsageRecord, UsageTotals};
+
+/// Counts and settings for `alayasiki_status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    pub version: &'static str,
+    pub data_dir: String,
+    pub tenant: String,
+    pub subject: String,
+    pub schema_version: i64,
+    pub durability: &'static str,
+    pub documents: i64,
+    pub chunks: i64,
+    pub jobs: JobCounts,
+    pub store_bytes: u64,
+    /// The caller's working-memory sessions and the shared limits.
+    pub working_memory: WorkingMemoryStatus,
+    /// What this caller (tenant and subject) has used over the HTTP API and
+    /// SSE; calls over stdio are not charged.
+    pub usage: UsageTotals,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JobCounts {
+    /// Documents waiting to be indexed (or embedded).
+    pub pending: i64,
+    pub failed: i64,
+    /// Indexed documents waiting for LLM extraction (shown only when some
+    /// are).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub llm_pending: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+impl Memory<'_> {
+    pub fn status(&self) -> Result<Status> {
+        self.require(Permission::Query)?;
+        let reader = self.service.store.reader(&self.principal.tenant)?;
+        let (pending, failed, llm_pending) = reader.job_counts()?;
+        Ok(Status {
+            version: env!("CARGO_PKG_VERSION"),
+            data_dir: self.service.data_dir.display().to_string(),
+            tenant: self.principal.tenant.name().to_string(),
+            subject: self.principal.subject.clone(),
+            schema_version: crate::store::latest_schema_version(),
+            durability: self.service.store.durability().name(),
+            documents: reader.document_count()?,
+            chunks: reader.chunk_count()?,
+            jobs: JobCounts {
+                pending,
+                failed,
+                llm_pending,
+            },
+            store_bytes: self.service.store.size_bytes(),
+            working_memory: self.memory_status(),
+            usage: reader.usage(&self.principal.subject)?,
+        })
+    }
+
+    /// Charges a completed call to this caller. Returns at once: the row
+    /// joins the writer's next group commit, and a failure to write it is
+    /// logged, never the caller's problem.
+    pub fn charge(&self, operation: &str, request_bytes: u64, reply_bytes: u64, took: Duration) {
+        let record = UsageRecord {
+            subject: self.principal.subject.clone(),
+            operation: operation.to_string(),
+            request_bytes,
+            reply_bytes,
+            duration_us: took.as_micros().min(u64::MAX as u128) as u64,
+            at: now_ms(),
+        };
+        let queued = self.service.store.write_then(
+            &self.principal.tenant,
+            move |w| w.record_usage(&record),
+            |outcome| {
+                if let Err(e) = outcome {
+                    log::warn!("usage row not written: {e}");
+                }
+            },
+        );
+        if let Err(e) = queued {
+            log::debug!("usage row not queued: {e}");
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! Removing one document's contributions to the graph: its evidence (and
+//! the relations left with none, whose superseded facts become current
+//! again), its mentions, the entities no longer mentioned, and the
+//! community snapshots that may quote it.
+
+use rusqlite::{params, OptionalExtension};
+
+use super::evidence::counter;
+use crate::error::Result;
+use crate::graph::confidence::Provenance;
+use crate::store::tenant::TenantWriter;
+
+impl TenantWriter<'_> {
+    /// Removes a document's contributions to the graph (before its chunks
+    /// are deleted): its relation evidence (relations left without
+    /// evidence go; the others' confidence is recomputed), its mentions,
+    /// and entities no longer mentioned anywhere.
+    pub(in crate::store) fn forget_graph(&mut self, document_key: i64) -> Result<()> {
+        let evidence: Vec<(i64, bool, String)> = {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT relation_id, supports, provenance FROM relation_evidence WHERE document_id = ?1",
+            )?;
+            let rows = stmt.query_map([document_key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        if evidence.is_empty() && !self.has_mentions(document_key)? {
+            return Ok(());
+        }
+        self.exec(
+            "DELETE FROM relation_evidence WHERE document_id = ?1",
+            [document_key],
+        )?;
+        for (relation, supports, provenance) in evidence {
+            let column = counter(supports, Provenance::parse(Some(&provenance)));
+            self.exec(
+                &format!("UPDATE relations SET {column} = max({column} - 1, 0) WHERE id = ?1"),
+                [relation],
+            )?;
+            let remaining: i64 = self.conn.query_row(
+                "SELECT count(*) FROM relation_evidence WHERE relation_id = ?1",
+                [relation],
+                |r| r.get(0),
+            )?;
+            if remaining == 0 {
+                self.restore_superseded(relation)?;
+                self.exec("DELETE FROM relations WHERE id = ?1", [relation])?;
+            } else {
+                self.refresh_confidence(relation)?;
+            }
+        }
+        // Only the entities this document mentions can change count: a
+        // recount of the whole tenant would make forgetting (and a
+        // retention sweep of many documents) quadratic.
+        let touched: Vec<i64> = {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT DISTINCT m.entity_id FROM chunks c JOIN mentions m ON m.chunk_id = c.id
+                  WHERE c.document_id = ?1",
+            )?;
+            let rows = stmt.query_map([document_key], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        self.exec(
+            "DELETE FROM mentions WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?1)",
+            [document_key],
+        )?;
+        for entity in touched {
+            self.exec(
+                "UPDATE entities SET mention_count =
+                        (SELECT count(*) FROM mentions m WHERE m.entity_id = ?1)
+                  WHERE id = ?1",
+                [entity],
+            )?;
+            self.delete_if_unmentioned(entity)?;
+        }
+        // Summaries may quote the forgotten document (its entities, its
+        // facts): drop every snapshot; the next build starts from what is
+        // left.
+        self.exec(
+            "DELETE FROM communities WHERE tenant_id = ?1",
+            [self.tenant_id],
+        )?;
+        self.exec(
+            "UPDATE tenants SET communities_version = -1 WHERE id = ?1",
+            [self.tenant_id],
+        )?;
+        self.exec(
+            "UPDATE tenants SET graph_version = graph_version + 1 WHERE id = ?1",
+            [self.tenant_id],
+        )?;
+        Ok(())
+    }
+
+    fn has_mentions(&self, document_key: i64) -> Result<bool> {
+        Ok(self.conn.query_row(
+            "SELECT EXISTS(SELECT 1 FROM mentions WHERE chunk_id IN
+                 (SELECT id FROM chunks WHERE document_id = ?1))",
+            [document_key],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Before `relation` is deleted: the newest fact it superseded (same
+    /// subject and predicate) is current again, and older ones it
+    /// superseded now name that one as their successor. Forgetting the
+    /// document behind "Dana works at Initech" brings back "Dana works at
+    /// Acme" instead of leaving Dana with no current employer.
+    fn restore_superseded(&mut self, relation: i64) -> Result<()> {
+        // Look-ups by (tenant, subject, predicate) use the unique index;
+        // `superseded_by` alone has none.
+        let key: Option<(i64, String)> = self
+            .conn
+            .prepare_cached("SELECT subject_id, predicate FROM relations WHERE id = ?1")?
+            .query_row([relation], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        let Some((subject, predicate)) = key else {
+            return Ok(());
+        };
+        let newest: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM relations
+                  WHERE tenant_id = ?1 AND subject_id = ?2 AND predicate = ?3 AND superseded_by = ?4
+                  ORDER BY valid_to DESC, id DESC LIMIT 1",
+            )?
+            .query_row(params![self.tenant_id, subject, predicate, relation], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        let Some(newest) = newest else {
+            return Ok(());
+        };
+        self.exec(
+            "UPDATE relations SET valid_to = NULL, superseded_by = NULL WHERE id = ?1",
+            [newest],
+        )?;
+        self.exec(
+            "UPDATE relations SET superseded_by = ?5
+              WHERE tenant_id = ?1 AND subject_id = ?2 AND predicate = ?3 AND superseded_by = ?4",
+            params![self.tenant_id, subject, predicate, relation, newest],
+        )?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::test_support::{remember, temp_store};
+    use crate::store::Tenant;
+
+    #[test]
+    fn forgetting_the_newer_fact_makes_the_older_one_current_again() {
+        let (dir, store) = temp_store("alayasiki-graph");
+        let t = Tenant::new("t").unwrap();
+        remember(&store, &t, "Dana Scully works at Acme.", "user");
+        remember(&store, &t, "Dana Scully works at Globex.", "user");
+        let newest = remember(&store, &t, "Dana Scully works at Initech.", "user");
+        store.write(&t, move |w| w.forget_graph(newest)).unwrap();
+        let r = store.reader(&t).unwrap();
+        let dana = r.entities_by_keys(&["dana scully".into()]).unwrap();
+        let all = r.relations_of(dana[0].id, true, 50).unwrap();
+        let at = |org: &str| {
+            all.iter()
+                .find(|x| x.predicate == "works at" && x.object.contains(org))
+                .cloned()
+        };
+        assert!(at("Initech").is_none(), "the forgotten fact is gone");
+        let globex = at("Globex").expect("the fact it superseded");
+        let acme = at("Acme").expect("older history");
+        assert!(globex.valid_to.is_none(), "Globex is current again");
+        assert!(acme.valid_to.is_some(), "Acme stays history");
+        let current = r.relations_of(dana[0].id, false, 50).unwrap();
+        let current_employers: Vec<_> = current
+            .iter()
+            .filter(|x| x.predicate == "works at")
+            .map(|x| x.object.clone())
+            .collect();
+        assert_eq!(current_employers.len(), 1, "{current_employers:?}");
+        drop(r);
+        store.close();
+        std::fs::remove_dir_all(dir).ok();
+    }
+}

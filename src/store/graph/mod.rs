@@ -1,0 +1,40 @@
+//! Storage of the knowledge graph: entities (resolved by key, alias and,
+//! across documents, by name through `store::resolution`), their
+//! mentions, relations with per-provenance evidence counts and Beta
+//! confidence, supersession of functional facts, and graph versions.
+//!
+//! Split by what each part owns:
+//! - [`record`]: writing one document's graph fragment (entities,
+//!   mentions, relations, evidence, supersession).
+//! - [`forget`]: removing one document's contributions again, bringing
+//!   back the facts it had superseded.
+//! - [`evidence`]: a relation's evidence counters and the Beta confidence
+//!   computed from them.
+//! - [`read`]: the graph queries of a [`TenantReader`](super::TenantReader).
+
+mod evidence;
+mod forget;
+mod read;
+mod record;
+
+pub use read::{EntityRow, RelationRow};
+
+/// Predicates that hold one value at a time: a new object supersedes the
+/// old fact (which gets `valid_to` and stays as history) instead of
+/// contradicting it.
+pub const FUNCTIONAL_PREDICATES: &[&str] = &[
+    "is",
+    "is based in",
+    "is located in",
+    "lives in",
+    "located in",
+    "based in",
+    "works at",
+    "works for",
+    "moved to",
+    "ceo of",
+    "cto of",
+    "married to",
+    "born in",
+    "owned by",
+];

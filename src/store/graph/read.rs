@@ -1,0 +1,182 @@
+//! The graph as queries read it: entities by key or alias, the relations
+//! touching an entity (with their best evidence), the chunks mentioning
+//! it, and the graph's version and size.
+
+use rusqlite::params;
+
+use crate::error::Result;
+use crate::store::tenant::TenantReader;
+
+/// A stored entity.
+#[derive(Debug, Clone)]
+pub struct EntityRow {
+    pub id: i64,
+    pub key: String,
+    pub name: String,
+    pub kind: String,
+    pub mention_count: i64,
+}
+
+/// A stored relation with its names resolved.
+#[derive(Debug, Clone)]
+pub struct RelationRow {
+    pub id: i64,
+    pub subject_id: i64,
+    pub subject: String,
+    pub predicate: String,
+    pub object_id: i64,
+    pub object: String,
+    pub pattern: bool,
+    pub alpha: f64,
+    pub beta: f64,
+    pub valid_to: Option<i64>,
+    pub last_evidence_at: i64,
+    /// Best provenance among its supporting evidence.
+    pub provenance: &'static str,
+    /// A chunk holding supporting evidence, with the span.
+    pub evidence_chunk: Option<(i64, i64, i64)>,
+    /// What found that evidence: `rules`, `llm` or `declared`.
+    pub extractor: &'static str,
+}
+
+impl TenantReader<'_> {
+    /// Entities whose key or alias key is one of `keys`.
+    pub fn entities_by_keys(&self, keys: &[String]) -> Result<Vec<EntityRow>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            // A UNION, not `key = ? OR id IN (...)`: SQLite cannot use the
+            // key index for that OR and would scan the tenant's entities.
+            "SELECT e.id, e.key, e.name, e.kind, e.mention_count FROM entities e
+              WHERE e.tenant_id = ?1 AND e.key = ?2
+             UNION
+             SELECT e.id, e.key, e.name, e.kind, e.mention_count
+               FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
+              WHERE a.tenant_id = ?1 AND a.alias_key = ?2",
+        )?;
+        let mut out: Vec<EntityRow> = Vec::new();
+        for k in keys {
+            let rows = stmt.query_map(params![tenant_id, k], |r| {
+                Ok(EntityRow {
+                    id: r.get(0)?,
+                    key: r.get(1)?,
+                    name: r.get(2)?,
+                    kind: r.get(3)?,
+                    mention_count: r.get(4)?,
+                })
+            })?;
+            for row in rows {
+                let row = row?;
+                if !out.iter().any(|e| e.id == row.id) {
+                    out.push(row);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Relations touching an entity (either end), strongest first.
+    pub fn relations_of(
+        &self,
+        entity_id: i64,
+        include_history: bool,
+        limit: usize,
+    ) -> Result<Vec<RelationRow>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(Vec::new());
+        };
+        // The limit is in the SQL, not bound (see `keyword_search`).
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT r.id, r.subject_id, s.name, r.label, r.object_id, o.name, r.kind = 'pattern',
+                    r.alpha, r.beta, r.valid_to, r.last_evidence_at,
+                    CASE WHEN r.support_external > 0 THEN 'external'
+                         WHEN r.support_user > 0 THEN 'user' ELSE 'agent' END,
+                    (SELECT chunk_id FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
+                      ORDER BY ev.at DESC, ev.document_id DESC LIMIT 1),
+                    (SELECT byte_start FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
+                      ORDER BY ev.at DESC, ev.document_id DESC LIMIT 1),
+                    (SELECT byte_end FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
+                      ORDER BY ev.at DESC, ev.document_id DESC LIMIT 1),
+                    (SELECT extractor FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
+                      ORDER BY ev.at DESC, ev.document_id DESC LIMIT 1)
+               FROM relations r JOIN entities s ON s.id = r.subject_id JOIN entities o ON o.id = r.object_id
+              -- Each end through its own index (an OR of the two would
+              -- scan the tenant's relations); `+` keeps the tenant check a
+              -- filter. Entity ids are global, so the object side needs no
+              -- tenant term to use its index.
+              WHERE r.id IN (SELECT id FROM relations WHERE tenant_id = ?1 AND subject_id = ?2
+                             UNION ALL
+                             SELECT id FROM relations WHERE object_id = ?2)
+                AND +r.tenant_id = ?1
+                AND (?3 OR r.valid_to IS NULL)
+              ORDER BY r.kind = 'pattern' DESC, r.alpha / (r.alpha + r.beta) DESC, r.last_evidence_at DESC
+              LIMIT {limit}",
+        ))?;
+        let rows = stmt.query_map(params![tenant_id, entity_id, include_history], |r| {
+            let chunk: Option<i64> = r.get(12)?;
+            Ok(RelationRow {
+                id: r.get(0)?,
+                subject_id: r.get(1)?,
+                subject: r.get(2)?,
+                predicate: r.get(3)?,
+                object_id: r.get(4)?,
+                object: r.get(5)?,
+                pattern: r.get(6)?,
+                alpha: r.get(7)?,
+                beta: r.get(8)?,
+                valid_to: r.get(9)?,
+                last_evidence_at: r.get(10)?,
+                provenance: match r.get::<_, String>(11)?.as_str() {
+                    "external" => "external",
+                    "user" => "user",
+                    _ => "agent",
+                },
+                evidence_chunk: match chunk {
+                    Some(c) => Some((c, r.get(13)?, r.get(14)?)),
+                    None => None,
+                },
+                extractor: match r.get::<_, Option<String>>(15)?.as_deref() {
+                    Some("llm") => "llm",
+                    Some("declared") => "declared",
+                    _ => "rules",
+                },
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Chunks mentioning an entity, newest first.
+    pub fn chunks_mentioning(&self, entity_id: i64, limit: usize) -> Result<Vec<i64>> {
+        // The limit is in the SQL, not bound (see `keyword_search`).
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT DISTINCT chunk_id FROM mentions WHERE entity_id = ?1 ORDER BY chunk_id DESC LIMIT {limit}",
+        ))?;
+        let rows = stmt.query_map(params![entity_id], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The current graph version (changes whenever the graph does).
+    pub fn graph_version(&self) -> Result<i64> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(0);
+        };
+        Ok(self
+            .conn
+            .prepare_cached("SELECT graph_version FROM tenants WHERE id = ?1")?
+            .query_row([tenant_id], |r| r.get(0))?)
+    }
+
+    /// Entity and relation counts.
+    pub fn graph_counts(&self) -> Result<(i64, i64)> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok((0, 0));
+        };
+        Ok(self.conn.query_row(
+            "SELECT (SELECT count(*) FROM entities WHERE tenant_id = ?1),
+                    (SELECT count(*) FROM relations WHERE tenant_id = ?1 AND kind = 'pattern')",
+            [tenant_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?)
+    }
+}

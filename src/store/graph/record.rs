@@ -1,0 +1,290 @@
+//! Writing one document's graph fragment: its entities (found by key or
+//! alias, merged with a stored one by name, or new), its mentions, and its
+//! relations with one piece of evidence each, superseding the old value
+//! of a functional predicate.
+
+use rusqlite::{params, OptionalExtension};
+
+use super::evidence::{beta_from_counts, counter, counter_index};
+use super::FUNCTIONAL_PREDICATES;
+use crate::error::Result;
+use crate::graph::confidence::Provenance;
+use crate::graph::fragment::{predicate_key, Fragment, FragmentRelation};
+use crate::store::tenant::TenantWriter;
+
+impl TenantWriter<'_> {
+    /// Records a document's graph fragment: `chunk_keys[i]` is the stored
+    /// key of the document's chunk `i`. Returns whether the graph changed.
+    pub(in crate::store) fn record_graph(
+        &mut self,
+        document_key: i64,
+        chunk_keys: &[i64],
+        fragment: &Fragment,
+        provenance: Provenance,
+        now: i64,
+    ) -> Result<bool> {
+        if fragment.entities.is_empty() {
+            return Ok(false);
+        }
+        self.ensure_name_terms()?;
+        let mut ids = Vec::with_capacity(fragment.entities.len());
+        let mut created = Vec::new();
+        for e in &fragment.entities {
+            let kind = e.kind.as_str();
+            ids.push(self.resolve_entity(&e.key, &e.name, kind, &e.aliases, &mut created, now)?);
+        }
+        // A mention counts once however many extractors found it (the LLM's
+        // mentions are often the rule-based ones again).
+        let mut added = vec![0i64; ids.len()];
+        for m in &fragment.mentions {
+            added[m.entity] += self.exec(
+                "INSERT OR IGNORE INTO mentions(entity_id, chunk_id, byte_start, byte_end)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![
+                    ids[m.entity],
+                    chunk_keys[m.chunk],
+                    m.start as i64,
+                    m.end as i64
+                ],
+            )? as i64;
+        }
+        for (id, added) in ids.iter().zip(added) {
+            self.exec(
+                "UPDATE entities SET mention_count = mention_count + ?2, last_seen = ?3 WHERE id = ?1",
+                params![id, added, now],
+            )?;
+        }
+        for r in &fragment.relations {
+            let kind = if r.pattern { "pattern" } else { "cooccurrence" };
+            let (subject, object) = (ids[r.subject], ids[r.object]);
+            if subject == object {
+                continue; // two names of the document resolved to one entity
+            }
+            let predicate = predicate_key(&r.predicate);
+            let supports = !r.negated;
+            let column = counter(supports, provenance);
+            // Three statements per relation, not six: the counters are
+            // read with the id and the new confidence is computed here, so
+            // one UPDATE (or the INSERT itself, for a new relation) writes
+            // both. The graph write is most of the single writer's work
+            // per document.
+            let found: Option<(i64, [i64; 6])> = self
+                .conn
+                .prepare_cached(
+                    "SELECT id, support_external, support_user, support_agent,
+                            contra_external, contra_user, contra_agent
+                       FROM relations WHERE tenant_id = ?1 AND subject_id = ?2
+                        AND predicate = ?3 AND object_id = ?4 AND kind = ?5",
+                )?
+                .query_row(
+                    params![self.tenant_id, subject, predicate, object, kind],
+                    |row| {
+                        Ok((
+                            row.get(0)?,
+                            [
+                                row.get(1)?,
+                                row.get(2)?,
+                                row.get(3)?,
+                                row.get(4)?,
+                                row.get(5)?,
+                                row.get(6)?,
+                            ],
+                        ))
+                    },
+                )
+                .optional()?;
+            let relation = match found {
+                Some((relation, mut counts)) => {
+                    // One piece of evidence per document: repeating a
+                    // claim inside one document does not corroborate it.
+                    if self.insert_evidence(
+                        relation,
+                        document_key,
+                        chunk_keys[r.chunk],
+                        r,
+                        provenance,
+                        now,
+                    )? == 0
+                    {
+                        continue;
+                    }
+                    counts[counter_index(supports, provenance)] += 1;
+                    let (alpha, beta) = beta_from_counts(counts);
+                    self.exec(
+                        &format!(
+                            "UPDATE relations SET {column} = {column} + 1, last_evidence_at = ?2,
+                                    alpha = ?3, beta = ?4 WHERE id = ?1"
+                        ),
+                        params![relation, now, alpha, beta],
+                    )?;
+                    relation
+                }
+                None => {
+                    let mut counts = [0i64; 6];
+                    counts[counter_index(supports, provenance)] = 1;
+                    let (alpha, beta) = beta_from_counts(counts);
+                    self.exec(
+                        &format!(
+                            "INSERT INTO relations(tenant_id, subject_id, predicate, label, object_id,
+                                    kind, valid_from, last_evidence_at, {column}, alpha, beta)
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, 1, ?8, ?9)"
+                        ),
+                        params![
+                            self.tenant_id,
+                            subject,
+                            predicate,
+                            r.predicate,
+                            object,
+                            kind,
+                            now,
+                            alpha,
+                            beta
+                        ],
+                    )?;
+                    let relation = self.conn.last_insert_rowid();
+                    self.insert_evidence(
+                        relation,
+                        document_key,
+                        chunk_keys[r.chunk],
+                        r,
+                        provenance,
+                        now,
+                    )?;
+                    relation
+                }
+            };
+            if r.pattern && supports && FUNCTIONAL_PREDICATES.contains(&r.predicate.as_str()) {
+                self.exec(
+                    "UPDATE relations SET valid_to = ?5, superseded_by = ?4
+                      WHERE tenant_id = ?1 AND subject_id = ?2 AND predicate = ?3 AND kind = 'pattern'
+                        AND id != ?4 AND valid_to IS NULL",
+                    params![self.tenant_id, subject, predicate, relation, now],
+                )?;
+                // A fact asserted again is current again.
+                self.exec(
+                    "UPDATE relations SET valid_to = NULL, superseded_by = NULL WHERE id = ?1",
+                    [relation],
+                )?;
+            }
+        }
+        self.exec(
+            "UPDATE tenants SET graph_version = graph_version + 1 WHERE id = ?1",
+            [self.tenant_id],
+        )?;
+        Ok(true)
+    }
+
+    /// Adds one piece of evidence for `relation`; 0 when this document
+    /// already gave it some.
+    fn insert_evidence(
+        &mut self,
+        relation: i64,
+        document_key: i64,
+        chunk_key: i64,
+        r: &FragmentRelation,
+        provenance: Provenance,
+        now: i64,
+    ) -> Result<usize> {
+        Ok(self.exec(
+            "INSERT OR IGNORE INTO relation_evidence(relation_id, document_id, chunk_id,
+                    byte_start, byte_end, supports, provenance, at, extractor)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                relation,
+                document_key,
+                chunk_key,
+                r.start as i64,
+                r.end as i64,
+                !r.negated,
+                provenance.name(),
+                now,
+                r.extractor.name()
+            ],
+        )?)
+    }
+
+    /// The entity with `key`, or the one that has it as an alias, or the
+    /// one stored entity (not in `created`, this document's new entities)
+    /// it is another name of (see `store::resolution`), or a new one,
+    /// added to `created`; the fragment's aliases are registered for it.
+    fn resolve_entity(
+        &mut self,
+        key: &str,
+        name: &str,
+        kind: &str,
+        aliases: &[(String, String)],
+        created: &mut Vec<i64>,
+        now: i64,
+    ) -> Result<i64> {
+        let existing: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM entities WHERE tenant_id = ?1 AND key = ?2
+                 UNION ALL
+                 SELECT entity_id FROM entity_aliases WHERE tenant_id = ?1 AND alias_key = ?2
+                 LIMIT 1",
+            )?
+            .query_row(params![self.tenant_id, key], |r| r.get(0))
+            .optional()?;
+        let merged = match existing {
+            Some(_) => None,
+            None => self.merge_target(key, name, kind, created, now)?,
+        };
+        let id = match existing.or(merged) {
+            Some(id) => id,
+            None => {
+                self.exec(
+                    "INSERT INTO entities(tenant_id, key, name, kind, first_seen, last_seen)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+                    params![self.tenant_id, key, name, kind, now],
+                )?;
+                let id = self.conn.last_insert_rowid();
+                self.index_entity_name(id, key, name, kind)?;
+                created.push(id);
+                id
+            }
+        };
+        for (alias_key, alias) in aliases {
+            self.exec(
+                "INSERT OR IGNORE INTO entity_aliases(tenant_id, alias_key, alias, entity_id)
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![self.tenant_id, alias_key, alias, id],
+            )?;
+        }
+        Ok(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::test_support::{remember, temp_store};
+    use crate::store::Tenant;
+
+    #[test]
+    fn a_new_value_of_a_functional_predicate_supersedes_the_old_one() {
+        let (dir, store) = temp_store("alayasiki-graph");
+        let t = Tenant::new("t").unwrap();
+        remember(&store, &t, "Dana Scully works at Acme.", "user");
+        remember(&store, &t, "Dana Scully works at Initech.", "user");
+        let r = store.reader(&t).unwrap();
+        let dana = r.entities_by_keys(&["dana scully".into()]).unwrap();
+        let rels = r.relations_of(dana[0].id, true, 50).unwrap();
+        let at = |org: &str| {
+            rels.iter()
+                .find(|x| x.predicate == "works at" && x.object.contains(org))
+                .cloned()
+        };
+        let old = at("Acme").expect("history kept");
+        let new = at("Initech").expect("new fact");
+        assert!(old.valid_to.is_some(), "the old fact is superseded");
+        assert!(new.valid_to.is_none());
+        let current = r.relations_of(dana[0].id, false, 50).unwrap();
+        assert!(
+            current.iter().all(|x| x.id != old.id),
+            "history is excluded unless asked for"
+        );
+        drop(r);
+        store.close();
+        std::fs::remove_dir_all(dir).ok();
+    }
+}
