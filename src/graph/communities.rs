@@ -104,7 +104,28 @@ pub fn build(input: &GraphInput) -> Vec<Summary> {
             (a != b && w > 0.0 && w.is_finite()).then_some((a, b, w))
         })
         .collect();
-    let Ok(graph) = WeightedGraph::from_edges(input.entities.len(), &edges) else {
+    // Leiden runs over the entities that have a relation only: an entity
+    // without one stays alone at every level, and single entities are not
+    // summarized (`MIN_COMMUNITY_SIZE`). On text whose entities are mostly
+    // unrelated concepts that is three quarters of them, which cost the
+    // rebuild most of its time for nothing. `nodes` maps the compact
+    // numbering back to `input.entities`, in the same order, so the
+    // result stays deterministic.
+    let mut related = vec![false; input.entities.len()];
+    for &(a, b, _) in &edges {
+        related[a as usize] = true;
+        related[b as usize] = true;
+    }
+    let nodes: Vec<usize> = (0..related.len()).filter(|n| related[*n]).collect();
+    let mut compact = vec![u32::MAX; related.len()];
+    for (i, node) in nodes.iter().enumerate() {
+        compact[*node] = i as u32;
+    }
+    let edges: Vec<(u32, u32, f64)> = edges
+        .into_iter()
+        .map(|(a, b, w)| (compact[a as usize], compact[b as usize], w))
+        .collect();
+    let Ok(graph) = WeightedGraph::from_edges(nodes.len(), &edges) else {
         return Vec::new();
     };
     let Ok(hierarchy) = leiden::hierarchical_leiden(&graph, &LeidenParams::default()) else {
@@ -114,7 +135,7 @@ pub fn build(input: &GraphInput) -> Vec<Summary> {
     for (level, partition) in hierarchy.levels.iter().enumerate() {
         let mut members: HashMap<u32, Vec<usize>> = HashMap::new();
         for (node, community) in partition.membership.iter().enumerate() {
-            members.entry(*community).or_default().push(node);
+            members.entry(*community).or_default().push(nodes[node]);
         }
         let mut groups: Vec<(u32, Vec<usize>)> = members
             .into_iter()
@@ -291,6 +312,25 @@ mod tests {
         });
         let back: Summary = serde_json::from_str(&serde_json::to_string(&with).unwrap()).unwrap();
         assert_eq!(back, with);
+    }
+
+    #[test]
+    fn entities_without_relations_join_no_community() {
+        // Unrelated entities (text whose entities are concepts with no
+        // relation between them) share nothing to summarize; grouping them
+        // would title a "community" with names that never met.
+        let mut g = input();
+        g.relations.clear();
+        assert_eq!(build(&g), vec![]);
+        // Isolated entities beside connected ones change nothing.
+        let mut g = input();
+        let alone: Vec<(i64, String, i64)> = (100..400).map(|i| (i, format!("E{i}"), 1)).collect();
+        g.entities.extend(alone);
+        let with = build(&g);
+        assert_eq!(with, build(&input()));
+        assert!(with
+            .iter()
+            .all(|s| s.entities.iter().all(|e| !e.starts_with('E'))));
     }
 
     #[test]
