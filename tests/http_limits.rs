@@ -904,3 +904,83 @@ fn connections_declaring_huge_bodies_are_released() {
     assert_eq!(request(api.addr, "GET", "/health", &[], None).status, 200);
     assert_eq!(api.call("GET", "/v1/status", &token, None).status, 200);
 }
+
+/// Opens a connection and sends the head of `method path` declaring a
+/// `STALLED_BODY`-byte body, then nothing.
+fn send_head_to(api: &Api, method: &str, path: &str, token: &str) -> TcpStream {
+    let mut s = TcpStream::connect(api.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {STALLED_BODY}\r\n\r\n",
+        api.addr
+    )
+    .unwrap();
+    s
+}
+
+/// Answers given before a body is read never wait for it. Refusals of
+/// stalled POSTs (here 401, far more of them than there are drain threads
+/// and drain queue together) are answered at once and their connections
+/// end, with nothing abandoned; a body sent to a route that reads none is
+/// refused (400 `unexpected_body`) at once, so stalled `GET`s cannot hold
+/// the dispatch workers that would otherwise answer them and wait for
+/// their bodies.
+#[test]
+fn answers_before_the_body_never_wait_for_it() {
+    const REFUSED: usize = 80; // DRAIN_THREADS + DRAIN_QUEUE = 66
+    const BODY_GETS: usize = 40; // MAX_CONCURRENT_DISPATCHES = 32
+    let dir = TempDir::new("unread-bodies");
+    let api = Api::start(dir.path(), &[]);
+    let token = admin("agent", "acme");
+    let query = json!({"query": "harbour tide"});
+    assert_eq!(
+        api.call("POST", "/v1/query", &token, Some(&query)).status,
+        200
+    );
+
+    let started = Instant::now();
+    let refused: Vec<TcpStream> = (0..REFUSED)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            send_head_to(&api, "POST", "/v1/ingest", "not-a-token")
+        })
+        .collect();
+    let gets: Vec<TcpStream> = (0..BODY_GETS)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            send_head_to(&api, "GET", "/v1/status", &token)
+        })
+        .collect();
+    let sent = started.elapsed();
+    // Everything is answered as soon as it was sent.
+    let ends: Vec<_> = refused
+        .into_iter()
+        .map(|s| (401, s))
+        .chain(gets.into_iter().map(|s| (400, s)))
+        .map(|(expected, s)| {
+            std::thread::spawn(move || {
+                let (status, answered, ended) = status_then_end(s, started);
+                (expected, status, answered, ended)
+            })
+        })
+        .collect();
+    // Meanwhile a query is served at once: no dispatch worker waits.
+    let t = Instant::now();
+    let r = api.call("POST", "/v1/query", &token, Some(&query));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert!(t.elapsed() < PROMPT, "the query took {:?}", t.elapsed());
+    for end in ends {
+        let (expected, status, answered, ended) = end.join().unwrap();
+        assert_eq!(status, expected);
+        assert!(
+            answered < sent.as_secs_f64() + PROMPT.as_secs_f64(),
+            "answered after {answered:.1} s (all sent by {sent:?})"
+        );
+        // REFUSED_BODY_LINGER is 5 s.
+        assert!(ended < sent.as_secs_f64() + 8.0, "ended after {ended:.1} s");
+    }
+    let log = api.stderr.lock().unwrap().join("\n");
+    assert!(!log.contains("abandoned"), "{log}");
+}

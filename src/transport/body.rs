@@ -36,10 +36,12 @@
 //!   room for ([`DRAIN_QUEUE`]). Up to [`MAX_DRAINABLE_BODY_BYTES`] the
 //!   allocation is harmless and [`Drains::close`] ends the connection
 //!   properly.
-//! - Draining blocks until the client has sent the rest. Other answers to
-//!   requests with an unread body are therefore sent by a few dedicated
-//!   drain threads ([`Drains`]), never by the HTTP threads, so slow clients
-//!   cannot stall routing.
+//! - Draining blocks until the client has sent the rest. So every answer
+//!   to a request whose body is unread and not already in memory goes the
+//!   way of a refused body ([`Drains::respond`] uses [`Drains::close`]): no
+//!   thread ever waits for a body the server does not read. Only where the
+//!   socket cannot be found (no `/dev/fd`) do a few drain threads
+//!   ([`DRAIN_THREADS`]) send such answers once the body has arrived.
 //! - A client that stops sending (or reading) would block a thread forever:
 //!   every accepted socket gets read and write timeouts ([`IO_TIMEOUT`]),
 //!   inherited from the listening socket, and a whole body must arrive
@@ -72,7 +74,8 @@ pub const MAX_DRAINABLE_BODY_BYTES: usize = 64 * 1024 * 1024;
 /// How long one socket read or write may block before it fails.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Threads that send answers to requests whose body was not read.
+/// Threads that send answers to requests whose body was not read, where
+/// the request's socket cannot be found to end its connection.
 pub const DRAIN_THREADS: usize = 2;
 
 /// Answers waiting for a drain thread; beyond it the request is abandoned.
@@ -417,8 +420,8 @@ impl Drains {
     /// connection. What the client still sends is discarded unread for at
     /// most [`REFUSED_BODY_LINGER`]; then the socket is shut down
     /// ([`super::socket`]), which ends tiny_http's drain and its thread for
-    /// the connection. Where the socket cannot be found the answer falls
-    /// back to [`Drains::respond`].
+    /// the connection. Where the socket cannot be found a drain thread
+    /// answers once the body has arrived.
     pub fn close(&self, request: Request, response: Response<Cursor<Vec<u8>>>) {
         let socket = Connection::find(&request, self.port);
         if declared_length(&request).is_some_and(|n| n > MAX_DRAINABLE_BODY_BYTES) {
@@ -426,7 +429,7 @@ impl Drains {
             return abandon(request, response, socket);
         }
         let Some(socket) = socket else {
-            return self.respond(request, response);
+            return self.drain(request, response);
         };
         let Some(permit) = self.lingering.try_enter() else {
             // Too many lingering already: answer, read nothing, end now.
@@ -455,12 +458,25 @@ impl Drains {
         }
     }
 
-    /// Sends `response`, on a drain thread if the body may be unread.
+    /// Sends `response` to a request whose body is not read: at once when
+    /// it has none or tiny_http already holds it in memory
+    /// ([`in_memory`](super::body_readers::in_memory)); otherwise the body
+    /// is refused as [`Drains::close`] does (answered at once, the
+    /// connection ended), so that no thread ever waits for a body the
+    /// server does not want. A request whose body was read whole may be
+    /// answered here too; its connection is then ended as well.
     pub fn respond(&self, request: Request, response: Response<Cursor<Vec<u8>>>) {
-        if !has_body(&request) {
+        if !has_body(&request) || super::body_readers::in_memory(&request) {
             let _ = request.respond(response);
             return;
         }
+        self.close(request, response);
+    }
+
+    /// Where the socket cannot be found (no `/dev/fd`): a drain thread
+    /// sends the answer once the client has sent the body; beyond
+    /// [`DRAIN_QUEUE`] waiting answers the request is abandoned.
+    fn drain(&self, request: Request, response: Response<Cursor<Vec<u8>>>) {
         match self.tx.try_send(Pending { request, response }) {
             Ok(()) => {}
             Err(TrySendError::Full(p) | TrySendError::Disconnected(p)) => {

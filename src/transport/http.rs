@@ -15,12 +15,14 @@
 //!   calls, fed over a crossbeam channel; a request is only queued after it
 //!   holds a dispatch permit, so the queue never grows past the cap;
 //! - one writer thread per SSE stream ([`super::sse`]);
-//! - [`DRAIN_THREADS`](super::body::DRAIN_THREADS) answer requests whose body
-//!   was never read ([`super::body`]).
+//! - requests answered without reading their body (refused before it is
+//!   needed) are answered at once and their connection ended, the rest of
+//!   the body discarded for a few seconds on a short-lived thread
+//!   ([`super::body`]).
 //!
 //! Every request passes, in order: shutdown (503), `Origin`/`Host` (403),
 //! no token in the query string (400), declared body size (413), route (404
-//! or 405), authentication (401), the caller's rate limit (429), then the
+//! or 405), a body where none is read (400), authentication (401), the caller's rate limit (429), then the
 //! route's own checks. Nothing is read from the body before the caller is
 //! authenticated, and what needs the body runs on a body reader (503
 //! `body_readers_busy` when all of them are busy).
@@ -47,7 +49,7 @@ use super::admission::{
 };
 use super::auth::Authenticator;
 use super::body::{self, BodyError, Drains, MAX_BODY_BYTES};
-use super::body_readers::MAX_BODY_READERS;
+use super::body_readers::{self, MAX_BODY_READERS};
 use super::origin::{OriginPolicy, Refusal};
 use super::sse::Sessions;
 use super::{http_api, http_documents, signals, sse};
@@ -412,6 +414,16 @@ fn route(ctx: &Arc<Context>, request: Request) {
         .with_header(make_header("Allow", &allow.join(", ")));
         return ctx.drains.respond(request, r);
     }
+    if *request.method() != Method::Post
+        && body::has_body(&request)
+        && !body_readers::in_memory(&request)
+    {
+        // Only POST routes read a body. Whoever answered this one would
+        // first have to wait for the body it never reads (tiny_http drains
+        // it), which a dispatch worker must not do for a stalled client.
+        let r = error(400, "unexpected_body", "this route takes no request body");
+        return ctx.drains.close(request, r);
+    }
     if route == Route::Health {
         let r = json_response(200, &json!({"status": "ok"}));
         return ctx.drains.respond(request, r);
@@ -618,6 +630,10 @@ mod tests {
             ("`BODY_READ_TIMEOUT`", secs(BODY_READ_TIMEOUT)),
             ("`REFUSED_BODY_LINGER`", secs(REFUSED_BODY_LINGER)),
             ("`MAX_LINGERING`", MAX_LINGERING.to_string()),
+            (
+                "`DRAIN_THREADS` / `DRAIN_QUEUE`",
+                format!("{DRAIN_THREADS} / {DRAIN_QUEUE}"),
+            ),
             ("`KEEPALIVE_INTERVAL`", secs(KEEPALIVE_INTERVAL)),
             ("`IO_TIMEOUT`", secs(IO_TIMEOUT)),
             ("`SHUTDOWN_DRAIN_TIMEOUT`", secs(SHUTDOWN_DRAIN_TIMEOUT)),
