@@ -417,7 +417,8 @@ impl Drains {
 
     /// Answers `request`, whose body the server refuses (too large, too
     /// slow, broken), without waiting for that body, then ends the
-    /// connection. What the client still sends is discarded unread for at
+    /// connection. (A `Connection: close` header cannot say so: tiny_http
+    /// 0.12 drops any `Connection` header a response sets.) What the client still sends is discarded unread for at
     /// most [`REFUSED_BODY_LINGER`]; then the socket is shut down
     /// ([`super::socket`]), which ends tiny_http's drain and its thread for
     /// the connection. Where the socket cannot be found a drain thread

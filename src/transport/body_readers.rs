@@ -32,7 +32,7 @@ use tiny_http::Request;
 
 use super::admission::RETRY_AFTER_SECS;
 use super::body;
-use super::http::{connection_close, error, refuse_body, retry_after, Context};
+use super::http::{error, refuse_body, retry_after, Context};
 
 /// Request bodies awaited at once, each on a short-lived thread of its own;
 /// one more gets 503 with `Retry-After`.
@@ -129,8 +129,7 @@ fn busy(ctx: &Context, request: Request) {
              (MAX_BODY_READERS); retry shortly"
         ),
     )
-    .with_header(retry_after(RETRY_AFTER_SECS))
-    .with_header(connection_close());
+    .with_header(retry_after(RETRY_AFTER_SECS));
     ctx.drains.close(request, r);
 }
 

@@ -360,8 +360,7 @@ pub(super) fn is_json(request: &Request) -> bool {
 fn route(ctx: &Arc<Context>, request: Request) {
     if ctx.closing.load(Ordering::SeqCst) {
         let r = error(503, "shutting_down", "the server is shutting down")
-            .with_header(retry_after(RETRY_AFTER_SECS))
-            .with_header(connection_close());
+            .with_header(retry_after(RETRY_AFTER_SECS));
         return ctx.drains.respond(request, r);
     }
     if let Err(refusal) = ctx
@@ -395,9 +394,7 @@ fn route(ctx: &Arc<Context>, request: Request) {
     if body::declared_length(&request).is_some_and(|n| n > MAX_BODY_BYTES) {
         // Answered at once from the header: none of the body is read and
         // the connection ends.
-        return ctx
-            .drains
-            .close(request, too_large().with_header(connection_close()));
+        return ctx.drains.close(request, too_large());
     }
     let Some((route, methods)) = resolve(path) else {
         return ctx
@@ -497,10 +494,6 @@ pub(super) fn retry_after(secs: u64) -> Header {
     make_header("Retry-After", &secs.to_string())
 }
 
-pub(super) fn connection_close() -> Header {
-    make_header("Connection", "close")
-}
-
 pub(super) fn json_response(status: u16, value: &Value) -> Response<Cursor<Vec<u8>>> {
     Response::from_data(value.to_string().into_bytes())
         .with_status_code(status)
@@ -534,7 +527,7 @@ pub(super) fn refuse_body(ctx: &Context, request: Request, why: BodyError) {
             error(400, "incomplete_body", "the request body could not be read")
         }
     };
-    ctx.drains.close(request, r.with_header(connection_close()));
+    ctx.drains.close(request, r);
 }
 
 pub(super) fn too_large() -> Response<Cursor<Vec<u8>>> {
