@@ -766,7 +766,14 @@ fn body_readers_are_capped_and_the_next_body_gets_503() {
         200
     );
 
-    let mut held = stall(&api, &token, MAX_BODY_READERS, STALLED_BODY);
+    // From four callers: one may hold a quarter of the readers
+    // (`MAX_BODY_READERS_PER_CALLER`).
+    let mut held: Vec<TcpStream> = (0..4)
+        .flat_map(|i| {
+            let caller = admin(&format!("uploader-{i}"), "acme");
+            stall(&api, &caller, MAX_BODY_READERS / 4, STALLED_BODY)
+        })
+        .collect();
     settle(&api, MAX_BODY_READERS);
 
     let next = send_head(&api, &token, STALLED_BODY as u64);
@@ -804,7 +811,8 @@ fn body_readers_are_capped_and_the_next_body_gets_503() {
     assert!(t.elapsed() < PROMPT, "took {:?}", t.elapsed());
 
     // A held client sends its body: it is served, and its reader is free
-    // for the next body.
+    // for the next body (from that caller: the others' are taken).
+    let token = admin("uploader-0", "acme");
     let mut first = held.remove(0);
     first
         .write_all(&padded_ingest("The first held body arrives."))
@@ -983,4 +991,62 @@ fn answers_before_the_body_never_wait_for_it() {
     }
     let log = api.stderr.lock().unwrap().join("\n");
     assert!(!log.contains("abandoned"), "{log}");
+}
+
+/// One caller may have at most `MAX_BODY_READERS_PER_CALLER` bodies
+/// awaited: its next is answered 429 `too_many_bodies` at once, while
+/// another caller's body still gets a reader; a reader the caller frees is
+/// its own again.
+#[test]
+fn one_caller_cannot_take_every_body_reader() {
+    const PER_CALLER: usize = 16;
+    let dir = TempDir::new("readers-per-caller");
+    let api = Api::start(dir.path(), &[]);
+    let greedy = admin("greedy", "acme");
+    let other = admin("other", "acme");
+
+    let mut held = stall(&api, &greedy, PER_CALLER, STALLED_BODY);
+    settle(&api, PER_CALLER);
+    let next = send_head(&api, &greedy, STALLED_BODY as u64);
+    let t = Instant::now();
+    let mut next = BufReader::new(next);
+    let r = read_reply(&mut next);
+    assert!(t.elapsed() < PROMPT, "answered after {:?}", t.elapsed());
+    assert_eq!((r.status, r.code()), (429, "too_many_bodies".into()));
+    assert_eq!(r.header("Retry-After"), Some("1"));
+
+    // Another caller's stalled body is awaited, and served once sent.
+    let mut theirs = send_head(&api, &other, STALLED_BODY as u64);
+    settle(&api, PER_CALLER + 1);
+    theirs
+        .write_all(&padded_ingest("Another caller's body is read."))
+        .unwrap();
+    let r = read_reply(&mut BufReader::new(theirs));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+
+    // The greedy caller sends one body: its reader is free for its next.
+    let mut first = held.remove(0);
+    first
+        .write_all(&padded_ingest("One of the held bodies arrives."))
+        .unwrap();
+    assert_eq!(read_reply(&mut BufReader::new(first)).status, 200);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let r = loop {
+        let r = request(
+            api.addr,
+            "POST",
+            "/v1/ingest",
+            &[
+                ("Authorization".to_string(), format!("Bearer {greedy}")),
+                ("Content-Type".to_string(), "application/json".to_string()),
+            ],
+            Some(&padded_ingest("The freed reader is the caller's again.")),
+        );
+        if r.status != 429 || Instant::now() > deadline {
+            break r;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    drop(held);
 }

@@ -27,16 +27,96 @@
 //!
 //! [`Drains::close`]: super::body::Drains::close
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 use tiny_http::Request;
 
-use super::admission::RETRY_AFTER_SECS;
+use super::admission::{Gate, Permit, RETRY_AFTER_SECS};
 use super::body;
 use super::http::{error, refuse_body, retry_after, Context};
 
 /// Request bodies awaited at once, each on a short-lived thread of its own;
 /// one more gets 503 with `Retry-After`.
 pub const MAX_BODY_READERS: usize = 64;
+
+/// Of those, bodies one caller (tenant and subject) may have awaited at
+/// once; one more from that caller gets 429 with `Retry-After`. A single
+/// token cannot take every reader and so stall everyone else's uploads:
+/// it takes four callers stalling at once to fill them.
+pub const MAX_BODY_READERS_PER_CALLER: usize = MAX_BODY_READERS / 4;
+
+/// The body readers in use, in all and per caller.
+pub struct BodyReaders {
+    all: Arc<Gate>,
+    /// Caller key → readers it holds; an entry goes with its last reader,
+    /// so there are never more than [`MAX_BODY_READERS`].
+    by_caller: Mutex<HashMap<String, usize>>,
+}
+
+/// Why no body reader was given.
+enum NoReader {
+    /// All [`MAX_BODY_READERS`] are in use.
+    Busy,
+    /// The caller holds [`MAX_BODY_READERS_PER_CALLER`] already.
+    CallerBusy,
+}
+
+/// One body reader held by one caller; released on drop.
+struct Reader {
+    _all: Permit,
+    readers: Arc<BodyReaders>,
+    caller: String,
+}
+
+impl BodyReaders {
+    pub fn new() -> Arc<BodyReaders> {
+        Arc::new(BodyReaders {
+            all: Gate::new("body-readers", MAX_BODY_READERS),
+            by_caller: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn in_use(&self) -> usize {
+        self.all.in_use()
+    }
+
+    /// Waits until no body is awaited; `false` if `deadline` came first.
+    pub fn wait_idle(&self, deadline: Instant) -> bool {
+        self.all.wait_idle(deadline)
+    }
+
+    fn try_enter(self: &Arc<Self>, caller: &str) -> Result<Reader, NoReader> {
+        let mut by_caller = self.lock();
+        let held = by_caller.get(caller).copied().unwrap_or(0);
+        if held >= MAX_BODY_READERS_PER_CALLER {
+            return Err(NoReader::CallerBusy);
+        }
+        let all = self.all.try_enter().ok_or(NoReader::Busy)?;
+        by_caller.insert(caller.to_string(), held + 1);
+        Ok(Reader {
+            _all: all,
+            readers: self.clone(),
+            caller: caller.to_string(),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, usize>> {
+        self.by_caller.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        let mut by_caller = self.readers.lock();
+        if let Some(n) = by_caller.get_mut(&self.caller) {
+            *n -= 1;
+            if *n == 0 {
+                by_caller.remove(&self.caller);
+            }
+        }
+    }
+}
 
 /// tiny_http 0.12 reads a body declared by a `Content-Length` of at most
 /// this many bytes together with the request head, before it hands the
@@ -69,16 +149,20 @@ pub(super) fn in_memory(request: &Request) -> bool {
 /// body is already [`in_memory`]. A body that cannot be read (too large,
 /// too slow, broken) is refused as [`refuse_body`] says, and `then` is not
 /// called; when [`MAX_BODY_READERS`] bodies are already awaited, the
-/// request is answered 503 at once without reading its body.
-pub(super) fn read_then<F>(ctx: &Arc<Context>, request: Request, then: F)
+/// request is answered 503 at once without reading its body, and when
+/// `caller` (see `admission::caller_key`) already has
+/// [`MAX_BODY_READERS_PER_CALLER`] awaited, 429.
+pub(super) fn read_then<F>(ctx: &Arc<Context>, request: Request, caller: &str, then: F)
 where
     F: FnOnce(&Arc<Context>, Request, Vec<u8>) + Send + 'static,
 {
     if in_memory(&request) {
         return read_and(ctx, request, then);
     }
-    let Some(permit) = ctx.body_readers.try_enter() else {
-        return busy(ctx, request);
+    let permit = match ctx.body_readers.try_enter(caller) {
+        Ok(permit) => permit,
+        Err(NoReader::Busy) => return busy(ctx, request),
+        Err(NoReader::CallerBusy) => return caller_busy(ctx, request),
     };
     // The request travels over a channel, so that it is still here to be
     // answered should the thread fail to start.
@@ -127,6 +211,20 @@ fn busy(ctx: &Context, request: Request) {
         &format!(
             "the server is already receiving {MAX_BODY_READERS} request bodies \
              (MAX_BODY_READERS); retry shortly"
+        ),
+    )
+    .with_header(retry_after(RETRY_AFTER_SECS));
+    ctx.drains.close(request, r);
+}
+
+/// 429 with `Retry-After`, the body unread and the connection ended.
+fn caller_busy(ctx: &Context, request: Request) {
+    let r = error(
+        429,
+        "too_many_bodies",
+        &format!(
+            "this caller is already sending {MAX_BODY_READERS_PER_CALLER} request bodies \
+             (MAX_BODY_READERS_PER_CALLER); retry shortly"
         ),
     )
     .with_header(retry_after(RETRY_AFTER_SECS));

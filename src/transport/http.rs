@@ -49,7 +49,7 @@ use super::admission::{
 };
 use super::auth::Authenticator;
 use super::body::{self, BodyError, Drains, MAX_BODY_BYTES};
-use super::body_readers::{self, MAX_BODY_READERS};
+use super::body_readers::{self, BodyReaders};
 use super::origin::{OriginPolicy, Refusal};
 use super::sse::Sessions;
 use super::{http_api, http_documents, signals, sse};
@@ -81,7 +81,7 @@ pub(super) struct Context {
     pub rate: RateLimiter,
     pub dispatch: Arc<Gate>,
     /// Bodies being awaited off the routing threads ([`super::body_readers`]).
-    pub body_readers: Arc<Gate>,
+    pub body_readers: Arc<BodyReaders>,
     pub streams: Arc<Gate>,
     pub sessions: Sessions,
     pub drains: Drains,
@@ -133,7 +133,7 @@ pub fn serve(
         origins: OriginPolicy::from_env(bound),
         rate: settings.rate,
         dispatch: Gate::new("dispatch", MAX_CONCURRENT_DISPATCHES),
-        body_readers: Gate::new("body-readers", MAX_BODY_READERS),
+        body_readers: BodyReaders::new(),
         streams: Gate::new("sse", MAX_SSE_CONNECTIONS),
         sessions: Sessions::default(),
         drains,
@@ -604,6 +604,10 @@ mod tests {
                 MAX_CONCURRENT_DISPATCHES.to_string(),
             ),
             ("`MAX_BODY_READERS`", MAX_BODY_READERS.to_string()),
+            (
+                "`MAX_BODY_READERS_PER_CALLER`",
+                MAX_BODY_READERS_PER_CALLER.to_string(),
+            ),
             ("`MAX_BODY_BYTES`", MAX_BODY_BYTES.to_string()),
             ("`MAX_REPLY_BYTES`", MAX_REPLY_BYTES.to_string()),
             (

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use tiny_http::{Method, Request, Response};
 
-use super::admission::RETRY_AFTER_SECS;
+use super::admission::{caller_key, RETRY_AFTER_SECS};
 use super::body_readers;
 use super::http::{
     admit_dispatch, error, is_json, json_response, make_header, retry_after, Context,
@@ -104,7 +104,8 @@ pub(super) fn tool(ctx: &Arc<Context>, request: Request, principal: Principal, n
         let call = call_tool(tool, principal, Map::new(), 0, started);
         return run(ctx, request, call);
     }
-    body_readers::read_then(ctx, request, move |ctx, request, body| {
+    let caller = caller_key(principal.tenant.name(), &principal.subject);
+    body_readers::read_then(ctx, request, &caller, move |ctx, request, body| {
         match json_object(&request, &body) {
             Ok(arguments) => {
                 let call = call_tool(tool, principal, arguments, body.len() as u64, started);

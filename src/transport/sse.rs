@@ -289,7 +289,8 @@ pub(super) fn post(ctx: &Arc<Context>, request: Request, principal: Principal, q
         return ctx.drains.respond(request, r);
     }
     let started = Instant::now();
-    body_readers::read_then(ctx, request, move |ctx, request, body| {
+    let caller = caller_key(principal.tenant.name(), &principal.subject);
+    body_readers::read_then(ctx, request, &caller, move |ctx, request, body| {
         deliver(ctx, request, principal, &session, body, started)
     });
 }
