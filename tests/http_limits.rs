@@ -1050,3 +1050,30 @@ fn one_caller_cannot_take_every_body_reader() {
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     drop(held);
 }
+
+/// Connections whose unread body cannot be drained safely (a declared
+/// length the allocator refuses: 2^62 bytes) are kept until the process
+/// exits; at `MAX_ABANDONED_CONNECTIONS` of them the server shuts down
+/// gracefully and exits 1, so that a supervisor's restart releases them,
+/// instead of leaking threads and descriptors without bound.
+#[cfg(target_os = "linux")]
+#[test]
+fn abandoned_connections_are_bounded_by_a_restart() {
+    const MAX_ABANDONED_CONNECTIONS: usize = 128;
+    let dir = TempDir::new("abandoned");
+    let mut api = Api::start(dir.path(), &[]);
+    let token = admin("agent", "acme");
+    for i in 0..MAX_ABANDONED_CONNECTIONS {
+        std::thread::sleep(Duration::from_millis(10));
+        let started = Instant::now();
+        let (status, _, _) = status_then_end(send_head(&api, &token, 1 << 62), started);
+        assert_eq!(status, 413, "request {i}");
+        if i + 1 < MAX_ABANDONED_CONNECTIONS {
+            assert!(api.wait(Duration::ZERO).is_none(), "exited after {i}");
+        }
+    }
+    let status = api.wait(Duration::from_secs(30)).expect("still running");
+    assert_eq!(status.code(), Some(1));
+    let log = api.stderr.lock().unwrap().join("\n");
+    assert!(log.contains("MAX_ABANDONED_CONNECTIONS"), "{log}");
+}

@@ -241,6 +241,13 @@ impl Drop for Heartbeat {
 /// Connections leaked by [`abandon`] since start-up.
 static ABANDONED: AtomicUsize = AtomicUsize::new(0);
 
+/// Connections [`abandon`] may leak before the server shuts down (and exits
+/// non-zero, for a supervisor to restart it): each holds a thread and two
+/// descriptors until the process exits, so without a bound a client
+/// declaring bodies the allocator refuses could exhaust them. 128 leaks
+/// stay well inside the usual 1,024-descriptor limit.
+pub const MAX_ABANDONED_CONNECTIONS: usize = 128;
+
 /// Connections leaked by [`abandon`] since start-up: tiny_http's thread for
 /// each blocks for good and its socket stays open.
 pub fn abandoned_count() -> usize {
@@ -275,6 +282,13 @@ pub fn abandon(request: Request, response: Response<Cursor<Vec<u8>>>, socket: Op
          its thread and socket are not released; {n} abandoned since start-up"
     );
     std::mem::forget(stream);
+    if n == MAX_ABANDONED_CONNECTIONS {
+        log::error!(
+            "{n} connections abandoned (MAX_ABANDONED_CONNECTIONS); shutting down so that \
+             a restart releases them"
+        );
+        super::signals::request();
+    }
 }
 
 /// Whether tiny_http's drain of `unread` bytes (`vec![0; unread]`) cannot

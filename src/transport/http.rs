@@ -159,6 +159,11 @@ pub fn serve(
     if ctx.failed.load(Ordering::SeqCst) {
         return Err(std::io::Error::other("the listening socket failed"));
     }
+    if body::abandoned_count() >= body::MAX_ABANDONED_CONNECTIONS {
+        return Err(std::io::Error::other(
+            "too many connections were abandoned (MAX_ABANDONED_CONNECTIONS)",
+        ));
+    }
     Ok(())
 }
 
@@ -627,6 +632,10 @@ mod tests {
             ("`BODY_READ_TIMEOUT`", secs(BODY_READ_TIMEOUT)),
             ("`REFUSED_BODY_LINGER`", secs(REFUSED_BODY_LINGER)),
             ("`MAX_LINGERING`", MAX_LINGERING.to_string()),
+            (
+                "`MAX_ABANDONED_CONNECTIONS`",
+                MAX_ABANDONED_CONNECTIONS.to_string(),
+            ),
             (
                 "`DRAIN_THREADS` / `DRAIN_QUEUE`",
                 format!("{DRAIN_THREADS} / {DRAIN_QUEUE}"),
