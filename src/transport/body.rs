@@ -431,12 +431,13 @@ impl Drains {
 
     /// Answers `request`, whose body the server refuses (too large, too
     /// slow, broken), without waiting for that body, then ends the
-    /// connection. (A `Connection: close` header cannot say so: tiny_http
-    /// 0.12 drops any `Connection` header a response sets.) What the client still sends is discarded unread for at
+    /// connection. What the client still sends is discarded unread for at
     /// most [`REFUSED_BODY_LINGER`]; then the socket is shut down
     /// ([`super::socket`]), which ends tiny_http's drain and its thread for
-    /// the connection. Where the socket cannot be found a drain thread
-    /// answers once the body has arrived.
+    /// the connection. (A `Connection: close` header cannot end it:
+    /// tiny_http 0.12 drops any `Connection` header a response sets.) Where
+    /// the socket cannot be found a drain thread answers once the body has
+    /// arrived.
     pub fn close(&self, request: Request, response: Response<Cursor<Vec<u8>>>) {
         let socket = Connection::find(&request, self.port);
         if declared_length(&request).is_some_and(|n| n > MAX_DRAINABLE_BODY_BYTES) {

@@ -22,10 +22,11 @@
 //!
 //! Every request passes, in order: shutdown (503), `Origin`/`Host` (403),
 //! no token in the query string (400), declared body size (413), route (404
-//! or 405), a body where none is read (400), authentication (401), the caller's rate limit (429), then the
-//! route's own checks. Nothing is read from the body before the caller is
-//! authenticated, and what needs the body runs on a body reader (503
-//! `body_readers_busy` when all of them are busy).
+//! or 405), a body where none is read (400), authentication (401), the
+//! caller's rate limit (429), then the route's own checks. Nothing is read
+//! from the body before the caller is authenticated, and what needs the
+//! body runs on a body reader (503 `body_readers_busy` when all of them are
+//! busy, 429 `too_many_bodies` when the caller holds its share).
 //!
 //! Shutdown ([`serve`] returns once it is done): new requests get 503,
 //! bodies still arriving are received (or time out), in-flight dispatches
