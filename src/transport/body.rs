@@ -109,6 +109,38 @@ pub fn has_body(request: &Request) -> bool {
     }
 }
 
+/// tiny_http 0.12 reads a body declared by a `Content-Length` of at most
+/// this many bytes together with the request head, before it hands the
+/// request over (`request.rs`, `new_request`), unless the client expects
+/// `100 Continue` or asks for a protocol upgrade.
+const READ_WITH_THE_HEAD: usize = 1024;
+
+/// Whether `request`'s whole body (if any) is already in memory, so that
+/// reading it cannot wait for the client.
+pub fn in_memory(request: &Request) -> bool {
+    let has = |name: &'static str| request.headers().iter().any(|h| h.field.equiv(name));
+    let upgrade = request
+        .headers()
+        .iter()
+        .filter(|h| h.field.equiv("Connection"))
+        .any(|h| h.value.as_str().to_ascii_lowercase().contains("upgrade"));
+    // An upgrade request's reader is the rest of the connection, and a
+    // chunked body is decoded as it arrives.
+    if upgrade || has("Transfer-Encoding") {
+        return false;
+    }
+    match request.body_length() {
+        None | Some(0) => true,
+        Some(n) => n <= READ_WITH_THE_HEAD && !has("Expect"),
+    }
+}
+
+/// Whether answering `request` without reading its body could wait for
+/// the client: it has a body, and tiny_http does not hold all of it yet.
+pub fn may_wait_for_body(request: &Request) -> bool {
+    has_body(request) && !in_memory(request)
+}
+
 /// Bytes asked for by one read of a body.
 const READ_CHUNK: usize = 64 * 1024;
 
@@ -476,13 +508,13 @@ impl Drains {
 
     /// Sends `response` to a request whose body is not read: at once when
     /// it has none or tiny_http already holds it in memory
-    /// ([`in_memory`](super::body_readers::in_memory)); otherwise the body
+    /// ([`may_wait_for_body`]); otherwise the body
     /// is refused as [`Drains::close`] does (answered at once, the
     /// connection ended), so that no thread ever waits for a body the
     /// server does not want. A request whose body was read whole may be
     /// answered here too; its connection is then ended as well.
     pub fn respond(&self, request: Request, response: Response<Cursor<Vec<u8>>>) {
-        if !has_body(&request) || super::body_readers::in_memory(&request) {
+        if !may_wait_for_body(&request) {
             let _ = request.respond(response);
             return;
         }
@@ -505,6 +537,51 @@ impl Drains {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tiny_http::{Header, TestRequest};
+
+    fn header(name: &str, value: &str) -> Header {
+        Header::from_bytes(name.as_bytes(), value.as_bytes()).unwrap()
+    }
+
+    fn declaring(length: usize, body: &'static str) -> TestRequest {
+        TestRequest::new()
+            .with_method(tiny_http::Method::Post)
+            .with_header(header("Content-Length", &length.to_string()))
+            .with_body(body)
+    }
+
+    /// What [`in_memory`] relies on: tiny_http reads a small declared body
+    /// with the head (so a short one fails the request's creation), and a
+    /// larger one only when it is read.
+    #[test]
+    fn tiny_http_reads_small_bodies_with_the_head() {
+        let full: &'static str = Box::leak("a".repeat(READ_WITH_THE_HEAD).into_boxed_str());
+        let r: Request = declaring(READ_WITH_THE_HEAD, full).into();
+        assert!(in_memory(&r));
+        let short = std::panic::catch_unwind(|| Request::from(declaring(READ_WITH_THE_HEAD, "{")));
+        assert!(
+            short.is_err(),
+            "a short small body was not read with the head"
+        );
+        let r: Request = declaring(READ_WITH_THE_HEAD + 1, "{").into();
+        assert!(!in_memory(&r));
+    }
+
+    #[test]
+    fn bodies_that_may_still_arrive_are_not_in_memory() {
+        assert!(in_memory(&TestRequest::new().into()));
+        assert!(in_memory(&declaring(0, "").into()));
+        assert!(in_memory(&declaring(2, "{}").into()));
+        let expects = declaring(2, "{}").with_header(header("Expect", "100-continue"));
+        assert!(!in_memory(&expects.into()));
+        let chunked = TestRequest::new()
+            .with_method(tiny_http::Method::Post)
+            .with_header(header("Transfer-Encoding", "chunked"))
+            .with_body("0\r\n\r\n");
+        assert!(!in_memory(&chunked.into()));
+        let upgrade = declaring(0, "").with_header(header("Connection", "keep-alive, Upgrade"));
+        assert!(!in_memory(&upgrade.into()));
+    }
 
     /// Yields `parts` one per read, then waits `pause` before each further
     /// byte of `trickle`.

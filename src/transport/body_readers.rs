@@ -21,7 +21,7 @@
 //! it is buffered and no thread waits for it.
 //!
 //! A body that tiny_http already holds in memory is read on the routing
-//! thread, since reading it cannot wait for the client ([`in_memory`]):
+//! thread, since reading it cannot wait for the client ([`body::in_memory`]):
 //! small requests (most queries) need no extra thread and are still served
 //! while every body reader is busy.
 //!
@@ -118,37 +118,11 @@ impl Drop for Reader {
     }
 }
 
-/// tiny_http 0.12 reads a body declared by a `Content-Length` of at most
-/// this many bytes together with the request head, before it hands the
-/// request over (`request.rs`, `new_request`), unless the client expects
-/// `100 Continue` or asks for a protocol upgrade.
-const READ_WITH_THE_HEAD: usize = 1024;
-
-/// Whether `request`'s whole body (if any) is already in memory, so that
-/// reading it cannot wait for the client.
-pub(super) fn in_memory(request: &Request) -> bool {
-    let has = |name: &'static str| request.headers().iter().any(|h| h.field.equiv(name));
-    let upgrade = request
-        .headers()
-        .iter()
-        .filter(|h| h.field.equiv("Connection"))
-        .any(|h| h.value.as_str().to_ascii_lowercase().contains("upgrade"));
-    // An upgrade request's reader is the rest of the connection, and a
-    // chunked body is decoded as it arrives.
-    if upgrade || has("Transfer-Encoding") {
-        return false;
-    }
-    match request.body_length() {
-        None | Some(0) => true,
-        Some(n) => n <= READ_WITH_THE_HEAD && !has("Expect"),
-    }
-}
-
 /// Reads `request`'s body and then calls `then` with the request and the
 /// body: on a body-reading thread of its own, or on this thread when the
-/// body is already [`in_memory`]. A body that cannot be read (too large,
-/// too slow, broken) is refused as [`refuse_body`] says, and `then` is not
-/// called; when [`MAX_BODY_READERS`] bodies are already awaited, the
+/// body is already [`in_memory`](body::in_memory). A body that cannot be
+/// read (too large, too slow, broken) is refused as [`refuse_body`] says,
+/// and `then` is not called; when [`MAX_BODY_READERS`] bodies are already awaited, the
 /// request is answered 503 at once without reading its body, and when
 /// `caller` (see `admission::caller_key`) already has
 /// [`MAX_BODY_READERS_PER_CALLER`] awaited, 429.
@@ -156,13 +130,12 @@ pub(super) fn read_then<F>(ctx: &Arc<Context>, request: Request, caller: &str, t
 where
     F: FnOnce(&Arc<Context>, Request, Vec<u8>) + Send + 'static,
 {
-    if in_memory(&request) {
+    if body::in_memory(&request) {
         return read_and(ctx, request, then);
     }
     let permit = match ctx.body_readers.try_enter(caller) {
         Ok(permit) => permit,
-        Err(NoReader::Busy) => return busy(ctx, request),
-        Err(NoReader::CallerBusy) => return caller_busy(ctx, request),
+        Err(why) => return refuse(ctx, request, why),
     };
     // The request travels over a channel, so that it is still here to be
     // answered should the thread fail to start.
@@ -188,7 +161,7 @@ where
         }
         Err(e) => {
             log::error!("cannot start a thread to read a request body: {e}");
-            busy(ctx, request);
+            refuse(ctx, request, NoReader::Busy);
         }
     }
 }
@@ -203,80 +176,27 @@ where
     }
 }
 
-/// 503 with `Retry-After`, the body unread and the connection ended.
-fn busy(ctx: &Context, request: Request) {
-    let r = error(
-        503,
-        "body_readers_busy",
-        &format!(
-            "the server is already receiving {MAX_BODY_READERS} request bodies \
-             (MAX_BODY_READERS); retry shortly"
+/// 503 (all readers busy) or 429 (the caller's share busy) with
+/// `Retry-After`, the body unread and the connection ended.
+fn refuse(ctx: &Context, request: Request, why: NoReader) {
+    let r = match why {
+        NoReader::Busy => error(
+            503,
+            "body_readers_busy",
+            &format!(
+                "the server is already receiving {MAX_BODY_READERS} request bodies \
+                 (MAX_BODY_READERS); retry shortly"
+            ),
         ),
-    )
-    .with_header(retry_after(RETRY_AFTER_SECS));
-    ctx.drains.close(request, r);
-}
-
-/// 429 with `Retry-After`, the body unread and the connection ended.
-fn caller_busy(ctx: &Context, request: Request) {
-    let r = error(
-        429,
-        "too_many_bodies",
-        &format!(
-            "this caller is already sending {MAX_BODY_READERS_PER_CALLER} request bodies \
-             (MAX_BODY_READERS_PER_CALLER); retry shortly"
+        NoReader::CallerBusy => error(
+            429,
+            "too_many_bodies",
+            &format!(
+                "this caller is already sending {MAX_BODY_READERS_PER_CALLER} request bodies \
+                 (MAX_BODY_READERS_PER_CALLER); retry shortly"
+            ),
         ),
-    )
-    .with_header(retry_after(RETRY_AFTER_SECS));
-    ctx.drains.close(request, r);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tiny_http::{Header, TestRequest};
-
-    fn header(name: &str, value: &str) -> Header {
-        Header::from_bytes(name.as_bytes(), value.as_bytes()).unwrap()
-    }
-
-    fn declaring(length: usize, body: &'static str) -> TestRequest {
-        TestRequest::new()
-            .with_method(tiny_http::Method::Post)
-            .with_header(header("Content-Length", &length.to_string()))
-            .with_body(body)
-    }
-
-    /// What [`in_memory`] relies on: tiny_http reads a small declared body
-    /// with the head (so a short one fails the request's creation), and a
-    /// larger one only when it is read.
-    #[test]
-    fn tiny_http_reads_small_bodies_with_the_head() {
-        let full: &'static str = Box::leak("a".repeat(READ_WITH_THE_HEAD).into_boxed_str());
-        let r: Request = declaring(READ_WITH_THE_HEAD, full).into();
-        assert!(in_memory(&r));
-        let short = std::panic::catch_unwind(|| Request::from(declaring(READ_WITH_THE_HEAD, "{")));
-        assert!(
-            short.is_err(),
-            "a short small body was not read with the head"
-        );
-        let r: Request = declaring(READ_WITH_THE_HEAD + 1, "{").into();
-        assert!(!in_memory(&r));
-    }
-
-    #[test]
-    fn bodies_that_may_still_arrive_are_not_in_memory() {
-        assert!(in_memory(&TestRequest::new().into()));
-        assert!(in_memory(&declaring(0, "").into()));
-        assert!(in_memory(&declaring(2, "{}").into()));
-        let expects = declaring(2, "{}").with_header(header("Expect", "100-continue"));
-        assert!(!in_memory(&expects.into()));
-        let chunked = TestRequest::new()
-            .with_method(tiny_http::Method::Post)
-            .with_header(header("Transfer-Encoding", "chunked"))
-            .with_body("0\r\n\r\n");
-        assert!(!in_memory(&chunked.into()));
-        let upgrade = declaring(0, "").with_header(header("Connection", "keep-alive, Upgrade"));
-        assert!(!in_memory(&upgrade.into()));
-    }
+    };
+    ctx.drains
+        .close(request, r.with_header(retry_after(RETRY_AFTER_SECS)));
 }

@@ -50,7 +50,7 @@ use super::admission::{
 };
 use super::auth::Authenticator;
 use super::body::{self, BodyError, Drains, MAX_BODY_BYTES};
-use super::body_readers::{self, BodyReaders};
+use super::body_readers::BodyReaders;
 use super::origin::{OriginPolicy, Refusal};
 use super::sse::Sessions;
 use super::{http_api, http_documents, signals, sse};
@@ -417,10 +417,7 @@ fn route(ctx: &Arc<Context>, request: Request) {
         .with_header(make_header("Allow", &allow.join(", ")));
         return ctx.drains.respond(request, r);
     }
-    if *request.method() != Method::Post
-        && body::has_body(&request)
-        && !body_readers::in_memory(&request)
-    {
+    if *request.method() != Method::Post && body::may_wait_for_body(&request) {
         // Only POST routes read a body. Whoever answered this one would
         // first have to wait for the body it never reads (tiny_http drains
         // it), which a dispatch worker must not do for a stalled client.
