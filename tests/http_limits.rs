@@ -709,6 +709,29 @@ fn padded_ingest(content: &str) -> Vec<u8> {
     b
 }
 
+/// Ingests `content` (padded to `STALLED_BODY` bytes) as the caller of
+/// `token`, again while it is refused with `refused` (a freed body reader
+/// is released a moment after its reply), for at most 5 s.
+fn ingest_while_refused(api: &Api, token: &str, content: &str, refused: u16) -> Reply {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let r = request(
+            api.addr,
+            "POST",
+            "/v1/ingest",
+            &[
+                ("Authorization".to_string(), format!("Bearer {token}")),
+                ("Content-Type".to_string(), "application/json".to_string()),
+            ],
+            Some(&padded_ingest(content)),
+        );
+        if r.status != refused || Instant::now() > deadline {
+            return r;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// More clients than there are routing threads send request heads that
 /// declare a body and then nothing: health checks and queries are still
 /// answered at once, and a stalled client that sends its body after all is
@@ -819,23 +842,7 @@ fn body_readers_are_capped_and_the_next_body_gets_503() {
         .unwrap();
     let r = read_reply(&mut BufReader::new(first));
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let r = loop {
-        let r = request(
-            api.addr,
-            "POST",
-            "/v1/ingest",
-            &[
-                ("Authorization".to_string(), format!("Bearer {token}")),
-                ("Content-Type".to_string(), "application/json".to_string()),
-            ],
-            Some(&padded_ingest("A later body takes the freed reader.")),
-        );
-        if r.status != 503 || Instant::now() > deadline {
-            break r;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let r = ingest_while_refused(&api, &token, "A later body takes the freed reader.", 503);
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     drop(held);
 }
@@ -1030,23 +1037,12 @@ fn one_caller_cannot_take_every_body_reader() {
         .write_all(&padded_ingest("One of the held bodies arrives."))
         .unwrap();
     assert_eq!(read_reply(&mut BufReader::new(first)).status, 200);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let r = loop {
-        let r = request(
-            api.addr,
-            "POST",
-            "/v1/ingest",
-            &[
-                ("Authorization".to_string(), format!("Bearer {greedy}")),
-                ("Content-Type".to_string(), "application/json".to_string()),
-            ],
-            Some(&padded_ingest("The freed reader is the caller's again.")),
-        );
-        if r.status != 429 || Instant::now() > deadline {
-            break r;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let r = ingest_while_refused(
+        &api,
+        &greedy,
+        "The freed reader is the caller's again.",
+        429,
+    );
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     drop(held);
 }
