@@ -241,15 +241,7 @@ impl TenantReader<'_> {
         )?;
         let mut out = Vec::new();
         for id in resolution::question_matches(key, name, &found) {
-            out.push(stmt.query_row([id], |r| {
-                Ok(EntityRow {
-                    id: r.get(0)?,
-                    key: r.get(1)?,
-                    name: r.get(2)?,
-                    kind: r.get(3)?,
-                    mention_count: r.get(4)?,
-                })
-            })?);
+            out.push(stmt.query_row([id], EntityRow::from_row)?);
         }
         Ok(out)
     }

@@ -17,6 +17,19 @@ pub struct EntityRow {
     pub mention_count: i64,
 }
 
+impl EntityRow {
+    /// From a row of `id, key, name, kind, mention_count`, in that order.
+    pub(in crate::store) fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<EntityRow> {
+        Ok(EntityRow {
+            id: r.get(0)?,
+            key: r.get(1)?,
+            name: r.get(2)?,
+            kind: r.get(3)?,
+            mention_count: r.get(4)?,
+        })
+    }
+}
+
 /// A stored relation with its names resolved.
 #[derive(Debug, Clone)]
 pub struct RelationRow {
@@ -57,15 +70,7 @@ impl TenantReader<'_> {
         )?;
         let mut out: Vec<EntityRow> = Vec::new();
         for k in keys {
-            let rows = stmt.query_map(params![tenant_id, k], |r| {
-                Ok(EntityRow {
-                    id: r.get(0)?,
-                    key: r.get(1)?,
-                    name: r.get(2)?,
-                    kind: r.get(3)?,
-                    mention_count: r.get(4)?,
-                })
-            })?;
+            let rows = stmt.query_map(params![tenant_id, k], EntityRow::from_row)?;
             for row in rows {
                 let row = row?;
                 if !out.iter().any(|e| e.id == row.id) {
