@@ -58,8 +58,9 @@ pub const DEFAULT_DIR_NAME: &str = ".alayasiki-mcp";
 /// How hard a commit tries to reach the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durability {
-    /// `synchronous=FULL`: the WAL is fsynced at every commit, so an
-    /// acknowledged write survives a process kill, an OS crash and power loss.
+    /// The write-ahead log is synced to disk before any write is
+    /// acknowledged (see `store::writer`), so an acknowledged write survives
+    /// a process kill, an OS crash and power loss.
     Full,
     /// `synchronous=NORMAL`: an acknowledged write survives a process kill
     /// (the OS holds it) but the last commits may be lost on power loss.

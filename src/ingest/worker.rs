@@ -28,7 +28,7 @@ use crate::clock::now_ms;
 use crate::embed::Embedder;
 use crate::error::Result;
 use crate::llm::Llm;
-use crate::store::{JobKind, JobQueue, NewChunk, PageSpan, PendingJob, Store, Tenant};
+use crate::store::{Commit, JobKind, JobQueue, NewChunk, PageSpan, PendingJob, Store, Tenant};
 
 /// Jobs taken per round.
 pub const JOB_BATCH: usize = 256;
@@ -427,8 +427,11 @@ fn run_batch(
         let in_flight = state.in_flight.clone();
         let notify = shared.clone();
         let llm_extraction = shared.llm.is_some();
+        // Lazy: until this commit marks them done the jobs stay pending,
+        // so a commit lost to a power cut is replayed at the next start.
         let submitted = shared.store.write_then(
             &tenant,
+            Commit::Lazy,
             move |w| {
                 let now = now_ms();
                 for d in &done {

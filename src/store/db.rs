@@ -62,7 +62,8 @@ pub fn open_writer(dir: &Path, durability: Durability) -> Result<Connection> {
     let conn = Connection::open(dir.join(DB_FILE))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // WAL: readers never block the writer and vice versa. The synchronous
-    // level is the durability contract; see `Durability`.
+    // level is the durability contract (see `Durability`) until the writer
+    // thread takes over syncing the log (`writer::WalSync`).
     let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(Error::internal(format!(

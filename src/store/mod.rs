@@ -55,6 +55,7 @@ pub use retention::RETENTION_SUBJECT;
 pub use tenant::{Tenant, TenantReader, TenantWriter};
 pub use usage::{UsageRecord, UsageTotals};
 pub use vectors::VectorSpec;
+pub use writer::Commit;
 
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -171,10 +172,11 @@ impl Store {
         let thread_tenants = tenants.clone();
         let thread_vectors = vectors.clone();
         let checkpointer = checkpoint::start(&mut conn, dir, durability)?;
+        let wal = writer::WalSync::open(&conn, dir, durability);
         let handle = std::thread::Builder::new()
             .name("store-writer".into())
             .spawn(move || {
-                writer::run(conn, rx, thread_tenants, thread_vectors);
+                writer::run(conn, rx, thread_tenants, thread_vectors, wal);
                 // The connection is gone, and with it the checkpointer's
                 // only sender: it ends; closing the store waits for it.
                 let _ = checkpointer.join();
@@ -229,7 +231,9 @@ impl Store {
 
     /// Like [`Store::write`] but returns at once; `done` gets the result on
     /// the writer thread after the transaction is decided (exactly once).
-    pub fn write_then<T, F, D>(&self, tenant: &Tenant, f: F, done: D) -> Result<()>
+    /// `commit` says whether the commit must reach the disk on its own or
+    /// is replayable from the journal (see [`Commit`]).
+    pub fn write_then<T, F, D>(&self, tenant: &Tenant, commit: Commit, f: F, done: D) -> Result<()>
     where
         T: Send + 'static,
         F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
@@ -241,7 +245,7 @@ impl Store {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or_else(|| Error::Unavailable("the memory server is shutting down".into()))?;
-        writer.submit_then(tenant.name(), f, done)
+        writer.submit_then(tenant.name(), commit, f, done)
     }
 
     /// Jobs waiting in `queue`, in the order they should run, across

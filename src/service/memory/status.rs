@@ -9,7 +9,7 @@ use crate::clock::now_ms;
 use crate::error::Result;
 use crate::service::principal::Permission;
 use crate::service::working_memory::WorkingMemoryStatus;
-use crate::store::{UsageRecord, UsageTotals};
+use crate::store::{Commit, UsageRecord, UsageTotals};
 
 /// Counts and settings for `alayasiki_status`.
 #[derive(Debug, Clone, Serialize)]
@@ -83,8 +83,11 @@ impl Memory<'_> {
             duration_us: took.as_micros().min(u64::MAX as u128) as u64,
             at: now_ms(),
         };
+        // Usage rows are best effort (written after the reply), so they
+        // need not force an fsync of their own.
         let queued = self.service.store.write_then(
             &self.principal.tenant,
+            Commit::Lazy,
             move |w| w.record_usage(&record),
             |outcome| {
                 if let Err(e) = outcome {
