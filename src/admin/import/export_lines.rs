@@ -1,0 +1,79 @@
+//! Lines of an `alayasiki-mcp export` file (see [`crate::admin::export`]):
+//! each document line becomes the ingest request that restores it, with its
+//! own id, key and creation time.
+
+use serde_json::{json, Map, Value};
+
+use super::string_field;
+use crate::base64;
+use crate::ids;
+use crate::limits::MAX_CONTENT_BYTES;
+use crate::service::{Content, IngestRequest, Restore};
+
+/// An export's document line as an ingest request (`None` for lines of
+/// other types, which later versions may add).
+pub fn export_document(v: &Value) -> Result<Option<(IngestRequest, Restore)>, String> {
+    if v.get("type").and_then(Value::as_str) != Some("document") {
+        return Ok(None);
+    }
+    let media_type = string_field(v, "media_type")?.ok_or("`media_type` is missing")?;
+    let encoded = string_field(v, "original")?.ok_or("`original` is missing")?;
+    if encoded.len() / 4 * 3 > MAX_CONTENT_BYTES + 3 {
+        return Err(format!(
+            "the original exceeds {MAX_CONTENT_BYTES} bytes (MAX_CONTENT_BYTES)"
+        ));
+    }
+    let bytes = base64::decode(&encoded)
+        .map_err(|e| format!("`original` is not base64 (offset {})", e.offset))?;
+    if let Some(sha) = string_field(v, "sha256")? {
+        if ids::sha256_hex(&bytes) != sha {
+            return Err("`original` does not match its sha256: the export is damaged".into());
+        }
+    }
+    let metadata = match v.get("metadata") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => return Err("`metadata` must be an object".into()),
+    };
+    let id = string_field(v, "id")?;
+    let key = match (string_field(v, "idempotency_key")?, &id) {
+        (Some(k), _) => k,
+        (None, Some(id)) => format!("import:{id}"),
+        (None, None) => format!(
+            "import:{}",
+            ids::sha256_hex(
+                json!([media_type, ids::sha256_hex(&bytes), v.get("source")])
+                    .to_string()
+                    .as_bytes()
+            )
+        ),
+    };
+    let created_at = match v.get("created_at") {
+        None | Some(Value::Null) => None,
+        Some(t) => Some(t.as_i64().ok_or("`created_at` must be Unix milliseconds")?),
+    };
+    let expires_at = match v.get("expires_at") {
+        None | Some(Value::Null) => None,
+        Some(t) => Some(t.as_i64().ok_or("`expires_at` must be Unix milliseconds")?),
+    };
+    let request = IngestRequest {
+        expires_at,
+        content: Content::File {
+            filename: string_field(v, "title")?,
+            mime_type: Some(media_type),
+            bytes,
+        },
+        metadata,
+        idempotency_key: Some(key),
+        source: string_field(v, "source")?,
+        provenance: string_field(v, "provenance")?,
+        wait: false,
+    };
+    Ok(Some((
+        request,
+        Restore {
+            doc_id: id,
+            created_at,
+        },
+    )))
+}

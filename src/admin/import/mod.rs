@@ -1,0 +1,286 @@
+//! `alayasiki-mcp import FILE`: restore an export, or switch from the MCP
+//! reference memory server.
+//!
+//! The format is told from the first line: an export header (see
+//! [`super::export`]) or a line of the knowledge-graph file written by
+//! `@modelcontextprotocol/server-memory` (`{"type":"entity",...}` or
+//! `{"type":"relation",...}`).
+//!
+//! Everything goes through the normal ingest path (`Memory::ingest`), so
+//! imported documents are checked, extracted, chunked and embedded exactly
+//! like new ones. Every document gets a deterministic idempotency key, so
+//! importing the same file twice (or resuming an interrupted import) stores
+//! nothing twice:
+//!
+//! - export lines keep the document's own key, else `import:<document id>`;
+//!   the document keeps its id (when free) and creation time;
+//! - an MCP entity becomes one document (`Name (type): observation` per
+//!   line; metadata names the entity), keyed by the entity's name; a
+//!   relation becomes one document (`From relation type To`, the type's
+//!   `_` and camelCase spelled as words), keyed by its three parts. Both
+//!   take the source `mcp-memory:<entity>` (the relation's `from`), so
+//!   `forget --source` removes an entity with what it asserted.
+//!
+//! The graph is declared, not left to text extraction: each of those
+//! documents carries a `declared_graph` in its metadata (see
+//! [`crate::graph::declared`]): the entity with the kind its `entityType`
+//! maps to, or the relation as a triple quoting the document's text, with
+//! the kinds of its ends (remembered from the file's entity lines, which
+//! the memory server writes first). Ingestion turns that into graph
+//! entities and relations through the path LLM triples take, so a
+//! relation's ends are the entities its entity lines made.
+//!
+//! Lines that cannot be imported are skipped and reported (line number and
+//! reason); the rest still go in.
+//!
+//! This module reads the file and reports; [`export_lines`] and
+//! [`mcp_memory`] turn one line of each format into an ingest request.
+
+mod bounded_line;
+mod export_lines;
+mod mcp_memory;
+#[cfg(test)]
+mod tests;
+
+pub use bounded_line::{read_bounded_line, LineRead};
+pub use export_lines::export_document;
+pub use mcp_memory::{
+    entity_kind, mcp_memory_document, relation_phrase, McpKinds, MCP_MEMORY_SOURCE_PREFIX,
+};
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use super::export::{EXPORT_FORMAT, EXPORT_VERSION};
+use super::progress::Progress;
+use super::{drain, open_dir, throttle, Missing, Opened};
+use crate::limits::MAX_IMPORT_LINE_BYTES;
+use crate::service::{IngestRequest, Memory, Restore};
+use crate::store::VectorPolicy;
+
+/// Skipped lines listed one by one in the report.
+const LISTED_SKIPS: usize = 20;
+/// The two formats `import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Export,
+    McpMemory,
+}
+
+/// What happened to the lines of an import.
+#[derive(Debug, Default)]
+pub struct Tally {
+    pub imported: usize,
+    pub already_present: usize,
+    pub skipped: usize,
+    /// Skips by stable error code.
+    pub skipped_by_code: BTreeMap<&'static str, usize>,
+    /// The first skips: line number and reason.
+    pub listed: Vec<(usize, String)>,
+}
+
+impl Tally {
+    fn skip(&mut self, line: usize, code: &'static str, reason: String) {
+        self.skipped += 1;
+        *self.skipped_by_code.entry(code).or_default() += 1;
+        if self.listed.len() < LISTED_SKIPS {
+            self.listed.push((line, reason));
+        }
+    }
+}
+
+/// `alayasiki-mcp import FILE [--tenant T] [--data-dir DIR]`.
+pub fn import(data_dir: Option<PathBuf>, tenant: Option<String>, file: &Path) -> ExitCode {
+    let reader = match File::open(file) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("alayasiki-mcp import: cannot open {}: {e}", file.display());
+            return ExitCode::from(crate::serve::EXIT_FAILURE);
+        }
+    };
+    let size = reader.metadata().map(|m| m.len()).unwrap_or(0);
+    let opened = match open_dir(data_dir, VectorPolicy::Keep, "import", Missing::Create) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let outcome = run(&opened, tenant, BufReader::new(reader), size);
+    let drained = drain(&opened.service, "import");
+    opened.service.shutdown();
+    match (outcome, drained) {
+        (Ok((format, tally)), Ok(())) => {
+            print_report(format, &tally);
+            ExitCode::SUCCESS
+        }
+        (Err(message), _) => {
+            eprintln!("alayasiki-mcp import: {message}");
+            ExitCode::from(crate::serve::EXIT_FAILURE)
+        }
+        (_, Err(e)) => {
+            eprintln!(
+                "alayasiki-mcp import: {}",
+                e.logged("import").client_message()
+            );
+            ExitCode::from(crate::serve::EXIT_FAILURE)
+        }
+    }
+}
+
+fn print_report(format: Format, tally: &Tally) {
+    let what = match format {
+        Format::Export => "alayasiki export",
+        Format::McpMemory => "MCP memory-server file",
+    };
+    println!(
+        "import ({what}): {} document(s) imported, {} already present, {} line(s) skipped",
+        tally.imported, tally.already_present, tally.skipped
+    );
+    for (code, n) in &tally.skipped_by_code {
+        println!("  skipped ({code}): {n}");
+    }
+    for (line, reason) in &tally.listed {
+        println!("  line {line}: {reason}");
+    }
+    if tally.skipped > tally.listed.len() {
+        println!("  ... {} more", tally.skipped - tally.listed.len());
+    }
+}
+
+fn run(
+    opened: &Opened,
+    tenant: Option<String>,
+    mut reader: impl BufRead,
+    size: u64,
+) -> Result<(Format, Tally), String> {
+    let principal = opened
+        .principal(tenant, "import")
+        .map_err(|_| "invalid tenant".to_string())?;
+    let memory = opened.service.for_caller(&principal);
+    let mut progress = Progress::new("import", "lines", None, Some(size));
+    let mut tally = Tally::default();
+    let mut format = None;
+    let mut kinds = McpKinds::default();
+    let mut buf = Vec::new();
+    let mut number = 0;
+    let mut consumed = 0u64;
+    while let Some(read) = read_bounded_line(&mut reader, &mut buf, MAX_IMPORT_LINE_BYTES)
+        .map_err(|e| format!("cannot read the file: {e}"))?
+    {
+        number += 1;
+        consumed += read.bytes as u64;
+        progress.set(number as u64, consumed);
+        if read.too_long {
+            tally.skip(
+                number,
+                "limit_exceeded",
+                format!("longer than {MAX_IMPORT_LINE_BYTES} bytes (MAX_IMPORT_LINE_BYTES)"),
+            );
+            continue;
+        }
+        let Ok(text) = std::str::from_utf8(&buf) else {
+            tally.skip(number, "invalid_input", "not UTF-8".into());
+            continue;
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        let value: Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            Err(e) => {
+                if format.is_none() {
+                    return Err(format!("line {number} is not JSON ({e}); {}", NOT_A_FORMAT));
+                }
+                tally.skip(number, "invalid_input", format!("not JSON: {e}"));
+                continue;
+            }
+        };
+        let current = match format {
+            Some(f) => f,
+            None => {
+                let f = detect(&value)?;
+                format = Some(f);
+                if f == Format::Export {
+                    continue; // the header line
+                }
+                f
+            }
+        };
+        let outcome = match current {
+            Format::Export => export_document(&value),
+            Format::McpMemory => mcp_memory_document(&value, &mut kinds),
+        };
+        let (request, restore) = match outcome {
+            Ok(Some(r)) => r,
+            Ok(None) => continue,
+            Err(reason) => {
+                tally.skip(number, "invalid_input", reason);
+                continue;
+            }
+        };
+        throttle(&opened.service);
+        store(&memory, request, restore, number, &mut tally);
+    }
+    progress.finish();
+    let format = format.ok_or_else(|| format!("the file is empty; {NOT_A_FORMAT}"))?;
+    Ok((format, tally))
+}
+
+const NOT_A_FORMAT: &str = "import reads an alayasiki-mcp export or the memory.jsonl of \
+    @modelcontextprotocol/server-memory";
+
+/// Tells the format from the first line.
+pub fn detect(first: &Value) -> Result<Format, String> {
+    if first.get("format").and_then(Value::as_str) == Some(EXPORT_FORMAT) {
+        let version = first.get("version").and_then(Value::as_u64).unwrap_or(0);
+        if version == 0 || version > EXPORT_VERSION {
+            return Err(format!(
+                "this export has format version {version}; this alayasiki-mcp reads versions 1 \
+                 to {EXPORT_VERSION} (upgrade it to import this file)"
+            ));
+        }
+        return Ok(Format::Export);
+    }
+    match first.get("type").and_then(Value::as_str) {
+        Some("entity" | "relation") => Ok(Format::McpMemory),
+        _ => Err(format!(
+            "the first line is neither an export header nor an entity or relation; {NOT_A_FORMAT}"
+        )),
+    }
+}
+
+fn store(
+    memory: &Memory<'_>,
+    request: IngestRequest,
+    restore: Restore,
+    line: usize,
+    tally: &mut Tally,
+) {
+    // A key stored before means this line was imported before: skip the
+    // extraction and embedding ingestion would do before finding that out.
+    if let Some(key) = &request.idempotency_key {
+        if let Ok(Some(_)) = memory.document_for_key(key) {
+            tally.already_present += 1;
+            return;
+        }
+    }
+    match memory.ingest_restored(request, restore) {
+        Ok(r) if r.idempotent_replay => tally.already_present += 1,
+        Ok(_) => tally.imported += 1,
+        Err(e) => {
+            let e = e.logged("import");
+            let reason = e.client_message();
+            tally.skip(line, e.code(), reason);
+        }
+    }
+}
+
+fn string_field(v: &Value, key: &str) -> Result<Option<String>, String> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("`{key}` must be a string")),
+    }
+}
