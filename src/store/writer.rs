@@ -171,6 +171,11 @@ fn commit_batch(
         let (deliver, op_hooks) = run_op(conn, tenant_id, vectors, req.op);
         deliveries.push(deliver);
         hooks.extend(op_hooks);
+        // Vector rows this operation wrote start for the disk now, while
+        // the rest of the batch runs; the sync before the commit waits.
+        if let Err(e) = vectors.start_sync() {
+            log::warn!("vector rows will be synced at commit: {e}");
+        }
     }
     // Vector rows the batch wrote must be on disk before the commit that
     // names them: after a crash SQLite may never point past what survived.

@@ -32,6 +32,7 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
 
 use crate::config::Durability;
 use crate::error::{Error, Result};
@@ -70,6 +71,8 @@ pub struct VectorIndex {
     spec: VectorSpec,
     durability: Durability,
     tenants: Mutex<HashMap<i64, Arc<TenantVectors>>>,
+    /// Syncs started by [`VectorIndex::start_sync`], not yet waited for.
+    syncing: Mutex<Vec<JoinHandle<std::io::Result<()>>>>,
 }
 
 /// One tenant's pair of files.
@@ -118,6 +121,7 @@ impl VectorIndex {
             spec,
             durability,
             tenants: Mutex::new(HashMap::new()),
+            syncing: Mutex::new(Vec::new()),
         })
     }
 
@@ -196,22 +200,54 @@ impl VectorIndex {
         Ok(())
     }
 
+    /// Every tenant whose files are open.
+    fn open_tenants(&self) -> Vec<Arc<TenantVectors>> {
+        self.tenants
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// Starts making the rows written so far durable on a helper thread
+    /// (with full durability; a no-op otherwise). The writer calls it after
+    /// each operation, so the flush overlaps the rest of the batch instead
+    /// of delaying its commit; [`VectorIndex::sync_dirty`] waits for it.
+    pub fn start_sync(&self) -> Result<()> {
+        if self.durability != Durability::Full {
+            return Ok(());
+        }
+        for t in self.open_tenants() {
+            if let Some(handle) = t.start_sync()? {
+                self.syncing
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(handle);
+            }
+        }
+        Ok(())
+    }
+
     /// Makes every tenant's newly written rows durable (with full
-    /// durability; a no-op otherwise). The writer calls it once per batch,
+    /// durability; a no-op otherwise): waits for the syncs started, then
+    /// syncs whatever was written since. The writer calls it once per batch,
     /// before the commit that references the rows: one flush per file per
     /// batch, however many documents the batch holds.
     pub fn sync_dirty(&self) -> Result<()> {
         if self.durability != Durability::Full {
             return Ok(());
         }
-        let tenants: Vec<Arc<TenantVectors>> = self
-            .tenants
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .values()
-            .cloned()
-            .collect();
-        for t in tenants {
+        let started = std::mem::take(&mut *self.syncing.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut outcome = Ok(());
+        for handle in started {
+            let synced = handle
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("vector file sync panicked")));
+            outcome = outcome.and(synced);
+        }
+        outcome?;
+        for t in self.open_tenants() {
             t.sync()?;
         }
         Ok(())
@@ -475,21 +511,26 @@ impl TenantVectors {
     fn sync(&self) -> Result<()> {
         let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
         if files.dirty {
-            // The two files are synced at once: each sync mostly waits on
-            // the device, and the writer thread waits for both before it
-            // commits (0.8 → 0.5 ms per batch, measured).
-            let (q8, f32) = (&files.q8, &files.f32);
-            std::thread::scope(|s| {
-                let exact = s.spawn(|| f32.sync_data());
-                let quantized = q8.sync_data();
-                let exact = exact
-                    .join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("vector file sync panicked")));
-                quantized.and(exact)
-            })?;
+            sync_pair(&files.q8, &files.f32)?;
             files.dirty = false;
         }
         Ok(())
+    }
+
+    /// Starts syncing the rows written so far on a new thread, if any were
+    /// written since the last sync. Rows written after this call are left
+    /// dirty for the next sync.
+    fn start_sync(&self) -> Result<Option<JoinHandle<std::io::Result<()>>>> {
+        let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
+        if !files.dirty {
+            return Ok(None);
+        }
+        let (q8, f32) = (files.q8.try_clone()?, files.f32.try_clone()?);
+        let handle = std::thread::Builder::new()
+            .name("vector-sync".into())
+            .spawn(move || sync_pair(&q8, &f32))?;
+        files.dirty = false;
+        Ok(Some(handle))
     }
 
     /// Makes rows `[0, rows)` visible (after the transaction naming them
@@ -625,6 +666,19 @@ impl TenantVectors {
 
 /// Positioned write of the whole buffer (no shared cursor, so readers of
 /// the same file are never disturbed).
+/// Syncs a tenant's two files at once: each sync mostly waits on the
+/// device (0.8 → 0.5 ms per batch, measured, against one after the other).
+fn sync_pair(q8: &File, f32: &File) -> std::io::Result<()> {
+    std::thread::scope(|s| {
+        let exact = s.spawn(|| f32.sync_data());
+        let quantized = q8.sync_data();
+        let exact = exact
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("vector file sync panicked")));
+        quantized.and(exact)
+    })
+}
+
 fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
     #[cfg(unix)]
     {

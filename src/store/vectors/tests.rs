@@ -240,3 +240,42 @@ fn opening_a_tenant_removes_files_of_other_generations() {
     assert!(d.join(VECTORS_DIR).join("t1.g3.q8").exists());
     std::fs::remove_dir_all(d).ok();
 }
+
+#[test]
+fn rows_synced_in_the_background_and_after_are_all_flushed() {
+    let d = dir("sync");
+    let index = VectorIndex::new(&d, spec(16), Durability::Full).unwrap();
+    let t = index.tenant(1, 0, 0).unwrap();
+    let first = vectors(5, 16, 3);
+    t.append(&first).unwrap();
+    index.start_sync().unwrap();
+    assert!(!t.files.lock().unwrap().dirty, "handed to a sync thread");
+    assert_eq!(index.syncing.lock().unwrap().len(), 1);
+    // Written while that sync runs: left for the sync before the commit.
+    let later = vectors(3, 16, 4);
+    t.append(&later).unwrap();
+    assert!(t.files.lock().unwrap().dirty);
+    index.sync_dirty().unwrap();
+    assert!(index.syncing.lock().unwrap().is_empty());
+    assert!(!t.files.lock().unwrap().dirty);
+    // Nothing to sync: no thread is started.
+    index.start_sync().unwrap();
+    assert!(index.syncing.lock().unwrap().is_empty());
+    t.publish(8).unwrap();
+    drop((t, index));
+    let reopened = VectorIndex::new(&d, spec(16), Durability::Full).unwrap();
+    let t = reopened.tenant(1, 8, 0).unwrap();
+    assert_eq!(t.exact(7).unwrap(), later[2]);
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn relaxed_durability_starts_no_sync() {
+    let d = dir("nosync");
+    let index = VectorIndex::new(&d, spec(16), Durability::Normal).unwrap();
+    let t = index.tenant(1, 0, 0).unwrap();
+    t.append(&vectors(2, 16, 5)).unwrap();
+    index.start_sync().unwrap();
+    assert!(index.syncing.lock().unwrap().is_empty());
+    std::fs::remove_dir_all(d).unwrap();
+}
