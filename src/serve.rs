@@ -74,7 +74,9 @@ pub fn api(bind: SocketAddr, data_dir: Option<PathBuf>) -> ExitCode {
             EXIT_FAILURE,
         );
     }
-    let listener = match std::net::TcpListener::bind(bind) {
+    // Bound with its socket timeouts set at once, before the memory is
+    // opened and the address announced (see `http::listen`).
+    let listener = match crate::transport::http::listen(bind) {
         Ok(l) => l,
         Err(e) => return fail(&format!("cannot listen on {bind}: {e}"), EXIT_FAILURE),
     };

@@ -186,8 +186,13 @@ fn read_within(
 
 /// Gives every socket accepted from `listener` read and write timeouts of
 /// `timeout`. Accepted sockets inherit these options from the listening
-/// socket (Linux, the BSDs and macOS copy them at accept), and tiny_http
-/// offers no other way to reach the sockets it accepts.
+/// socket, and tiny_http offers no other way to reach the sockets it
+/// accepts. The kernel copies them when it creates a connection's socket,
+/// as the handshake completes, not at `accept`: a connection established
+/// before this call has no timeouts even if it is accepted after, and a
+/// client that declares a body and then stalls on it holds a body reader
+/// for good. So call it as soon as the socket is bound, before its address
+/// is announced ([`super::http::listen`]).
 ///
 /// The read timeout also bounds `accept` itself, and tiny_http's accept
 /// loop stops for good on the resulting error: keep a [`Heartbeat`]

@@ -111,15 +111,29 @@ impl Context {
     }
 }
 
-/// Serves HTTP on `listener` until a termination signal, then shuts down
-/// gracefully and returns.
+/// Binds `addr` for [`serve`], with the socket timeouts that every accepted
+/// connection inherits already set ([`body::set_accept_timeouts`]).
+/// Connections take them when their handshake completes, which can be well
+/// before `serve` runs: the memory is opened after binding, and a client
+/// may connect as soon as the address is announced (on a fixed port, at
+/// any time). One established without them lets a client that declares a
+/// body and then stalls hold a body reader, and its connection, forever.
+/// The one window left is between binding and setting them here, where
+/// nothing else runs and, with port 0, no client knows the port yet.
+pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let listener = TcpListener::bind(addr)?;
+    body::set_accept_timeouts(&listener, body::IO_TIMEOUT)?;
+    Ok(listener)
+}
+
+/// Serves HTTP on `listener` (from [`listen`]) until a termination signal,
+/// then shuts down gracefully and returns.
 pub fn serve(
     service: Arc<MemoryService>,
     listener: TcpListener,
     settings: Settings,
 ) -> std::io::Result<()> {
     let bound = listener.local_addr()?;
-    body::set_accept_timeouts(&listener, body::IO_TIMEOUT)?;
     let heartbeat = body::Heartbeat::start(bound, body::IO_TIMEOUT)?;
     let http = Arc::new(
         tiny_http::Server::from_listener(listener, None)
@@ -648,6 +662,19 @@ mod tests {
                 doc.contains(&row),
                 "API.md limits table lacks or misstates: {row}"
             );
+        }
+    }
+
+    /// A client that connects as soon as it is told the address gets a
+    /// connection with the socket timeouts.
+    #[test]
+    fn listen_sets_the_timeouts_before_the_address_is_known() {
+        let listener = listen("127.0.0.1:0".parse().unwrap()).unwrap();
+        let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        if cfg!(any(target_os = "linux", target_os = "macos")) {
+            assert_eq!(accepted.read_timeout().unwrap(), Some(body::IO_TIMEOUT));
+            assert_eq!(accepted.write_timeout().unwrap(), Some(body::IO_TIMEOUT));
         }
     }
 
