@@ -295,7 +295,7 @@ pub fn abandoned_count() -> usize {
 /// module documentation): the response is written through tiny_http's
 /// upgrade path, which hands back the connection, body reader included.
 /// With `socket` shut down, the connection is then released if its drain
-/// cannot abort the process ([`drain_cannot_abort`]); otherwise it is
+/// cannot abort the process (`drain_cannot_abort`); otherwise it is
 /// deliberately leaked, counted and logged.
 pub fn abandon(request: Request, response: Response<Cursor<Vec<u8>>>, socket: Option<Connection>) {
     // Nothing of the body was read (it is refused from its header), so the

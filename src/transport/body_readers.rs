@@ -11,7 +11,7 @@
 //! So routing decides only what the head allows (origin and host, token
 //! placement, declared size, route, method, authentication, rate limit,
 //! permission), and a request whose body has yet to arrive is handed to a
-//! body-reading thread of its own ([`read_then`]). That thread reads the
+//! body-reading thread of its own (`read_then`). That thread reads the
 //! body and then carries on exactly as routing would have (dispatch
 //! admission and the rest), and ends.
 //!

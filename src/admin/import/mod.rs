@@ -33,8 +33,8 @@
 //! Lines that cannot be imported are skipped and reported (line number and
 //! reason); the rest still go in.
 //!
-//! This module reads the file and reports; [`export_lines`] and
-//! [`mcp_memory`] turn one line of each format into an ingest request.
+//! This module reads the file and reports; `export_lines` and `mcp_memory`
+//! turn one line of each format into an ingest request.
 
 mod bounded_line;
 mod export_lines;

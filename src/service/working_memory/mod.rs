@@ -20,7 +20,7 @@
 //! extracting, embedding or searching, or answer one identity with
 //! another's data. Preparation ([`note`]), the graph ([`session_graph`])
 //! and search ([`search`]) are separate modules; what callers do through
-//! `Memory` is in [`caller`].
+//! `Memory` is in `caller`.
 
 pub mod budget;
 mod caller;
