@@ -174,7 +174,7 @@ fn commit_batch(
         hooks.extend(op_hooks);
         // Vector rows this operation wrote start for the disk now, while
         // the rest of the batch runs; the sync before the commit waits.
-        if let Err(e) = vectors.start_sync() {
+        if let Err(e) = vectors.start_sync(tenant_id) {
             log::warn!("vector rows will be synced at commit: {e}");
         }
     }

@@ -210,21 +210,23 @@ impl VectorIndex {
             .collect()
     }
 
-    /// Starts making the rows written so far durable on a helper thread
-    /// (with full durability; a no-op otherwise). The writer calls it after
-    /// each operation, so the flush overlaps the rest of the batch instead
-    /// of delaying its commit; [`VectorIndex::sync_dirty`] waits for it.
-    pub fn start_sync(&self) -> Result<()> {
+    /// Starts making the rows `tenant_id` has written so far durable on a
+    /// helper thread (with full durability; a no-op otherwise). The writer
+    /// calls it after each operation, for the operation's tenant, so the
+    /// flush overlaps the rest of the batch instead of delaying its commit;
+    /// [`VectorIndex::sync_dirty`] waits for it.
+    pub fn start_sync(&self, tenant_id: i64) -> Result<()> {
         if self.durability != Durability::Full {
             return Ok(());
         }
-        for t in self.open_tenants() {
-            if let Some(handle) = t.start_sync()? {
-                self.syncing
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(handle);
-            }
+        let Some(t) = self.existing(tenant_id) else {
+            return Ok(());
+        };
+        if let Some(handle) = t.start_sync()? {
+            self.syncing
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(handle);
         }
         Ok(())
     }

@@ -248,7 +248,7 @@ fn rows_synced_in_the_background_and_after_are_all_flushed() {
     let t = index.tenant(1, 0, 0).unwrap();
     let first = vectors(5, 16, 3);
     t.append(&first).unwrap();
-    index.start_sync().unwrap();
+    index.start_sync(1).unwrap();
     assert!(!t.files.lock().unwrap().dirty, "handed to a sync thread");
     assert_eq!(index.syncing.lock().unwrap().len(), 1);
     // Written while that sync runs: left for the sync before the commit.
@@ -259,7 +259,7 @@ fn rows_synced_in_the_background_and_after_are_all_flushed() {
     assert!(index.syncing.lock().unwrap().is_empty());
     assert!(!t.files.lock().unwrap().dirty);
     // Nothing to sync: no thread is started.
-    index.start_sync().unwrap();
+    index.start_sync(1).unwrap();
     assert!(index.syncing.lock().unwrap().is_empty());
     t.publish(8).unwrap();
     drop((t, index));
@@ -275,7 +275,7 @@ fn relaxed_durability_starts_no_sync() {
     let index = VectorIndex::new(&d, spec(16), Durability::Normal).unwrap();
     let t = index.tenant(1, 0, 0).unwrap();
     t.append(&vectors(2, 16, 5)).unwrap();
-    index.start_sync().unwrap();
+    index.start_sync(1).unwrap();
     assert!(index.syncing.lock().unwrap().is_empty());
     std::fs::remove_dir_all(d).unwrap();
 }
