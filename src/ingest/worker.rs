@@ -3,12 +3,13 @@
 //! A job's work (extraction and chunking) is usually done already: the
 //! request thread that received the ingest prepares the document in
 //! parallel with other requests and hands the result over through
-//! [`Handoff`]. The worker takes a batch of pending jobs from the journal,
-//! uses the handed-over work where it has it and redoes it from the stored
-//! original where it does not (a replay after restart, or work dropped to
-//! stay within [`MAX_HANDOFF_BYTES`]), then commits each tenant's results
-//! in one write so the writer can group them with other commits. Callers
-//! waiting for a document are told its outcome once that is committed.
+//! [`Handoff`]. The worker takes a batch of pending jobs from the journal
+//! (when: see [`super::gather`]), uses the handed-over work where it has it
+//! and redoes it from the stored original where it does not (a replay after
+//! restart, or work dropped to stay within [`MAX_HANDOFF_BYTES`]), then
+//! commits each tenant's results in one write so the writer can group them
+//! with other commits. Callers waiting for a document are told its outcome
+//! once that is committed.
 //!
 //! Stopping takes effect between jobs: the job in hand is finished and
 //! committed first; jobs not started stay pending and are replayed at the
@@ -23,6 +24,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::chunk::{tail, CONTEXT_BYTES};
+use super::gather::Gather;
 use super::{embed_chunks, embed_texts, media, mix_into, prepare_described, Prepared};
 use crate::clock::now_ms;
 use crate::embed::Embedder;
@@ -237,21 +239,6 @@ impl IngestWorker {
     }
 }
 
-/// While documents stream in, a batch waits until it holds this many jobs
-/// or its first job has waited [`GATHER_WAIT`]. One commit of many
-/// documents writes fewer, larger full-text segments (less merging later)
-/// and dirties each hot index page once: at 10k Zipf documents, batches of
-/// ~19 documents became ~63, and the writer's time per document fell 10%.
-pub const GATHER_JOBS: usize = 64;
-
-/// Longest a job waits for others to join its batch.
-pub const GATHER_WAIT: Duration = Duration::from_millis(8);
-
-/// Documents are streaming in when the last batch was taken less than
-/// this long ago; otherwise a job is taken at once, so a lone ingest is
-/// indexed without delay.
-pub const STREAMING_GAP: Duration = Duration::from_millis(50);
-
 /// Most jobs submitted to the writer and not yet committed. The worker
 /// prepares the next batch while the last one commits; this bounds how far
 /// ahead it runs.
@@ -323,41 +310,6 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         }
     }
 }
-
-/// When to take a batch of jobs (see [`GATHER_JOBS`]).
-#[derive(Default)]
-struct Gather {
-    /// When the last batch was taken.
-    last_batch: Option<Instant>,
-    /// When jobs were first seen waiting for the next batch.
-    since: Option<Instant>,
-}
-
-impl Gather {
-    /// How long to wait for more jobs before looking again, or `None` to
-    /// take the `ready` jobs now (or to idle, when there are none).
-    fn wait(&mut self, ready: usize) -> Option<Duration> {
-        let now = Instant::now();
-        let streaming = self
-            .last_batch
-            .is_some_and(|at| now.duration_since(at) < STREAMING_GAP);
-        if ready > 0 && ready < GATHER_JOBS && streaming {
-            let since = *self.since.get_or_insert(now);
-            let left = GATHER_WAIT.saturating_sub(now.duration_since(since));
-            if !left.is_zero() {
-                return Some(left.min(GATHER_STEP));
-            }
-        }
-        if ready > 0 {
-            self.last_batch = Some(now);
-        }
-        self.since = None;
-        None
-    }
-}
-
-/// How often a gathering batch looks for more jobs.
-const GATHER_STEP: Duration = Duration::from_millis(2);
 
 fn lock_set(set: &Mutex<HashSet<i64>>) -> MutexGuard<'_, HashSet<i64>> {
     set.lock().unwrap_or_else(|p| p.into_inner())
@@ -663,43 +615,4 @@ fn prepare_from_store(
         );
         Err("internal error while indexing this document".into())
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_lone_job_is_taken_at_once() {
-        let mut gather = Gather::default();
-        assert_eq!(gather.wait(1), None);
-    }
-
-    #[test]
-    fn while_streaming_a_small_batch_waits_up_to_the_gather_wait() {
-        let mut gather = Gather::default();
-        assert_eq!(gather.wait(GATHER_JOBS), None, "a full batch goes now");
-        // The next jobs arrive right after: they wait for company...
-        let first = gather.wait(3).expect("gathers");
-        assert!(first <= GATHER_STEP);
-        let started = Instant::now();
-        while gather.wait(3).is_some() {
-            std::thread::sleep(GATHER_STEP);
-            assert!(started.elapsed() < Duration::from_secs(1), "never gave up");
-        }
-        // ...for GATHER_WAIT in all (counted from the first look).
-        assert!(started.elapsed() + GATHER_STEP >= GATHER_WAIT);
-        // A full batch never waits.
-        assert_eq!(gather.wait(GATHER_JOBS), None);
-    }
-
-    #[test]
-    fn after_a_pause_jobs_are_taken_at_once_again() {
-        let mut gather = Gather::default();
-        assert_eq!(gather.wait(GATHER_JOBS), None);
-        std::thread::sleep(STREAMING_GAP + GATHER_STEP);
-        assert_eq!(gather.wait(1), None);
-        // No jobs: nothing to gather, and no batch was taken.
-        assert_eq!(gather.wait(0), None);
-    }
 }
