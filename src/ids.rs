@@ -1,9 +1,13 @@
 //! Opaque identifiers and hashing.
 //!
-//! Document ids are random (`doc_` + 24 hex digits, 96 bits) so that they
-//! reveal nothing about other documents or tenants and never collide in
-//! practice. The generator is seeded once per process from the operating
-//! system's randomness and advanced by a counter through SHA-256.
+//! Ids are `prefix_` + 24 hex digits. [`new_id`] is 96 random bits; a
+//! document id ([`new_document_id`]) starts with its creation time in
+//! milliseconds (44 bits) and ends with 52 random bits, so that documents
+//! written together sit together in the store's index of ids (see
+//! [`new_document_id`]). Either reveals nothing about other documents or
+//! tenants and never collides in practice. The generator is seeded once per
+//! process from the operating system's randomness and advanced by a counter
+//! through SHA-256.
 
 use sha2::{Digest, Sha256};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,6 +23,36 @@ pub fn new_id(prefix: &str) -> String {
     id.push_str(prefix);
     id.push('_');
     id.push_str(&hex(&bytes));
+    id
+}
+
+/// Hex digits of a document id that hold its creation time (44 bits of
+/// milliseconds since 1970: until the year 2527).
+const DOCUMENT_ID_TIME_DIGITS: usize = 11;
+
+/// A new document id, `doc_` + 24 hex digits: the creation time in
+/// milliseconds, then random digits.
+///
+/// Why not all random: the store indexes documents by id, and a random id
+/// lands on a random page of that index. At 100k documents each group
+/// commit then rewrote one index page per document; that index alone was
+/// 11% of the pages written to the log (measured from the log's frames
+/// while ingesting from 100k to 110k documents). Ids that grow with time
+/// are appended where the last ones were. The time is no secret: a
+/// document's `created_at` says the same to whoever may read it.
+pub fn new_document_id() -> String {
+    document_id_at(now_ms())
+}
+
+fn document_id_at(ms: i64) -> String {
+    let time = format!("{:0width$x}", ms.max(0), width = DOCUMENT_ID_TIME_DIGITS);
+    let random = hex(&random_bytes::<7>());
+    let mut id = String::with_capacity(4 + 24);
+    id.push_str("doc_");
+    // Past the year 2527 the time would need a twelfth digit: keep the
+    // low 44 bits rather than change the id's shape.
+    id.push_str(&time[time.len() - DOCUMENT_ID_TIME_DIGITS..]);
+    id.push_str(&random[..24 - DOCUMENT_ID_TIME_DIGITS]);
     id
 }
 
@@ -88,8 +122,9 @@ pub fn hex(bytes: &[u8]) -> String {
     s
 }
 
-/// True if `id` has the shape of a document id made by [`new_id`]
-/// (`doc_` and 24 lowercase hex digits): an import keeps such ids.
+/// True if `id` has the shape of a document id (`doc_` and 24 lowercase hex
+/// digits, as [`new_document_id`] makes and [`new_id`] made before ids were
+/// ordered): an import keeps such ids.
 pub fn is_document_id(id: &str) -> bool {
     id.strip_prefix("doc_").is_some_and(|h| {
         h.len() == 24
@@ -120,6 +155,25 @@ mod tests {
         assert!(!is_document_id("doc_XYZ"));
         assert!(!is_document_id("doc_0123456789abcdef0123456G"));
         assert!(!is_document_id("chunk_0123456789abcdef01234567"));
+    }
+
+    #[test]
+    fn document_ids_grow_with_time_and_stay_distinct() {
+        let ids: Vec<String> = (0..10_000).map(|_| new_document_id()).collect();
+        assert_eq!(ids.iter().collect::<HashSet<_>>().len(), ids.len());
+        for id in &ids {
+            assert!(is_document_id(id), "{id}");
+        }
+        // Later milliseconds sort after earlier ones, whatever the random part.
+        let (a, b) = (
+            document_id_at(1_764_500_000_000),
+            document_id_at(1_764_500_000_001),
+        );
+        assert!(a < b, "{a} !< {b}");
+        assert!(a.starts_with("doc_19ad"), "{a}");
+        // The shape holds at both ends of the time range.
+        assert!(is_document_id(&document_id_at(0)));
+        assert!(is_document_id(&document_id_at(i64::MAX)));
     }
 
     #[test]

@@ -102,7 +102,7 @@ mod tests {
             let mut original = format!("document {i} ").into_bytes();
             original.resize(bytes, b'a' + (i % 26) as u8);
             let doc = NewDocument {
-                doc_id: crate::ids::new_id("doc"),
+                doc_id: crate::ids::new_document_id(),
                 source: None,
                 title: None,
                 media_type: "text/plain".into(),

@@ -44,6 +44,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         9,
         include_str!("../../sql/009_name_terms_unconstrained.sql"),
     ),
+    (
+        10,
+        include_str!("../../sql/010_documents_name_their_original.sql"),
+    ),
 ];
 
 /// Prepared statements kept per connection. rusqlite's default (16) is
@@ -174,6 +178,7 @@ fn migrate(conn: &Connection) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn temp_dir() -> std::path::PathBuf {
         let d = std::env::temp_dir().join(crate::ids::new_id("alayasiki-db"));
@@ -193,19 +198,62 @@ mod tests {
         std::fs::remove_dir_all(dir).ok();
     }
 
-    #[test]
-    fn evidence_rows_survive_the_rebuild_that_allows_declared() {
+    /// A new database with the migrations before `version` applied.
+    fn database_before(version: i64) -> (PathBuf, Connection) {
         let dir = temp_dir();
         let conn = Connection::open(dir.join(DB_FILE)).unwrap();
         conn.execute_batch(
             "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
         )
         .unwrap();
-        for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v < 8) {
+        for (v, sql) in MIGRATIONS.iter().filter(|(v, _)| *v < version) {
             conn.execute_batch(sql).unwrap();
-            conn.execute("INSERT INTO schema_version VALUES (?1, 0)", [version])
+            conn.execute("INSERT INTO schema_version VALUES (?1, 0)", [v])
                 .unwrap();
         }
+        (dir, conn)
+    }
+
+    #[test]
+    fn documents_find_their_shared_and_own_originals_after_migration_10() {
+        let (dir, conn) = database_before(10);
+        conn.execute_batch(
+            "INSERT INTO tenants(id, name, created_at) VALUES (1, 't', 0), (2, 'u', 0);
+             INSERT INTO originals(id, tenant_id, sha256, bytes)
+                  VALUES (5, 1, 'x', X'01'), (6, 1, 'y', X'02'), (7, 2, 'x', X'01');
+             INSERT INTO documents(id, tenant_id, doc_id, media_type, sha256, byte_size,
+                                   created_by, created_at, state)
+                  VALUES (1, 1, 'a', 'text/plain', 'x', 1, 's', 0, 'ready'),
+                         (2, 1, 'b', 'text/plain', 'x', 1, 's', 0, 'ready'),
+                         (3, 1, 'c', 'text/plain', 'y', 1, 's', 0, 'ready'),
+                         (4, 2, 'd', 'text/plain', 'x', 1, 's', 0, 'ready');",
+        )
+        .unwrap();
+        drop(conn);
+        let conn = open_writer(&dir, Durability::Full).unwrap();
+        let links: Vec<(i64, i64)> = conn
+            .prepare("SELECT id, original_id FROM documents ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        // Same bytes in one tenant share; another tenant's stay its own.
+        assert_eq!(links, [(1, 5), (2, 5), (3, 6), (4, 7)]);
+        let by_hash: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'documents_by_tenant_sha256'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(by_hash, 0, "the index by hash is gone");
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn evidence_rows_survive_the_rebuild_that_allows_declared() {
+        let (dir, conn) = database_before(8);
         conn.execute_batch(
             "PRAGMA foreign_keys = OFF;
              INSERT INTO tenants(id, name, created_at) VALUES (1, 't', 0);

@@ -104,15 +104,12 @@ impl TenantWriter<'_> {
                 });
             }
         }
-        self.exec(
-            "INSERT OR IGNORE INTO originals(tenant_id, sha256, bytes) VALUES (?1, ?2, ?3)",
-            params![self.tenant_id, doc.sha256, doc.original],
-        )?;
+        let original_id = self.store_original(&doc.sha256, &doc.original)?;
         self.exec(
             "INSERT INTO documents(tenant_id, doc_id, source, title, media_type, sha256,
                                    byte_size, metadata, provenance, created_by, created_at, state,
-                                   expires_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending', ?12)",
+                                   expires_at, original_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending', ?12, ?13)",
             params![
                 self.tenant_id,
                 doc.doc_id,
@@ -125,7 +122,8 @@ impl TenantWriter<'_> {
                 doc.provenance,
                 doc.created_by,
                 now,
-                doc.expires_at
+                doc.expires_at,
+                original_id
             ],
         )?;
         let document_id = self.conn.last_insert_rowid();
@@ -145,6 +143,24 @@ impl TenantWriter<'_> {
             job_state: JobState::Pending,
             replayed: false,
         })
+    }
+}
+
+impl TenantWriter<'_> {
+    /// The id of this tenant's original with these bytes, stored now unless
+    /// a document already brought the same bytes.
+    fn store_original(&self, sha256: &str, bytes: &[u8]) -> Result<i64> {
+        let inserted = self.exec(
+            "INSERT OR IGNORE INTO originals(tenant_id, sha256, bytes) VALUES (?1, ?2, ?3)",
+            params![self.tenant_id, sha256, bytes],
+        )?;
+        if inserted == 1 {
+            return Ok(self.conn.last_insert_rowid());
+        }
+        Ok(self
+            .conn
+            .prepare_cached("SELECT id FROM originals WHERE tenant_id = ?1 AND sha256 = ?2")?
+            .query_row(params![self.tenant_id, sha256], |r| r.get(0))?)
     }
 }
 
@@ -182,8 +198,7 @@ impl TenantReader<'_> {
         Ok(self
             .conn
             .prepare_cached(&format!(
-                "SELECT {DOCUMENT_COLUMNS} FROM documents d JOIN originals o
-                   ON o.tenant_id = d.tenant_id AND o.sha256 = d.sha256
+                "SELECT {DOCUMENT_COLUMNS} FROM documents d JOIN originals o ON o.id = d.original_id
                   WHERE d.tenant_id = ?1 AND d.doc_id = ?2 AND {VISIBLE}"
             ))?
             .query_row(

@@ -122,10 +122,10 @@ impl TenantWriter<'_> {
         context_bytes: usize,
         now: i64,
     ) -> Result<Option<Forgotten>> {
-        let doc: Option<(String, Option<String>, String, String, i64, String)> = self
+        let doc: Option<(String, Option<String>, Option<i64>, String, i64, String)> = self
             .conn
             .prepare_cached(
-                "SELECT doc_id, source, sha256, media_type, byte_size, state
+                "SELECT doc_id, source, original_id, media_type, byte_size, state
                    FROM documents WHERE tenant_id = ?1 AND id = ?2",
             )?
             .query_row(params![self.tenant_id, document_key], |r| {
@@ -139,7 +139,7 @@ impl TenantWriter<'_> {
                 ))
             })
             .optional()?;
-        let Some((doc_id, source, sha256, media_type, byte_size, state)) = doc else {
+        let Some((doc_id, source, original_id, media_type, byte_size, state)) = doc else {
             return Ok(None);
         };
         let _secure = SecureDelete::on(self.conn)?;
@@ -191,9 +191,9 @@ impl TenantWriter<'_> {
             params![self.tenant_id, document_key],
         )?;
         let original_deleted = self.exec(
-            "DELETE FROM originals WHERE tenant_id = ?1 AND sha256 = ?2
-               AND NOT EXISTS (SELECT 1 FROM documents WHERE tenant_id = ?1 AND sha256 = ?2)",
-            params![self.tenant_id, sha256],
+            "DELETE FROM originals WHERE tenant_id = ?1 AND id = ?2
+               AND NOT EXISTS (SELECT 1 FROM documents WHERE original_id = ?2)",
+            params![self.tenant_id, original_id],
         )? > 0;
 
         if let (Some(source), "ready") = (&source, state.as_str()) {

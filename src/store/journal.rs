@@ -468,8 +468,7 @@ impl TenantReader<'_> {
             .conn
             .prepare_cached(
                 "SELECT d.doc_id, d.media_type, o.bytes, d.metadata
-                   FROM documents d JOIN originals o
-                     ON o.tenant_id = d.tenant_id AND o.sha256 = d.sha256
+                   FROM documents d JOIN originals o ON o.id = d.original_id
                   WHERE d.tenant_id = ?1 AND d.id = ?2",
             )?
             .query_row(params![tenant_id, document_key], |r| {

@@ -92,8 +92,7 @@ impl TenantReader<'_> {
             .conn
             .prepare_cached(&format!(
                 "SELECT d.doc_id, d.media_type, d.title, d.sha256, o.bytes
-                   FROM documents d JOIN originals o
-                     ON o.tenant_id = d.tenant_id AND o.sha256 = d.sha256
+                   FROM documents d JOIN originals o ON o.id = d.original_id
                   WHERE d.tenant_id = ?1 AND d.doc_id = ?2 AND {VISIBLE}"
             ))?
             .query_row(
@@ -167,8 +166,7 @@ impl TenantReader<'_> {
                       WHERE i.tenant_id = d.tenant_id AND i.document_id = d.id
                       ORDER BY i.created_at LIMIT 1),
                     o.bytes, d.expires_at
-               FROM documents d JOIN originals o
-                 ON o.tenant_id = d.tenant_id AND o.sha256 = d.sha256
+               FROM documents d JOIN originals o ON o.id = d.original_id
               WHERE d.tenant_id = ?1 AND d.id > ?2 AND {VISIBLE}
               ORDER BY d.id LIMIT ?3"
         ))?;

@@ -26,7 +26,7 @@ pub fn remember(store: &Store, tenant: &Tenant, text: &str, provenance: &str) ->
     let prepared =
         crate::ingest::prepare(MediaKind::PlainText, text.as_bytes(), &BuiltinEmbedder).unwrap();
     let doc = NewDocument {
-        doc_id: crate::ids::new_id("doc"),
+        doc_id: crate::ids::new_document_id(),
         source: None,
         title: None,
         media_type: "text/plain".into(),

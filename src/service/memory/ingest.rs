@@ -138,7 +138,7 @@ impl Memory<'_> {
         });
         let doc_id = match restore.doc_id {
             Some(id) if ids::is_document_id(&id) && !self.document_exists(&id)? => id,
-            _ => ids::new_id("doc"),
+            _ => ids::new_document_id(),
         };
         let title = title_for(&filename, prepared.text.as_deref(), &bytes, kind);
         if let Some(at) = req.expires_at {
