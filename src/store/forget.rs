@@ -85,6 +85,16 @@ impl Drop for SecureDelete<'_> {
     }
 }
 
+/// What forgetting a document needs to know of its row.
+struct DocumentToForget {
+    doc_id: String,
+    source: Option<String>,
+    original_id: Option<i64>,
+    media_type: String,
+    byte_size: i64,
+    state: String,
+}
+
 impl TenantWriter<'_> {
     /// Internal keys of up to `limit` documents matching `selector`,
     /// oldest first.
@@ -122,24 +132,32 @@ impl TenantWriter<'_> {
         context_bytes: usize,
         now: i64,
     ) -> Result<Option<Forgotten>> {
-        let doc: Option<(String, Option<String>, Option<i64>, String, i64, String)> = self
+        let doc = self
             .conn
             .prepare_cached(
                 "SELECT doc_id, source, original_id, media_type, byte_size, state
                    FROM documents WHERE tenant_id = ?1 AND id = ?2",
             )?
             .query_row(params![self.tenant_id, document_key], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                ))
+                Ok(DocumentToForget {
+                    doc_id: r.get(0)?,
+                    source: r.get(1)?,
+                    original_id: r.get(2)?,
+                    media_type: r.get(3)?,
+                    byte_size: r.get(4)?,
+                    state: r.get(5)?,
+                })
             })
             .optional()?;
-        let Some((doc_id, source, original_id, media_type, byte_size, state)) = doc else {
+        let Some(DocumentToForget {
+            doc_id,
+            source,
+            original_id,
+            media_type,
+            byte_size,
+            state,
+        }) = doc
+        else {
             return Ok(None);
         };
         let _secure = SecureDelete::on(self.conn)?;
