@@ -25,6 +25,19 @@ use crate::graph::resolution::{
 /// order (deterministic), without `exclude`, at most `MAX_CANDIDATES`.
 /// Ids come from the term index alone (its primary key covers the read);
 /// only the distinct candidates are then read from `entities`.
+/// A term's entities, lowest ids first, at most [`MAX_CANDIDATES_PER_TERM`].
+/// The limit is a constant written into the SQL: a bound one is planned by
+/// value (see `TenantReader::keyword_search`). Run once per new entity, so
+/// `ids_come_in_order_without_re_preparing` pins that the statement is not
+/// re-prepared each time it leaves the statement cache, as it was before
+/// connections had the planner stability guarantee (see `db::configure`).
+fn term_candidates_sql() -> String {
+    format!(
+        "SELECT entity_id FROM entity_name_terms
+          WHERE tenant_id = ?1 AND term = ?2 ORDER BY entity_id LIMIT {MAX_CANDIDATES_PER_TERM}"
+    )
+}
+
 fn candidates(
     conn: &Connection,
     tenant_id: i64,
@@ -33,13 +46,7 @@ fn candidates(
 ) -> rusqlite::Result<Vec<Candidate>> {
     let mut ids: Vec<i64> = Vec::new();
     {
-        // A constant limit, written into the SQL: a bound one is planned
-        // by value and re-prepared whenever it changes (see
-        // `TenantReader::keyword_search`).
-        let mut stmt = conn.prepare_cached(&format!(
-            "SELECT entity_id FROM entity_name_terms
-              WHERE tenant_id = ?1 AND term = ?2 ORDER BY entity_id LIMIT {MAX_CANDIDATES_PER_TERM}",
-        ))?;
+        let mut stmt = conn.prepare_cached(&term_candidates_sql())?;
         'terms: for term in terms {
             let rows = stmt.query_map(params![tenant_id, term], |r| r.get::<_, i64>(0))?;
             for id in rows {
@@ -249,8 +256,10 @@ impl TenantReader<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::{term_candidates_sql, MAX_CANDIDATES_PER_TERM};
     use crate::store::test_support::temp_store;
     use crate::store::{Store, Tenant};
+    use rusqlite::params;
 
     fn store() -> (std::path::PathBuf, Store) {
         temp_store("alayasiki-resolution")
@@ -281,6 +290,52 @@ mod tests {
                 Ok(w.conn.query_row(sql, [w.tenant_id], |r| r.get(0))?)
             })
             .unwrap()
+    }
+
+    #[test]
+    fn ids_come_in_order_without_re_preparing() {
+        let (dir, store) = store();
+        let t = Tenant::new("t").unwrap();
+        let (ids, reprepared) = store
+            .write(&t, |w| {
+                let conn = w.conn;
+                // Inserted out of order, more than one term can return,
+                // beside another term and another tenant's rows.
+                let mut insert = conn.prepare(
+                    "INSERT INTO entity_name_terms(tenant_id, term, entity_id) VALUES (?1, ?2, ?3)",
+                )?;
+                for id in [50, 3, 17, 99, 1, 64, 8, 23, 5, 42, 77, 2] {
+                    insert.execute(params![w.tenant_id, "acme", id])?;
+                    insert.execute(params![w.tenant_id, "corp", 1000 - id])?;
+                    insert.execute(params![w.tenant_id + 1, "acme", id + 500])?;
+                }
+                let mut found = Vec::new();
+                let mut reprepared = Vec::new();
+                for term in ["acme", "corp", "acme", "nothing", "acme"] {
+                    let mut stmt = conn.prepare_cached(&term_candidates_sql())?;
+                    let before = stmt.get_status(rusqlite::StatementStatus::RePrepare);
+                    let rows =
+                        stmt.query_map(params![w.tenant_id, term], |r| r.get::<_, i64>(0))?;
+                    found.push(rows.collect::<rusqlite::Result<Vec<i64>>>()?);
+                    reprepared.push(stmt.get_status(rusqlite::StatementStatus::RePrepare) - before);
+                }
+                Ok((found, reprepared))
+            })
+            .unwrap();
+        let lowest_acme = vec![1, 2, 3, 5, 8, 17, 23, 42];
+        assert_eq!(MAX_CANDIDATES_PER_TERM, lowest_acme.len());
+        assert_eq!(ids[0], lowest_acme);
+        assert_eq!(ids[1], vec![901, 923, 936, 950, 958, 977, 983, 992]);
+        assert_eq!(ids[2], lowest_acme);
+        assert!(ids[3].is_empty());
+        assert_eq!(ids[4], lowest_acme);
+        assert_eq!(
+            reprepared[1..],
+            [0, 0, 0, 0],
+            "re-prepared when taken from the cache"
+        );
+        store.close();
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
