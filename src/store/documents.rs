@@ -144,9 +144,7 @@ impl TenantWriter<'_> {
             replayed: false,
         })
     }
-}
 
-impl TenantWriter<'_> {
     /// The id of this tenant's original with these bytes, stored now unless
     /// a document already brought the same bytes.
     fn store_original(&self, sha256: &str, bytes: &[u8]) -> Result<i64> {
