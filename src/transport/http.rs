@@ -120,17 +120,27 @@ impl Context {
 /// body and then stalls hold a body reader, and its connection, forever.
 /// The one window left is between binding and setting them here, where
 /// nothing else runs and, with port 0, no client knows the port yet.
-pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+pub fn listen(addr: SocketAddr) -> std::io::Result<Listener> {
     let listener = TcpListener::bind(addr)?;
     body::set_accept_timeouts(&listener, body::IO_TIMEOUT)?;
-    Ok(listener)
+    Ok(Listener(listener))
 }
 
-/// Serves HTTP on `listener` (from [`listen`]) until a termination signal,
-/// then shuts down gracefully and returns.
+/// A bound socket whose accepted connections have their timeouts: the only
+/// kind [`serve`] takes, so none can reach it without them.
+pub struct Listener(TcpListener);
+
+impl Listener {
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.0.local_addr()
+    }
+}
+
+/// Serves HTTP on `listener` until a termination signal, then shuts down
+/// gracefully and returns.
 pub fn serve(
     service: Arc<MemoryService>,
-    listener: TcpListener,
+    Listener(listener): Listener,
     settings: Settings,
 ) -> std::io::Result<()> {
     let bound = listener.local_addr()?;
@@ -671,7 +681,7 @@ mod tests {
     fn listen_sets_the_timeouts_before_the_address_is_known() {
         let listener = listen("127.0.0.1:0".parse().unwrap()).unwrap();
         let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (accepted, _) = listener.accept().unwrap();
+        let (accepted, _) = listener.0.accept().unwrap();
         if cfg!(any(target_os = "linux", target_os = "macos")) {
             assert_eq!(accepted.read_timeout().unwrap(), Some(body::IO_TIMEOUT));
             assert_eq!(accepted.write_timeout().unwrap(), Some(body::IO_TIMEOUT));
