@@ -131,6 +131,7 @@ pub fn build(input: &GraphInput) -> Vec<Summary> {
     let Ok(hierarchy) = leiden::hierarchical_leiden(&graph, &LeidenParams::default()) else {
         return Vec::new();
     };
+    let ends = pattern_ends(input, &index, &compact);
     let mut out = Vec::new();
     for (level, partition) in hierarchy.levels.iter().enumerate() {
         let mut members: HashMap<u32, Vec<usize>> = HashMap::new();
@@ -144,7 +145,7 @@ pub fn build(input: &GraphInput) -> Vec<Summary> {
         // Largest first, then by id: deterministic.
         groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
         groups.truncate(MAX_COMMUNITIES_PER_LEVEL);
-        let mut inside = relations_inside(input, &index, &compact, &partition.membership);
+        let mut inside = relations_inside(&ends, &partition.membership);
         for (community, nodes) in groups {
             let parent = partition
                 .parents
@@ -160,31 +161,40 @@ pub fn build(input: &GraphInput) -> Vec<Summary> {
     out
 }
 
+/// The pattern relations whose two ends are both nodes of the clustered
+/// graph, as (position in `input.relations`, node, node). Resolved once for
+/// every level (see [`relations_inside`]).
+fn pattern_ends(
+    input: &GraphInput,
+    index: &HashMap<i64, u32>,
+    compact: &[u32],
+) -> Vec<(usize, u32, u32)> {
+    let node = |entity: &i64| {
+        let n = compact[*index.get(entity)? as usize];
+        (n != u32::MAX).then_some(n)
+    };
+    input
+        .relations
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.4)
+        .filter_map(|(i, (s, o, ..))| Some((i, node(s)?, node(o)?)))
+        .collect()
+}
+
 /// The pattern relations (positions in `input.relations`) whose two ends
 /// lie in one community of `membership`, by community. One pass over the
 /// relations per level: each summary filtering all of them for its own
 /// members was half of a rebuild's time (563 summaries × 152k relations at
 /// 10k entity-rich documents).
-fn relations_inside(
-    input: &GraphInput,
-    index: &HashMap<i64, u32>,
-    compact: &[u32],
-    membership: &[u32],
-) -> HashMap<u32, Vec<usize>> {
-    // An entity's community, if it is a node of the clustered graph.
-    let community_of = |entity: &i64| {
-        let node = compact[*index.get(entity)? as usize];
-        membership.get(node as usize).copied()
-    };
+fn relations_inside(ends: &[(usize, u32, u32)], membership: &[u32]) -> HashMap<u32, Vec<usize>> {
     let mut inside: HashMap<u32, Vec<usize>> = HashMap::new();
-    for (i, (s, o, _, _, pattern)) in input.relations.iter().enumerate() {
-        if !*pattern {
+    for &(i, a, b) in ends {
+        let (Some(a), Some(b)) = (membership.get(a as usize), membership.get(b as usize)) else {
             continue;
-        }
-        if let (Some(a), Some(b)) = (community_of(s), community_of(o)) {
-            if a == b {
-                inside.entry(a).or_default().push(i);
-            }
+        };
+        if a == b {
+            inside.entry(*a).or_default().push(i);
         }
     }
     inside
