@@ -2,6 +2,7 @@
 //! the committed high-water mark, embedder mismatch, zeroed slots.
 
 use super::*;
+use kernel::dot_f32;
 
 fn dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(crate::ids::new_id(&format!("alayasiki-vec-{tag}")));

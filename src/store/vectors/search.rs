@@ -1,0 +1,85 @@
+//! Searching a tenant's vectors: an int8 scan of every committed row (in
+//! two threads past [`PARALLEL_SCAN_MIN_ROWS`]), then exact re-scoring of
+//! the best candidates from the f32 file.
+
+use super::kernel::{self, dot_f32, quantize, TopK};
+use super::{
+    SlotScore, TenantVectors, HEADER_BYTES, MIN_RESCORED, PARALLEL_SCAN_MIN_ROWS,
+    RESCORE_PER_RESULT,
+};
+
+impl TenantVectors {
+    /// The `k` rows most similar to `query` (cosine; the query need not be
+    /// normalized), best first: an int8 scan of every committed row, then
+    /// exact re-scoring of the best candidates.
+    pub fn search(&self, query: &[f32], k: usize) -> Vec<SlotScore> {
+        let snap = self
+            .snapshot
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let (Some(q8), Some(f32m)) = (snap.q8, snap.f32) else {
+            return Vec::new();
+        };
+        let rows = snap.rows as usize;
+        if rows == 0 || k == 0 || query.len() != self.spec.dim {
+            return Vec::new();
+        }
+        let norm = dot_f32(query, query).sqrt();
+        if norm == 0.0 || !norm.is_finite() {
+            return Vec::new();
+        }
+        let query: Vec<f32> = query.iter().map(|x| x / norm).collect();
+        let mut q = vec![0i8; self.spec.dim];
+        let qscale = quantize(&query, &mut q);
+        let keep = (k * RESCORE_PER_RESULT).max(MIN_RESCORED);
+        let body = &q8[HEADER_BYTES as usize..HEADER_BYTES as usize + rows * self.q8_row];
+        let candidates = if rows >= PARALLEL_SCAN_MIN_ROWS {
+            let half = rows / 2;
+            let (a, b) = body.split_at(half * self.q8_row);
+            std::thread::scope(|s| {
+                let left = s.spawn(|| self.scan(a, 0, &q, qscale, keep));
+                let mut right = self.scan(b, half as u64, &q, qscale, keep);
+                right.merge(left.join().unwrap_or_else(|_| TopK::new(0)));
+                right
+            })
+        } else {
+            self.scan(body, 0, &q, qscale, keep)
+        };
+        let mut exact = TopK::new(k);
+        let base = HEADER_BYTES as usize;
+        let mut row = vec![0f32; self.spec.dim];
+        for c in candidates.into_sorted() {
+            let start = base + c.slot as usize * self.f32_row;
+            for (x, bytes) in row
+                .iter_mut()
+                .zip(f32m[start..start + self.f32_row].chunks_exact(4))
+            {
+                *x = f32::from_le_bytes(bytes.try_into().expect("4 bytes"));
+            }
+            exact.push(dot_f32(&query, &row), c.slot);
+        }
+        exact
+            .into_sorted()
+            .into_iter()
+            .map(|s| SlotScore {
+                slot: s.slot,
+                score: s.score,
+            })
+            .collect()
+    }
+
+    fn scan(&self, rows: &[u8], first_slot: u64, q: &[i8], qscale: f32, keep: usize) -> TopK {
+        let mut top = TopK::new(keep);
+        kernel::scan_q8(
+            rows,
+            self.q8_row,
+            self.spec.dim,
+            q,
+            qscale,
+            first_slot,
+            &mut top,
+        );
+        top
+    }
+}
