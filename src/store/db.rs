@@ -21,8 +21,17 @@ pub const DB_FILE: &str = "memory.db";
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Page cache of the writer connection (KiB). Index pages of the tables
-/// being appended to stay hot across group commits.
-const WRITER_CACHE_KIB: i64 = 64 * 1024;
+/// being appended to stay hot across group commits; clean pages the cache
+/// drops are still a memory-mapped read away.
+///
+/// Not larger: B-tree balancing briefly files a page under the number of
+/// the lock-byte page (1 GiB into the file), so at every commit SQLite
+/// finds pages above the database's end and scans its whole page hash to
+/// drop them, a cost that grows with the cache. At 64 MiB that scan was
+/// 7–9% of the writer's time from 100k Zipf documents and the writer's CPU
+/// per document was ~10% higher than at 16 or 8 MiB (perf sample counts,
+/// BENCHMARKS.md, sixth session).
+const WRITER_CACHE_KIB: i64 = 16 * 1024;
 
 /// Page cache of each reader connection (KiB).
 const READER_CACHE_KIB: i64 = 16 * 1024;
