@@ -18,6 +18,7 @@
 
 pub mod embedder;
 pub mod http;
+mod piece_trie;
 pub mod safetensors;
 pub mod static_model;
 pub mod tokenizer;

@@ -16,16 +16,17 @@
 //!    `max_input_chars_per_word` chars, becomes a single `[UNK]`.
 //!
 //! The steps run as one streaming pass over the chars: no normalized copy of the text,
-//! one reused word buffer, hash lookups on borrowed slices. Unicode data comes from the
-//! generated `unicode_tables.rs`.
+//! one reused word buffer, one walk down a byte trie per piece (`piece_trie`). Unicode
+//! data comes from the generated `unicode_tables.rs`.
 //!
 //! It must never panic, whatever the text (any `&str`, any size), and must reject a
 //! `tokenizer.json` it cannot reproduce faithfully instead of guessing.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Deserialize;
+
+use super::piece_trie::PieceTrie;
 
 use super::unicode_tables::{
     CLEAN_DROP, MULTI_FLAG, PUNCTUATION, STRIPPED, STRIPPED_MULTI, STRIP_DROP,
@@ -46,14 +47,10 @@ pub struct Tokenizer {
     /// Class of every ASCII char under `options`: the common case skips all table lookups.
     ascii: [AsciiClass; 128],
     /// Every vocabulary token, as looked up for the start of a word.
-    initial: HashMap<Box<str>, u32, FastHash>,
-    /// Pieces that continue a word, stored without the `##` prefix so lookups borrow
-    /// slices of the word instead of building prefixed strings.
-    continuation: HashMap<Box<str>, u32, FastHash>,
-    /// Longest key of each map, in bytes: no longer slice can match, so WordPiece starts
-    /// its search there instead of at the end of a long word.
-    max_initial_len: usize,
-    max_continuation_len: usize,
+    initial: PieceTrie,
+    /// Pieces that continue a word, stored without the `##` prefix so lookups read the
+    /// word itself instead of building prefixed strings.
+    continuation: PieceTrie,
     /// Special tokens matched literally on the raw text, longest first.
     added: Vec<(Box<str>, u32)>,
     /// Bytes that start some added token: the scan for them skips every other byte.
@@ -145,20 +142,19 @@ impl Tokenizer {
         // of entries, which bounds the table before a hostile id could inflate it.
         let mut ids = IdTable::with_entries(model.vocab.len() + file.added_tokens.len());
         let prefix = model.continuing_subword_prefix.as_str();
-        let mut initial = HashMap::with_capacity_and_hasher(model.vocab.len(), FastHash::default());
-        let mut continuation =
-            HashMap::with_capacity_and_hasher(model.vocab.len() / 4, FastHash::default());
+        let mut continuation = Vec::with_capacity(model.vocab.len() / 4);
         for (token, &id) in &model.vocab {
             ids.claim(token, id)?;
             // The start of a word is looked up in the whole vocabulary, later pieces with
-            // the prefix in front: the second map holds what follows the prefix.
-            initial.insert(Box::<str>::from(token.as_str()), id);
+            // the prefix in front: the second trie holds what follows the prefix.
             if let Some(rest) = token.strip_prefix(prefix) {
                 if !prefix.is_empty() && !rest.is_empty() {
-                    continuation.insert(Box::<str>::from(rest), id);
+                    continuation.push((rest, id));
                 }
             }
         }
+        let initial = PieceTrie::build(model.vocab.iter().map(|(t, &id)| (t.as_str(), id)));
+        let continuation = PieceTrie::build(continuation);
         let mut added = Vec::new();
         for token in &file.added_tokens {
             if token.single_word || token.lstrip || token.rstrip || token.normalized {
@@ -187,15 +183,11 @@ impl Tokenizer {
                 model.unk_token
             )
         })?;
-        let max_initial_len = initial.keys().map(|k| k.len()).max().unwrap_or(0);
-        let max_continuation_len = continuation.keys().map(|k| k.len()).max().unwrap_or(0);
         Ok(Tokenizer {
             options,
             ascii: ascii_classes(options),
             initial,
             continuation,
-            max_initial_len,
-            max_continuation_len,
             added,
             added_first_bytes,
             unk_id,
@@ -222,7 +214,7 @@ impl Tokenizer {
 
     /// Id of a token, written as in the vocabulary (continuations with `##`).
     pub fn token_to_id(&self, token: &str) -> Option<u32> {
-        self.initial.get(token).copied().or_else(|| {
+        self.initial.get(token).or_else(|| {
             self.added
                 .iter()
                 .find(|(content, _)| &**content == token)
@@ -357,26 +349,24 @@ impl Tokenizer {
         let first = out.len();
         let mut start = 0;
         while start < word.len() {
-            let (map, max_len) = if start == 0 {
-                (&self.initial, self.max_initial_len)
+            let rest = &word.as_bytes()[start..];
+            let pieces = if start == 0 {
+                &self.initial
             } else {
-                (&self.continuation, self.max_continuation_len)
+                &self.continuation
             };
-            let mut end = floor_char_boundary(word, start.saturating_add(max_len).min(word.len()));
-            let id = loop {
-                if end <= start {
+            match pieces.longest_prefix(rest) {
+                Some((len, id)) => {
+                    out.push(id);
+                    start += len;
+                }
+                None => {
                     // No piece covers this position: the whole word is unknown.
                     out.truncate(first);
                     out.push(self.unk_id);
                     return;
                 }
-                if let Some(&id) = word.get(start..end).and_then(|piece| map.get(piece)) {
-                    break id;
-                }
-                end = floor_char_boundary(word, end - 1);
-            };
-            out.push(id);
-            start = end;
+            }
         }
     }
 }
@@ -550,14 +540,6 @@ fn in_ranges(ranges: &[(u32, u32)], c: char) -> bool {
     ranges.get(i).is_some_and(|&(start, _)| start <= cp)
 }
 
-/// Largest char boundary of `s` at or below `i` (`i` at most `s.len()`).
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
 fn ascii_classes(o: NormalizerOptions) -> [AsciiClass; 128] {
     let mut classes = [AsciiClass::Drop; 128];
     for (b, class) in (0u8..128).zip(classes.iter_mut()) {
@@ -578,49 +560,6 @@ fn ascii_classes(o: NormalizerOptions) -> [AsciiClass; 128] {
         };
     }
     classes
-}
-
-/// A small multiplicative hasher for the vocabulary maps. The keys are the fixed,
-/// trusted vocabulary and lookups only read, so hash flooding is not a concern, and
-/// SipHash would be most of the tokenizer's time on short pieces.
-#[derive(Default, Clone, Copy)]
-struct PieceHasher(u64);
-
-type FastHash = BuildHasherDefault<PieceHasher>;
-
-/// Odd 64-bit constant with well-spread bits (from the golden ratio).
-const HASH_MULTIPLIER: u64 = 0x9E37_79B9_7F4A_7C15;
-
-impl PieceHasher {
-    fn mix(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(HASH_MULTIPLIER);
-    }
-}
-
-impl Hasher for PieceHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.mix(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.mix(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 59));
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.mix(u64::from(i));
-    }
-
-    fn finish(&self) -> u64 {
-        // Fold the high bits down: hashbrown takes its bucket index from the low bits.
-        self.0 ^ (self.0 >> 29)
-    }
 }
 
 // ---- tokenizer.json, only the parts this module reads ------------------------------------
