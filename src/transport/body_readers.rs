@@ -25,7 +25,7 @@
 //! small requests (most queries) need no extra thread and are still served
 //! while every body reader is busy.
 //!
-//! [`Drains::close`]: super::body::Drains::close
+//! [`Drains::close`]: super::unread_body::Drains::close
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -49,10 +49,12 @@ use super::admission::{
     RETRY_AFTER_SECS,
 };
 use super::auth::Authenticator;
-use super::body::{self, BodyError, Drains, MAX_BODY_BYTES};
+use super::body::{self, BodyError, MAX_BODY_BYTES};
 use super::body_readers::BodyReaders;
+use super::listener::{self, Heartbeat, IO_TIMEOUT};
 use super::origin::{OriginPolicy, Refusal};
 use super::sse::Sessions;
+use super::unread_body::{self, Drains};
 use super::{http_api, http_documents, signals, sse};
 use crate::protocol::mcp::Server;
 use crate::service::{MemoryService, Permission, Principal};
@@ -112,7 +114,7 @@ impl Context {
 }
 
 /// Binds `addr` for [`serve`], with the socket timeouts that every accepted
-/// connection inherits already set ([`body::set_accept_timeouts`]).
+/// connection inherits already set ([`listener::set_accept_timeouts`]).
 /// Connections take them when their handshake completes, which can be well
 /// before `serve` runs: the memory is opened after binding, and a client
 /// may connect as soon as the address is announced (on a fixed port, at
@@ -122,7 +124,7 @@ impl Context {
 /// nothing else runs and, with port 0, no client knows the port yet.
 pub fn listen(addr: SocketAddr) -> std::io::Result<Listener> {
     let listener = TcpListener::bind(addr)?;
-    body::set_accept_timeouts(&listener, body::IO_TIMEOUT)?;
+    listener::set_accept_timeouts(&listener, IO_TIMEOUT)?;
     Ok(Listener(listener))
 }
 
@@ -144,7 +146,7 @@ pub fn serve(
     settings: Settings,
 ) -> std::io::Result<()> {
     let bound = listener.local_addr()?;
-    let heartbeat = body::Heartbeat::start(bound, body::IO_TIMEOUT)?;
+    let heartbeat = Heartbeat::start(bound, IO_TIMEOUT)?;
     let http = Arc::new(
         tiny_http::Server::from_listener(listener, None)
             .map_err(|e| std::io::Error::other(e.to_string()))?,
@@ -184,7 +186,7 @@ pub fn serve(
     if ctx.failed.load(Ordering::SeqCst) {
         return Err(std::io::Error::other("the listening socket failed"));
     }
-    if body::abandoned_count() >= body::MAX_ABANDONED_CONNECTIONS {
+    if unread_body::abandoned_count() >= unread_body::MAX_ABANDONED_CONNECTIONS {
         return Err(std::io::Error::other(
             "too many connections were abandoned (MAX_ABANDONED_CONNECTIONS)",
         ));
@@ -618,7 +620,9 @@ mod tests {
     /// API.md's limits table quotes these values; keep them in step.
     #[test]
     fn api_md_limits_table_matches_the_constants() {
-        use super::super::{admission::*, auth::*, body::*, body_readers::*, sse::*};
+        use super::super::{
+            admission::*, auth::*, body::*, body_readers::*, listener::*, sse::*, unread_body::*,
+        };
         use crate::limits::MAX_REPLY_BYTES;
         let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/API.md"))
             .expect("API.md");
@@ -683,8 +687,8 @@ mod tests {
         let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (accepted, _) = listener.0.accept().unwrap();
         if cfg!(any(target_os = "linux", target_os = "macos")) {
-            assert_eq!(accepted.read_timeout().unwrap(), Some(body::IO_TIMEOUT));
-            assert_eq!(accepted.write_timeout().unwrap(), Some(body::IO_TIMEOUT));
+            assert_eq!(accepted.read_timeout().unwrap(), Some(IO_TIMEOUT));
+            assert_eq!(accepted.write_timeout().unwrap(), Some(IO_TIMEOUT));
         }
     }
 

@@ -7,8 +7,10 @@
 //!   [`sse`] (MCP over HTTP+SSE) and [`http_api`] with [`http_documents`]
 //!   (the JSON API) behind it,
 //!   and the checks every request passes: [`origin`], [`auth`],
-//!   [`admission`] and [`body`] (with [`socket`]); [`body_readers`] await
-//!   bodies off the routing threads. [`signals`] turns SIGTERM/SIGINT into
+//!   [`admission`] and [`body`]; [`listener`] bounds every socket's reads
+//!   and writes, [`unread_body`] (with [`socket`]) answers requests whose
+//!   body is not read, and [`body_readers`] await bodies off the routing
+//!   threads. [`signals`] turns SIGTERM/SIGINT into
 //!   a graceful shutdown.
 
 pub mod admission;
@@ -19,8 +21,10 @@ pub mod framing;
 pub mod http;
 pub mod http_api;
 pub mod http_documents;
+pub mod listener;
 pub mod origin;
 pub mod signals;
 pub mod socket;
 pub mod sse;
 pub mod stdio;
+pub mod unread_body;
