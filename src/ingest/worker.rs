@@ -291,8 +291,9 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
                 .take(JOB_BATCH)
                 .collect()
         };
-        if let Some(wait) = gather.wait(jobs.len()) {
-            std::thread::sleep(wait);
+        if let Some(wait) = gather.wait(jobs.len(), busy) {
+            // Woken early when a batch commits or new jobs are journalled.
+            let _ = wake.recv_timeout(wait);
             continue;
         }
         if jobs.is_empty() {
