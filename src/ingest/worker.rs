@@ -239,9 +239,11 @@ impl IngestWorker {
     }
 }
 
-/// Most jobs submitted to the writer and not yet committed. The worker
-/// prepares the next batch while the last one commits; this bounds how far
-/// ahead it runs.
+/// Most jobs submitted to the writer and not yet committed. With a backlog
+/// (a whole [`JOB_BATCH`] ready, as when jobs are replayed at start-up) the
+/// worker prepares the next batch while the last one commits; otherwise
+/// the next batch gathers behind it ([`super::gather`]). This bounds how
+/// far ahead the worker runs.
 pub const MAX_IN_FLIGHT_JOBS: usize = 2 * JOB_BATCH;
 
 /// Most (tenant, source) neighbours remembered between batches.
