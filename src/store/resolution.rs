@@ -21,10 +21,6 @@ use crate::graph::resolution::{
     self, Candidate, NameProfile, MAX_CANDIDATES, MAX_CANDIDATES_PER_TERM, NAME_TERMS_VERSION,
 };
 
-/// Stored entities whose names share a lookup term, in term order then id
-/// order (deterministic), without `exclude`, at most `MAX_CANDIDATES`.
-/// Ids come from the term index alone (its primary key covers the read);
-/// only the distinct candidates are then read from `entities`.
 /// A term's entities, lowest ids first, at most [`MAX_CANDIDATES_PER_TERM`].
 /// The limit is a constant written into the SQL: a bound one is planned by
 /// value (see `TenantReader::keyword_search`). Run once per new entity, so
@@ -38,6 +34,10 @@ fn term_candidates_sql() -> String {
     )
 }
 
+/// Stored entities whose names share a lookup term, in term order then id
+/// order (deterministic), without `exclude`, at most `MAX_CANDIDATES`.
+/// Ids come from the term index alone (its primary key covers the read);
+/// only the distinct candidates are then read from `entities`.
 fn candidates(
     conn: &Connection,
     tenant_id: i64,
