@@ -75,8 +75,8 @@ pub fn api(bind: SocketAddr, data_dir: Option<PathBuf>) -> ExitCode {
         );
     }
     // Bound with its socket timeouts set at once, before the memory is
-    // opened and the address announced (see `http::listen`).
-    let listener = match crate::transport::http::listen(bind) {
+    // opened and the address announced (see `listener::listen`).
+    let listener = match crate::transport::listener::listen(bind) {
         Ok(l) => l,
         Err(e) => return fail(&format!("cannot listen on {bind}: {e}"), EXIT_FAILURE),
     };

@@ -37,7 +37,7 @@
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{json, Value};
 use std::io::Cursor;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -51,7 +51,7 @@ use super::admission::{
 use super::auth::Authenticator;
 use super::body::{self, BodyError, MAX_BODY_BYTES};
 use super::body_readers::BodyReaders;
-use super::listener::{self, Heartbeat, IO_TIMEOUT};
+use super::listener::{Heartbeat, Listener, IO_TIMEOUT};
 use super::origin::{OriginPolicy, Refusal};
 use super::sse::Sessions;
 use super::unread_body::{self, Drains};
@@ -113,38 +113,14 @@ impl Context {
     }
 }
 
-/// Binds `addr` for [`serve`], with the socket timeouts that every accepted
-/// connection inherits already set ([`listener::set_accept_timeouts`]).
-/// Connections take them when their handshake completes, which can be well
-/// before `serve` runs: the memory is opened after binding, and a client
-/// may connect as soon as the address is announced (on a fixed port, at
-/// any time). One established without them lets a client that declares a
-/// body and then stalls hold a body reader, and its connection, forever.
-/// The one window left is between binding and setting them here, where
-/// nothing else runs and, with port 0, no client knows the port yet.
-pub fn listen(addr: SocketAddr) -> std::io::Result<Listener> {
-    let listener = TcpListener::bind(addr)?;
-    listener::set_accept_timeouts(&listener, IO_TIMEOUT)?;
-    Ok(Listener(listener))
-}
-
-/// A bound socket whose accepted connections have their timeouts: the only
-/// kind [`serve`] takes, so none can reach it without them.
-pub struct Listener(TcpListener);
-
-impl Listener {
-    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.0.local_addr()
-    }
-}
-
-/// Serves HTTP on `listener` until a termination signal, then shuts down
-/// gracefully and returns.
+/// Serves HTTP on `listener` (from [`listen`](super::listener::listen)) until a
+/// termination signal, then shuts down gracefully and returns.
 pub fn serve(
     service: Arc<MemoryService>,
-    Listener(listener): Listener,
+    listener: Listener,
     settings: Settings,
 ) -> std::io::Result<()> {
+    let listener = listener.into_socket();
     let bound = listener.local_addr()?;
     let heartbeat = Heartbeat::start(bound, IO_TIMEOUT)?;
     let http = Arc::new(
@@ -676,19 +652,6 @@ mod tests {
                 doc.contains(&row),
                 "API.md limits table lacks or misstates: {row}"
             );
-        }
-    }
-
-    /// A client that connects as soon as it is told the address gets a
-    /// connection with the socket timeouts.
-    #[test]
-    fn listen_sets_the_timeouts_before_the_address_is_known() {
-        let listener = listen("127.0.0.1:0".parse().unwrap()).unwrap();
-        let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (accepted, _) = listener.0.accept().unwrap();
-        if cfg!(any(target_os = "linux", target_os = "macos")) {
-            assert_eq!(accepted.read_timeout().unwrap(), Some(IO_TIMEOUT));
-            assert_eq!(accepted.write_timeout().unwrap(), Some(IO_TIMEOUT));
         }
     }
 

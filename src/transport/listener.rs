@@ -1,20 +1,51 @@
-//! The listening socket of the HTTP server: the timeouts every accepted
-//! socket inherits, and the heartbeat that keeps a timed `accept` going.
+//! The listening socket of the HTTP server: bound with the timeouts every
+//! accepted socket inherits ([`listen`]), and the heartbeat that keeps a
+//! timed `accept` going.
 //!
 //! A client that stops sending (or reading) would block a thread forever:
 //! every accepted socket gets read and write timeouts ([`IO_TIMEOUT`]),
 //! inherited from the listening socket, and a whole body must arrive
-//! within [`BODY_READ_TIMEOUT`](super::body::BODY_READ_TIMEOUT) (a client trickling a byte at a time
-//! cannot hold a thread either). Since the socket timeout also bounds
+//! within [`BODY_READ_TIMEOUT`](super::body::BODY_READ_TIMEOUT) (a client
+//! trickling a byte at a time cannot hold a thread either). Since the socket timeout also bounds
 //! `accept`, and tiny_http stops accepting after one failed `accept`, a
 //! [`Heartbeat`] connects to the listener well within every timeout.
 
-use std::net::TcpListener;
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// How long one socket read or write may block before it fails.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Binds `addr` for [`super::http::serve`], with the socket timeouts that
+/// every accepted connection inherits already set (`set_accept_timeouts`).
+/// Connections take them when their handshake completes, which can be well
+/// before `serve` runs: the memory is opened after binding, and a client
+/// may connect as soon as the address is announced (on a fixed port, at
+/// any time). One established without them lets a client that declares a
+/// body and then stalls hold a body reader, and its connection, forever.
+/// The one window left is between binding and setting them here, where
+/// nothing else runs and, with port 0, no client knows the port yet.
+pub fn listen(addr: SocketAddr) -> std::io::Result<Listener> {
+    let listener = TcpListener::bind(addr)?;
+    set_accept_timeouts(&listener, IO_TIMEOUT)?;
+    Ok(Listener(listener))
+}
+
+/// A bound socket whose accepted connections have their timeouts: the only
+/// kind [`super::http::serve`] takes, so none can reach it without them.
+pub struct Listener(TcpListener);
+
+impl Listener {
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.0.local_addr()
+    }
+
+    /// The socket, for the server that accepts on it.
+    pub(super) fn into_socket(self) -> TcpListener {
+        self.0
+    }
+}
 
 /// Gives every socket accepted from `listener` read and write timeouts of
 /// `timeout`. Accepted sockets inherit these options from the listening
@@ -24,12 +55,12 @@ pub const IO_TIMEOUT: Duration = Duration::from_secs(30);
 /// before this call has no timeouts even if it is accepted after, and a
 /// client that declares a body and then stalls on it holds a body reader
 /// for good. So call it as soon as the socket is bound, before its address
-/// is announced ([`super::http::listen`]).
+/// is announced ([`listen`]).
 ///
 /// The read timeout also bounds `accept` itself, and tiny_http's accept
 /// loop stops for good on the resulting error: keep a [`Heartbeat`]
 /// running for as long as the server accepts.
-pub fn set_accept_timeouts(listener: &TcpListener, timeout: Duration) -> std::io::Result<()> {
+fn set_accept_timeouts(listener: &TcpListener, timeout: Duration) -> std::io::Result<()> {
     use std::mem::ManuallyDrop;
     use std::net::TcpStream;
     #[cfg(unix)]
@@ -111,13 +142,13 @@ impl Drop for Heartbeat {
 mod tests {
     use super::*;
 
+    /// A client that connects as soon as it is told the address gets a
+    /// connection with the socket timeouts.
     #[test]
-    fn accepted_sockets_inherit_the_timeouts() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        set_accept_timeouts(&listener, IO_TIMEOUT).unwrap();
-        let addr = listener.local_addr().unwrap();
-        let _client = std::net::TcpStream::connect(addr).unwrap();
-        let (accepted, _) = listener.accept().unwrap();
+    fn listen_sets_the_timeouts_before_the_address_is_known() {
+        let listener = listen("127.0.0.1:0".parse().unwrap()).unwrap();
+        let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (accepted, _) = listener.0.accept().unwrap();
         if cfg!(any(target_os = "linux", target_os = "macos")) {
             assert_eq!(accepted.read_timeout().unwrap(), Some(IO_TIMEOUT));
             assert_eq!(accepted.write_timeout().unwrap(), Some(IO_TIMEOUT));

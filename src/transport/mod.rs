@@ -7,11 +7,11 @@
 //!   [`sse`] (MCP over HTTP+SSE) and [`http_api`] with [`http_documents`]
 //!   (the JSON API) behind it,
 //!   and the checks every request passes: [`origin`], [`auth`],
-//!   [`admission`] and [`body`]; [`listener`] bounds every socket's reads
-//!   and writes, [`unread_body`] (with [`socket`]) answers requests whose
-//!   body is not read, and [`body_readers`] await bodies off the routing
-//!   threads. [`signals`] turns SIGTERM/SIGINT into
-//!   a graceful shutdown.
+//!   [`admission`] and [`body`]; [`listener`] binds the socket so every
+//!   connection's reads and writes are bounded, [`unread_body`] (with
+//!   [`socket`]) answers requests whose body is not read, and
+//!   [`body_readers`] await bodies off the routing threads. [`signals`]
+//!   turns SIGTERM/SIGINT into a graceful shutdown.
 
 pub mod admission;
 pub mod auth;
