@@ -12,7 +12,7 @@ yet BERT's normalizer and pre-tokenizer need both:
 * PUNCTUATION: what the pre-tokenizer splits off as its own token (ASCII punctuation or
   a P* general category);
 * KEPT_COMBINING: combining marks (canonical combining class != 0) that survive
-  stripping; canonical reordering could only move these, see tokenizer.rs.
+  stripping; canonical reordering could only move these, see tokenizer/mod.rs.
 
 The base data is Python's `unicodedata` (Unicode 14.0.0 with Python 3.11; the version is
 pinned below and printed). The reference implementation, HuggingFace `tokenizers`, does
@@ -189,7 +189,7 @@ def main() -> int:
         f"//! taken from) HuggingFace `tokenizers` {PINNED_TOKENIZERS}, the reference the embedding\n",
         "//! model was built with: its category tables are frozen at an older Unicode version and\n",
         "//! it keeps unassigned code points. All range tables are sorted, inclusive and disjoint,\n",
-        "//! for binary search. Owns data only; the logic lives in `tokenizer.rs`.\n",
+        "//! for binary search. Owns data only; the logic lives in `tokenizer/mod.rs`.\n",
         "\n",
         "// Where the reference tokenizer differs from unicodedata (hex code points):\n",
         "// (unassigned code points are kept by both and not listed)\n",

@@ -5,7 +5,7 @@
 //! taken from) HuggingFace `tokenizers` 0.22.2, the reference the embedding
 //! model was built with: its category tables are frozen at an older Unicode version and
 //! it keeps unassigned code points. All range tables are sorted, inclusive and disjoint,
-//! for binary search. Owns data only; the logic lives in `tokenizer.rs`.
+//! for binary search. Owns data only; the logic lives in `tokenizer/mod.rs`.
 
 // Where the reference tokenizer differs from unicodedata (hex code points):
 // (unassigned code points are kept by both and not listed)
