@@ -92,31 +92,51 @@ impl TenantReader<'_> {
             return Ok(Vec::new());
         };
         // The limit is in the SQL, not bound (see `keyword_search`).
+        //
+        // The strongest relations are chosen first, from the relations'
+        // own rows; only those few are joined to their names and their
+        // latest supporting evidence (found once, not once per column).
+        // Choosing after the joins ran the evidence look-ups for every
+        // relation of the entity, hundreds for a frequent one: 1.7–1.9 ms
+        // per frequent entity at 100k Zipf documents, 0.5–0.8 ms now, and
+        // 12.3 → 7.2 ms at 100k entity-rich ones. The relation id breaks
+        // ties, so the choice is the same at every run.
+        let order = |t: &str| {
+            format!(
+                "{t}.kind = 'pattern' DESC, {t}.alpha / ({t}.alpha + {t}.beta) DESC,
+                 {t}.last_evidence_at DESC, {t}.id"
+            )
+        };
+        let (inner, outer) = (order("r"), order("c"));
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT r.id, r.subject_id, s.name, r.label, r.object_id, o.name, r.kind = 'pattern',
-                    r.alpha, r.beta, r.valid_to, r.last_evidence_at,
-                    CASE WHEN r.support_external > 0 THEN 'external'
-                         WHEN r.support_user > 0 THEN 'user' ELSE 'agent' END,
-                    (SELECT chunk_id FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
-                      ORDER BY ev.at DESC, ev.document_id DESC LIMIT 1),
-                    (SELECT byte_start FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
-                      ORDER BY ev.at DESC, ev.document_id DESC LIMIT 1),
-                    (SELECT byte_end FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
-                      ORDER BY ev.at DESC, ev.document_id DESC LIMIT 1),
-                    (SELECT extractor FROM relation_evidence ev WHERE ev.relation_id = r.id AND ev.supports
-                      ORDER BY ev.at DESC, ev.document_id DESC LIMIT 1)
-               FROM relations r JOIN entities s ON s.id = r.subject_id JOIN entities o ON o.id = r.object_id
-              -- Each end through its own index (an OR of the two would
-              -- scan the tenant's relations); `+` keeps the tenant check a
-              -- filter. Entity ids are global, so the object side needs no
-              -- tenant term to use its index.
-              WHERE r.id IN (SELECT id FROM relations WHERE tenant_id = ?1 AND subject_id = ?2
-                             UNION ALL
-                             SELECT id FROM relations WHERE object_id = ?2)
-                AND +r.tenant_id = ?1
-                AND (?3 OR r.valid_to IS NULL)
-              ORDER BY r.kind = 'pattern' DESC, r.alpha / (r.alpha + r.beta) DESC, r.last_evidence_at DESC
-              LIMIT {limit}",
+            "WITH chosen AS (
+               SELECT r.id, r.subject_id, r.label, r.object_id, r.kind, r.alpha, r.beta,
+                      r.valid_to, r.last_evidence_at, r.support_external, r.support_user
+                 FROM relations r
+                -- Each end through its own index (an OR of the two would
+                -- scan the tenant's relations); `+` keeps the tenant check
+                -- a filter. Entity ids are global, so the object side needs
+                -- no tenant term to use its index.
+                WHERE r.id IN (SELECT id FROM relations WHERE tenant_id = ?1 AND subject_id = ?2
+                               UNION ALL
+                               SELECT id FROM relations WHERE object_id = ?2)
+                  AND +r.tenant_id = ?1
+                  AND (?3 OR r.valid_to IS NULL)
+                ORDER BY {inner}
+                LIMIT {limit})
+             SELECT c.id, c.subject_id, s.name, c.label, c.object_id, o.name, c.kind = 'pattern',
+                    c.alpha, c.beta, c.valid_to, c.last_evidence_at,
+                    CASE WHEN c.support_external > 0 THEN 'external'
+                         WHEN c.support_user > 0 THEN 'user' ELSE 'agent' END,
+                    ev.chunk_id, ev.byte_start, ev.byte_end, ev.extractor
+               FROM chosen c
+               JOIN entities s ON s.id = c.subject_id
+               JOIN entities o ON o.id = c.object_id
+               LEFT JOIN relation_evidence ev ON ev.relation_id = c.id AND ev.document_id =
+                    (SELECT latest.document_id FROM relation_evidence latest
+                      WHERE latest.relation_id = c.id AND latest.supports
+                      ORDER BY latest.at DESC, latest.document_id DESC LIMIT 1)
+              ORDER BY {outer}",
         ))?;
         let rows = stmt.query_map(params![tenant_id, entity_id, include_history], |r| {
             let chunk: Option<i64> = r.get(12)?;
@@ -183,5 +203,60 @@ impl TenantReader<'_> {
             [tenant_id],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::test_support::{remember, temp_store};
+    use crate::store::Tenant;
+
+    #[test]
+    fn the_strongest_relations_are_chosen_each_with_its_latest_supporting_evidence() {
+        let (dir, store) = temp_store("alayasiki-read");
+        let t = Tenant::new("t").unwrap();
+        for (who, times) in [
+            ("Fox Mulder", ["once", "twice", "thrice"].as_slice()),
+            ("Walter Skinner", ["once", "twice"].as_slice()),
+            ("Monica Reyes", ["once"].as_slice()),
+        ] {
+            for time in times {
+                remember(
+                    &store,
+                    &t,
+                    &format!("Dana Scully met {who}. It rained {time}."),
+                    "user",
+                );
+            }
+        }
+        let r = store.reader(&t).unwrap();
+        let dana = r.entities_by_keys(&["dana scully".into()]).unwrap();
+        let rels = r.relations_of(dana[0].id, false, 2).unwrap();
+        let objects: Vec<&str> = rels.iter().map(|x| x.object.as_str()).collect();
+        assert_eq!(objects, ["Fox Mulder", "Walter Skinner"], "{rels:?}");
+        assert!(rels.iter().all(|x| x.pattern && x.predicate == "met"));
+        assert!(
+            rels[0].alpha > rels[1].alpha,
+            "three corroborations outrank two"
+        );
+        // Each relation's evidence is the latest document supporting it.
+        let chunk = |x: &super::RelationRow| {
+            let (key, start, end) = x.evidence_chunk.expect("evidence");
+            let hit = r.chunks_by_keys(&[(key, 0.0)]).unwrap().remove(0);
+            hit.text[start as usize..end as usize].to_string() + " / " + &hit.text
+        };
+        assert!(
+            chunk(&rels[0]).ends_with("It rained thrice."),
+            "{}",
+            chunk(&rels[0])
+        );
+        assert!(
+            chunk(&rels[1]).ends_with("It rained twice."),
+            "{}",
+            chunk(&rels[1])
+        );
+        drop(r);
+        store.close();
+        std::fs::remove_dir_all(dir).ok();
     }
 }
