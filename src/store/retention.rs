@@ -162,7 +162,8 @@ mod tests {
     use crate::store::test_support::temp_store;
     use crate::store::NewDocument;
 
-    fn admit(store: &Store, tenant: &Tenant, text: &str, expires_at: Option<i64>) {
+    /// Admits a document as if written at `created_at`.
+    fn admit(store: &Store, tenant: &Tenant, text: &str, created_at: i64, expires_at: Option<i64>) {
         let original = text.as_bytes().to_vec();
         let doc = NewDocument {
             doc_id: crate::ids::new_document_id(),
@@ -178,7 +179,7 @@ mod tests {
             expires_at,
         };
         store
-            .write(tenant, move |w| w.admit(doc, now_ms()))
+            .write(tenant, move |w| w.admit(doc, created_at))
             .unwrap();
     }
 
@@ -190,30 +191,28 @@ mod tests {
     fn a_snapshot_is_stale_once_something_it_saw_expires_or_ages_out() {
         let (dir, store) = temp_store("alayasiki-expired-since");
         let t = Tenant::new("t").unwrap();
-        admit(&store, &t, "kept", None);
-        admit(&store, &t, "brief", Some(now_ms() + 150));
-        std::thread::sleep(Duration::from_millis(2));
-        let snapshot = now_ms();
-        assert!(!expired_since(&store, &t, snapshot), "nothing expired yet");
-        std::thread::sleep(Duration::from_millis(200));
+        // Times relative to now, seconds apart, so no clock tick matters.
+        let now = now_ms();
+        admit(&store, &t, "kept", now - 10_000, None);
+        admit(&store, &t, "brief", now - 10_000, Some(now - 5_000));
         assert!(
-            expired_since(&store, &t, snapshot),
-            "a document the snapshot saw has expired"
+            expired_since(&store, &t, now - 8_000),
+            "a document the snapshot saw has expired since"
         );
         assert!(
-            !expired_since(&store, &t, now_ms()),
-            "a snapshot built after the expiry never saw it"
+            !expired_since(&store, &t, now - 4_000),
+            "a snapshot built after the expiry never saw the document"
         );
-        // Documents created after the snapshot never count.
-        let later = now_ms();
-        std::thread::sleep(Duration::from_millis(2));
-        admit(&store, &t, "after", Some(now_ms() + 1));
-        std::thread::sleep(Duration::from_millis(20));
-        assert!(!expired_since(&store, &t, later));
+        admit(&store, &t, "after", now - 3_000, Some(now - 2_000));
+        assert!(
+            !expired_since(&store, &t, now - 4_000),
+            "documents created after the snapshot do not count"
+        );
         // The retention period: "kept" is now older than it.
-        std::thread::sleep(Duration::from_millis(20));
-        store.set_retention(Some(Duration::from_millis(10)));
-        assert!(expired_since(&store, &t, later));
+        store.set_retention(Some(Duration::from_secs(9)));
+        assert!(expired_since(&store, &t, now - 4_000));
+        store.set_retention(Some(Duration::from_secs(60)));
+        assert!(!expired_since(&store, &t, now - 4_000));
         store.close();
         std::fs::remove_dir_all(dir).ok();
     }
