@@ -92,8 +92,8 @@ pub(super) fn start(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::test_support::temp_store;
-    use crate::store::{NewDocument, Tenant};
+    use crate::store::test_support::{plain_document, temp_store};
+    use crate::store::Tenant;
     use std::time::{Duration, Instant};
 
     /// Distinct originals of `bytes` each, admitted one per transaction.
@@ -101,19 +101,7 @@ mod tests {
         for i in 0..count {
             let mut original = format!("document {i} ").into_bytes();
             original.resize(bytes, b'a' + (i % 26) as u8);
-            let doc = NewDocument {
-                doc_id: crate::ids::new_document_id(),
-                source: None,
-                title: None,
-                media_type: "text/plain".into(),
-                sha256: crate::ids::sha256_hex(&original),
-                original,
-                metadata: "{}".into(),
-                provenance: None,
-                created_by: "test".into(),
-                idempotency: None,
-                expires_at: None,
-            };
+            let doc = plain_document(original);
             store.write(tenant, move |w| w.admit(doc, 1)).unwrap();
         }
     }

@@ -159,24 +159,14 @@ impl TenantReader<'_> {
 mod tests {
     use super::*;
     use crate::clock::now_ms;
-    use crate::store::test_support::temp_store;
+    use crate::store::test_support::{plain_document, temp_store};
     use crate::store::NewDocument;
 
     /// Admits a document as if written at `created_at`.
     fn admit(store: &Store, tenant: &Tenant, text: &str, created_at: i64, expires_at: Option<i64>) {
-        let original = text.as_bytes().to_vec();
         let doc = NewDocument {
-            doc_id: crate::ids::new_document_id(),
-            source: None,
-            title: None,
-            media_type: "text/plain".into(),
-            sha256: crate::ids::sha256_hex(&original),
-            original,
-            metadata: "{}".into(),
-            provenance: None,
-            created_by: "test".into(),
-            idempotency: None,
             expires_at,
+            ..plain_document(text.as_bytes().to_vec())
         };
         store
             .write(tenant, move |w| w.admit(doc, created_at))

@@ -20,23 +20,32 @@ pub fn temp_store(prefix: &str) -> (std::path::PathBuf, Store) {
     (dir, store)
 }
 
+/// A new plain-text document holding `original`: no source, title,
+/// metadata, provenance, idempotency key or expiry.
+pub fn plain_document(original: Vec<u8>) -> NewDocument {
+    NewDocument {
+        doc_id: crate::ids::new_document_id(),
+        source: None,
+        title: None,
+        media_type: "text/plain".into(),
+        sha256: crate::ids::sha256_hex(&original),
+        original,
+        metadata: "{}".into(),
+        provenance: None,
+        created_by: "test".into(),
+        idempotency: None,
+        expires_at: None,
+    }
+}
+
 /// Stores `text` as a plain-text document with `provenance`, indexed with
 /// the built-in embedder; returns its key.
 pub fn remember(store: &Store, tenant: &Tenant, text: &str, provenance: &str) -> i64 {
     let prepared =
         crate::ingest::prepare(MediaKind::PlainText, text.as_bytes(), &BuiltinEmbedder).unwrap();
     let doc = NewDocument {
-        doc_id: crate::ids::new_document_id(),
-        source: None,
-        title: None,
-        media_type: "text/plain".into(),
-        original: text.as_bytes().to_vec(),
-        sha256: crate::ids::sha256_hex(text.as_bytes()),
-        metadata: "{}".into(),
         provenance: Some(provenance.into()),
-        created_by: "test".into(),
-        idempotency: None,
-        expires_at: None,
+        ..plain_document(text.as_bytes().to_vec())
     };
     let p = Provenance::parse(Some(provenance));
     store
