@@ -30,7 +30,9 @@ use crate::clock::now_ms;
 use crate::embed::Embedder;
 use crate::error::Result;
 use crate::llm::Llm;
-use crate::store::{Commit, JobKind, JobQueue, NewChunk, PageSpan, PendingJob, Store, Tenant};
+use crate::store::{
+    Batching, Commit, JobKind, JobQueue, NewChunk, PageSpan, PendingJob, Store, Tenant,
+};
 
 /// Jobs taken per round.
 pub const JOB_BATCH: usize = 256;
@@ -439,9 +441,13 @@ fn run_batch(
         let llm_extraction = shared.llm.is_some();
         // Lazy: until this commit marks them done the jobs stay pending,
         // so a commit lost to a power cut is replayed at the next start.
+        // Its own transaction: a batch's indexing is the largest write
+        // there is, and should one document fail, the whole batch is
+        // retried anyway.
         let submitted = shared.store.write_then(
             &tenant,
             Commit::Lazy,
+            Batching::Own,
             move |w| {
                 let now = now_ms();
                 for d in &done {

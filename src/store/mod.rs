@@ -55,7 +55,7 @@ pub use retention::RETENTION_SUBJECT;
 pub use tenant::{Tenant, TenantReader, TenantWriter};
 pub use usage::{UsageRecord, UsageTotals};
 pub use vectors::VectorSpec;
-pub use writer::Commit;
+pub use writer::{Batching, Commit};
 
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -232,8 +232,17 @@ impl Store {
     /// Like [`Store::write`] but returns at once; `done` gets the result on
     /// the writer thread after the transaction is decided (exactly once).
     /// `commit` says whether the commit must reach the disk on its own or
-    /// is replayable from the journal (see [`Commit`]).
-    pub fn write_then<T, F, D>(&self, tenant: &Tenant, commit: Commit, f: F, done: D) -> Result<()>
+    /// is replayable from the journal (see [`Commit`]), and `batching`
+    /// whether it shares a transaction with its neighbours (see
+    /// [`Batching`]).
+    pub fn write_then<T, F, D>(
+        &self,
+        tenant: &Tenant,
+        commit: Commit,
+        batching: Batching,
+        f: F,
+        done: D,
+    ) -> Result<()>
     where
         T: Send + 'static,
         F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
@@ -245,7 +254,7 @@ impl Store {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or_else(|| Error::Unavailable("the memory server is shutting down".into()))?;
-        writer.submit_then(tenant.name(), commit, f, done)
+        writer.submit_then(tenant.name(), commit, batching, f, done)
     }
 
     /// Jobs waiting in `queue`, in the order they should run, across

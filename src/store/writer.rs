@@ -3,10 +3,12 @@
 //! Callers hand a closure to [`Writer::submit`]; the thread runs queued
 //! closures back to back inside one transaction (each under its own
 //! savepoint, so one failing operation does not undo its neighbours),
-//! commits once, and only then tells each caller its result. Under load this
-//! turns N fsyncs into one, which is what lets durable ingestion keep up;
-//! idle, a lone write commits at once. A single writer also means SQLite
-//! never answers BUSY to our own writes.
+//! commits once, and only then tells each caller its result. A large write
+//! may ask for a transaction of its own instead ([`Batching::Own`]), which
+//! spares it the savepoint's cost; the batch then commits more than once
+//! but still syncs once. Under load this turns N fsyncs into one, which is
+//! what lets durable ingestion keep up; idle, a lone write commits at once.
+//! A single writer also means SQLite never answers BUSY to our own writes.
 //!
 //! Durability is the writer's own doing. The connection runs at
 //! `synchronous=NORMAL` (SQLite never syncs the log at commit) and, under
@@ -54,6 +56,7 @@ pub(super) struct Request {
     pub tenant: String,
     pub op: Op,
     pub commit: Commit,
+    pub batching: Batching,
 }
 
 /// What a write's commit must guarantee before its caller hears of it.
@@ -65,6 +68,21 @@ pub enum Commit {
     /// checkpoint. Only for writes whose loss to a power cut is harmless:
     /// indexing that the journal redoes, best-effort usage records.
     Lazy,
+}
+
+/// Whether a write shares its transaction with the writes queued beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Batching {
+    /// In the batch's transaction, under a savepoint, so that its failure
+    /// undoes it alone. For the many small writes.
+    Shared,
+    /// In a transaction of its own, without a savepoint. Under a savepoint
+    /// SQLite copies every page the write changes into a statement journal
+    /// first, and fully-text indexes flush at each one: for a large write
+    /// (indexing dozens of documents, their chunks and graph) that was
+    /// about a tenth of the writer's time. It costs one more commit, whose
+    /// log frames repeat the pages it shares with its neighbours.
+    Own,
 }
 
 /// Tenant name → id, shared with readers. Ids are never reused or removed,
@@ -136,6 +154,78 @@ impl WalSync {
     }
 }
 
+/// One transaction of a batch: what its operations asked for once its
+/// fate is known.
+#[derive(Default)]
+struct Segment {
+    deliveries: Vec<Deliver>,
+    hooks: Vec<CommitHook>,
+    /// Tenants registered in this transaction, published when it commits.
+    new_tenants: Vec<(String, i64)>,
+}
+
+fn begin(conn: &Connection) -> std::result::Result<Segment, String> {
+    match conn.execute_batch("BEGIN IMMEDIATE") {
+        Ok(()) => Ok(Segment::default()),
+        Err(e) => {
+            let msg = format!("cannot begin a write transaction: {e}");
+            log::error!("{msg}");
+            Err(msg)
+        }
+    }
+}
+
+/// Commits `segment`'s transaction (after syncing the vector rows it
+/// names) or rolls it back, runs its hooks accordingly, and files each of
+/// its deliveries with the outcome in `decided`.
+fn finish(
+    conn: &Connection,
+    segment: Segment,
+    tenants: &TenantIds,
+    vectors: &VectorIndex,
+    decided: &mut Vec<(Deliver, Option<String>)>,
+) -> bool {
+    // Vector rows the transaction wrote must be on disk before the commit
+    // that names them: after a crash SQLite may never point past what
+    // survived.
+    let outcome = match vectors.sync_dirty() {
+        Ok(()) => conn.execute_batch("COMMIT"),
+        Err(e) => {
+            log::error!("cannot flush vector files: {e}");
+            Err(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+        }
+    };
+    // Side effects outside SQLite (vector rows) follow the transaction's
+    // fate before any caller hears of it: published on commit, undone in
+    // reverse order on rollback.
+    let error = match outcome {
+        Ok(()) => {
+            if !segment.new_tenants.is_empty() {
+                let mut map = tenants.write().unwrap_or_else(|p| p.into_inner());
+                map.extend(segment.new_tenants);
+            }
+            segment.hooks.into_iter().for_each(|h| h(true));
+            None
+        }
+        Err(e) => {
+            log::error!("commit failed, transaction rolled back: {e}");
+            let _ = conn.execute_batch("ROLLBACK");
+            segment.hooks.into_iter().rev().for_each(|h| h(false));
+            Some(e.to_string())
+        }
+    };
+    let committed = error.is_none();
+    decided.extend(segment.deliveries.into_iter().map(|d| (d, error.clone())));
+    committed
+}
+
+/// Runs a batch of queued writes and tells each caller its outcome.
+///
+/// [`Batching::Shared`] operations run back to back in one transaction,
+/// each under a savepoint. A [`Batching::Own`] operation gets a transaction
+/// of its own, with no savepoint: the transaction before it is committed
+/// first and the next one begins after it. The log is synced once, after
+/// the last commit, before anyone hears of a durable write.
 fn commit_batch(
     conn: &Connection,
     batch: Vec<Request>,
@@ -146,100 +236,97 @@ fn commit_batch(
     let started = std::time::Instant::now();
     let ops = batch.len();
     let durable = batch.iter().any(|r| r.commit == Commit::Durable);
-    let mut deliveries: Vec<Deliver> = Vec::with_capacity(batch.len());
-    let mut hooks: Vec<CommitHook> = Vec::new();
-    let mut new_tenants: Vec<(String, i64)> = Vec::new();
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
-        let msg = format!("cannot begin a write transaction: {e}");
-        log::error!("{msg}");
-        for req in batch {
-            let (_, deliver) = fail_op(req.op, &msg);
-            deliver(Some(Error::internal(msg.clone())));
-        }
-        return;
-    }
+    let mut decided: Vec<(Deliver, Option<String>)> = Vec::with_capacity(ops);
+    let mut committed = false;
+    let mut open: Option<Segment> = None;
     for req in batch {
-        let tenant_id = match tenant_id(conn, &req.tenant, tenants, &mut new_tenants) {
+        let own = req.batching == Batching::Own;
+        if own {
+            if let Some(segment) = open.take() {
+                committed |= finish(conn, segment, tenants, vectors, &mut decided);
+            }
+        }
+        let segment = match open.take().map_or_else(|| begin(conn), Ok) {
+            Ok(segment) => open.insert(segment),
+            Err(msg) => {
+                let (_, deliver) = fail_op(req.op, &msg);
+                decided.push((deliver, Some(msg)));
+                continue;
+            }
+        };
+        let tenant_id = match tenant_id(conn, &req.tenant, tenants, &mut segment.new_tenants) {
             Ok(id) => id,
             Err(e) => {
                 let msg = format!("cannot register tenant: {e}");
                 log::error!("{msg}");
                 let (_, deliver) = fail_op(req.op, &msg);
-                deliveries.push(deliver);
+                segment.deliveries.push(deliver);
                 continue;
             }
         };
-        let (deliver, op_hooks) = run_op(conn, tenant_id, vectors, req.op);
-        deliveries.push(deliver);
-        hooks.extend(op_hooks);
+        let (ok, deliver, hooks) = run_op(conn, tenant_id, vectors, req.op, !own);
+        segment.deliveries.push(deliver);
+        segment.hooks.extend(hooks);
         // Vector rows this operation wrote start for the disk now, while
         // the rest of the batch runs; the sync before the commit waits.
         if let Err(e) = vectors.start_sync(tenant_id) {
             log::warn!("vector rows will be synced at commit: {e}");
         }
-    }
-    // Vector rows the batch wrote must be on disk before the commit that
-    // names them: after a crash SQLite may never point past what survived.
-    let outcome = match vectors.sync_dirty() {
-        Ok(()) => conn.execute_batch("COMMIT"),
-        Err(e) => {
-            log::error!("cannot flush vector files: {e}");
-            Err(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
-        }
-    };
-    let commit_error = match outcome {
-        Ok(()) => {
-            if !new_tenants.is_empty() {
-                let mut map = tenants.write().unwrap_or_else(|p| p.into_inner());
-                map.extend(new_tenants);
-            }
-            None
-        }
-        Err(e) => {
-            log::error!("commit failed, batch rolled back: {e}");
-            let _ = conn.execute_batch("ROLLBACK");
-            Some(e.to_string())
-        }
-    };
-    // Side effects outside SQLite (vector rows) follow the transaction's
-    // fate before any caller hears of it: published on commit, undone in
-    // reverse order on rollback.
-    let mut commit_error = commit_error;
-    if commit_error.is_none() {
-        hooks.into_iter().for_each(|h| h(true));
-        // Nobody hears of a durable write before the log holding it is on
-        // disk. Should that fail, the batch is committed but perhaps not
-        // durable: its callers get an error, and a retry with the same
-        // idempotency key finds what was committed.
-        if durable {
-            if let Err(e) = wal.sync() {
-                log::error!("cannot sync the write-ahead log: {e}");
-                commit_error = Some(format!("cannot sync the write-ahead log: {e}"));
+        if own {
+            let segment = open.take().expect("a transaction is open");
+            if ok {
+                committed |= finish(conn, segment, tenants, vectors, &mut decided);
+            } else {
+                // The operation was alone in its transaction: rolling the
+                // transaction back undoes it and nothing else. Its caller
+                // hears its own error (a failed operation ignores the
+                // commit's outcome), and its hooks have already run.
+                if let Err(e) = conn.execute_batch("ROLLBACK") {
+                    log::error!("rollback failed: {e}");
+                }
+                decided.extend(segment.deliveries.into_iter().map(|d| (d, None)));
             }
         }
-    } else {
-        hooks.into_iter().rev().for_each(|h| h(false));
     }
-    for deliver in deliveries {
-        deliver(commit_error.as_ref().map(|m| Error::internal(m.clone())));
+    if let Some(segment) = open.take() {
+        committed |= finish(conn, segment, tenants, vectors, &mut decided);
+    }
+    // Nobody hears of a durable write before the log holding it is on
+    // disk. Should that fail, the batch is committed but perhaps not
+    // durable: its callers get an error, and a retry with the same
+    // idempotency key finds what was committed.
+    let mut sync_error = None;
+    if durable && committed {
+        if let Err(e) = wal.sync() {
+            log::error!("cannot sync the write-ahead log: {e}");
+            sync_error = Some(format!("cannot sync the write-ahead log: {e}"));
+        }
+    }
+    for (deliver, error) in decided {
+        deliver(error.or_else(|| sync_error.clone()).map(Error::internal));
     }
     log::debug!("committed {ops} write(s) in {:?}", started.elapsed());
 }
 
-/// Runs one operation under a savepoint, rolling it back alone on failure.
-/// Returns how to report it and the commit hooks it registered (already run
-/// with `false` if the operation itself failed).
+/// Runs one operation, under a savepoint when `guarded` (rolled back alone
+/// on failure; unguarded, the caller rolls its transaction back). Returns
+/// whether it succeeded, how to report it and the commit hooks it
+/// registered (already run with `false` if the operation itself failed).
 fn run_op(
     conn: &Connection,
     tenant_id: i64,
     vectors: &VectorIndex,
     op: Op,
-) -> (Deliver, Vec<CommitHook>) {
-    if let Err(e) = conn
-        .prepare_cached("SAVEPOINT op")
-        .and_then(|mut s| s.execute([]))
-    {
-        return (fail_op(op, &format!("savepoint: {e}")).1, Vec::new());
+    guarded: bool,
+) -> (bool, Deliver, Vec<CommitHook>) {
+    if guarded {
+        if let Err(e) = conn
+            .prepare_cached("SAVEPOINT op")
+            .and_then(|mut s| s.execute([]))
+        {
+            let (_, deliver) = fail_op(op, &format!("savepoint: {e}"));
+            return (false, deliver, Vec::new());
+        }
     }
     let mut writer = TenantWriter {
         conn,
@@ -258,21 +345,23 @@ fn run_op(
             (false, deliver)
         }
     };
-    let end = if ok {
-        conn.prepare_cached("RELEASE op")
-            .and_then(|mut s| s.execute([]))
-    } else {
-        conn.execute_batch("ROLLBACK TO op; RELEASE op").map(|_| 0)
-    };
-    if let Err(e) = end {
-        log::error!("savepoint end failed: {e}");
+    if guarded {
+        let end = if ok {
+            conn.prepare_cached("RELEASE op")
+                .and_then(|mut s| s.execute([]))
+        } else {
+            conn.execute_batch("ROLLBACK TO op; RELEASE op").map(|_| 0)
+        };
+        if let Err(e) = end {
+            log::error!("savepoint end failed: {e}");
+        }
     }
     let hooks = std::mem::take(&mut writer.hooks);
     if ok {
-        (deliver, hooks)
+        (true, deliver, hooks)
     } else {
         hooks.into_iter().rev().for_each(|h| h(false));
-        (deliver, Vec::new())
+        (false, deliver, Vec::new())
     }
 }
 
@@ -334,9 +423,10 @@ impl Writer {
         F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
     {
         let (reply_tx, reply_rx) = crossbeam_channel::bounded::<Result<T>>(1);
-        self.submit_then(tenant, Commit::Durable, f, move |result| {
+        let reply = move |result| {
             let _ = reply_tx.send(result);
-        })?;
+        };
+        self.submit_then(tenant, Commit::Durable, Batching::Shared, f, reply)?;
         reply_rx
             .recv()
             .map_err(|_| Error::internal("write was dropped before it completed"))?
@@ -345,7 +435,14 @@ impl Writer {
     /// Queues `f` and returns at once; `done` receives its result on the
     /// writer thread once the transaction is decided. `done` is called
     /// exactly once, even if the write is dropped unrun.
-    pub fn submit_then<T, F, D>(&self, tenant: &str, commit: Commit, f: F, done: D) -> Result<()>
+    pub fn submit_then<T, F, D>(
+        &self,
+        tenant: &str,
+        commit: Commit,
+        batching: Batching,
+        f: F,
+        done: D,
+    ) -> Result<()>
     where
         T: Send + 'static,
         F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
@@ -369,6 +466,7 @@ impl Writer {
                 tenant: tenant.to_string(),
                 op,
                 commit,
+                batching,
             })
             .map_err(|_| Error::Unavailable("the memory server is shutting down".into()))
     }
@@ -451,6 +549,89 @@ mod tests {
         let wal = WalSync::open(&conn, &dir, Durability::Full);
         assert!(wal.log.is_none());
         assert_eq!(synchronous(&conn), 2);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Queues writes behind one that holds the writer, so that they all run
+    /// in one batch: shared ones, failing ones, and ones in transactions of
+    /// their own in between.
+    #[test]
+    fn a_failing_write_undoes_itself_alone_however_it_is_batched() {
+        use crate::store::test_support::temp_store;
+        use crate::store::{Store, Tenant};
+        let (dir, store) = temp_store("writer-batching");
+        let t = Tenant::new("t").unwrap();
+        store
+            .write(&t, |w| {
+                w.exec("CREATE TABLE scratch(x TEXT NOT NULL)", [])?;
+                Ok(())
+            })
+            .unwrap();
+        let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(0);
+        let (held_tx, held_rx) = crossbeam_channel::bounded::<()>(0);
+        let (outcome_tx, outcome_rx) = crossbeam_channel::unbounded();
+        store
+            .write_then(
+                &t,
+                Commit::Durable,
+                Batching::Shared,
+                move |_| {
+                    held_tx.send(()).unwrap();
+                    release_rx.recv().unwrap();
+                    Ok(())
+                },
+                |_: Result<()>| {},
+            )
+            .unwrap();
+        held_rx.recv().unwrap();
+        let queue = |store: &Store, name: &'static str, batching: Batching, fail: bool| {
+            let outcomes = outcome_tx.clone();
+            store
+                .write_then(
+                    &t,
+                    Commit::Durable,
+                    batching,
+                    move |w| {
+                        w.exec("INSERT INTO scratch(x) VALUES (?1)", [name])?;
+                        if fail {
+                            // After its own write: the failure must undo it.
+                            w.exec("INSERT INTO scratch(x) VALUES (NULL)", [])?;
+                        }
+                        Ok(())
+                    },
+                    move |r: Result<()>| outcomes.send((name, r.is_ok())).unwrap(),
+                )
+                .unwrap();
+        };
+        queue(&store, "a", Batching::Shared, false);
+        queue(&store, "b", Batching::Own, true);
+        queue(&store, "c", Batching::Own, false);
+        queue(&store, "d", Batching::Shared, false);
+        queue(&store, "e", Batching::Shared, true);
+        queue(&store, "f", Batching::Own, false);
+        queue(&store, "g", Batching::Shared, false);
+        release_tx.send(()).unwrap();
+        let mut outcomes: Vec<(&str, bool)> = (0..7).map(|_| outcome_rx.recv().unwrap()).collect();
+        outcomes.sort();
+        let expected = [
+            ("a", true),
+            ("b", false),
+            ("c", true),
+            ("d", true),
+            ("e", false),
+            ("f", true),
+            ("g", true),
+        ];
+        assert_eq!(outcomes, expected);
+        let stored: Vec<String> = store
+            .write(&t, |w| {
+                let mut stmt = w.conn.prepare("SELECT x FROM scratch ORDER BY x")?;
+                let rows = stmt.query_map([], |r| r.get(0))?;
+                Ok(rows.collect::<rusqlite::Result<Vec<String>>>()?)
+            })
+            .unwrap();
+        assert_eq!(stored, ["a", "c", "d", "f", "g"]);
+        store.close();
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

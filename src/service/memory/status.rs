@@ -9,7 +9,7 @@ use crate::clock::now_ms;
 use crate::error::Result;
 use crate::service::principal::Permission;
 use crate::service::working_memory::WorkingMemoryStatus;
-use crate::store::{Commit, UsageRecord, UsageTotals};
+use crate::store::{Batching, Commit, UsageRecord, UsageTotals};
 
 /// Counts and settings for `alayasiki_status`.
 #[derive(Debug, Clone, Serialize)]
@@ -88,6 +88,7 @@ impl Memory<'_> {
         let queued = self.service.store.write_then(
             &self.principal.tenant,
             Commit::Lazy,
+            Batching::Shared,
             move |w| w.record_usage(&record),
             |outcome| {
                 if let Err(e) = outcome {
