@@ -4,6 +4,7 @@
 //! of a functional predicate.
 
 use rusqlite::{params, OptionalExtension};
+use std::collections::HashSet;
 
 use super::evidence::{beta_from_counts, counter, counter_index};
 use super::FUNCTIONAL_PREDICATES;
@@ -54,6 +55,9 @@ impl TenantWriter<'_> {
                 params![id, added, now],
             )?;
         }
+        // Relations of an entity this call created can only be ones this
+        // call inserted: they are looked up here, not in the store.
+        let mut inserted_here: HashSet<(i64, String, i64, &str)> = HashSet::new();
         for r in &fragment.relations {
             let kind = if r.pattern { "pattern" } else { "cooccurrence" };
             let (subject, object) = (ids[r.subject], ids[r.object]);
@@ -68,31 +72,41 @@ impl TenantWriter<'_> {
             // one UPDATE (or the INSERT itself, for a new relation) writes
             // both. The graph write is most of the single writer's work
             // per document.
-            let found: Option<(i64, [i64; 6])> = self
-                .conn
-                .prepare_cached(
-                    "SELECT id, support_external, support_user, support_agent,
+            let fresh = created.contains(&subject) || created.contains(&object);
+            if fresh && !inserted_here.insert((subject, predicate.clone(), object, kind)) {
+                // This document's evidence is recorded: one document gives a
+                // relation one piece of evidence (see below).
+                continue;
+            }
+            let found: Option<(i64, [i64; 6])> = if fresh {
+                None
+            } else {
+                self.conn
+                    .prepare_cached(
+                        "SELECT id, support_external, support_user, support_agent,
                             contra_external, contra_user, contra_agent
                        FROM relations WHERE tenant_id = ?1 AND subject_id = ?2
                         AND predicate = ?3 AND object_id = ?4 AND kind = ?5",
-                )?
-                .query_row(
-                    params![self.tenant_id, subject, predicate, object, kind],
-                    |row| {
-                        Ok((
-                            row.get(0)?,
-                            [
-                                row.get(1)?,
-                                row.get(2)?,
-                                row.get(3)?,
-                                row.get(4)?,
-                                row.get(5)?,
-                                row.get(6)?,
-                            ],
-                        ))
-                    },
-                )
-                .optional()?;
+                    )?
+                    .query_row(
+                        params![self.tenant_id, subject, predicate, object, kind],
+                        |row| {
+                            Ok((
+                                row.get(0)?,
+                                [
+                                    row.get(1)?,
+                                    row.get(2)?,
+                                    row.get(3)?,
+                                    row.get(4)?,
+                                    row.get(5)?,
+                                    row.get(6)?,
+                                ],
+                            ))
+                        },
+                    )
+                    .optional()?
+            };
+            let inserted = found.is_none();
             let relation = match found {
                 Some((relation, mut counts)) => {
                     // One piece of evidence per document: repeating a
@@ -160,11 +174,14 @@ impl TenantWriter<'_> {
                         AND id != ?4 AND valid_to IS NULL",
                     params![self.tenant_id, subject, predicate, relation, now],
                 )?;
-                // A fact asserted again is current again.
-                self.exec(
-                    "UPDATE relations SET valid_to = NULL, superseded_by = NULL WHERE id = ?1",
-                    [relation],
-                )?;
+                // A fact asserted again is current again (a new one is).
+                if !inserted {
+                    self.exec(
+                        "UPDATE relations SET valid_to = NULL, superseded_by = NULL
+                          WHERE id = ?1 AND valid_to IS NOT NULL",
+                        [relation],
+                    )?;
+                }
             }
         }
         self.exec(
@@ -283,6 +300,42 @@ mod tests {
             current.iter().all(|x| x.id != old.id),
             "history is excluded unless asked for"
         );
+        drop(r);
+        store.close();
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn a_new_entity_s_relations_are_written_once_per_document_and_still_supersede() {
+        let (dir, store) = temp_store("alayasiki-graph");
+        let t = Tenant::new("t").unwrap();
+        // Every name is new: its relations are not looked up in the store.
+        remember(
+            &store,
+            &t,
+            "Fox Mulder works at Acme. Fox Mulder met Dana Scully. \
+             Fox Mulder met Dana Scully. Fox Mulder works at Initech.",
+            "user",
+        );
+        let r = store.reader(&t).unwrap();
+        let fox = r.entities_by_keys(&["fox mulder".into()]).unwrap();
+        let rels = r.relations_of(fox[0].id, true, 50).unwrap();
+        let met: Vec<_> = rels
+            .iter()
+            .filter(|x| x.predicate == "met" && x.object.contains("Scully"))
+            .collect();
+        assert_eq!(met.len(), 1, "{rels:?}");
+        let works = |org: &str| {
+            rels.iter()
+                .find(|x| x.predicate == "works at" && x.object.contains(org))
+                .unwrap_or_else(|| panic!("{org}: {rels:?}"))
+        };
+        assert!(works("Acme").valid_to.is_some(), "superseded in the same document");
+        assert!(works("Initech").valid_to.is_none());
+        // Said twice, supported once: one document gives one piece of
+        // evidence, like the once-said fact beside it.
+        let once = works("Initech");
+        assert_eq!((met[0].alpha, met[0].beta), (once.alpha, once.beta));
         drop(r);
         store.close();
         std::fs::remove_dir_all(dir).ok();
