@@ -28,14 +28,37 @@ impl TenantWriter<'_> {
             return Ok(false);
         }
         self.ensure_name_terms()?;
-        let mut ids = Vec::with_capacity(fragment.entities.len());
-        let mut created = Vec::new();
-        for e in &fragment.entities {
-            let kind = e.kind.as_str();
-            ids.push(self.resolve_entity(&e.key, &e.name, kind, &e.aliases, &mut created, now)?);
-        }
         // A mention counts once however many extractors found it (the LLM's
-        // mentions are often the rule-based ones again).
+        // mentions are often the rule-based ones again). A new entity is
+        // written with its count; only a count that turns out otherwise
+        // (a span another name of the fragment took first) is corrected.
+        let mut spans: HashSet<(usize, usize, usize)> = HashSet::new();
+        let mut distinct = vec![0i64; fragment.entities.len()];
+        for m in &fragment.mentions {
+            if spans.insert((m.entity, m.chunk, m.start)) {
+                distinct[m.entity] += 1;
+            }
+        }
+        let mut ids = Vec::with_capacity(fragment.entities.len());
+        let mut counted = vec![None; fragment.entities.len()];
+        let mut created = Vec::new();
+        for (i, e) in fragment.entities.iter().enumerate() {
+            let kind = e.kind.as_str();
+            let before = created.len();
+            let id = self.resolve_entity(
+                &e.key,
+                &e.name,
+                kind,
+                &e.aliases,
+                distinct[i],
+                &mut created,
+                now,
+            )?;
+            if created.len() > before {
+                counted[i] = Some(distinct[i]);
+            }
+            ids.push(id);
+        }
         let mut added = vec![0i64; ids.len()];
         for m in &fragment.mentions {
             added[m.entity] += self.exec(
@@ -49,10 +72,13 @@ impl TenantWriter<'_> {
                 ],
             )? as i64;
         }
-        for (id, added) in ids.iter().zip(added) {
+        for ((id, added), counted) in ids.iter().zip(added).zip(counted) {
+            if counted == Some(added) {
+                continue;
+            }
             self.exec(
                 "UPDATE entities SET mention_count = mention_count + ?2, last_seen = ?3 WHERE id = ?1",
-                params![id, added, now],
+                params![id, added - counted.unwrap_or(0), now],
             )?;
         }
         // Relations of an entity this call created can only be ones this
@@ -222,14 +248,17 @@ impl TenantWriter<'_> {
 
     /// The entity with `key`, or the one that has it as an alias, or the
     /// one stored entity (not in `created`, this document's new entities)
-    /// it is another name of (see `store::resolution`), or a new one,
-    /// added to `created`; the fragment's aliases are registered for it.
+    /// it is another name of (see `store::resolution`), or a new one with
+    /// `mentions` mentions, added to `created`; the fragment's aliases are
+    /// registered for it.
+    #[allow(clippy::too_many_arguments)]
     fn resolve_entity(
         &mut self,
         key: &str,
         name: &str,
         kind: &str,
         aliases: &[(String, String)],
+        mentions: i64,
         created: &mut Vec<i64>,
         now: i64,
     ) -> Result<i64> {
@@ -251,9 +280,10 @@ impl TenantWriter<'_> {
             Some(id) => id,
             None => {
                 self.exec(
-                    "INSERT INTO entities(tenant_id, key, name, kind, first_seen, last_seen)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
-                    params![self.tenant_id, key, name, kind, now],
+                    "INSERT INTO entities(tenant_id, key, name, kind, mention_count,
+                                          first_seen, last_seen)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+                    params![self.tenant_id, key, name, kind, mentions, now],
                 )?;
                 let id = self.conn.last_insert_rowid();
                 self.index_entity_name(id, key, name, kind)?;
@@ -330,13 +360,50 @@ mod tests {
                 .find(|x| x.predicate == "works at" && x.object.contains(org))
                 .unwrap_or_else(|| panic!("{org}: {rels:?}"))
         };
-        assert!(works("Acme").valid_to.is_some(), "superseded in the same document");
+        assert!(
+            works("Acme").valid_to.is_some(),
+            "superseded in the same document"
+        );
         assert!(works("Initech").valid_to.is_none());
         // Said twice, supported once: one document gives one piece of
         // evidence, like the once-said fact beside it.
         let once = works("Initech");
         assert_eq!((met[0].alpha, met[0].beta), (once.alpha, once.beta));
         drop(r);
+        store.close();
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn every_entity_counts_the_mentions_stored_for_it() {
+        let (dir, store) = temp_store("alayasiki-graph");
+        let t = Tenant::new("t").unwrap();
+        // New and known names, said once and more than once.
+        remember(&store, &t, "Dana Scully met Fox Mulder at Acme.", "user");
+        remember(
+            &store,
+            &t,
+            "Fox Mulder called Dana Scully. Walter Skinner met Fox Mulder. \
+             Walter Skinner works at Acme.",
+            "user",
+        );
+        let counts: Vec<(String, i64, i64)> = store
+            .write(&t, |w| {
+                let mut stmt = w.conn.prepare(
+                    "SELECT e.name, e.mention_count,
+                            (SELECT count(*) FROM mentions m WHERE m.entity_id = e.id)
+                       FROM entities e WHERE e.tenant_id = ?1",
+                )?;
+                let rows =
+                    stmt.query_map([w.tenant_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            })
+            .unwrap();
+        assert!(
+            counts.iter().any(|e| e.0 == "Fox Mulder" && e.1 == 3),
+            "{counts:?}"
+        );
+        assert!(counts.iter().all(|e| e.1 == e.2), "{counts:?}");
         store.close();
         std::fs::remove_dir_all(dir).ok();
     }
