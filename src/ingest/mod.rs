@@ -49,6 +49,10 @@ pub struct Prepared {
     /// The facts the document's metadata declares that its text supports
     /// (see [`crate::graph::declared`]); recorded before `graph`.
     pub declared: crate::graph::fragment::Fragment,
+    /// `graph`'s names as a read snapshot of the store resolved them: set
+    /// by the ingestion worker while the writer is busy with an earlier
+    /// batch (see `store::name_hints`), else `None`.
+    pub names: Option<crate::store::NameHints>,
     /// The pages of a paginated document (PDF), else empty.
     pub pages: Vec<Page>,
     /// The page number of each chunk when `pages` is not empty.
@@ -109,6 +113,7 @@ pub fn prepare_described(
         vectors,
         graph,
         declared,
+        names: None,
         pages: extracted.pages,
         chunk_pages,
     })

@@ -29,9 +29,10 @@ use super::{embed_chunks, embed_texts, media, mix_into, prepare_described, Prepa
 use crate::clock::now_ms;
 use crate::embed::Embedder;
 use crate::error::Result;
+use crate::graph::fragment::Fragment;
 use crate::llm::Llm;
 use crate::store::{
-    Batching, Commit, JobKind, JobQueue, NewChunk, PageSpan, PendingJob, Store, Tenant,
+    Batching, Commit, JobKind, JobQueue, NameHints, NewChunk, PageSpan, PendingJob, Store, Tenant,
 };
 
 /// Jobs taken per round.
@@ -62,27 +63,66 @@ pub struct Handoff {
 
 #[derive(Default)]
 struct HandoffInner {
-    work: HashMap<String, Prepared>,
+    work: HashMap<String, Offered>,
     bytes: usize,
 }
 
+struct Offered {
+    tenant: Tenant,
+    prepared: Prepared,
+    /// Whether its names were resolved ahead (or tried to be).
+    resolved: bool,
+}
+
 impl Handoff {
-    /// Offers prepared work for `doc_id`; dropped if over budget.
-    pub fn offer(&self, doc_id: &str, prepared: Prepared) {
+    /// Offers `tenant`'s prepared work for `doc_id`; dropped if over
+    /// budget.
+    pub fn offer(&self, doc_id: &str, tenant: &Tenant, prepared: Prepared) {
         let weight = prepared.weight();
         let mut inner = self.lock();
         if inner.bytes + weight <= MAX_HANDOFF_BYTES {
             inner.bytes += weight;
-            inner.work.insert(doc_id.to_string(), prepared);
+            let offered = Offered {
+                tenant: tenant.clone(),
+                prepared,
+                resolved: false,
+            };
+            inner.work.insert(doc_id.to_string(), offered);
         }
     }
 
     /// Takes back (or takes, for the worker) the work for `doc_id`.
     pub fn take(&self, doc_id: &str) -> Option<Prepared> {
         let mut inner = self.lock();
-        let p = inner.work.remove(doc_id)?;
+        let p = inner.work.remove(doc_id)?.prepared;
         inner.bytes -= p.weight();
         Some(p)
+    }
+
+    /// Up to `limit` offered documents whose names were not resolved ahead
+    /// yet: their ids, tenants and graph fragments (copied: resolving them
+    /// must not hold the lock the request threads offer under).
+    fn unresolved(&self, limit: usize) -> Vec<(String, Tenant, Fragment)> {
+        let mut inner = self.lock();
+        let mut out = Vec::new();
+        for (doc_id, offered) in inner.work.iter_mut() {
+            if out.len() >= limit {
+                break;
+            }
+            if !offered.resolved {
+                offered.resolved = true;
+                let graph = offered.prepared.graph.clone();
+                out.push((doc_id.clone(), offered.tenant.clone(), graph));
+            }
+        }
+        out
+    }
+
+    /// Attaches names resolved ahead to `doc_id`'s work, if still offered.
+    fn resolved(&self, doc_id: &str, names: Option<NameHints>) {
+        if let Some(offered) = self.lock().work.get_mut(doc_id) {
+            offered.prepared.names = names;
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, HandoffInner> {
@@ -296,6 +336,11 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
                 .collect()
         };
         if let Some(wait) = gather.wait(jobs.len(), busy) {
+            if busy > 0 {
+                // The writer holds the previous batch: meanwhile, spare it
+                // the next batch's name look-ups.
+                resolve_ahead(shared, &state.in_flight);
+            }
             // Woken early when a batch commits or new jobs are journalled.
             let _ = wake.recv_timeout(wait);
             continue;
@@ -312,6 +357,49 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         if let Err(e) = run_batch(shared, jobs, stop, &mut state) {
             log::error!("ingestion batch failed, will retry: {e}");
             let _ = wake.recv_timeout(IDLE_POLL);
+        }
+    }
+}
+
+/// Documents whose names are resolved ahead at a time, between two looks
+/// at whether the writer committed the batch it holds.
+pub const RESOLVE_AHEAD_DOCS: usize = 8;
+
+/// Resolves the names of offered documents in read snapshots
+/// (`store::name_hints`), [`RESOLVE_AHEAD_DOCS`] at a time, until none is
+/// left or the writer has committed every batch in flight: the next batch
+/// is then due, and what is left goes without hints.
+fn resolve_ahead(shared: &WorkerShared, in_flight: &Mutex<HashSet<i64>>) {
+    loop {
+        let offered = shared.handoff.unresolved(RESOLVE_AHEAD_DOCS);
+        if offered.is_empty() {
+            return;
+        }
+        let mut tenants: Vec<&Tenant> = offered.iter().map(|o| &o.1).collect();
+        tenants.sort_by_key(|t| t.name());
+        tenants.dedup();
+        for tenant in tenants {
+            let (ids, fragments): (Vec<&str>, Vec<&Fragment>) = offered
+                .iter()
+                .filter(|o| o.1 == *tenant)
+                .map(|o| (o.0.as_str(), &o.2))
+                .unzip();
+            let resolved = shared
+                .store
+                .reader(tenant)
+                .and_then(|r| r.resolve_names(&fragments));
+            match resolved {
+                Ok(hints) => {
+                    for (doc_id, names) in ids.into_iter().zip(hints) {
+                        shared.handoff.resolved(doc_id, names);
+                    }
+                }
+                // Only a saving: the writer looks the names up itself.
+                Err(e) => log::debug!("names not resolved ahead: {e}"),
+            }
+        }
+        if lock_set(in_flight).is_empty() {
+            return;
         }
     }
 }

@@ -319,9 +319,22 @@ impl TenantWriter<'_> {
         let chunk_keys = self.insert_chunks(document_key, chunks, vectors)?;
         // Declared facts first: their kinds name new entities and their
         // evidence is the one kept when the rules found the same relation.
-        for fragment in [&prepared.declared, &prepared.graph] {
-            self.record_graph(document_key, &chunk_keys, fragment, provenance, now)?;
-        }
+        self.record_graph(
+            document_key,
+            &chunk_keys,
+            &prepared.declared,
+            None,
+            provenance,
+            now,
+        )?;
+        self.record_graph(
+            document_key,
+            &chunk_keys,
+            &prepared.graph,
+            prepared.names.as_ref(),
+            provenance,
+            now,
+        )?;
         if vectors.is_none() && !chunks.is_empty() {
             self.enqueue_job(document_key, JobKind::Embed, now)?;
         }
@@ -400,7 +413,14 @@ impl TenantWriter<'_> {
         if !self.claim(job.job_id, job.document_key)? {
             return Ok(false);
         }
-        self.record_graph(job.document_key, chunk_keys, fragment, job.provenance, now)?;
+        self.record_graph(
+            job.document_key,
+            chunk_keys,
+            fragment,
+            None,
+            job.provenance,
+            now,
+        )?;
         self.exec(
             "UPDATE jobs SET state = 'done', error = ?3, updated_at = ?4
               WHERE tenant_id = ?1 AND id = ?2",

@@ -14,6 +14,8 @@
 //! - `retention`: expiry, the retention period, and the sweep that purges.
 //! - `resolution`: entity resolution across documents (the name-term
 //!   index, merges recorded as aliases).
+//! - `name_hints`: names resolved in a read snapshot while a document is
+//!   prepared, and the writer's log that says when to trust them.
 //! - `graph`: the knowledge graph's tables: recording a document's
 //!   fragment, forgetting it, evidence and confidence, and the readers'
 //!   graph queries.
@@ -31,6 +33,7 @@ mod forget;
 mod graph;
 mod journal;
 mod maintenance;
+mod name_hints;
 mod originals;
 pub mod owner;
 mod resolution;
@@ -50,6 +53,7 @@ pub use forget::{DocumentSelector, Forgotten};
 pub use graph::{EntityRow, RelationRow, FUNCTIONAL_PREDICATES};
 pub use journal::{JobInput, JobKind, JobQueue, JobState, PendingJob, StoredChunk};
 pub use maintenance::Compaction;
+pub use name_hints::{NameAnswer, NameHint, NameHints};
 pub use originals::{ExportRow, PageSpan, StoredOriginal};
 pub use retention::RETENTION_SUBJECT;
 pub use tenant::{Tenant, TenantReader, TenantWriter};

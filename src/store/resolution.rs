@@ -18,7 +18,8 @@ use super::graph::EntityRow;
 use super::tenant::{TenantReader, TenantWriter};
 use crate::error::Result;
 use crate::graph::resolution::{
-    self, Candidate, NameProfile, MAX_CANDIDATES, MAX_CANDIDATES_PER_TERM, NAME_TERMS_VERSION,
+    self, Candidate, Evidence, NameProfile, MAX_CANDIDATES, MAX_CANDIDATES_PER_TERM,
+    NAME_TERMS_VERSION,
 };
 
 /// A term's entities, lowest ids first, at most [`MAX_CANDIDATES_PER_TERM`].
@@ -38,24 +39,37 @@ fn term_candidates_sql() -> String {
 /// order (deterministic), without `exclude`, at most `MAX_CANDIDATES`.
 /// Ids come from the term index alone (its primary key covers the read);
 /// only the distinct candidates are then read from `entities`.
+///
+/// `open_terms`, when given, receives the terms a later entity could
+/// still change the answer through: those read to their end with fewer
+/// than `MAX_CANDIDATES_PER_TERM` entities. A full term shows its lowest
+/// ids, and a new entity's id is higher than any stored one.
 fn candidates(
     conn: &Connection,
     tenant_id: i64,
     terms: &[String],
     exclude: &[i64],
+    mut open_terms: Option<&mut Vec<String>>,
 ) -> rusqlite::Result<Vec<Candidate>> {
     let mut ids: Vec<i64> = Vec::new();
     {
         let mut stmt = conn.prepare_cached(&term_candidates_sql())?;
         'terms: for term in terms {
             let rows = stmt.query_map(params![tenant_id, term], |r| r.get::<_, i64>(0))?;
+            let mut read = 0;
             for id in rows {
                 let id = id?;
+                read += 1;
                 if !exclude.contains(&id) && !ids.contains(&id) {
                     ids.push(id);
                     if ids.len() >= MAX_CANDIDATES {
                         break 'terms;
                     }
+                }
+            }
+            if read < MAX_CANDIDATES_PER_TERM {
+                if let Some(open) = open_terms.as_deref_mut() {
+                    open.push(term.clone());
                 }
             }
         }
@@ -78,36 +92,64 @@ fn candidates(
     Ok(out)
 }
 
+/// The entity with `key`, or the one that has it as an alias.
+pub(super) fn stored_entity(
+    conn: &Connection,
+    tenant_id: i64,
+    key: &str,
+) -> rusqlite::Result<Option<i64>> {
+    conn.prepare_cached(
+        "SELECT id FROM entities WHERE tenant_id = ?1 AND key = ?2
+         UNION ALL
+         SELECT entity_id FROM entity_aliases WHERE tenant_id = ?1 AND alias_key = ?2
+         LIMIT 1",
+    )?
+    .query_row(params![tenant_id, key], |r| r.get(0))
+    .optional()
+}
+
+/// The stored entity (not in `exclude`) that a name new to the tenant (no
+/// entity or alias has its key) is another name of, if the resolver finds
+/// exactly one, with the evidence. `open_terms` as for [`candidates`].
+pub(super) fn merge_decision(
+    conn: &Connection,
+    tenant_id: i64,
+    key: &str,
+    name: &str,
+    kind: &str,
+    exclude: &[i64],
+    open_terms: Option<&mut Vec<String>>,
+) -> rusqlite::Result<Option<(i64, Evidence)>> {
+    if !resolution::is_resolvable_kind(kind) {
+        return Ok(None);
+    }
+    let terms = resolution::merge_lookup_terms(&NameProfile::new(key, name), kind);
+    if terms.is_empty() {
+        return Ok(None);
+    }
+    let found = candidates(conn, tenant_id, &terms, exclude, open_terms)?;
+    Ok(resolution::choose_merge(key, name, kind, &found))
+}
+
 impl TenantWriter<'_> {
-    /// The stored entity that a name new to the tenant (no entity or alias
-    /// has its key) is another name of, if the resolver finds exactly one
-    /// among entities not in `created_here`. The name is then recorded as
-    /// that entity's alias, with the evidence in `entity_merges`; an
-    /// entity of unknown kind takes the new name's kind.
-    pub(super) fn merge_target(
+    /// Records that the new name `key` is another name of the stored
+    /// entity `id` (see [`merge_decision`]): the name becomes its alias,
+    /// with the evidence in `entity_merges`, and an entity of unknown kind
+    /// takes the new name's kind.
+    pub(super) fn record_merge(
         &mut self,
         key: &str,
         name: &str,
         kind: &str,
-        created_here: &[i64],
+        (id, evidence): (i64, Evidence),
         now: i64,
-    ) -> Result<Option<i64>> {
-        if !resolution::is_resolvable_kind(kind) {
-            return Ok(None);
-        }
-        let terms = resolution::merge_lookup_terms(&NameProfile::new(key, name), kind);
-        if terms.is_empty() {
-            return Ok(None);
-        }
-        let found = candidates(self.conn, self.tenant_id, &terms, created_here)?;
-        let Some((id, evidence)) = resolution::choose_merge(key, name, kind, &found) else {
-            return Ok(None);
-        };
+    ) -> Result<()> {
         self.exec(
             "INSERT OR IGNORE INTO entity_aliases(tenant_id, alias_key, alias, entity_id)
              VALUES (?1, ?2, ?3, ?4)",
             params![self.tenant_id, key, name, id],
         )?;
+        self.names.wrote_key(self.tenant_id, key);
         self.exec(
             "INSERT OR IGNORE INTO entity_merges(tenant_id, alias_key, entity_id, rule,
                                                  name_score, cosine, at)
@@ -123,10 +165,15 @@ impl TenantWriter<'_> {
             ],
         )?;
         if kind != "unknown" {
-            self.exec(
+            let changed = self.exec(
                 "UPDATE entities SET kind = ?2 WHERE id = ?1 AND kind = 'unknown'",
                 params![id, kind],
             )?;
+            if changed > 0 {
+                // Its kind decides which names may merge into it: names
+                // resolved before are to be looked up again.
+                self.names.discard(self.tenant_id);
+            }
         }
         log::debug!(
             "resolved a new name into entity {id} ({}, name {:.2}, cosine {:.2})",
@@ -134,7 +181,7 @@ impl TenantWriter<'_> {
             evidence.name.score,
             evidence.cosine
         );
-        Ok(Some(id))
+        Ok(())
     }
 
     /// Adds a stored entity's name terms to the index, if its kind can ever
@@ -160,6 +207,7 @@ impl TenantWriter<'_> {
                  VALUES (?1, ?2, ?3)",
                 params![self.tenant_id, term, id],
             )?;
+            self.names.wrote_term(self.tenant_id, &term);
         }
         Ok(())
     }
@@ -178,6 +226,8 @@ impl TenantWriter<'_> {
         let Some((key, name)) = gone else {
             return Ok(());
         };
+        // Names resolved before may have resolved to it.
+        self.names.discard(self.tenant_id);
         for term in resolution::index_terms(&NameProfile::new(&key, &name)) {
             self.exec(
                 "DELETE FROM entity_name_terms WHERE tenant_id = ?1 AND term = ?2 AND entity_id = ?3",
@@ -192,14 +242,22 @@ impl TenantWriter<'_> {
     /// ([`NAME_TERMS_VERSION`]): after the migration that created it, or
     /// after the derivation changed, every entity is indexed again. Once
     /// per tenant and version; afterwards one indexed read.
-    pub(super) fn ensure_name_terms(&mut self) -> Result<()> {
-        let version: i64 = self
+    ///
+    /// A graph write starts here: it also tells the writer's [`NameLog`]
+    /// which graph version the names written next belong to (after a
+    /// rebuild, none: no hint is trusted until the next graph write).
+    ///
+    /// [`NameLog`]: super::name_hints::NameLog
+    pub(super) fn begin_graph_write(&mut self) -> Result<()> {
+        let (version, graph_version): (i64, i64) = self
             .conn
-            .prepare_cached("SELECT name_terms_version FROM tenants WHERE id = ?1")?
-            .query_row([self.tenant_id], |r| r.get(0))?;
+            .prepare_cached("SELECT name_terms_version, graph_version FROM tenants WHERE id = ?1")?
+            .query_row([self.tenant_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
         if version == NAME_TERMS_VERSION {
+            self.names.begin(self.tenant_id, graph_version);
             return Ok(());
         }
+        self.names.discard(self.tenant_id);
         self.exec(
             "DELETE FROM entity_name_terms WHERE tenant_id = ?1",
             [self.tenant_id],
@@ -242,7 +300,7 @@ impl TenantReader<'_> {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let found = candidates(&self.conn, tenant_id, &terms, &[])?;
+        let found = candidates(&self.conn, tenant_id, &terms, &[], None)?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT id, key, name, kind, mention_count FROM entities WHERE id = ?1",
         )?;

@@ -88,6 +88,9 @@ pub struct TenantWriter<'c> {
     pub(super) conn: &'c Connection,
     pub(super) tenant_id: i64,
     pub(super) vectors: &'c super::vectors::VectorIndex,
+    /// What the writer wrote to the tenants' name indexes, for trusting
+    /// names resolved ahead of it.
+    pub(super) names: &'c mut super::name_hints::NameLog,
     pub(super) hooks: Vec<super::writer::CommitHook>,
 }
 

@@ -6,6 +6,7 @@ use crate::config::Durability;
 use crate::embed::BuiltinEmbedder;
 use crate::graph::confidence::Provenance;
 use crate::ingest::media::MediaKind;
+use crate::ingest::Prepared;
 use crate::store::{NewDocument, Store, Tenant, VectorSpec};
 
 /// A new store under a unique temporary directory named after `prefix`.
@@ -41,8 +42,23 @@ pub fn plain_document(original: Vec<u8>) -> NewDocument {
 /// Stores `text` as a plain-text document with `provenance`, indexed with
 /// the built-in embedder; returns its key.
 pub fn remember(store: &Store, tenant: &Tenant, text: &str, provenance: &str) -> i64 {
-    let prepared =
-        crate::ingest::prepare(MediaKind::PlainText, text.as_bytes(), &BuiltinEmbedder).unwrap();
+    remember_prepared(store, tenant, text, prepare(text), provenance)
+}
+
+/// `text` prepared as the ingestion path would (plain text, the built-in
+/// embedder).
+pub fn prepare(text: &str) -> Prepared {
+    crate::ingest::prepare(MediaKind::PlainText, text.as_bytes(), &BuiltinEmbedder).unwrap()
+}
+
+/// Like [`remember`], with the work already prepared from `text`.
+pub fn remember_prepared(
+    store: &Store,
+    tenant: &Tenant,
+    text: &str,
+    prepared: Prepared,
+    provenance: &str,
+) -> i64 {
     let doc = NewDocument {
         provenance: Some(provenance.into()),
         ..plain_document(text.as_bytes().to_vec())

@@ -35,6 +35,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::{Arc, RwLock};
 
+use super::name_hints::NameLog;
 use super::tenant::{create_tenant_tables, TenantWriter};
 use super::vectors::VectorIndex;
 use crate::config::Durability;
@@ -96,6 +97,7 @@ pub(super) fn run(
     vectors: Arc<VectorIndex>,
     wal: WalSync,
 ) {
+    let mut names = NameLog::default();
     while let Ok(first) = requests.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_WRITE_BATCH {
@@ -104,7 +106,7 @@ pub(super) fn run(
                 Err(_) => break,
             }
         }
-        commit_batch(&conn, batch, &tenants, &vectors, &wal);
+        commit_batch(&conn, batch, &tenants, &vectors, &mut names, &wal);
     }
     // All senders are gone: the store is closing. Fold the WAL back into
     // the database so the next start (or a copy of the file) is clean.
@@ -231,6 +233,7 @@ fn commit_batch(
     batch: Vec<Request>,
     tenants: &TenantIds,
     vectors: &VectorIndex,
+    names: &mut NameLog,
     wal: &WalSync,
 ) {
     let started = std::time::Instant::now();
@@ -264,7 +267,7 @@ fn commit_batch(
                 continue;
             }
         };
-        let (ok, deliver, hooks) = run_op(conn, tenant_id, vectors, req.op, !own);
+        let (ok, deliver, hooks) = run_op(conn, tenant_id, vectors, names, req.op, !own);
         segment.deliveries.push(deliver);
         segment.hooks.extend(hooks);
         // Vector rows this operation wrote start for the disk now, while
@@ -316,6 +319,7 @@ fn run_op(
     conn: &Connection,
     tenant_id: i64,
     vectors: &VectorIndex,
+    names: &mut NameLog,
     op: Op,
     guarded: bool,
 ) -> (bool, Deliver, Vec<CommitHook>) {
@@ -332,6 +336,7 @@ fn run_op(
         conn,
         tenant_id,
         vectors,
+        names,
         hooks: Vec::new(),
     };
     // A bug in one operation must not take the writer thread (and with it

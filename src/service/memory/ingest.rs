@@ -166,7 +166,9 @@ impl Memory<'_> {
         // Both are in place before the admission commits, so neither the
         // worker's look-up nor the outcome can come too early.
         let outcome_rx = req.wait.then(|| shared.waiters.register(&doc_id));
-        shared.handoff.offer(&doc_id, prepared);
+        shared
+            .handoff
+            .offer(&doc_id, &self.principal.tenant, prepared);
         let created_at = restore.created_at;
         let admitted = self.service.store.write(&self.principal.tenant, move |w| {
             let admitted = w.admit(doc, now_ms())?;

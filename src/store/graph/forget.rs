@@ -87,6 +87,7 @@ impl TenantWriter<'_> {
             "UPDATE tenants SET graph_version = graph_version + 1 WHERE id = ?1",
             [self.tenant_id],
         )?;
+        self.names.discard(self.tenant_id);
         Ok(())
     }
 

@@ -10,24 +10,32 @@ use super::evidence::{beta_from_counts, counter, counter_index};
 use super::FUNCTIONAL_PREDICATES;
 use crate::error::Result;
 use crate::graph::confidence::Provenance;
-use crate::graph::fragment::{predicate_key, Fragment, FragmentRelation};
+use crate::graph::fragment::{predicate_key, Fragment, FragmentEntity, FragmentRelation};
+use crate::store::name_hints::{NameAnswer, NameHints};
+use crate::store::resolution::{merge_decision, stored_entity};
 use crate::store::tenant::TenantWriter;
 
 impl TenantWriter<'_> {
     /// Records a document's graph fragment: `chunk_keys[i]` is the stored
     /// key of the document's chunk `i`. Returns whether the graph changed.
+    ///
+    /// `hints`, when given, are the fragment's names as a read snapshot
+    /// resolved them; each is used only where the writer can tell that a
+    /// look-up now would answer the same (see `store::name_hints`).
     pub(in crate::store) fn record_graph(
         &mut self,
         document_key: i64,
         chunk_keys: &[i64],
         fragment: &Fragment,
+        hints: Option<&NameHints>,
         provenance: Provenance,
         now: i64,
     ) -> Result<bool> {
         if fragment.entities.is_empty() {
             return Ok(false);
         }
-        self.ensure_name_terms()?;
+        self.begin_graph_write()?;
+        let hints = hints.filter(|h| h.names.len() == fragment.entities.len());
         // A mention counts once however many extractors found it (the LLM's
         // mentions are often the rule-based ones again). A new entity is
         // written with its count; only a count that turns out otherwise
@@ -44,16 +52,9 @@ impl TenantWriter<'_> {
         let mut created = Vec::new();
         for (i, e) in fragment.entities.iter().enumerate() {
             let kind = e.kind.as_str();
+            let hint = hints.and_then(|h| self.trusted(h, i, e));
             let before = created.len();
-            let id = self.resolve_entity(
-                &e.key,
-                &e.name,
-                kind,
-                &e.aliases,
-                distinct[i],
-                &mut created,
-                now,
-            )?;
+            let id = self.resolve_entity(e, kind, hint, distinct[i], &mut created, now)?;
             if created.len() > before {
                 counted[i] = Some(distinct[i]);
             }
@@ -246,57 +247,81 @@ impl TenantWriter<'_> {
         )?)
     }
 
-    /// The entity with `key`, or the one that has it as an alias, or the
-    /// one stored entity (not in `created`, this document's new entities)
-    /// it is another name of (see `store::resolution`), or a new one with
-    /// `mentions` mentions, added to `created`; the fragment's aliases are
-    /// registered for it.
-    #[allow(clippy::too_many_arguments)]
+    /// The hint for entity `i` of a fragment if a look-up now would
+    /// answer the same: nothing the look-up reads was written since the
+    /// hint's snapshot.
+    fn trusted(&self, hints: &NameHints, i: usize, e: &FragmentEntity) -> Option<NameAnswer> {
+        let hint = &hints.names[i];
+        self.names
+            .unchanged_since(
+                self.tenant_id,
+                hints.graph_version,
+                &e.key,
+                &hint.open_terms,
+            )
+            .then_some(hint.answer)
+    }
+
+    /// The entity with the fragment entity's key, or the one that has it
+    /// as an alias, or the one stored entity (not in `created`, this
+    /// document's new entities) it is another name of (see
+    /// `store::resolution`), or a new one with `mentions` mentions, added
+    /// to `created`; the fragment's aliases are registered for it. A
+    /// trusted `hint` stands for the look-ups.
     fn resolve_entity(
         &mut self,
-        key: &str,
-        name: &str,
+        e: &FragmentEntity,
         kind: &str,
-        aliases: &[(String, String)],
+        hint: Option<NameAnswer>,
         mentions: i64,
         created: &mut Vec<i64>,
         now: i64,
     ) -> Result<i64> {
-        let existing: Option<i64> = self
-            .conn
-            .prepare_cached(
-                "SELECT id FROM entities WHERE tenant_id = ?1 AND key = ?2
-                 UNION ALL
-                 SELECT entity_id FROM entity_aliases WHERE tenant_id = ?1 AND alias_key = ?2
-                 LIMIT 1",
-            )?
-            .query_row(params![self.tenant_id, key], |r| r.get(0))
-            .optional()?;
-        let merged = match existing {
+        let existing = match hint {
+            Some(NameAnswer::Stored(id)) => Some(id),
             Some(_) => None,
-            None => self.merge_target(key, name, kind, created, now)?,
+            None => stored_entity(self.conn, self.tenant_id, &e.key)?,
         };
-        let id = match existing.or(merged) {
+        let merged = match (existing, hint) {
+            (Some(_), _) => None,
+            (None, Some(NameAnswer::Merge(id, evidence))) => Some((id, evidence)),
+            (None, Some(_)) => None,
+            (None, None) => merge_decision(
+                self.conn,
+                self.tenant_id,
+                &e.key,
+                &e.name,
+                kind,
+                created,
+                None,
+            )?,
+        };
+        if let Some(merge) = merged {
+            self.record_merge(&e.key, &e.name, kind, merge, now)?;
+        }
+        let id = match existing.or(merged.map(|m| m.0)) {
             Some(id) => id,
             None => {
                 self.exec(
                     "INSERT INTO entities(tenant_id, key, name, kind, mention_count,
                                           first_seen, last_seen)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
-                    params![self.tenant_id, key, name, kind, mentions, now],
+                    params![self.tenant_id, e.key, e.name, kind, mentions, now],
                 )?;
                 let id = self.conn.last_insert_rowid();
-                self.index_entity_name(id, key, name, kind)?;
+                self.names.wrote_key(self.tenant_id, &e.key);
+                self.index_entity_name(id, &e.key, &e.name, kind)?;
                 created.push(id);
                 id
             }
         };
-        for (alias_key, alias) in aliases {
+        for (alias_key, alias) in &e.aliases {
             self.exec(
                 "INSERT OR IGNORE INTO entity_aliases(tenant_id, alias_key, alias, entity_id)
                  VALUES (?1, ?2, ?3, ?4)",
                 params![self.tenant_id, alias_key, alias, id],
             )?;
+            self.names.wrote_key(self.tenant_id, alias_key);
         }
         Ok(id)
     }
