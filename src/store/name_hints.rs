@@ -32,7 +32,7 @@ use super::resolution::{merge_decision, stored_entity};
 use super::tenant::TenantReader;
 use crate::error::Result;
 use crate::graph::fragment::Fragment;
-use crate::graph::resolution::{Evidence, NAME_TERMS_VERSION};
+use crate::graph::resolution::{is_resolvable_kind, Evidence, NAME_TERMS_VERSION};
 
 /// Most fingerprints a tenant's log holds. When full it starts again from
 /// the version being written, so hints from older snapshots are then
@@ -62,11 +62,14 @@ pub struct NameHint {
 }
 
 /// How a fragment's names resolved, one per entity in order, in a
-/// snapshot that had seen `graph_version`.
+/// snapshot that had seen `graph_version`. A name of a kind that is never
+/// merged (a concept, a date) has none: its one look-up, by key, costs
+/// the writer about what it costs here, and on text made mostly of
+/// concepts doing it twice only added work.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NameHints {
     pub graph_version: i64,
-    pub names: Vec<NameHint>,
+    pub names: Vec<Option<NameHint>>,
 }
 
 /// Which keys and name terms the writer wrote, by graph version, for
@@ -195,6 +198,10 @@ impl TenantReader<'_> {
             let mut names = Vec::with_capacity(fragment.entities.len());
             for e in &fragment.entities {
                 let kind = e.kind.as_str();
+                if !is_resolvable_kind(kind) {
+                    names.push(None);
+                    continue;
+                }
                 let mut open_terms = Vec::new();
                 let answer = match stored_entity(&self.conn, tenant_id, &e.key)? {
                     Some(id) => NameAnswer::Stored(id),
@@ -211,7 +218,7 @@ impl TenantReader<'_> {
                         None => NameAnswer::New,
                     },
                 };
-                names.push(NameHint { answer, open_terms });
+                names.push(Some(NameHint { answer, open_terms }));
             }
             out.push(Some(NameHints {
                 graph_version,
@@ -302,7 +309,7 @@ mod tests {
 
         fn answer(p: &crate::ingest::Prepared, h: &NameHints, key: &str) -> NameAnswer {
             let i = p.graph.entities.iter().position(|e| e.key == key).unwrap();
-            h.names[i].answer
+            h.names[i].as_ref().unwrap().answer
         }
 
         fn entity(store: &Store, t: &Tenant, key: &str) -> Vec<crate::store::graph::EntityRow> {
@@ -353,7 +360,7 @@ mod tests {
                 .iter()
                 .position(|e| e.key == "dana scully")
                 .unwrap();
-            hints.names[i].answer = NameAnswer::Stored(acme.id);
+            hints.names[i].as_mut().unwrap().answer = NameAnswer::Stored(acme.id);
             p.names = Some(hints);
             remember_prepared(&store, &t, text, p, "user");
             assert_eq!(

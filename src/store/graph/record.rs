@@ -251,7 +251,7 @@ impl TenantWriter<'_> {
     /// answer the same: nothing the look-up reads was written since the
     /// hint's snapshot.
     fn trusted(&self, hints: &NameHints, i: usize, e: &FragmentEntity) -> Option<NameAnswer> {
-        let hint = &hints.names[i];
+        let hint = hints.names[i].as_ref()?;
         self.names
             .unchanged_since(
                 self.tenant_id,
