@@ -361,9 +361,11 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
     }
 }
 
-/// Documents whose names are resolved ahead at a time, between two looks
-/// at whether the writer committed the batch it holds.
-pub const RESOLVE_AHEAD_DOCS: usize = 8;
+/// Documents whose names are resolved ahead at a time (in one read
+/// snapshot), between two looks at whether the writer committed the batch
+/// it holds. Each snapshot starts with a cold page cache: 32 rather than
+/// 8 cost the worker 0.32 instead of 0.38 ms per entity-rich document.
+pub const RESOLVE_AHEAD_DOCS: usize = 32;
 
 /// Resolves the names of offered documents in read snapshots
 /// (`store::name_hints`), [`RESOLVE_AHEAD_DOCS`] at a time, until none is
