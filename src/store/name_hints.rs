@@ -34,11 +34,12 @@ use crate::error::Result;
 use crate::graph::fragment::Fragment;
 use crate::graph::resolution::{is_resolvable_kind, Evidence, NAME_TERMS_VERSION};
 
-/// Most fingerprints a tenant's log holds. When full it starts again from
-/// the version being written, so hints from older snapshots are then
-/// distrusted. A few per new name: tens of thousands of documents, far
-/// more than are ever prepared but not yet written.
-pub const MAX_LOGGED_NAME_WRITES: usize = 1 << 17;
+/// Most fingerprints the log holds, all tenants together (about 2 MiB).
+/// When full, every tenant's log starts again from the version it is
+/// writing, so hints from older snapshots are then distrusted. About ten
+/// per entity-rich document: thousands of documents, far more than are
+/// ever prepared but not yet written.
+pub const MAX_LOGGED_NAME_WRITES: usize = 1 << 16;
 
 /// What one name of a fragment resolved to in a read snapshot.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -77,6 +78,8 @@ pub struct NameHints {
 #[derive(Default)]
 pub struct NameLog {
     tenants: HashMap<i64, TenantLog>,
+    /// Fingerprints held, all tenants together.
+    held: usize,
 }
 
 struct TenantLog {
@@ -116,7 +119,9 @@ impl NameLog {
     /// log cannot describe (an entity removed, a kind changed, the term
     /// index rebuilt). Logging starts again at its next graph write.
     pub(super) fn discard(&mut self, tenant: i64) {
-        self.tenants.remove(&tenant);
+        if let Some(log) = self.tenants.remove(&tenant) {
+            self.held -= log.written.len();
+        }
     }
 
     /// An entity key or alias key was written.
@@ -130,15 +135,28 @@ impl NameLog {
     }
 
     fn wrote(&mut self, tenant: i64, print: u64) {
-        let Some(log) = self.tenants.get_mut(&tenant) else {
+        if !self.tenants.contains_key(&tenant) {
             return;
-        };
-        if log.written.len() >= MAX_LOGGED_NAME_WRITES {
-            log.written.clear();
-            log.floor = log.writing;
         }
-        let version = log.written.entry(print).or_insert(log.writing);
-        *version = (*version).max(log.writing);
+        if self.held >= MAX_LOGGED_NAME_WRITES {
+            for log in self.tenants.values_mut() {
+                log.written = HashMap::new();
+                log.floor = log.writing;
+            }
+            self.held = 0;
+        }
+        let log = self.tenants.get_mut(&tenant).expect("checked above");
+        let writing = log.writing;
+        match log.written.entry(print) {
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                let v = e.get_mut();
+                *v = (*v).max(writing);
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(writing);
+                self.held += 1;
+            }
+        }
     }
 
     /// Whether a name looked up by `key` and, when it was new, through the
@@ -281,16 +299,29 @@ mod tests {
     }
 
     #[test]
-    fn a_full_log_starts_again_from_the_version_being_written() {
+    fn a_full_log_starts_again_from_the_versions_being_written() {
         let mut log = NameLog::default();
         log.begin(1, 5);
-        for i in 0..MAX_LOGGED_NAME_WRITES {
+        log.begin(2, 40);
+        // Both tenants' fingerprints count towards one bound; writing one
+        // again does not count twice.
+        for i in 0..MAX_LOGGED_NAME_WRITES / 2 {
+            log.wrote_term(2, &format!("w:{i}"));
+            log.wrote_term(2, &format!("w:{i}"));
             log.wrote_term(1, &format!("w:{i}"));
         }
+        assert_eq!(log.held, MAX_LOGGED_NAME_WRITES);
         assert!(log.unchanged_since(1, 5, "k", &terms(&["w:other"])));
+        assert!(log.unchanged_since(2, 40, "k", &terms(&["w:other"])));
         log.wrote_term(1, "w:one-more");
+        assert_eq!(log.held, 1);
+        // Every tenant's older snapshots are distrusted now.
         assert!(!log.unchanged_since(1, 5, "k", &terms(&["w:other"])));
+        assert!(!log.unchanged_since(2, 40, "k", &terms(&["w:other"])));
         assert!(log.unchanged_since(1, 6, "k", &terms(&["w:one-more"])));
+        assert!(log.unchanged_since(2, 41, "k", &terms(&["w:x"])));
+        log.discard(1);
+        assert_eq!(log.held, 0);
     }
 
     mod in_the_store {
