@@ -20,6 +20,7 @@ pub mod chunk;
 pub mod enrich;
 pub mod extract;
 pub mod gather;
+pub mod handoff;
 pub mod media;
 pub mod summarize;
 pub mod upkeep;

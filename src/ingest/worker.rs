@@ -3,10 +3,12 @@
 //! A job's work (extraction and chunking) is usually done already: the
 //! request thread that received the ingest prepares the document in
 //! parallel with other requests and hands the result over through
-//! [`Handoff`]. The worker takes a batch of pending jobs from the journal
+//! [`Handoff`] (which also resolves entity names ahead while the writer
+//! is busy). The worker takes a batch of pending jobs from the journal
 //! (when: see [`super::gather`]), uses the handed-over work where it has it
 //! and redoes it from the stored original where it does not (a replay after
-//! restart, or work dropped to stay within [`MAX_HANDOFF_BYTES`]), then
+//! restart, or work dropped to stay within
+//! [`super::handoff::MAX_HANDOFF_BYTES`]), then
 //! commits each tenant's results in one write so the writer can group them
 //! with other commits. Callers waiting for a document are told its outcome
 //! once that is committed.
@@ -25,14 +27,14 @@ use std::time::{Duration, Instant};
 
 use super::chunk::{tail, CONTEXT_BYTES};
 use super::gather::Gather;
+use super::handoff::Handoff;
 use super::{embed_chunks, embed_texts, media, mix_into, prepare_described, Prepared};
 use crate::clock::now_ms;
 use crate::embed::Embedder;
 use crate::error::Result;
-use crate::graph::fragment::Fragment;
 use crate::llm::Llm;
 use crate::store::{
-    Batching, Commit, JobKind, JobQueue, NameHints, NewChunk, PageSpan, PendingJob, Store, Tenant,
+    Batching, Commit, JobKind, JobQueue, NewChunk, PageSpan, PendingJob, Store, Tenant,
 };
 
 /// Jobs taken per round.
@@ -41,93 +43,11 @@ pub const JOB_BATCH: usize = 256;
 /// Longest sleep without a wake-up, in case a wake-up was missed.
 pub const IDLE_POLL: Duration = Duration::from_secs(2);
 
-/// Prepared work held in memory for the worker, at most (64 MiB). Beyond
-/// it, work is dropped and the worker re-derives it from the stored
-/// original: memory stays bounded when ingests outrun indexing.
-pub const MAX_HANDOFF_BYTES: usize = 64 * 1024 * 1024;
-
 /// How a job ended, as told to whoever waits for its document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JobOutcome {
     Indexed { chunks: usize },
     Failed(String),
-}
-
-/// Work prepared by request threads, keyed by document id. Offered before
-/// the document is admitted (so the worker can never look for it too
-/// early) and withdrawn if the admission does not store a new document.
-#[derive(Default)]
-pub struct Handoff {
-    inner: Mutex<HandoffInner>,
-}
-
-#[derive(Default)]
-struct HandoffInner {
-    work: HashMap<String, Offered>,
-    bytes: usize,
-}
-
-struct Offered {
-    tenant: Tenant,
-    prepared: Prepared,
-    /// Whether its names were resolved ahead (or tried to be).
-    resolved: bool,
-}
-
-impl Handoff {
-    /// Offers `tenant`'s prepared work for `doc_id`; dropped if over
-    /// budget.
-    pub fn offer(&self, doc_id: &str, tenant: &Tenant, prepared: Prepared) {
-        let weight = prepared.weight();
-        let mut inner = self.lock();
-        if inner.bytes + weight <= MAX_HANDOFF_BYTES {
-            inner.bytes += weight;
-            let offered = Offered {
-                tenant: tenant.clone(),
-                prepared,
-                resolved: false,
-            };
-            inner.work.insert(doc_id.to_string(), offered);
-        }
-    }
-
-    /// Takes back (or takes, for the worker) the work for `doc_id`.
-    pub fn take(&self, doc_id: &str) -> Option<Prepared> {
-        let mut inner = self.lock();
-        let p = inner.work.remove(doc_id)?.prepared;
-        inner.bytes -= p.weight();
-        Some(p)
-    }
-
-    /// Up to `limit` offered documents whose names were not resolved ahead
-    /// yet: their ids, tenants and graph fragments (copied: resolving them
-    /// must not hold the lock the request threads offer under).
-    fn unresolved(&self, limit: usize) -> Vec<(String, Tenant, Fragment)> {
-        let mut inner = self.lock();
-        let mut out = Vec::new();
-        for (doc_id, offered) in inner.work.iter_mut() {
-            if out.len() >= limit {
-                break;
-            }
-            if !offered.resolved {
-                offered.resolved = true;
-                let graph = offered.prepared.graph.clone();
-                out.push((doc_id.clone(), offered.tenant.clone(), graph));
-            }
-        }
-        out
-    }
-
-    /// Attaches names resolved ahead to `doc_id`'s work, if still offered.
-    fn resolved(&self, doc_id: &str, names: Option<NameHints>) {
-        if let Some(offered) = self.lock().work.get_mut(doc_id) {
-            offered.prepared.names = names;
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, HandoffInner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
-    }
 }
 
 /// Callers waiting for particular documents to be indexed.
@@ -339,7 +259,8 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
             if busy > 0 {
                 // The writer holds the previous batch: meanwhile, spare it
                 // the next batch's name look-ups.
-                resolve_ahead(shared, &state.in_flight);
+                let holding = || !lock_set(&state.in_flight).is_empty();
+                shared.handoff.resolve_ahead(&shared.store, holding);
             }
             // Woken early when a batch commits or new jobs are journalled.
             let _ = wake.recv_timeout(wait);
@@ -357,51 +278,6 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         if let Err(e) = run_batch(shared, jobs, stop, &mut state) {
             log::error!("ingestion batch failed, will retry: {e}");
             let _ = wake.recv_timeout(IDLE_POLL);
-        }
-    }
-}
-
-/// Documents whose names are resolved ahead at a time (in one read
-/// snapshot), between two looks at whether the writer committed the batch
-/// it holds. Each snapshot starts with a cold page cache: 32 rather than
-/// 8 cost the worker 0.32 instead of 0.38 ms per entity-rich document.
-pub const RESOLVE_AHEAD_DOCS: usize = 32;
-
-/// Resolves the names of offered documents in read snapshots
-/// (`store::name_hints`), [`RESOLVE_AHEAD_DOCS`] at a time, until none is
-/// left or the writer has committed every batch in flight: the next batch
-/// is then due, and what is left goes without hints.
-fn resolve_ahead(shared: &WorkerShared, in_flight: &Mutex<HashSet<i64>>) {
-    loop {
-        let offered = shared.handoff.unresolved(RESOLVE_AHEAD_DOCS);
-        if offered.is_empty() {
-            return;
-        }
-        let mut tenants: Vec<&Tenant> = offered.iter().map(|o| &o.1).collect();
-        tenants.sort_by_key(|t| t.name());
-        tenants.dedup();
-        for tenant in tenants {
-            let (ids, fragments): (Vec<&str>, Vec<&Fragment>) = offered
-                .iter()
-                .filter(|o| o.1 == *tenant)
-                .map(|o| (o.0.as_str(), &o.2))
-                .unzip();
-            let resolved = shared
-                .store
-                .reader(tenant)
-                .and_then(|r| r.resolve_names(&fragments));
-            match resolved {
-                Ok(hints) => {
-                    for (doc_id, names) in ids.into_iter().zip(hints) {
-                        shared.handoff.resolved(doc_id, names);
-                    }
-                }
-                // Only a saving: the writer looks the names up itself.
-                Err(e) => log::debug!("names not resolved ahead: {e}"),
-            }
-        }
-        if lock_set(in_flight).is_empty() {
-            return;
         }
     }
 }
