@@ -315,7 +315,7 @@ impl TenantReader<'_> {
 #[cfg(test)]
 mod tests {
     use super::{term_candidates_sql, MAX_CANDIDATES_PER_TERM};
-    use crate::store::test_support::temp_store;
+    use crate::store::test_support::{temp_store, tenant_rows};
     use crate::store::{Store, Tenant};
     use rusqlite::params;
 
@@ -330,16 +330,12 @@ mod tests {
 
     /// (name, kind) of every entity, by id.
     fn entities(store: &Store, tenant: &Tenant) -> Vec<(String, String)> {
-        let t = tenant.clone();
-        store
-            .write(&t, |w| {
-                let mut stmt = w
-                    .conn
-                    .prepare("SELECT name, kind FROM entities WHERE tenant_id = ?1 ORDER BY id")?;
-                let rows = stmt.query_map([w.tenant_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-            })
-            .unwrap()
+        tenant_rows(
+            store,
+            tenant,
+            "SELECT name, kind FROM entities WHERE tenant_id = ?1 ORDER BY id",
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
     }
 
     fn count(store: &Store, tenant: &Tenant, sql: &'static str) -> i64 {
@@ -485,18 +481,14 @@ mod tests {
             &t,
             "Dana Scully joined Initech on 2024-03-01 to work on \"zero trust\" networking.",
         );
-        let per_entity: Vec<(String, String, i64)> = store
-            .write(&t, |w| {
-                let mut stmt = w.conn.prepare(
-                    "SELECT e.name, e.kind,
-                            (SELECT count(*) FROM entity_name_terms n WHERE n.entity_id = e.id)
-                       FROM entities e WHERE e.tenant_id = ?1",
-                )?;
-                let rows =
-                    stmt.query_map([w.tenant_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-            })
-            .unwrap();
+        let per_entity: Vec<(String, String, i64)> = tenant_rows(
+            &store,
+            &t,
+            "SELECT e.name, e.kind,
+                    (SELECT count(*) FROM entity_name_terms n WHERE n.entity_id = e.id)
+               FROM entities e WHERE e.tenant_id = ?1",
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        );
         let kinds: Vec<&str> = per_entity.iter().map(|e| e.1.as_str()).collect();
         assert!(
             kinds.contains(&"person") && kinds.iter().any(|k| *k == "concept" || *k == "date"),

@@ -39,6 +39,24 @@ pub fn plain_document(original: Vec<u8>) -> NewDocument {
     }
 }
 
+/// The rows `sql` returns with the tenant's id bound as `?1`, read in the
+/// writer's transaction (so every write before it is seen), each mapped
+/// by `row`.
+pub fn tenant_rows<T: Send + 'static>(
+    store: &Store,
+    tenant: &Tenant,
+    sql: &'static str,
+    row: fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Vec<T> {
+    store
+        .write(tenant, move |w| {
+            let mut stmt = w.conn.prepare(sql)?;
+            let rows = stmt.query_map([w.tenant_id], row)?;
+            Ok(rows.collect::<rusqlite::Result<Vec<T>>>()?)
+        })
+        .unwrap()
+}
+
 /// Stores `text` as a plain-text document with `provenance`, indexed with
 /// the built-in embedder; returns its key.
 pub fn remember(store: &Store, tenant: &Tenant, text: &str, provenance: &str) -> i64 {

@@ -329,7 +329,7 @@ impl TenantWriter<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::store::test_support::{remember, temp_store};
+    use crate::store::test_support::{remember, temp_store, tenant_rows};
     use crate::store::Tenant;
 
     #[test]
@@ -412,18 +412,14 @@ mod tests {
              Walter Skinner works at Acme.",
             "user",
         );
-        let counts: Vec<(String, i64, i64)> = store
-            .write(&t, |w| {
-                let mut stmt = w.conn.prepare(
-                    "SELECT e.name, e.mention_count,
-                            (SELECT count(*) FROM mentions m WHERE m.entity_id = e.id)
-                       FROM entities e WHERE e.tenant_id = ?1",
-                )?;
-                let rows =
-                    stmt.query_map([w.tenant_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-                Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-            })
-            .unwrap();
+        let counts: Vec<(String, i64, i64)> = tenant_rows(
+            &store,
+            &t,
+            "SELECT e.name, e.mention_count,
+                    (SELECT count(*) FROM mentions m WHERE m.entity_id = e.id)
+               FROM entities e WHERE e.tenant_id = ?1",
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        );
         assert!(
             counts.iter().any(|e| e.0 == "Fox Mulder" && e.1 == 3),
             "{counts:?}"
