@@ -16,6 +16,9 @@ use crate::graph::confidence;
 /// Snapshots kept per tenant (older ones are deleted when a new one is
 /// stored).
 pub const KEPT_SNAPSHOTS: i64 = 3;
+/// Relations read per statement when building summaries (see
+/// [`TenantReader::graph_input`]): about a tenth of a second each.
+const RELATIONS_PER_READ: usize = 16_384;
 /// Mentioning chunks read per entity when building summaries.
 const MENTIONS_PER_ENTITY: i64 = 32;
 
@@ -35,6 +38,11 @@ impl TenantReader<'_> {
     /// text they are most of the tenant's entities, which made reading them
     /// most of a rebuild's time.
     pub fn graph_input(&self) -> Result<GraphInput> {
+        self.graph_input_in_ranges(RELATIONS_PER_READ)
+    }
+
+    /// [`Self::graph_input`], reading `per_read` relations per statement.
+    fn graph_input_in_ranges(&self, per_read: usize) -> Result<GraphInput> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(GraphInput {
                 entities: vec![],
@@ -43,28 +51,50 @@ impl TenantReader<'_> {
             });
         };
         // Only what a reader could see: relations with evidence in a
-        // visible document (retention).
+        // visible document (retention). Read in ranges of ids, a statement
+        // (and so a read snapshot) each: one statement over a large graph
+        // held its snapshot for seconds, and while any reader holds one the
+        // write-ahead log cannot be folded back and restarted, so it grew
+        // by gigabytes under ingestion and the writer paid for it
+        // (BENCHMARKS.md, ninth session). A relation superseded between two
+        // ranges may be read with its successor; summaries are a heuristic
+        // view and the next rebuild sees the settled graph.
+        //
+        // The ranges walk the table in id order (`+` keeps SQLite off the
+        // (tenant, subject, ...) index, which it otherwise picks): through
+        // that index every row was a random look-up, then a sort, 6x the
+        // time at 100k documents. Other tenants' rows are skipped on the
+        // way, about a microsecond each.
         let v = self.visible;
         let mut stmt = self.conn.prepare(&format!(
-            "SELECT r.subject_id, r.object_id, r.label, r.alpha, r.beta, r.kind = 'pattern'
+            "SELECT r.id, r.subject_id, r.object_id, r.label, r.alpha, r.beta, r.kind = 'pattern'
                FROM relations r
-              WHERE r.tenant_id = ?1 AND r.valid_to IS NULL
+              WHERE +r.tenant_id = ?1 AND r.valid_to IS NULL AND r.id > ?10
                 AND EXISTS (SELECT 1 FROM relation_evidence ev JOIN documents d ON d.id = ev.document_id
                              WHERE ev.relation_id = r.id AND {VISIBLE})
-              ORDER BY r.id"
+              ORDER BY r.id LIMIT {per_read}"
         ))?;
-        let relations: Vec<(i64, i64, String, f64, bool)> = stmt
-            .query_map(params![tenant_id, 0, 0, 0, 0, 0, 0, v.now, v.since], |r| {
-                let (alpha, beta): (f64, f64) = (r.get(3)?, r.get(4)?);
-                Ok((
-                    r.get(0)?,
+        let mut relations: Vec<(i64, i64, String, f64, bool)> = Vec::new();
+        let mut after = 0i64;
+        loop {
+            let before = relations.len();
+            let mut rows =
+                stmt.query(params![tenant_id, 0, 0, 0, 0, 0, 0, v.now, v.since, after])?;
+            while let Some(r) = rows.next()? {
+                after = r.get(0)?;
+                let (alpha, beta): (f64, f64) = (r.get(4)?, r.get(5)?);
+                relations.push((
                     r.get(1)?,
                     r.get(2)?,
+                    r.get(3)?,
                     confidence::mean(alpha, beta),
-                    r.get(5)?,
-                ))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+                    r.get(6)?,
+                ));
+            }
+            if relations.len() - before < per_read {
+                break;
+            }
+        }
         // The related entities by id (in id order, so the look-ups walk the
         // table's B-tree forwards): a scan of the tenant's entities through
         // its (tenant, key) index, then sorted, cost ten times as much with
@@ -297,5 +327,60 @@ impl Store {
             .iter()
             .filter_map(|n| super::Tenant::new(n).ok())
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_support::{remember, temp_store};
+    use crate::store::Tenant;
+
+    /// Relation ends and labels, in the order read.
+    fn relations(input: &GraphInput) -> Vec<(i64, i64, String)> {
+        input
+            .relations
+            .iter()
+            .map(|r| (r.0, r.1, r.2.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn the_graph_read_in_ranges_is_the_graph_read_at_once_and_only_the_tenant_s() {
+        let (dir, store) = temp_store("alayasiki-graph-ranges");
+        let (ours, theirs) = (Tenant::new("ours").unwrap(), Tenant::new("theirs").unwrap());
+        for (i, text) in [
+            "Dana Reyes founded Acme Robotics in Lisbon. Acme Robotics acquired Widget Works.",
+            "Omar Haddad joined Acme Robotics. Widget Works hired Lena Park in Porto.",
+            "Lena Park met Dana Reyes in Madrid. Omar Haddad visited Porto with Lena Park.",
+        ]
+        .iter()
+        .enumerate()
+        {
+            remember(&store, &ours, text, "user");
+            // The other tenant's rows interleave with ours in id order.
+            let other = format!("Kai Berg{i} founded Northwind Labs{i} in Oslo.");
+            remember(&store, &theirs, &other, "user");
+        }
+        let reader = store.reader(&ours).unwrap();
+        let whole = reader.graph_input_in_ranges(usize::MAX >> 1).unwrap();
+        assert!(whole.relations.len() > 4, "{:?}", relations(&whole));
+        for per_read in [1, 2, 3] {
+            let ranged = reader.graph_input_in_ranges(per_read).unwrap();
+            assert_eq!(relations(&ranged), relations(&whole), "per_read {per_read}");
+            assert_eq!(ranged.entities, whole.entities);
+            assert_eq!(ranged.mentions, whole.mentions);
+        }
+        let names: Vec<&str> = whole.entities.iter().map(|e| e.1.as_str()).collect();
+        assert!(names.contains(&"Acme Robotics"), "{names:?}");
+        assert!(
+            !names
+                .iter()
+                .any(|n| n.contains("Northwind") || n.contains("Oslo")),
+            "{names:?}"
+        );
+        drop(reader);
+        store.close();
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }
