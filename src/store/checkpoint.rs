@@ -8,9 +8,11 @@
 //! during ingestion). Here the writer's commit hook only nudges this thread
 //! once the log holds [`WAL_CHECKPOINT_PAGES`]; a passive checkpoint on a
 //! second connection copies the pages while the writer goes on committing.
-//! Should the log still reach [`WAL_MAX_PAGES`] (the checkpointer starved
-//! of CPU, or readers pinning old snapshots), the writer checkpoints in line
-//! as SQLite would have, so the log stays bounded whatever happens.
+//! Once the log reaches [`WAL_MAX_PAGES`] the writer checkpoints in line,
+//! which copies what is left, syncs the database and lets the log start
+//! over, so it stays bounded whatever happens. Readers pin the log while
+//! they hold a snapshot, so long reads are split into short statements
+//! (the community rebuild's graph read, `RELATIONS_PER_READ`).
 
 use crossbeam_channel::{Receiver, Sender};
 use rusqlite::wal::CheckpointMode;
@@ -29,11 +31,18 @@ use crate::error::Result;
 pub const WAL_CHECKPOINT_PAGES: i32 = 4096;
 
 /// WAL pages at which the writer stops waiting for the checkpointer and
-/// checkpoints in line (64 MiB of log). A passive checkpoint running beside
-/// a busy writer rarely catches up with the last frame, and only a log
-/// copied to its end can start over; the in-line one then copies what the
-/// checkpointer left, little, and the log restarts.
-pub const WAL_MAX_PAGES: i32 = 4 * WAL_CHECKPOINT_PAGES;
+/// checkpoints in line (256 MiB of log). A passive checkpoint running
+/// beside a busy writer copies up to the frame it started from, and syncs
+/// the database file only if no frame was added meanwhile, which with the
+/// writer busy never happens; only a log copied to its end, and the
+/// database synced, can start over. So the in-line checkpoint, with the
+/// writer stopped, copies what the checkpointer left and syncs every page
+/// copied since the last restart: 110–250 ms each at 100k entity-rich
+/// documents, 23% of an ingest's time with a 64 MiB log. Four times the log
+/// did it a quarter as often: 395–407 → 457–486 docs/s from 100k to 115k
+/// (BENCHMARKS.md, ninth session). The log file keeps its largest size
+/// until the store is closed.
+pub const WAL_MAX_PAGES: i32 = 16 * WAL_CHECKPOINT_PAGES;
 
 /// Past [`WAL_MAX_PAGES`], frames written between two in-line attempts.
 pub const WAL_RETRY_PAGES: i32 = WAL_CHECKPOINT_PAGES / 4;
