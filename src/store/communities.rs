@@ -16,9 +16,37 @@ use crate::graph::confidence;
 /// Snapshots kept per tenant (older ones are deleted when a new one is
 /// stored).
 pub const KEPT_SNAPSHOTS: i64 = 3;
-/// Relations read per statement when building summaries (see
-/// [`TenantReader::graph_input`]): about a tenth of a second each.
-const RELATIONS_PER_READ: usize = 16_384;
+/// Relations read per statement when a rebuild walks the relations table
+/// ([`RelationScan::IdRanges`]): at most 28 ms each at 100k documents.
+pub const RELATIONS_PER_READ: usize = 16_384;
+/// Relations sampled to estimate a tenant's share of the table.
+const SHARE_PROBES: i64 = 64;
+/// A tenant holding less than one relation in this many is read through
+/// its index ([`RelationScan::TenantIndex`]): a random look-up per relation
+/// there costs about six times a row skipped in the table's order.
+const FEW_RELATIONS_SHARE: i64 = 8;
+
+/// How a rebuild reads a tenant's relations.
+///
+/// A read holds a snapshot for as long as its statement runs, and while any
+/// reader holds one the write-ahead log can be neither folded back to its
+/// end nor restarted: one statement over the 1.5M relations of 100k
+/// documents held it for 12 s, the log grew by gigabytes under ingestion
+/// and the writer paid for every page (BENCHMARKS.md, ninth session).
+/// A relation superseded between two ranges may be read with its
+/// successor; summaries are a heuristic view, and the next rebuild sees the
+/// settled graph.
+#[derive(Debug, Clone, Copy)]
+enum RelationScan {
+    /// The table in id order, this many relations per statement, other
+    /// tenants' rows skipped on the way (about a microsecond each). Through
+    /// the tenant's index each row was a random look-up, then a sort: six
+    /// times the time at 100k documents.
+    IdRanges(usize),
+    /// One statement through the tenant's index: for a tenant with few
+    /// relations among many, whose read is short anyway.
+    TenantIndex,
+}
 /// Mentioning chunks read per entity when building summaries.
 const MENTIONS_PER_ENTITY: i64 = 32;
 
@@ -38,11 +66,39 @@ impl TenantReader<'_> {
     /// text they are most of the tenant's entities, which made reading them
     /// most of a rebuild's time.
     pub fn graph_input(&self) -> Result<GraphInput> {
-        self.graph_input_in_ranges(RELATIONS_PER_READ)
+        let scan = match self.tenant_id {
+            Some(id) if self.holds_few_relations(id)? => RelationScan::TenantIndex,
+            _ => RelationScan::IdRanges(RELATIONS_PER_READ),
+        };
+        self.graph_input_by(scan)
     }
 
-    /// [`Self::graph_input`], reading `per_read` relations per statement.
-    fn graph_input_in_ranges(&self, per_read: usize) -> Result<GraphInput> {
+    /// Whether the tenant's relations are so few among all tenants' that
+    /// finding them through the tenant's index beats walking the table,
+    /// estimated from [`SHARE_PROBES`] relations at evenly spaced ids (a
+    /// B-tree seek each), not from a count, which at 100k documents took
+    /// longer than the read it was choosing for.
+    fn holds_few_relations(&self, tenant_id: i64) -> Result<bool> {
+        let last: Option<i64> = self
+            .conn
+            .query_row("SELECT max(id) FROM relations", [], |r| r.get(0))?;
+        let Some(last) = last else {
+            return Ok(false);
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT tenant_id FROM relations WHERE id >= ?1 ORDER BY id LIMIT 1")?;
+        let mut ours = 0;
+        for probe in 0..SHARE_PROBES {
+            let id = 1 + (last - 1) * probe / (SHARE_PROBES - 1);
+            let owner: Option<i64> = stmt.query_row([id], |r| r.get(0)).optional()?;
+            ours += i64::from(owner == Some(tenant_id));
+        }
+        Ok(ours * FEW_RELATIONS_SHARE < SHARE_PROBES)
+    }
+
+    /// [`Self::graph_input`], reading the relations as `scan` says.
+    fn graph_input_by(&self, scan: RelationScan) -> Result<GraphInput> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(GraphInput {
                 entities: vec![],
@@ -51,25 +107,19 @@ impl TenantReader<'_> {
             });
         };
         // Only what a reader could see: relations with evidence in a
-        // visible document (retention). Read in ranges of ids, a statement
-        // (and so a read snapshot) each: one statement over a large graph
-        // held its snapshot for seconds, and while any reader holds one the
-        // write-ahead log cannot be folded back and restarted, so it grew
-        // by gigabytes under ingestion and the writer paid for it
-        // (BENCHMARKS.md, ninth session). A relation superseded between two
-        // ranges may be read with its successor; summaries are a heuristic
-        // view and the next rebuild sees the settled graph.
-        //
-        // The ranges walk the table in id order (`+` keeps SQLite off the
-        // (tenant, subject, ...) index, which it otherwise picks): through
-        // that index every row was a random look-up, then a sort, 6x the
-        // time at 100k documents. Other tenants' rows are skipped on the
-        // way, about a microsecond each.
+        // visible document (retention). See `RelationScan` for why the
+        // table is read in ranges of ids, a statement each.
+        let (tenant_filter, per_read) = match scan {
+            // `+` keeps SQLite off the (tenant, subject, ...) index, which
+            // it otherwise picks.
+            RelationScan::IdRanges(per_read) => ("+r.tenant_id", per_read),
+            RelationScan::TenantIndex => ("r.tenant_id", i64::MAX as usize),
+        };
         let v = self.visible;
         let mut stmt = self.conn.prepare(&format!(
             "SELECT r.id, r.subject_id, r.object_id, r.label, r.alpha, r.beta, r.kind = 'pattern'
                FROM relations r
-              WHERE +r.tenant_id = ?1 AND r.valid_to IS NULL AND r.id > ?10
+              WHERE {tenant_filter} = ?1 AND r.valid_to IS NULL AND r.id > ?10
                 AND EXISTS (SELECT 1 FROM relation_evidence ev JOIN documents d ON d.id = ev.document_id
                              WHERE ev.relation_id = r.id AND {VISIBLE})
               ORDER BY r.id LIMIT {per_read}"
@@ -353,24 +403,44 @@ mod tests {
             "Dana Reyes founded Acme Robotics in Lisbon. Acme Robotics acquired Widget Works.",
             "Omar Haddad joined Acme Robotics. Widget Works hired Lena Park in Porto.",
             "Lena Park met Dana Reyes in Madrid. Omar Haddad visited Porto with Lena Park.",
+            "Priya Nair leads Bolt Labs in Berlin. Bolt Labs supplies Acme Robotics.",
+            "Tomas Weber joined Bolt Labs. Priya Nair met Omar Haddad in Vienna.",
+            "Widget Works opened an office in Vienna. Tomas Weber visited Lisbon.",
         ]
         .iter()
         .enumerate()
         {
             remember(&store, &ours, text, "user");
-            // The other tenant's rows interleave with ours in id order.
-            let other = format!("Kai Berg{i} founded Northwind Labs{i} in Oslo.");
-            remember(&store, &theirs, &other, "user");
+            if i == 2 {
+                // The other tenant's rows sit among ours in id order.
+                let other = "Kai Berg founded Northwind Labs in Oslo.";
+                remember(&store, &theirs, other, "user");
+            }
         }
         let reader = store.reader(&ours).unwrap();
-        let whole = reader.graph_input_in_ranges(usize::MAX >> 1).unwrap();
+        let whole = reader.graph_input_by(RelationScan::TenantIndex).unwrap();
         assert!(whole.relations.len() > 4, "{:?}", relations(&whole));
         for per_read in [1, 2, 3] {
-            let ranged = reader.graph_input_in_ranges(per_read).unwrap();
+            let ranged = reader
+                .graph_input_by(RelationScan::IdRanges(per_read))
+                .unwrap();
             assert_eq!(relations(&ranged), relations(&whole), "per_read {per_read}");
             assert_eq!(ranged.entities, whole.entities);
             assert_eq!(ranged.mentions, whole.mentions);
         }
+        // Most relations are ours: the table is walked. Theirs are few.
+        assert!(!reader
+            .holds_few_relations(reader.tenant_id.unwrap())
+            .unwrap());
+        let other = store.reader(&theirs).unwrap();
+        assert!(other.holds_few_relations(other.tenant_id.unwrap()).unwrap());
+        let theirs_read = other.graph_input().unwrap();
+        assert_eq!(
+            relations(&theirs_read),
+            relations(&other.graph_input_by(RelationScan::IdRanges(1)).unwrap())
+        );
+        assert!(!theirs_read.relations.is_empty());
+        drop(other);
         let names: Vec<&str> = whole.entities.iter().map(|e| e.1.as_str()).collect();
         assert!(names.contains(&"Acme Robotics"), "{names:?}");
         assert!(
