@@ -47,6 +47,7 @@ enum RelationScan {
     /// relations among many, whose read is short anyway.
     TenantIndex,
 }
+
 /// Mentioning chunks read per entity when building summaries.
 const MENTIONS_PER_ENTITY: i64 = 32;
 
