@@ -31,7 +31,7 @@ use std::hash::{Hash, Hasher};
 use super::resolution::{merge_decision, stored_entity};
 use super::tenant::TenantReader;
 use crate::error::Result;
-use crate::graph::fragment::Fragment;
+use crate::graph::fragment::{Fragment, FragmentEntity};
 use crate::graph::resolution::{is_resolvable_kind, Evidence, NAME_TERMS_VERSION};
 
 /// Most fingerprints the log holds, all tenants together (about 2 MiB).
@@ -50,6 +50,30 @@ pub enum NameAnswer {
     Merge(i64, Evidence),
     /// New to the tenant, and no stored entity's other name.
     New,
+}
+
+impl NameAnswer {
+    /// Looks `e`'s name up as the writer would: its key among the stored
+    /// keys and aliases, else a merge into a stored entity not in
+    /// `exclude` (see [`merge_decision`]; `open_terms` as there).
+    pub(super) fn look_up(
+        conn: &rusqlite::Connection,
+        tenant_id: i64,
+        e: &FragmentEntity,
+        exclude: &[i64],
+        open_terms: Option<&mut Vec<String>>,
+    ) -> rusqlite::Result<NameAnswer> {
+        if let Some(id) = stored_entity(conn, tenant_id, &e.key)? {
+            return Ok(NameAnswer::Stored(id));
+        }
+        let kind = e.kind.as_str();
+        Ok(
+            match merge_decision(conn, tenant_id, &e.key, &e.name, kind, exclude, open_terms)? {
+                Some((id, evidence)) => NameAnswer::Merge(id, evidence),
+                None => NameAnswer::New,
+            },
+        )
+    }
 }
 
 /// One name's answer and what it depends on besides its key.
@@ -221,21 +245,8 @@ impl TenantReader<'_> {
                     continue;
                 }
                 let mut open_terms = Vec::new();
-                let answer = match stored_entity(&self.conn, tenant_id, &e.key)? {
-                    Some(id) => NameAnswer::Stored(id),
-                    None => match merge_decision(
-                        &self.conn,
-                        tenant_id,
-                        &e.key,
-                        &e.name,
-                        kind,
-                        &[],
-                        Some(&mut open_terms),
-                    )? {
-                        Some((id, evidence)) => NameAnswer::Merge(id, evidence),
-                        None => NameAnswer::New,
-                    },
-                };
+                let answer =
+                    NameAnswer::look_up(&self.conn, tenant_id, e, &[], Some(&mut open_terms))?;
                 names.push(Some(NameHint { answer, open_terms }));
             }
             out.push(Some(NameHints {

@@ -12,7 +12,6 @@ use crate::error::Result;
 use crate::graph::confidence::Provenance;
 use crate::graph::fragment::{predicate_key, Fragment, FragmentEntity, FragmentRelation};
 use crate::store::name_hints::{NameAnswer, NameHints};
-use crate::store::resolution::{merge_decision, stored_entity};
 use crate::store::tenant::TenantWriter;
 
 impl TenantWriter<'_> {
@@ -277,24 +276,14 @@ impl TenantWriter<'_> {
         created: &mut Vec<i64>,
         now: i64,
     ) -> Result<i64> {
-        let existing = match hint {
-            Some(NameAnswer::Stored(id)) => Some(id),
-            Some(_) => None,
-            None => stored_entity(self.conn, self.tenant_id, &e.key)?,
+        let answer = match hint {
+            Some(answer) => answer,
+            None => NameAnswer::look_up(self.conn, self.tenant_id, e, created, None)?,
         };
-        let merged = match (existing, hint) {
-            (Some(_), _) => None,
-            (None, Some(NameAnswer::Merge(id, evidence))) => Some((id, evidence)),
-            (None, Some(_)) => None,
-            (None, None) => merge_decision(
-                self.conn,
-                self.tenant_id,
-                &e.key,
-                &e.name,
-                kind,
-                created,
-                None,
-            )?,
+        let (existing, merged) = match answer {
+            NameAnswer::Stored(id) => (Some(id), None),
+            NameAnswer::Merge(id, evidence) => (None, Some((id, evidence))),
+            NameAnswer::New => (None, None),
         };
         if let Some(merge) = merged {
             self.record_merge(&e.key, &e.name, kind, merge, now)?;
