@@ -18,7 +18,7 @@ pub const DB_FILE: &str = "memory.db";
 
 /// How long a connection waits on a lock before giving up. Only start-up and
 /// checkpoints ever contend: all writes go through one writer thread.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Page cache of the writer connection (KiB). Index pages of the tables
 /// being appended to stay hot across group commits; clean pages the cache

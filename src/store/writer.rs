@@ -26,15 +26,22 @@
 //! it done, so if a power cut loses that commit the job is replayed at the
 //! next start. Vector rows are still synced before every commit that names
 //! them.
+//!
+//! Once no write has come for `IDLE_CHECKPOINT_MS`, the writer checkpoints
+//! with TRUNCATE (`checkpoint::idle`), so an idle server keeps no log on
+//! disk; should readers keep it from finishing, it tries again every
+//! `IDLE_CHECKPOINT_RETRY_MS` without writes.
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use rusqlite::Connection;
 use std::collections::HashMap;
 use std::fs::File;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
+use super::checkpoint::{self, IDLE_CHECKPOINT_MS, IDLE_CHECKPOINT_RETRY_MS};
 use super::name_hints::NameLog;
 use super::tenant::{create_tenant_tables, TenantWriter};
 use super::vectors::VectorIndex;
@@ -98,7 +105,30 @@ pub(super) fn run(
     wal: WalSync,
 ) {
     let mut names = NameLog::default();
-    while let Ok(first) = requests.recv() {
+    // Whether the log may hold frames the idle checkpoint has not emptied,
+    // and how long to wait for the next write before checkpointing.
+    let mut unfolded = false;
+    let mut idle_wait = Duration::from_millis(IDLE_CHECKPOINT_MS);
+    loop {
+        let first = if unfolded {
+            match requests.recv_timeout(idle_wait) {
+                Ok(r) => r,
+                Err(RecvTimeoutError::Timeout) => {
+                    // No write for the whole wait: empty the log file.
+                    unfolded = !checkpoint::idle(&conn);
+                    idle_wait = Duration::from_millis(IDLE_CHECKPOINT_RETRY_MS);
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        } else {
+            match requests.recv() {
+                Ok(r) => r,
+                Err(_) => break,
+            }
+        };
+        unfolded = true;
+        idle_wait = Duration::from_millis(IDLE_CHECKPOINT_MS);
         let mut batch = vec![first];
         while batch.len() < MAX_WRITE_BATCH {
             match requests.try_recv() {

@@ -50,9 +50,15 @@ pub const HEADER_BYTES: u64 = 256;
 pub const MAX_EMBEDDER_ID_BYTES: usize = 192;
 const DTYPE_Q8: u8 = 1;
 const DTYPE_F32: u8 = 2;
-/// Rows added to a file's capacity at a time (the files grow in steps so
-/// readers rarely need a new map).
+/// Most rows added to a file's capacity at a time. The files grow in steps
+/// so readers rarely need a new map: each step doubles the capacity, from
+/// [`MIN_CAPACITY_ROWS`], up to this many rows at once, so a file never
+/// holds room for more than twice its rows (or this many more), and a
+/// small memory's files stay small even where the file system does not
+/// keep unwritten room sparse.
 pub const GROWTH_ROWS: u64 = 16_384;
+/// The smallest capacity step of a vector file, in rows.
+pub const MIN_CAPACITY_ROWS: u64 = 256;
 /// Tenants with at least this many rows are scanned by two threads.
 pub const PARALLEL_SCAN_MIN_ROWS: usize = 50_000;
 /// Candidates from the int8 scan re-scored exactly, per result wanted
@@ -465,7 +471,7 @@ impl TenantVectors {
         let first = files.written;
         let n = vectors.len() as u64;
         if first + n > files.capacity {
-            let capacity = (first + n).next_multiple_of(GROWTH_ROWS);
+            let capacity = next_capacity(files.capacity, first + n);
             files
                 .q8
                 .set_len(HEADER_BYTES + capacity * self.q8_row as u64)?;
@@ -592,6 +598,16 @@ impl TenantVectors {
         snap.rows = rows;
         Ok(())
     }
+}
+
+/// The capacity a file grows to from `capacity` rows to hold `needed`:
+/// double, but at least [`MIN_CAPACITY_ROWS`] and at most [`GROWTH_ROWS`]
+/// more, then up to `needed` in whole steps of [`MIN_CAPACITY_ROWS`].
+fn next_capacity(capacity: u64, needed: u64) -> u64 {
+    let doubled = capacity
+        .saturating_mul(2)
+        .clamp(MIN_CAPACITY_ROWS, capacity.saturating_add(GROWTH_ROWS));
+    doubled.max(needed).next_multiple_of(MIN_CAPACITY_ROWS)
 }
 
 /// Syncs a tenant's two files at once: each sync mostly waits on the

@@ -280,3 +280,49 @@ fn relaxed_durability_starts_no_sync() {
     assert!(index.syncing.lock().unwrap().is_empty());
     std::fs::remove_dir_all(d).unwrap();
 }
+
+#[test]
+fn capacity_doubles_from_the_smallest_step_and_grows_at_most_a_step_at_once() {
+    assert_eq!(next_capacity(0, 1), MIN_CAPACITY_ROWS);
+    assert_eq!(
+        next_capacity(0, MIN_CAPACITY_ROWS + 1),
+        2 * MIN_CAPACITY_ROWS
+    );
+    assert_eq!(
+        next_capacity(MIN_CAPACITY_ROWS, MIN_CAPACITY_ROWS + 1),
+        2 * MIN_CAPACITY_ROWS
+    );
+    // Reopened at a committed count that is not a whole step.
+    assert_eq!(next_capacity(680, 681), 1536);
+    // Doubling stops at GROWTH_ROWS more.
+    assert_eq!(next_capacity(GROWTH_ROWS, GROWTH_ROWS + 1), 2 * GROWTH_ROWS);
+    assert_eq!(
+        next_capacity(4 * GROWTH_ROWS, 4 * GROWTH_ROWS + 1),
+        5 * GROWTH_ROWS
+    );
+    // A large append gets what it needs, in whole steps.
+    assert_eq!(
+        next_capacity(0, 3 * GROWTH_ROWS + 7),
+        3 * GROWTH_ROWS + MIN_CAPACITY_ROWS
+    );
+}
+
+#[test]
+fn a_small_tenant_s_files_hold_room_for_at_most_twice_its_rows() {
+    let d = dir("small");
+    let index = VectorIndex::new(&d, spec(256), Durability::Full).unwrap();
+    let t = index.tenant(1, 0, 0).unwrap();
+    for i in 0..7 {
+        t.append(&vectors(100, 256, i)).unwrap();
+    }
+    let rows = 700u64;
+    let f32_len = std::fs::metadata(file_path(&index.dir, 1, 0, "f32"))
+        .unwrap()
+        .len();
+    let room = (f32_len - HEADER_BYTES) / (256 * 4);
+    assert!(
+        room >= rows && room <= 2 * rows,
+        "room for {room} rows holding {rows}"
+    );
+    std::fs::remove_dir_all(d).unwrap();
+}
