@@ -11,6 +11,10 @@ use crate::limits::{MAX_TOP_K, MIN_TOP_K};
 
 /// Exit status for usage errors (bad flags or values), as is customary.
 pub const USAGE_EXIT: i32 = 2;
+/// A subcommand stopped by a signal exits with this plus the signal's
+/// number (130 for SIGINT, 143 for SIGTERM), as shells report a program
+/// killed by one.
+pub const SIGNAL_EXIT_BASE: i32 = 128;
 
 /// What the user asked the binary to do.
 #[derive(Debug, PartialEq, Eq)]
@@ -57,7 +61,10 @@ pub enum Command {
         tenant: Option<String>,
         file: PathBuf,
     },
+    /// The program's help page.
     Help,
+    /// `SUBCOMMAND --help`: the page of one subcommand.
+    SubcommandHelp(&'static str),
     Version,
 }
 
@@ -116,10 +123,60 @@ ENVIRONMENT:
     ALAYASIKI_FUSION, ALAYASIKI_HALF_LIFE_DAYS, ALAYASIKI_CHUNK_TARGET_BYTES:
                             retrieval tuning (README)
 
+EXIT STATUS:
+    0 done, 1 failure (the message says what), 2 bad command line, 3 data
+    directory in use by another process. An interrupted ingest exits 130
+    (SIGINT, Ctrl-C) or 143 (SIGTERM): 128 + the signal's number.
+    See `alayasiki-mcp ingest --help`.
+
 The server reads newline-delimited JSON-RPC on stdin and writes only protocol
 messages to stdout; logs go to stderr. One process owns a data directory; to
 share one memory between clients, run alayasiki-api and connect over SSE.
 ";
+
+/// `alayasiki-mcp ingest --help`.
+pub const INGEST_HELP: &str = "\
+alayasiki-mcp ingest: store files and folders in the memory.
+
+USAGE:
+    alayasiki-mcp ingest PATH... [--data-dir DIR] [--tenant T]
+
+Every PATH must exist and be readable, or the command stops before storing
+anything. Folders are walked recursively in name order; hidden entries and
+symbolic links inside them are not followed. Each file is stored like a File
+upload, with its absolute path as source and its name as title. Files that
+are empty, larger than MAX_CONTENT_BYTES (4 MiB), binary of no supported
+type, images or audio (they need a description), or refused by ingestion
+(invalid UTF-8, encrypted or scanned PDFs, ...) are skipped and counted by
+reason in the report on stdout. Progress goes to stderr.
+
+Each file's idempotency key hashes its path and content, so running the same
+command again stores only files that are new or changed: that is how an
+interrupted run resumes. Ctrl-C (SIGINT) or SIGTERM stops between files:
+the files in progress finish, everything stored is made durable, and a
+summary on stderr gives what was stored, what was not, and the command that
+resumes.
+
+EXIT STATUS:
+    0    every file found is stored (by this run or an earlier one) or was
+         skipped for its content, and at least one is stored; or the
+         folders hold no files at all
+    1    a PATH does not exist or cannot be read (nothing is stored); none
+         of the files found could be stored; or a file failed for a reason
+         other than its content (the report names it)
+    2    bad command line
+    3    the data directory is in use by another process
+    130  interrupted by SIGINT (Ctrl-C)
+    143  interrupted by SIGTERM
+";
+
+/// The help page of a subcommand, when it has one of its own.
+fn subcommand_help(subcommand: Option<&str>) -> Option<&'static str> {
+    match subcommand {
+        Some("ingest") => Some(INGEST_HELP),
+        _ => None,
+    }
+}
 
 /// A one-line usage error.
 #[derive(Debug, PartialEq, Eq)]
@@ -156,7 +213,12 @@ where
         let arg = parser.next().map_err(|e| UsageError(e.to_string()))?;
         let Some(arg) = arg else { break };
         match arg {
-            Short('h') | Long("help") => return Ok(Command::Help),
+            Short('h') | Long("help") => {
+                return Ok(match subcommand_help(subcommand.as_deref()) {
+                    Some(page) => Command::SubcommandHelp(page),
+                    None => Command::Help,
+                })
+            }
             Short('V') | Long("version") => return Ok(Command::Version),
             Long("data-dir") => {
                 let value = parser
@@ -443,6 +505,29 @@ mod tests {
         assert!(parse(["--tenant", "t"]).is_err());
         assert!(parse(["ingest", "a", "--top-k", "3"]).is_err());
         assert!(parse(["query", "a", "--id", "x"]).is_err());
+    }
+
+    #[test]
+    fn ingest_has_its_own_help_with_exit_statuses() {
+        assert_eq!(
+            parse(["ingest", "--help"]),
+            Ok(Command::SubcommandHelp(INGEST_HELP))
+        );
+        assert_eq!(parse(["--help", "ingest"]), Ok(Command::Help));
+        assert_eq!(parse(["query", "-h"]), Ok(Command::Help));
+        // The figures quoted are the constants' own.
+        let limit = format!(
+            "MAX_CONTENT_BYTES ({} MiB)",
+            crate::limits::MAX_CONTENT_BYTES >> 20
+        );
+        assert!(INGEST_HELP.contains(&limit), "{limit}");
+        for signal in [
+            crate::transport::signals::SIGINT,
+            crate::transport::signals::SIGTERM,
+        ] {
+            let status = format!("\n    {}  interrupted", SIGNAL_EXIT_BASE + signal);
+            assert!(INGEST_HELP.contains(&status), "{status}");
+        }
     }
 
     #[test]

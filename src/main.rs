@@ -11,6 +11,10 @@ fn main() -> ExitCode {
             print!("{}", cli::HELP);
             ExitCode::SUCCESS
         }
+        Ok(Command::SubcommandHelp(page)) => {
+            print!("{page}");
+            ExitCode::SUCCESS
+        }
         Ok(Command::Version) => {
             println!("alayasiki-mcp {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS

@@ -29,6 +29,7 @@ use crate::config::{self, Config};
 use crate::service::{MemoryService, Principal};
 use crate::store::owner::{OwnerError, OwnerLock};
 use crate::store::{Tenant, VectorPolicy};
+use crate::transport::signals;
 
 /// How often progress is printed.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -126,11 +127,13 @@ const MAX_BULK_BACKLOG: i64 = 512;
 
 /// Pauses while the ingestion worker is more than [`MAX_BULK_BACKLOG`]
 /// jobs behind (bulk subcommands ingest without waiting for each document,
-/// so documents are committed in groups).
+/// so documents are committed in groups). A termination signal ends the
+/// pause (when the subcommand installed the handlers).
 fn throttle(service: &MemoryService) {
-    while service
-        .pending_jobs()
-        .is_ok_and(|pending| pending > MAX_BULK_BACKLOG)
+    while !signals::requested()
+        && service
+            .pending_jobs()
+            .is_ok_and(|pending| pending > MAX_BULK_BACKLOG)
     {
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -138,7 +141,9 @@ fn throttle(service: &MemoryService) {
 
 /// Waits until the ingestion worker has no pending jobs, reporting
 /// progress with `label` (subcommands that ingest without waiting for each
-/// document end here so their report counts indexed documents).
+/// document end here so their report counts indexed documents). A
+/// termination signal ends the wait: pending jobs are journaled, and the
+/// next open of the store resumes them.
 fn drain(service: &MemoryService, label: &str) -> crate::error::Result<()> {
     let total = service.pending_jobs()?;
     if total == 0 {
@@ -149,7 +154,7 @@ fn drain(service: &MemoryService, label: &str) -> crate::error::Result<()> {
     loop {
         let pending = service.pending_jobs()?;
         progress.set((total - pending).max(0) as u64, 0);
-        if pending == 0 {
+        if pending == 0 || signals::requested() {
             break;
         }
         std::thread::sleep(progress::TICK);
