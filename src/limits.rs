@@ -61,6 +61,12 @@ pub const DEFAULT_BUDGET_CHARS: u32 = 20_000;
 /// answering with the job still pending (milliseconds).
 pub const INGEST_WAIT_MS: u64 = 60_000;
 
+/// How long a request waits, at most, for its session's earlier requests
+/// and for the documents they stored with `wait: false` to become
+/// searchable (read-your-writes; milliseconds). Past it the request runs
+/// and its reply says what it may not see.
+pub const READ_YOUR_WRITES_WAIT_MS: u64 = 60_000;
+
 /// Start-ups that may find a job still pending before it is declared failed.
 /// Bounds a crash loop on a document that kills the worker.
 pub const MAX_JOB_ATTEMPTS: i64 = 3;
@@ -217,6 +223,10 @@ mod tests {
                 format!("{MIN_BUDGET_CHARS} / {MAX_BUDGET_CHARS} / {DEFAULT_BUDGET_CHARS}"),
             ),
             ("`INGEST_WAIT_MS`", INGEST_WAIT_MS.to_string()),
+            (
+                "`READ_YOUR_WRITES_WAIT_MS`",
+                READ_YOUR_WRITES_WAIT_MS.to_string(),
+            ),
             ("`MAX_JOB_ATTEMPTS`", MAX_JOB_ATTEMPTS.to_string()),
             ("`RESOURCES_PAGE_SIZE`", RESOURCES_PAGE_SIZE.to_string()),
             ("`MAX_IDENTITY_BYTES`", MAX_IDENTITY_BYTES.to_string()),

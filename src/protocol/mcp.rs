@@ -14,9 +14,10 @@ use std::sync::{Arc, Mutex};
 use super::jsonrpc::{
     self, Incoming, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
 };
+use super::ordering::{SessionOrder, Ticket, Turn};
 use super::{prompts, resources, tools};
 use crate::limits::MAX_BATCH_MESSAGES;
-use crate::service::{MemoryService, Principal};
+use crate::service::{Memory, MemoryService, Principal};
 
 /// The protocol revision this server speaks.
 pub const PROTOCOL_VERSION: &str = "2024-11-05";
@@ -57,6 +58,8 @@ pub struct Session {
     log_level: Mutex<String>,
     /// Requests being worked on (by serialized id) → cancelled?
     in_flight: Mutex<HashMap<String, bool>>,
+    /// The order its requests take effect in (read-your-writes).
+    order: Arc<SessionOrder>,
 }
 
 impl Session {
@@ -66,7 +69,23 @@ impl Session {
             initialized: AtomicBool::new(false),
             log_level: Mutex::new("info".into()),
             in_flight: Mutex::new(HashMap::new()),
+            order: SessionOrder::new(),
         }
+    }
+
+    /// Issues `value` its place in this session's order; the transport
+    /// calls this as it receives each request that is not handled inline,
+    /// in arrival order, and hands the ticket to [`Server::handle_ordered`].
+    pub fn ticket(&self, value: &Value) -> Ticket {
+        self.order.issue(Server::is_write(value))
+    }
+
+    /// [`Session::ticket`], passing the ticket to `hand_over` (which
+    /// queues the request) before any later request of the session can
+    /// take one: for transports where requests arrive on several threads.
+    /// `write` is [`Server::is_write`] of the request.
+    pub fn ticket_then<R>(&self, write: bool, hand_over: impl FnOnce(Ticket) -> R) -> R {
+        self.order.issue_then(write, hand_over)
     }
 
     pub fn principal(&self) -> &Principal {
@@ -136,9 +155,43 @@ impl Server {
         }
     }
 
+    /// True for a message that changes stored memory (a call of a tool
+    /// that mutates, or a batch holding one): it runs after everything
+    /// its session sent before it.
+    pub fn is_write(value: &Value) -> bool {
+        match value {
+            Value::Array(items) => items.iter().any(Server::is_write),
+            Value::Object(o) => {
+                o.get("method").and_then(Value::as_str) == Some("tools/call")
+                    && o.get("params")
+                        .and_then(|p| p.get("name"))
+                        .and_then(Value::as_str)
+                        .and_then(tools::find)
+                        .is_none_or(|t| t.mutates)
+            }
+            _ => false,
+        }
+    }
+
     /// Handles a message or a batch; `None` when nothing is to be sent.
     pub fn handle(&self, session: &Session, value: Value) -> Option<Value> {
         self.handle_as(session, session.principal(), value)
+    }
+
+    /// Handles a message in its session's order: once the requests its
+    /// `ticket` must follow have taken effect (see [`super::ordering`]).
+    pub fn handle_ordered(
+        &self,
+        session: &Session,
+        caller: &Principal,
+        value: Value,
+        ticket: Ticket,
+    ) -> Option<Value> {
+        let memory = self.service.for_caller(caller);
+        let turn = ticket.wait_turn(|ids, deadline| memory.await_searchable(ids, deadline));
+        let reply = self.handle_in(session, &memory, value);
+        ticket.finish(memory.take_unindexed());
+        reply.map(|r| annotate(r, &turn))
     }
 
     /// Like [`Server::handle`], but acting as `caller` instead of the
@@ -147,16 +200,20 @@ impl Server {
     /// identity and permissions of that message here; the session keeps
     /// only its protocol state.
     pub fn handle_as(&self, session: &Session, caller: &Principal, value: Value) -> Option<Value> {
+        self.handle_in(session, &self.service.for_caller(caller), value)
+    }
+
+    fn handle_in(&self, session: &Session, memory: &Memory<'_>, value: Value) -> Option<Value> {
         match value {
-            Value::Array(items) => self.handle_batch(session, caller, items),
-            single => self.handle_one(session, caller, single, false),
+            Value::Array(items) => self.handle_batch(session, memory, items),
+            single => self.handle_one(session, memory, single, false),
         }
     }
 
     fn handle_batch(
         &self,
         session: &Session,
-        caller: &Principal,
+        memory: &Memory<'_>,
         items: Vec<Value>,
     ) -> Option<Value> {
         if items.is_empty() {
@@ -174,7 +231,7 @@ impl Server {
         }
         let replies: Vec<Value> = items
             .into_iter()
-            .filter_map(|item| self.handle_one(session, caller, item, true))
+            .filter_map(|item| self.handle_one(session, memory, item, true))
             .collect();
         (!replies.is_empty()).then_some(Value::Array(replies))
     }
@@ -182,7 +239,7 @@ impl Server {
     fn handle_one(
         &self,
         session: &Session,
-        caller: &Principal,
+        memory: &Memory<'_>,
         value: Value,
         in_batch: bool,
     ) -> Option<Value> {
@@ -202,7 +259,7 @@ impl Server {
                     ));
                 }
                 session.begin(&id);
-                let reply = self.request(session, caller, id.clone(), &method, params);
+                let reply = self.request(session, memory, id.clone(), &method, params);
                 let cancelled = session.end(&id);
                 (!cancelled).then_some(reply)
             }
@@ -225,7 +282,7 @@ impl Server {
     fn request(
         &self,
         session: &Session,
-        caller: &Principal,
+        memory: &Memory<'_>,
         id: Value,
         method: &str,
         params: Map<String, Value>,
@@ -248,7 +305,7 @@ impl Server {
         }
         // A handler bug must cost one request, not the connection.
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.dispatch(session, caller, method, &params)
+            self.dispatch(session, memory, method, &params)
         }));
         match outcome {
             Ok(Ok(result)) => jsonrpc::result(id, result),
@@ -263,23 +320,22 @@ impl Server {
     fn dispatch(
         &self,
         session: &Session,
-        caller: &Principal,
+        memory: &Memory<'_>,
         method: &str,
         params: &Map<String, Value>,
     ) -> Result<Value, Fault> {
-        let memory = self.service.for_caller(caller);
         match method {
             "tools/list" => {
                 no_cursor(params)?;
                 Ok(json!({"tools": tools::list()}))
             }
-            "tools/call" => tools::call(&memory, params),
-            "resources/list" => resources::list(&memory, params),
+            "tools/call" => tools::call(memory, params),
+            "resources/list" => resources::list(memory, params),
             "resources/templates/list" => {
                 no_cursor(params)?;
                 Ok(json!({"resourceTemplates": resources::templates()}))
             }
-            "resources/read" => resources::read(&memory, params),
+            "resources/read" => resources::read(memory, params),
             "prompts/list" => {
                 no_cursor(params)?;
                 Ok(json!({"prompts": prompts::list()}))
@@ -350,6 +406,47 @@ impl Server {
                 "instructions": INSTRUCTIONS
             }),
         )
+    }
+}
+
+/// Tells a reply's reader what its request may not have seen, when the
+/// read-your-writes wait ran out (see [`super::ordering`]): in `_meta`
+/// of every result and, for tool results, in a text block the model reads.
+fn annotate(reply: Value, turn: &Turn) -> Value {
+    if turn.unindexed.is_empty() && turn.earlier_unfinished == 0 {
+        return reply;
+    }
+    match reply {
+        Value::Array(items) => Value::Array(items.into_iter().map(|r| annotate(r, turn)).collect()),
+        Value::Object(mut o) => {
+            if let Some(Value::Object(result)) = o.get_mut("result") {
+                let n = turn.unindexed.len();
+                let note = format!(
+                    "note: {n} document(s) this session stored earlier are still being indexed \
+                     and {} earlier request(s) had not finished after {} ms \
+                     (READ_YOUR_WRITES_WAIT_MS); this result may not reflect them",
+                    turn.earlier_unfinished,
+                    super::ordering::READ_YOUR_WRITES_WAIT_MS
+                );
+                if let Some(Value::Array(content)) = result.get_mut("content") {
+                    content.push(json!({"type": "text", "text": note}));
+                }
+                let meta = result
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(meta) = meta {
+                    meta.insert(
+                        "alayasiki/readYourWrites".into(),
+                        json!({
+                            "unindexed_documents": turn.unindexed,
+                            "earlier_requests_unfinished": turn.earlier_unfinished
+                        }),
+                    );
+                }
+            }
+            Value::Object(o)
+        }
+        other => other,
     }
 }
 

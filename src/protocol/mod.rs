@@ -9,6 +9,7 @@
 
 pub mod jsonrpc;
 pub mod mcp;
+pub mod ordering;
 pub mod prompts;
 pub mod resources;
 pub mod tools;

@@ -358,13 +358,19 @@ fn deliver(
     };
     let job_ctx = ctx.clone();
     let job_session = session.clone();
-    let submitted = ctx.submit(Box::new(move || {
-        let _permit = permit;
-        let reply = job_ctx
-            .server
-            .handle_as(&job_session.protocol, &principal, value);
-        call.complete(&job_ctx, &job_session, &principal, reply, slot);
-    }));
+    // The ticket fixes this message's place in the session's order before
+    // the 202 tells the client it was accepted (read-your-writes).
+    let write = Server::is_write(&value);
+    let submitted = session.protocol.ticket_then(write, |ticket| {
+        ctx.submit(Box::new(move || {
+            let _permit = permit;
+            let reply =
+                job_ctx
+                    .server
+                    .handle_ordered(&job_session.protocol, &principal, value, ticket);
+            call.complete(&job_ctx, &job_session, &principal, reply, slot);
+        }))
+    });
     if submitted {
         let _ = request.respond(accepted());
     } else {

@@ -7,6 +7,10 @@
 //! notifications) are handled by the reader itself, so a pipelined
 //! `tools/list` can never overtake the `initialize` sent before it.
 //!
+//! Requests take effect in the order the client sent them, as far as it can
+//! tell (read-your-writes, [`crate::protocol::ordering`]): the reader issues
+//! each one its ticket before queueing it.
+//!
 //! On end of input the reader stops, the workers finish what they hold and
 //! exit, the writer flushes the last replies, and `serve` returns.
 
@@ -19,6 +23,7 @@ use super::framing::{Frame, FrameReader};
 use crate::limits::MAX_FRAME_BYTES;
 use crate::protocol::jsonrpc::{self, INVALID_REQUEST, PARSE_ERROR};
 use crate::protocol::mcp::{Server, Session};
+use crate::protocol::ordering::Ticket;
 
 /// Worker threads serving requests. Requests that wait (an ingest waiting
 /// for indexing) block a worker, not the connection.
@@ -43,7 +48,7 @@ where
     let writer = std::thread::Builder::new()
         .name("stdio-writer".into())
         .spawn(move || write_replies(reply_rx, output))?;
-    let (work_tx, work_rx) = crossbeam_channel::bounded::<Value>(STDIO_QUEUE);
+    let (work_tx, work_rx) = crossbeam_channel::bounded::<(Value, Ticket)>(STDIO_QUEUE);
     let mut workers = Vec::with_capacity(STDIO_WORKERS);
     for i in 0..STDIO_WORKERS {
         let (server, session, rx, tx) = (
@@ -73,7 +78,7 @@ fn read_frames<R: BufRead>(
     server: &Server,
     session: &Session,
     input: R,
-    work: &Sender<Value>,
+    work: &Sender<(Value, Ticket)>,
     replies: &Sender<Value>,
 ) -> std::io::Result<()> {
     let mut frames = FrameReader::new(input, MAX_FRAME_BYTES);
@@ -113,16 +118,21 @@ fn read_frames<R: BufRead>(
             if let Some(reply) = server.handle(session, value) {
                 let _ = replies.send(reply);
             }
-        } else if work.send(value).is_err() {
-            break;
+        } else {
+            // Tickets are issued here, in the order the client sent the
+            // requests, and the queue keeps that order (read-your-writes).
+            let ticket = session.ticket(&value);
+            if work.send((value, ticket)).is_err() {
+                break;
+            }
         }
     }
     Ok(())
 }
 
-fn work(server: &Server, session: &Session, rx: Receiver<Value>, replies: Sender<Value>) {
-    for value in rx {
-        if let Some(reply) = server.handle(session, value) {
+fn work(server: &Server, session: &Session, rx: Receiver<(Value, Ticket)>, replies: Sender<Value>) {
+    for (value, ticket) in rx {
+        if let Some(reply) = server.handle_ordered(session, session.principal(), value, ticket) {
             let _ = replies.send(reply);
         }
     }

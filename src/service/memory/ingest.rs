@@ -50,6 +50,16 @@ pub struct IngestReceipt {
     pub idempotent_replay: bool,
 }
 
+/// The `source` a document's metadata names, if it names one as a
+/// non-blank string.
+pub fn metadata_source(metadata: &Map<String, Value>) -> Option<String> {
+    metadata
+        .get("source")
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty())
+        .map(str::to_string)
+}
+
 /// What an import keeps of a document's identity in the memory it came
 /// from: its id (if it has the shape of one and is free here) and its
 /// creation time. Everything else goes through ingestion as usual.
@@ -87,7 +97,10 @@ impl Memory<'_> {
             &req.idempotency_key,
             MAX_IDEMPOTENCY_KEY_BYTES,
         )?;
-        check_optional_len("source", &req.source, MAX_SOURCE_BYTES)?;
+        // A `source` in metadata names the document's source unless the
+        // caller gave one explicitly, which wins.
+        let source = req.source.or_else(|| metadata_source(&req.metadata));
+        check_optional_len("source", &source, MAX_SOURCE_BYTES)?;
         let metadata = Value::Object(req.metadata);
         let metadata_json = metadata.to_string();
         if metadata_json.len() > MAX_METADATA_BYTES {
@@ -124,7 +137,7 @@ impl Memory<'_> {
                 serde_json::json!(media_type),
                 serde_json::json!(sha256),
                 metadata.clone(),
-                serde_json::json!(req.source),
+                serde_json::json!(source),
                 serde_json::json!(filename),
                 serde_json::json!(provenance),
             ];
@@ -150,7 +163,7 @@ impl Memory<'_> {
         }
         let doc = NewDocument {
             doc_id: doc_id.clone(),
-            source: req.source,
+            source,
             title,
             media_type: media_type.clone(),
             original: bytes,
@@ -200,6 +213,9 @@ impl Memory<'_> {
             None => ("pending", None, None),
         };
         debug_assert!(chunks.is_none() || chunks == Some(chunk_count as i64));
+        if state == "pending" {
+            self.note_unindexed(&admitted.doc_id);
+        }
         Ok(IngestReceipt {
             document_id: admitted.doc_id,
             state: state.to_string(),
@@ -226,6 +242,9 @@ impl Memory<'_> {
             "ready" => Some(reader.document_chunk_count(&row.doc_id)?),
             _ => None,
         };
+        if row.state == "pending" {
+            self.note_unindexed(&row.doc_id);
+        }
         Ok(IngestReceipt {
             document_id: row.doc_id,
             state: row.state,

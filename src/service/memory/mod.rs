@@ -24,11 +24,12 @@ mod status;
 pub use content::Content;
 pub use documents::Original;
 pub use forget::{ForgetReport, FORGET_BATCH, FORGET_REPORT_ITEMS};
-pub use ingest::{IngestReceipt, IngestRequest, Restore};
+pub use ingest::{metadata_source, IngestReceipt, IngestRequest, Restore};
 pub use status::Status;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::principal::{Permission, Principal};
 use super::working_memory::WorkingMemory;
@@ -56,6 +57,10 @@ fn skip_llm_extraction(store: &Store) -> Result<()> {
     }
     Ok(())
 }
+
+/// Longest pause between two looks at a document awaited by
+/// [`Memory::await_searchable`].
+const MAX_SEARCHABLE_POLL: Duration = Duration::from_millis(20);
 
 /// The memory server's shared state: one per process.
 pub struct MemoryService {
@@ -180,6 +185,7 @@ impl MemoryService {
         Memory {
             service: self,
             principal,
+            unindexed: Mutex::new(Vec::new()),
         }
     }
 
@@ -229,6 +235,10 @@ impl MemoryService {
 pub struct Memory<'a> {
     service: &'a MemoryService,
     principal: &'a Principal,
+    /// Documents this caller's calls stored that were not searchable yet
+    /// when the call returned (ingests with `wait: false`), for the
+    /// protocol's read-your-writes order.
+    unindexed: Mutex<Vec<String>>,
 }
 
 impl Memory<'_> {
@@ -238,6 +248,55 @@ impl Memory<'_> {
 
     pub(super) fn service(&self) -> &MemoryService {
         self.service
+    }
+
+    /// The documents stored through this `Memory` that were still pending
+    /// when their call returned; empties the list.
+    pub fn take_unindexed(&self) -> Vec<String> {
+        std::mem::take(&mut *self.unindexed.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    pub(super) fn note_unindexed(&self, doc_id: &str) {
+        self.unindexed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(doc_id.to_string());
+    }
+
+    /// Waits until `doc_ids` (of this caller's tenant) are searchable,
+    /// failed or gone, oldest first, until `deadline`; returns how many
+    /// from the front it confirmed. The worker indexes in admission order,
+    /// so this polls only the oldest document not yet confirmed.
+    pub fn await_searchable(&self, doc_ids: &[String], deadline: Instant) -> usize {
+        let mut confirmed = 0;
+        let mut pause = Duration::from_millis(1);
+        while confirmed < doc_ids.len() {
+            let settled = self
+                .service
+                .store
+                .reader(&self.principal.tenant)
+                .and_then(|r| r.document(&doc_ids[confirmed]))
+                .map(|row| row.is_none_or(|d| d.state != "pending"));
+            match settled {
+                Ok(true) => {
+                    confirmed += 1;
+                    pause = Duration::from_millis(1);
+                    continue;
+                }
+                Ok(false) => {}
+                // A store that cannot be read now is waited out like a
+                // document still pending.
+                Err(e) => log::debug!("read-your-writes check failed: {e}"),
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            self.service.worker.wake();
+            std::thread::sleep(pause.min(deadline - now));
+            pause = (pause * 2).min(MAX_SEARCHABLE_POLL);
+        }
+        confirmed
     }
 
     pub(super) fn require(&self, p: Permission) -> Result<()> {

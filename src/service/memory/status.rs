@@ -15,7 +15,11 @@ use crate::store::{Batching, Commit, UsageRecord, UsageTotals};
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
     pub version: &'static str,
-    pub data_dir: String,
+    /// Where the server keeps its files: told only to callers with the
+    /// admin permission (the local stdio identity, the admin role), so a
+    /// remote reader learns counts, not the server's paths.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<String>,
     pub tenant: String,
     pub subject: String,
     pub schema_version: i64,
@@ -53,7 +57,10 @@ impl Memory<'_> {
         let (pending, failed, llm_pending) = reader.job_counts()?;
         Ok(Status {
             version: env!("CARGO_PKG_VERSION"),
-            data_dir: self.service.data_dir.display().to_string(),
+            data_dir: self
+                .principal
+                .permits(Permission::Admin)
+                .then(|| self.service.data_dir.display().to_string()),
             tenant: self.principal.tenant.name().to_string(),
             subject: self.principal.subject.clone(),
             schema_version: crate::store::latest_schema_version(),

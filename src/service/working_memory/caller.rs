@@ -324,7 +324,11 @@ fn promotion_request(subject: &str, session: &SessionId, note: &Note, wait: bool
         content,
         metadata: note.metadata.clone(),
         idempotency_key: Some(key),
-        source: Some(format!("working-memory:{}", session.as_str())),
+        // A note whose metadata names a source keeps it (ingest reads it
+        // from there); the others are known by the session they came from.
+        source: crate::service::metadata_source(&note.metadata)
+            .is_none()
+            .then(|| format!("working-memory:{}", session.as_str())),
         provenance: None,
         wait,
     }
