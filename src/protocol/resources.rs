@@ -81,7 +81,13 @@ pub fn list(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, F
                 "uri": format!("{DOCUMENT_PREFIX}{}", d.doc_id),
                 "name": name,
                 "mimeType": "text/plain",
-                "description": format!("{} document ({} bytes)", d.media_type, d.byte_size)
+                "description": match &d.source {
+                    Some(source) => format!(
+                        "{} document ({} bytes) from {source}",
+                        d.media_type, d.byte_size
+                    ),
+                    None => format!("{} document ({} bytes)", d.media_type, d.byte_size),
+                }
             })
         })
         .collect();
