@@ -59,7 +59,7 @@ impl<'a> Args<'a> {
     pub fn integer(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>> {
         match self.value(key) {
             None => Ok(None),
-            Some(v) => match v.as_u64() {
+            Some(v) => match whole_number(v) {
                 Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
                 _ => Err(Error::invalid(format!(
                     "`{key}` must be an integer between {min} and {max}"
@@ -87,6 +87,20 @@ impl<'a> Args<'a> {
             ))),
         }
     }
+}
+
+/// `v` as a non-negative integer, as JSON Schema's `integer` type reads it:
+/// a number with no fractional part, so `5.0` and `1e2` count, as the
+/// schemas we publish promise.
+pub(super) fn whole_number(v: &Value) -> Option<u64> {
+    if let Some(n) = v.as_u64() {
+        return Some(n);
+    }
+    // Below 2^64 every whole f64 converts exactly.
+    const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
+    v.as_f64()
+        .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < TWO_POW_64)
+        .map(|f| f as u64)
 }
 
 fn truncate(s: &str, max_chars: usize) -> String {
@@ -118,6 +132,17 @@ mod tests {
         assert_eq!(a.integer("b", 1, 100).unwrap(), Some(100));
         for k in ["c", "d", "e", "f"] {
             assert!(a.integer(k, 1, 100).is_err(), "{k}");
+        }
+    }
+
+    #[test]
+    fn whole_numbers_written_as_floats_are_integers() {
+        let m = map(json!({"a": 5.0, "b": 1e2, "c": 100.5, "d": -1.0, "e": 1e300}));
+        let a = Args::new(&m, &["a", "b", "c", "d", "e"]).unwrap();
+        assert_eq!(a.integer("a", 1, 100).unwrap(), Some(5));
+        assert_eq!(a.integer("b", 1, 100).unwrap(), Some(100));
+        for k in ["c", "d", "e"] {
+            assert!(a.integer(k, 0, u64::MAX).is_err(), "{k}");
         }
     }
 

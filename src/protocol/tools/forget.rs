@@ -6,8 +6,10 @@
 
 use serde_json::{json, Map, Value};
 
+use super::schema::{label, object};
 use super::{Args, Tool};
 use crate::error::{Error, Result};
+use crate::limits::{MAX_IDEMPOTENCY_KEY_BYTES, MAX_SOURCE_BYTES};
 use crate::service::{DocumentSelector, Memory, Permission};
 
 pub static TOOL: Tool = Tool {
@@ -27,14 +29,19 @@ content is wrong and must not be used again.",
 const ARGS: &[&str] = &["document_id", "idempotency_key", "source"];
 
 fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "document_id": {"type": "string", "description": "Id of the document to delete (as returned by alayasiki_ingest and in query evidence)."},
-            "idempotency_key": {"type": "string", "description": "Delete the document stored with this idempotency_key."},
-            "source": {"type": "string", "description": "Delete every document whose `source` is exactly this."}
-        }
-    })
+    let mut schema = object(
+        Some("Give exactly one of `document_id`, `idempotency_key` or `source`."),
+        json!({
+            "document_id": label("Id of the document to delete (as returned by alayasiki_ingest and in query evidence).", MAX_SOURCE_BYTES),
+            "idempotency_key": label("Delete the document stored with this idempotency_key.", MAX_IDEMPOTENCY_KEY_BYTES),
+            "source": label("Delete every document whose `source` is exactly this.", MAX_SOURCE_BYTES)
+        }),
+        &[],
+    );
+    // Exactly one selector: with the object closed, one property of three.
+    schema["minProperties"] = json!(1);
+    schema["maxProperties"] = json!(1);
+    schema
 }
 
 /// Parses `alayasiki_forget` arguments (also the HTTP API's forget body).

@@ -7,10 +7,16 @@
 
 use serde_json::{json, Map, Value};
 
+use super::args::whole_number;
+use super::schema::{choice, file_content, free_form, label, max_base64_chars, object, text};
 use super::{Args, Tool};
 use crate::base64;
 use crate::error::{Error, Result};
-use crate::limits::MAX_CONTENT_BYTES;
+use crate::ingest::media::{SUPPORTED_MEDIA_TYPES, TEXT_MEDIA_TYPES};
+use crate::limits::{
+    MAX_CONTENT_BYTES, MAX_FILENAME_BYTES, MAX_IDEMPOTENCY_KEY_BYTES, MAX_METADATA_BYTES,
+    MAX_SOURCE_BYTES,
+};
 use crate::service::{Content, IngestRequest, Memory, Permission};
 
 pub static TOOL: Tool = Tool {
@@ -42,46 +48,66 @@ const ARGS: &[&str] = &[
 ];
 
 fn schema() -> Value {
-    let metadata = json!({"type": "object", "description": "Arbitrary JSON object kept verbatim and returned with evidence (e.g. author, url, tags). `provenance` here is honoured too."});
+    let metadata = |d: &str| {
+        free_form(&format!(
+            "{d} (at most {MAX_METADATA_BYTES} bytes as compact JSON, MAX_METADATA_BYTES)."
+        ))
+    };
+    let idempotency_key = label(
+        &format!("Caller-chosen key (at most {MAX_IDEMPOTENCY_KEY_BYTES} bytes, MAX_IDEMPOTENCY_KEY_BYTES): the same key with the same request returns the first document; with different content it is a conflict."),
+        MAX_IDEMPOTENCY_KEY_BYTES,
+    );
+    let source = label(
+        &format!("Where the content came from (a URL, path or label; at most {MAX_SOURCE_BYTES} bytes, MAX_SOURCE_BYTES), returned with evidence."),
+        MAX_SOURCE_BYTES,
+    );
+    let content = text(
+        &format!("The text to remember (at most {MAX_CONTENT_BYTES} bytes, MAX_CONTENT_BYTES)."),
+        MAX_CONTENT_BYTES,
+    );
+    let media_type = choice("Type of `content` (default text/plain).", TEXT_MEDIA_TYPES);
     json!({
         "type": "object",
+        "description": "Give exactly one of `content`, `Text` or `File`. With `Text` or `File`, `metadata`, `idempotency_key` and `source` go inside that object.",
         "properties": {
-            "content": {"type": "string", "description": "The text to remember."},
-            "media_type": {"type": "string", "enum": ["text/plain", "text/markdown", "application/json"], "description": "Type of `content` (default text/plain)."},
-            "metadata": metadata,
-            "idempotency_key": {"type": "string", "description": "Caller-chosen key (at most 256 bytes): the same key with the same request returns the first document; with different content it is a conflict."},
-            "source": {"type": "string", "description": "Where the content came from (a URL, path or label), returned with evidence."},
-            "provenance": {"type": "string", "enum": ["external", "user", "agent"], "description": "Who asserted this: an external source, the user, or the agent itself."},
-            "expires_at": {"type": "string", "description": "When to forget this document (RFC 3339, e.g. 2027-01-31T00:00:00Z, or a date): from then on no query or resource returns it, and it is purged."},
+            "content": content,
+            "media_type": media_type,
+            "metadata": metadata("Arbitrary JSON object kept verbatim and returned with evidence (e.g. author, url, tags). `provenance` here is honoured too"),
+            "idempotency_key": idempotency_key,
+            "source": source,
+            "provenance": choice("Who asserted this: an external source, the user, or the agent itself.", PROVENANCES),
+            "expires_at": {"type": "string", "minLength": 1, "description": "When to forget this document (RFC 3339, e.g. 2027-01-31T00:00:00Z, or a date): from then on no query or resource returns it, and it is purged."},
             "wait": {"type": "boolean", "description": "Wait until the document is searchable (default true); false returns at once with state `pending`."},
-            "Text": {
-                "type": "object",
-                "description": "Canonical text upload: {content, media_type?, metadata?, idempotency_key?, source?}.",
-                "properties": {
-                    "content": {"type": "string"},
-                    "media_type": {"type": "string"},
-                    "metadata": {"type": "object"},
-                    "idempotency_key": {"type": "string"},
-                    "source": {"type": "string"}
-                },
-                "required": ["content"]
-            },
-            "File": {
-                "type": "object",
-                "description": "Canonical file upload: {filename?, mime_type?, content (base64 string or array of bytes), metadata?, idempotency_key?, source?}. Type comes from mime_type, else the bytes' magic number (PDF, PNG, JPEG, GIF, WebP, WAV, MP3, OGG, FLAC, ...), else the filename's extension, else the bytes as text. Images and audio need a text description in metadata: caption, alt_text, ocr_text, description or transcript.",
-                "properties": {
-                    "filename": {"type": "string"},
-                    "mime_type": {"type": "string"},
-                    "content": {"type": ["string", "array"], "items": {"type": "integer", "minimum": 0, "maximum": 255}},
-                    "metadata": {"type": "object"},
-                    "idempotency_key": {"type": "string"},
-                    "source": {"type": "string"}
-                },
-                "required": ["content"]
-            }
-        }
+            "Text": object(
+                Some("Canonical text upload: {content, media_type?, metadata?, idempotency_key?, source?}."),
+                json!({
+                    "content": content,
+                    "media_type": media_type,
+                    "metadata": metadata("JSON object kept with the document"),
+                    "idempotency_key": idempotency_key,
+                    "source": source
+                }),
+                &["content"],
+            ),
+            "File": object(
+                Some("Canonical file upload: {filename?, mime_type?, content (base64 string or array of bytes), metadata?, idempotency_key?, source?}. Type comes from mime_type, else the bytes' magic number (PDF, PNG, JPEG, GIF, WebP, WAV, MP3, OGG, FLAC, ...), else the filename's extension, else the bytes as text. Images and audio need a text description in metadata: caption, alt_text, ocr_text, description or transcript."),
+                json!({
+                    "filename": {"type": "string", "maxLength": MAX_FILENAME_BYTES, "description": format!("The file's name (at most {MAX_FILENAME_BYTES} bytes, MAX_FILENAME_BYTES); its extension types the bytes when mime_type does not.")},
+                    "mime_type": {"type": "string", "description": format!("The file's media type; one of {}, or application/octet-stream to tell the type from the bytes.", SUPPORTED_MEDIA_TYPES.join(", "))},
+                    "content": file_content(MAX_CONTENT_BYTES, "MAX_CONTENT_BYTES"),
+                    "metadata": metadata("JSON object kept with the document; for images and audio, its description"),
+                    "idempotency_key": idempotency_key,
+                    "source": source
+                }),
+                &["content"],
+            )
+        },
+        "additionalProperties": false
     })
 }
+
+/// `provenance` values: who asserted a document.
+const PROVENANCES: &[&str] = &["external", "user", "agent"];
 
 /// Parses `alayasiki_ingest` arguments (also the HTTP API's ingest body).
 pub fn parse(map: &Map<String, Value>) -> Result<IngestRequest> {
@@ -94,9 +120,7 @@ pub fn parse(map: &Map<String, Value>) -> Result<IngestRequest> {
     )?
     .ok_or_else(|| Error::invalid(ONE_FORM))?;
     let wait = args.boolean("wait")?.unwrap_or(true);
-    let provenance = args
-        .choice("provenance", &["external", "user", "agent"])?
-        .map(str::to_string);
+    let provenance = args.choice("provenance", PROVENANCES)?.map(str::to_string);
     let expires_at = match args.string("expires_at")? {
         None => None,
         Some(t) => Some(crate::clock::parse_rfc3339(t).ok_or_else(|| {
@@ -180,7 +204,8 @@ pub(super) fn content_form<'a>(
 }
 
 /// A File's content: base64 text or an array of byte values. Sizes are
-/// checked before decoding so an oversized upload costs no allocation.
+/// checked before decoding so an oversized upload costs no allocation; the
+/// bounds are the ones the schema publishes ([`file_content`]).
 fn file_bytes(value: Option<&Value>, max_bytes: usize, limit_name: &str) -> Result<Vec<u8>> {
     let too_big = || {
         Error::LimitExceeded(format!(
@@ -189,7 +214,7 @@ fn file_bytes(value: Option<&Value>, max_bytes: usize, limit_name: &str) -> Resu
     };
     match value {
         Some(Value::String(b64)) => {
-            if b64.len() / 4 * 3 > max_bytes + 3 {
+            if b64.len() > max_base64_chars(max_bytes) {
                 return Err(too_big());
             }
             base64::decode(b64).map_err(|e| {
@@ -207,7 +232,7 @@ fn file_bytes(value: Option<&Value>, max_bytes: usize, limit_name: &str) -> Resu
                 .iter()
                 .enumerate()
                 .map(|(i, v)| {
-                    v.as_u64()
+                    whole_number(v)
                         .filter(|b| *b <= 255)
                         .map(|b| b as u8)
                         .ok_or_else(|| {

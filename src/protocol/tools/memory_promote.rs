@@ -3,6 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::schema::{object, session_id};
 use super::{Args, Tool};
 use crate::error::Result;
 use crate::service::{Memory, Permission};
@@ -23,14 +24,14 @@ already promoted. Nodes and edges stay in the session.",
 const ARGS: &[&str] = &["session_id", "wait"];
 
 fn schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "session_id": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$", "description": "The session to promote."},
+    object(
+        None,
+        json!({
+            "session_id": session_id("The session to promote."),
             "wait": {"type": "boolean", "description": "Wait until each document is searchable (default true); false returns at once with state `pending`."}
-        },
-        "required": ["session_id"]
-    })
+        }),
+        &["session_id"],
+    )
 }
 
 /// A validated `alayasiki_memory_promote` request.

@@ -3,7 +3,8 @@
 
 use serde_json::{json, Map, Value};
 
-use super::query::question;
+use super::query::{question, question_schema, top_k_schema};
+use super::schema::session_id;
 use super::{Args, Tool};
 use crate::error::{Error, Result};
 use crate::limits::{DEFAULT_TOP_K, MAX_TOP_K, MIN_TOP_K};
@@ -28,11 +29,12 @@ fn schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "session_id": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$", "description": "The session to read."},
-            "query": {"type": "string", "description": "A question to rank the session's notes by (at most 4096 bytes)."},
-            "top_k": {"type": "integer", "minimum": MIN_TOP_K, "maximum": MAX_TOP_K, "description": "With `query`: most evidence items to return (1-100, default 10)."}
+            "session_id": session_id("The session to read."),
+            "query": question_schema("A question to rank the session's notes by"),
+            "top_k": top_k_schema("With `query` only: most evidence items to return")
         },
-        "required": ["session_id"]
+        "required": ["session_id"],
+        "additionalProperties": false
     })
 }
 

@@ -8,9 +8,14 @@
 use serde_json::{json, Map, Value};
 
 use super::ingest::content_form;
+use super::schema::{choice, file_content, free_form, label, object, session_id, text};
 use super::{Args, Tool};
 use crate::error::Result;
-use crate::limits::MAX_WM_CONTENT_BYTES;
+use crate::ingest::media::TEXT_MEDIA_TYPES;
+use crate::limits::{
+    MAX_FILENAME_BYTES, MAX_SESSION_ID_BYTES, MAX_WM_CONTENT_BYTES, MAX_WM_GRAPH_BYTES,
+    MAX_WM_METADATA_BYTES, MAX_WM_NAME_BYTES,
+};
 use crate::service::working_memory::{EdgeInput, NodeInput};
 use crate::service::{Memory, MemoryWrite, Permission};
 
@@ -43,66 +48,79 @@ const ARGS: &[&str] = &[
 ];
 
 fn schema() -> Value {
-    let properties = json!({"type": "object", "description": "Arbitrary JSON object."});
-    json!({
-        "type": "object",
-        "properties": {
-            "session_id": {"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,128}$", "description": "The session to write to (1-128 of A-Z a-z 0-9 . _ : -); created by the first write."},
-            "content": {"type": "string", "description": "The note's text."},
-            "media_type": {"type": "string", "enum": ["text/plain", "text/markdown", "application/json"], "description": "Type of `content` (default text/plain)."},
-            "metadata": {"type": "object", "description": "JSON object kept with the note and returned with evidence (at most 4 KiB). For image and audio files, `caption`, `alt_text`, `description`, `ocr_text` and `transcript` are the searchable text."},
-            "Text": {
-                "type": "object",
-                "description": "Canonical text note: {content, media_type?, metadata?}.",
-                "properties": {
-                    "content": {"type": "string"},
-                    "media_type": {"type": "string"},
-                    "metadata": {"type": "object"}
-                },
-                "required": ["content"]
-            },
-            "File": {
-                "type": "object",
-                "description": "Canonical file: {filename?, mime_type?, content (base64 string or array of bytes), metadata?}. Text, Markdown and JSON files, or image/* and audio/* files described by metadata. Type comes from mime_type, else the filename's extension, else the bytes.",
-                "properties": {
-                    "filename": {"type": "string"},
-                    "mime_type": {"type": "string"},
-                    "content": {"type": ["string", "array"], "items": {"type": "integer", "minimum": 0, "maximum": 255}},
-                    "metadata": {"type": "object"}
-                },
-                "required": ["content"]
-            },
+    let properties = || free_form("Arbitrary JSON object.");
+    let name = |d: &str| {
+        label(
+            &format!("{d} (at most {MAX_WM_NAME_BYTES} bytes, MAX_WM_NAME_BYTES)."),
+            MAX_WM_NAME_BYTES,
+        )
+    };
+    let metadata = || {
+        free_form(&format!(
+            "JSON object kept with the note and returned with evidence (at most \
+             {MAX_WM_METADATA_BYTES} bytes as compact JSON, MAX_WM_METADATA_BYTES). For image and \
+             audio files, `caption`, `alt_text`, `description`, `ocr_text` and `transcript` are \
+             the searchable text."
+        ))
+    };
+    let content = text(
+        &format!("The note's text (at most {MAX_WM_CONTENT_BYTES} bytes, MAX_WM_CONTENT_BYTES)."),
+        MAX_WM_CONTENT_BYTES,
+    );
+    let media_type = choice("Type of `content` (default text/plain).", TEXT_MEDIA_TYPES);
+    object(
+        Some("Give `content`, `Text` or `File` (at most one of them), and/or `nodes` and `edges`. With `Text` or `File`, `metadata` goes inside that object."),
+        json!({
+            "session_id": session_id(&format!("The session to write to (1-{MAX_SESSION_ID_BYTES} of A-Z a-z 0-9 . _ : -); created by the first write.")),
+            "content": content,
+            "media_type": media_type,
+            "metadata": metadata(),
+            "Text": object(
+                Some("Canonical text note: {content, media_type?, metadata?}."),
+                json!({"content": content, "media_type": media_type, "metadata": metadata()}),
+                &["content"],
+            ),
+            "File": object(
+                Some("Canonical file: {filename?, mime_type?, content (base64 string or array of bytes), metadata?}. Text, Markdown and JSON files, or image/* and audio/* files described by metadata. Type comes from mime_type, else the filename's extension, else the bytes."),
+                json!({
+                    "filename": {"type": "string", "maxLength": MAX_FILENAME_BYTES, "description": format!("The file's name (at most {MAX_FILENAME_BYTES} bytes, MAX_FILENAME_BYTES).")},
+                    "mime_type": {"type": "string", "description": format!("The file's media type: {}, image/* or audio/* (or application/octet-stream to tell it from the bytes).", TEXT_MEDIA_TYPES.join(", "))},
+                    "content": file_content(MAX_WM_CONTENT_BYTES, "MAX_WM_CONTENT_BYTES"),
+                    "metadata": metadata()
+                }),
+                &["content"],
+            ),
             "nodes": {
                 "type": "array",
-                "description": "Graph nodes to add: [{id, label, kind?, properties?}]. A node id written again replaces that node.",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "id": {"type": "string"},
-                        "label": {"type": "string"},
-                        "kind": {"type": "string"},
-                        "properties": properties
-                    },
-                    "required": ["id", "label"]
-                }
+                "description": format!("Graph nodes to add: [{{id, label, kind?, properties?}}]; nodes and edges together at most {MAX_WM_GRAPH_BYTES} bytes as compact JSON (MAX_WM_GRAPH_BYTES). A node id written again replaces that node; ids within one write are unique."),
+                "items": object(
+                    None,
+                    json!({
+                        "id": name("The node's id in this session"),
+                        "label": name("The node's label"),
+                        "kind": name("The node's kind"),
+                        "properties": properties()
+                    }),
+                    &["id", "label"],
+                )
             },
             "edges": {
                 "type": "array",
                 "description": "Graph edges between this session's nodes: [{from, to, relation, properties?}]. The same from, relation and to written again replaces that edge.",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "from": {"type": "string"},
-                        "to": {"type": "string"},
-                        "relation": {"type": "string"},
-                        "properties": properties
-                    },
-                    "required": ["from", "to", "relation"]
-                }
+                "items": object(
+                    None,
+                    json!({
+                        "from": name("Id of the edge's source node"),
+                        "to": name("Id of the edge's target node"),
+                        "relation": name("The relation"),
+                        "properties": properties()
+                    }),
+                    &["from", "to", "relation"],
+                )
             }
-        },
-        "required": ["session_id"]
-    })
+        }),
+        &["session_id"],
+    )
 }
 
 /// Parses `alayasiki_memory_write` arguments.

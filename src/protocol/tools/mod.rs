@@ -12,6 +12,7 @@ mod memory_promote;
 mod memory_read;
 mod memory_write;
 mod query;
+mod schema;
 mod status;
 
 pub use args::Args;
@@ -132,17 +133,7 @@ pub fn reference_markdown() -> String {
             Some(props) if !props.is_empty() => {
                 out.push_str("| argument | type | required | description |\n|---|---|---|---|\n");
                 for (name, p) in props {
-                    let ty = p["type"].as_str().map(str::to_string).unwrap_or_else(|| {
-                        p["type"]
-                            .as_array()
-                            .map(|a| {
-                                a.iter()
-                                    .filter_map(Value::as_str)
-                                    .collect::<Vec<_>>()
-                                    .join(" or ")
-                            })
-                            .unwrap_or_else(|| "object".into())
-                    });
+                    let ty = type_name(p);
                     let req = if required.contains(&name.as_str()) {
                         "yes"
                     } else {
@@ -157,6 +148,20 @@ pub fn reference_markdown() -> String {
         }
     }
     out
+}
+
+/// A property's type for the reference: its `type`, or its `anyOf`
+/// branches' types joined with "or".
+fn type_name(p: &Value) -> String {
+    match (&p["type"], p["anyOf"].as_array()) {
+        (Value::String(t), _) => t.clone(),
+        (_, Some(branches)) => branches
+            .iter()
+            .filter_map(|b| b["type"].as_str())
+            .collect::<Vec<_>>()
+            .join(" or "),
+        _ => "any".into(),
+    }
 }
 
 #[cfg(test)]

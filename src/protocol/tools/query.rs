@@ -3,6 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::schema::{choice, label, session_id};
 use super::{Args, Tool};
 use crate::error::{Error, Result};
 use crate::limits::*;
@@ -36,15 +37,44 @@ fn schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "query": {"type": "string", "description": "The question, in natural language (at most 4096 bytes)."},
-            "search_mode": {"type": "string", "enum": SearchMode::NAMES, "description": "local (entity-centred), global (community summaries), drift (local, widening), auto (default: the server chooses and says which ran)."},
-            "mode": {"type": "string", "enum": ["answer", "evidence"], "description": "answer (default): evidence plus a cited extractive answer; evidence: ranked evidence only."},
-            "top_k": {"type": "integer", "minimum": MIN_TOP_K, "maximum": MAX_TOP_K, "description": "Most evidence items to return (1-100, default 10)."},
-            "budget": {"type": "integer", "minimum": MIN_BUDGET_CHARS, "maximum": MAX_BUDGET_CHARS, "description": "Most characters of evidence text to return (default 20000)."},
-            "lanes": {"type": "array", "items": {"type": "string", "enum": LaneSet::NAMES}, "description": "Retrieval lanes to use (default all): keyword (BM25), vector (meaning) and graph (entities and relations). For evaluation and debugging."},
-            "session_id": {"type": "string", "description": "Also search this working-memory session (see alayasiki_memory_write): its notes are ranked with persistent evidence, and every item then has `origin` `session` or `memory`."}
+            "query": question_schema("The question, in natural language"),
+            "search_mode": choice("local (entity-centred), global (community summaries), drift (local, widening), auto (default: the server chooses and says which ran).", SearchMode::NAMES),
+            "mode": choice("answer (default): evidence plus a cited extractive answer; evidence: ranked evidence only.", RESULT_MODES),
+            "top_k": top_k_schema("Most evidence items to return"),
+            "budget": {"type": "integer", "minimum": MIN_BUDGET_CHARS, "maximum": MAX_BUDGET_CHARS, "description": format!("Most characters of evidence text to return ({MIN_BUDGET_CHARS}-{MAX_BUDGET_CHARS}, default {DEFAULT_BUDGET_CHARS}).")},
+            "lanes": {
+                "type": "array",
+                "items": {"type": "string", "enum": LaneSet::NAMES},
+                "minItems": 1,
+                "maxItems": LaneSet::NAMES.len(),
+                "uniqueItems": true,
+                "description": "Retrieval lanes to use (default all): keyword (BM25), vector (meaning) and graph (entities and relations). For evaluation and debugging."
+            },
+            "session_id": session_id("Also search this working-memory session (see alayasiki_memory_write): its notes are ranked with persistent evidence, and every item then has `origin` `session` or `memory`.")
         },
-        "required": ["query"]
+        "required": ["query"],
+        "additionalProperties": false
+    })
+}
+
+/// `mode` values.
+const RESULT_MODES: &[&str] = &["answer", "evidence"];
+
+/// Schema of a `query` argument, as [`question`] accepts it.
+pub(super) fn question_schema(what: &str) -> Value {
+    label(
+        &format!("{what} (at most {MAX_QUERY_BYTES} bytes, MAX_QUERY_BYTES)."),
+        MAX_QUERY_BYTES,
+    )
+}
+
+/// Schema of a `top_k` argument.
+pub(super) fn top_k_schema(what: &str) -> Value {
+    json!({
+        "type": "integer",
+        "minimum": MIN_TOP_K,
+        "maximum": MAX_TOP_K,
+        "description": format!("{what} ({MIN_TOP_K}-{MAX_TOP_K}, default {DEFAULT_TOP_K}).")
     })
 }
 
@@ -56,7 +86,7 @@ pub fn parse(map: &Map<String, Value>) -> Result<QuerySpec> {
         .choice("search_mode", SearchMode::NAMES)?
         .and_then(SearchMode::parse)
         .unwrap_or(SearchMode::Auto);
-    let mode = match args.choice("mode", &["answer", "evidence"])? {
+    let mode = match args.choice("mode", RESULT_MODES)? {
         Some("evidence") => ResultMode::Evidence,
         _ => ResultMode::Answer,
     };

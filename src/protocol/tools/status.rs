@@ -2,6 +2,7 @@
 
 use serde_json::json;
 
+use super::schema::object;
 use super::{Args, Tool};
 use crate::service::Permission;
 
@@ -10,7 +11,7 @@ pub static TOOL: Tool = Tool {
     description: "Report the memory server's version, data directory, document and chunk \
 counts, pending and failed indexing jobs, and store size for the calling identity's tenant, \
 and the caller's live working-memory sessions with their expiry times.",
-    input_schema: || json!({"type": "object", "properties": {}}),
+    input_schema: || object(None, json!({}), &[]),
     permission: Permission::Query,
     mutates: false,
     call: |memory, args| {
