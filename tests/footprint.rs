@@ -1,0 +1,131 @@
+//! The disk footprint of a small memory, through the real binary: a server
+//! that has stopped receiving writes empties its write-ahead log
+//! (`IDLE_CHECKPOINT_MS`, 2 s), and a data directory holding a few hundred
+//! short documents stays small while the server runs. Sizes are allocated
+//! blocks, not apparent lengths (a sparse tail costs nothing).
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// `IDLE_CHECKPOINT_MS` (src/store/checkpoint.rs).
+const IDLE_CHECKPOINT: Duration = Duration::from_millis(2000);
+/// The log may keep this much on disk once the server is idle (issue 20).
+const IDLE_WAL_BYTES: u64 = 4 * 1024 * 1024;
+/// The whole data directory of a small memory, server running (issue 20).
+const SMALL_MEMORY_BYTES: u64 = 8 * 1000 * 1000;
+/// Short documents ingested, one per turn of a made-up conversation.
+const TURNS: usize = 400;
+
+fn allocated(path: &Path) -> u64 {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return 0;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        meta.blocks() * 512
+    }
+    #[cfg(not(unix))]
+    {
+        meta.len()
+    }
+}
+
+fn allocated_tree(dir: &Path) -> u64 {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        total += if path.is_dir() {
+            allocated_tree(&path)
+        } else {
+            allocated(&path)
+        };
+    }
+    total
+}
+
+fn wal(dir: &Path) -> u64 {
+    allocated(&dir.join("memory.db-wal"))
+}
+
+/// Ingests `TURNS` short documents the way a chat client would (one at a
+/// time, the session as source) and waits until all are indexed.
+fn ingest_conversation(s: &mut Server) {
+    let names = ["Caroline", "Melanie", "Jon", "Gina", "Deborah", "Jolene"];
+    let places = ["Boston", "Lisbon", "the lake", "Seattle", "the museum"];
+    for i in 0..TURNS {
+        let text = format!(
+            "{}: I went to {} with {} last week, turn {i}, and we talked about painting zz{i}q.",
+            names[i % names.len()],
+            places[i % places.len()],
+            names[(i * 7 + 3) % names.len()],
+        );
+        s.ok(
+            "alayasiki_ingest",
+            json!({"content": text, "source": format!("chat/session_{}", i / 20), "wait": false}),
+        );
+    }
+    let deadline = Instant::now() + TIMEOUT;
+    while s.ok("alayasiki_status", json!({}))["jobs"]["pending"] != 0 {
+        assert!(Instant::now() < deadline, "ingestion did not finish");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn an_idle_server_empties_its_log_and_a_small_memory_stays_small() {
+    let dir = TempDir::new("footprint");
+    let mut s = Server::ready(dir.path());
+    ingest_conversation(&mut s);
+    let written = Instant::now();
+    let busy_log = wal(dir.path());
+    // Otherwise the check below could not fail.
+    assert!(
+        busy_log > IDLE_WAL_BYTES,
+        "{TURNS} ingests left only {busy_log} bytes of log"
+    );
+    // ~2.5 s without writes, plus slack for a loaded machine: the server
+    // checkpoints once IDLE_CHECKPOINT has passed without a write.
+    std::thread::sleep(IDLE_CHECKPOINT + Duration::from_millis(500));
+    let deadline = written + IDLE_CHECKPOINT + Duration::from_secs(8);
+    while wal(dir.path()) > IDLE_WAL_BYTES && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let idle_log = wal(dir.path());
+    assert!(
+        idle_log <= IDLE_WAL_BYTES,
+        "log {idle_log} bytes after {:?} idle (was {busy_log})",
+        written.elapsed()
+    );
+    let total = allocated_tree(dir.path());
+    assert!(
+        total <= SMALL_MEMORY_BYTES,
+        "data directory {total} bytes for {TURNS} short documents"
+    );
+    // Still serving, and nothing was lost: the last turn is found.
+    let q = s.query(&format!("zz{}q", TURNS - 1));
+    assert!(
+        !q["evidence"].as_array().unwrap().is_empty(),
+        "the last turn is not found after the idle checkpoint: {q}"
+    );
+    // A write after the idle checkpoint starts a new log.
+    s.ingest("One more turn after the pauseqq.");
+    assert!(wal(dir.path()) > 0);
+    // Killed now, the store loses nothing: what the idle checkpoint moved
+    // into the database and what the new log holds are both there.
+    s.kill();
+    let mut s = Server::ready(dir.path());
+    for marker in [format!("zz{}q", TURNS - 1), "zz0q".into(), "pauseqq".into()] {
+        let q = s.query(&marker);
+        assert!(
+            !q["evidence"].as_array().unwrap().is_empty(),
+            "{marker} lost after kill -9: {q}"
+        );
+    }
+    let (status, _) = s.close();
+    assert!(status.success());
+}
