@@ -526,7 +526,7 @@ def workload_synthetic(args, out):
     restart_ms = {k: pct(v, 50) * 1000 for k, v in restarts.items()}
     out["synthetic"] = {"rows": rows, "ours_disk_after_exit_mib": after_exit,
                         "restart_median_ms": restart_ms}
-    print(f"\nWorkload B: synthetic memories (~130 bytes each), one store per server grown to "
+    print(f"\nWorkload B: synthetic memories (~110 bytes each), one store per server grown to "
           f"each size; {args.queries} phrase queries per size")
     print(f"{'size':>7} {'server':<14} {'bulk mem/s':>10} {'1-by-1 mem/s':>12} {'write p50':>10} "
           f"{'query p50':>10} {'p99':>9} {'hit@10':>6} {'peak RSS':>9} {'disk':>14}")
