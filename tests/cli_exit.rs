@@ -11,11 +11,7 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
 
 /// Documents in the memory, as the status tool reports them.
 fn documents(mem: &Path) -> i64 {
@@ -138,6 +134,18 @@ fn a_folder_with_nothing_readable_fails_and_one_readable_file_succeeds() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("already stored: 1 file(s)"), "{stdout}");
     assert_eq!(documents(&mem), 1);
+
+    // A folder with no files at all has nothing that failed: exit 0, and
+    // stderr says nothing was there.
+    let empty = dir.path().join("empty-folder");
+    std::fs::create_dir(&empty).unwrap();
+    let out = cli(&mem, &["ingest", empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stderr).contains("nothing to store: no files under the PATH(s) given"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -157,221 +165,228 @@ fn ingest_help_documents_the_exit_statuses() {
     assert!(!dir.path().join("never").exists());
 }
 
-/// Files in the folder the signal tests interrupt: enough that ingesting
-/// them takes seconds, so a signal sent after the first file lands in the
-/// middle.
-const LARGE_FOLDER_FILES: usize = 2500;
-/// Paragraphs per generated file (about 2 KB of text in all).
-const PARAGRAPHS_PER_FILE: usize = 4;
-/// How long a test waits for the binary to start, stop or finish.
-const PATIENCE: Duration = Duration::from_secs(120);
-
-/// A folder of distinct text files, some in subfolders.
-fn large_folder(root: &Path) {
-    const WORDS: &[&str] = &[
-        "harbour",
-        "ferry",
-        "lighthouse",
-        "keeper",
-        "tide",
-        "pier",
-        "crane",
-        "rope",
-        "island",
-        "garden",
-        "shade",
-        "water",
-        "turbine",
-        "captain",
-        "schedule",
-        "morning",
-        "evening",
-        "north",
-        "south",
-        "beacon",
-    ];
-    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-    for i in 0..LARGE_FOLDER_FILES {
-        let mut body = String::new();
-        for p in 0..PARAGRAPHS_PER_FILE {
-            body.push_str(&format!(
-                "Log {i}, part {p}: Captain Maria Lopes{} met Jonas Berg{p} in Porto.",
-                i % 50
-            ));
-            for _ in 0..60 {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                body.push(' ');
-                body.push_str(WORDS[(seed % WORDS.len() as u64) as usize]);
-            }
-            body.push_str(".\n\n");
-        }
-        write(
-            &root.join(format!("batch{}/log{i:05}.txt", i % 10)),
-            body.as_bytes(),
-        );
-    }
-}
-
-/// The number in a summary line `  <label> <n> file(s)...`.
-fn count_after(stderr: &str, label: &str) -> usize {
-    let line = stderr
-        .lines()
-        .find(|l| l.trim_start().starts_with(label))
-        .unwrap_or_else(|| panic!("no {label:?} line in:\n{stderr}"));
-    line.trim_start()[label.len()..]
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap_or_else(|_| panic!("no count in {line:?}"))
-}
-
-/// Starts a bulk ingest of a large folder, sends `signal` once the first
-/// file is stored, and checks the exit status, the summary, the store, and
-/// that the printed resume command completes the memory exactly.
+/// SIGINT and SIGTERM, sent with kill(1).
 #[cfg(unix)]
-fn interrupted_ingest_resumes(tag: &str, signal: &str, want_status: i32) {
-    let dir = TempDir::new(tag);
-    let root = dir.path().join("folder");
-    large_folder(&root);
-    let mem = dir.path().join("m");
-    let mut child = Command::new(BIN)
-        .arg("ingest")
-        .arg(&root)
-        .arg("--data-dir")
-        .arg(&mem)
-        .env("ALAYASIKI_LOG", "warn")
-        .env_remove("ALAYASIKI_DATA_DIR")
-        .env_remove("ALAYASIKI_MCP_TENANT")
-        .env_remove("ALAYASIKI_MCP_SUBJECT")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let stdout = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
-    let (tx, lines) = mpsc::channel();
-    let stderr = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
+mod signals {
+    use super::*;
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    /// Files in the folder the signal tests interrupt: enough that ingesting
+    /// them takes seconds, so a signal sent after the first file lands in the
+    /// middle.
+    const LARGE_FOLDER_FILES: usize = 2500;
+    /// Paragraphs per generated file (about 2 KB of text in all).
+    const PARAGRAPHS_PER_FILE: usize = 4;
+    /// How long a test waits for the binary to start, stop or finish.
+    const PATIENCE: Duration = Duration::from_secs(120);
+
+    /// A folder of distinct text files, some in subfolders.
+    fn large_folder(root: &Path) {
+        const WORDS: &[&str] = &[
+            "harbour",
+            "ferry",
+            "lighthouse",
+            "keeper",
+            "tide",
+            "pier",
+            "crane",
+            "rope",
+            "island",
+            "garden",
+            "shade",
+            "water",
+            "turbine",
+            "captain",
+            "schedule",
+            "morning",
+            "evening",
+            "north",
+            "south",
+            "beacon",
+        ];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        for i in 0..LARGE_FOLDER_FILES {
+            let mut body = String::new();
+            for p in 0..PARAGRAPHS_PER_FILE {
+                body.push_str(&format!(
+                    "Log {i}, part {p}: Captain Maria Lopes{} met Jonas Berg{p} in Porto.",
+                    i % 50
+                ));
+                for _ in 0..60 {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    body.push(' ');
+                    body.push_str(WORDS[(seed % WORDS.len() as u64) as usize]);
+                }
+                body.push_str(".\n\n");
+            }
+            write(
+                &root.join(format!("batch{}/log{i:05}.txt", i % 10)),
+                body.as_bytes(),
+            );
+        }
+    }
+
+    /// The number in a summary line `  <label> <n> file(s)...`.
+    fn count_after(stderr: &str, label: &str) -> usize {
+        let line = stderr
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no {label:?} line in:\n{stderr}"));
+        line.trim_start()[label.len()..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap_or_else(|_| panic!("no count in {line:?}"))
+    }
+
+    /// Starts a bulk ingest of a large folder, sends `signal` once the first
+    /// file is stored, and checks the exit status, the summary, the store, and
+    /// that the printed resume command completes the memory exactly.
+    fn interrupted_ingest_resumes(tag: &str, signal: &str, want_status: i32) {
+        let dir = TempDir::new(tag);
+        let root = dir.path().join("folder");
+        large_folder(&root);
+        let mem = dir.path().join("m");
+        let mut child = Command::new(BIN)
+            .arg("ingest")
+            .arg(&root)
+            .arg("--data-dir")
+            .arg(&mem)
+            .env("ALAYASIKI_LOG", "warn")
+            .env_remove("ALAYASIKI_DATA_DIR")
+            .env_remove("ALAYASIKI_MCP_TENANT")
+            .env_remove("ALAYASIKI_MCP_SUBJECT")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let stdout = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap());
+        let (tx, lines) = mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        // The first progress line comes once the first file is stored.
+        let mut seen = Vec::new();
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let line = lines
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .unwrap_or_else(|_| panic!("no progress line; stderr so far:\n{seen:?}"));
+            let progress = line.starts_with("ingest: ") && line.contains(" files");
+            seen.push(line);
+            if progress {
                 break;
             }
         }
-    });
-    // The first progress line comes once the first file is stored.
-    let mut seen = Vec::new();
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let line = lines
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .unwrap_or_else(|_| panic!("no progress line; stderr so far:\n{seen:?}"));
-        let progress = line.starts_with("ingest: ") && line.contains(" files");
-        seen.push(line);
-        if progress {
-            break;
-        }
+        let sent = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -{signal} failed");
+        let deadline = Instant::now() + PATIENCE;
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "ingest did not stop on {signal}");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        seen.extend(lines.iter());
+        let stderr = seen.join("\n");
+        let stdout = stdout.join().unwrap();
+        assert_eq!(status.code(), Some(want_status), "{stderr}\n{stdout}");
+
+        // The summary: what is stored, what is not, how to resume.
+        assert!(
+            stderr.contains(&format!(
+                "interrupted by SIG{signal}; stopped between files"
+            )),
+            "{stderr}"
+        );
+        let stored = count_after(&stderr, "stored:");
+        let not_yet = count_after(&stderr, "not yet stored:");
+        assert!(stored >= 1, "the first file was stored before the signal");
+        assert!(
+            not_yet >= 1,
+            "the signal came after the last file:\n{stderr}"
+        );
+        assert_eq!(stored + not_yet, LARGE_FOLDER_FILES, "{stderr}");
+        assert!(
+            stdout.contains(&format!("not yet stored: {not_yet} file(s)")),
+            "{stdout}"
+        );
+        let resume = stderr
+            .lines()
+            .skip_while(|l| !l.starts_with("To resume, run the same command again"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no resume command in:\n{stderr}"))
+            .trim()
+            .to_string();
+        assert!(
+            resume.contains(" ingest ") && resume.contains("--data-dir"),
+            "{resume}"
+        );
+        // Every file the summary calls stored is in the store, read straight
+        // from the database file with no server to replay anything.
+        let conn = rusqlite::Connection::open(mem.join("memory.db")).unwrap();
+        let in_store: i64 = conn
+            .query_row("SELECT count(*) FROM documents", [], |r| r.get(0))
+            .unwrap();
+        drop(conn);
+        assert_eq!(in_store as usize, stored, "{stderr}");
+
+        // The resume command, run as printed, from another directory.
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(&resume)
+            .current_dir(std::env::temp_dir())
+            .env("ALAYASIKI_LOG", "warn")
+            .env_remove("ALAYASIKI_DATA_DIR")
+            .env_remove("ALAYASIKI_MCP_TENANT")
+            .env_remove("ALAYASIKI_MCP_SUBJECT")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let report = text(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{resume}\n{report}\n{}",
+            text(&out.stderr)
+        );
+        assert!(
+            report.contains(&format!("already stored: {stored} file(s)")),
+            "{report}"
+        );
+        assert!(
+            report.contains(&format!("stored:         {not_yet} file(s)")),
+            "{report}"
+        );
+        assert_eq!(documents(&mem), LARGE_FOLDER_FILES as i64, "no duplicates");
     }
-    let sent = Command::new("kill")
-        .arg(format!("-{signal}"))
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    assert!(sent.success(), "kill -{signal} failed");
-    let deadline = Instant::now() + PATIENCE;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "ingest did not stop on {signal}");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    seen.extend(lines.iter());
-    let stderr = seen.join("\n");
-    let stdout = stdout.join().unwrap();
-    assert_eq!(status.code(), Some(want_status), "{stderr}\n{stdout}");
 
-    // The summary: what is stored, what is not, how to resume.
-    assert!(
-        stderr.contains(&format!(
-            "interrupted by SIG{signal}; stopped between files"
-        )),
-        "{stderr}"
-    );
-    let stored = count_after(&stderr, "stored:");
-    let not_yet = count_after(&stderr, "not yet stored:");
-    assert!(stored >= 1, "the first file was stored before the signal");
-    assert!(
-        not_yet >= 1,
-        "the signal came after the last file:\n{stderr}"
-    );
-    assert_eq!(stored + not_yet, LARGE_FOLDER_FILES, "{stderr}");
-    assert!(
-        stdout.contains(&format!("not yet stored: {not_yet} file(s)")),
-        "{stdout}"
-    );
-    let resume = stderr
-        .lines()
-        .skip_while(|l| !l.starts_with("To resume, run the same command again"))
-        .nth(1)
-        .unwrap_or_else(|| panic!("no resume command in:\n{stderr}"))
-        .trim()
-        .to_string();
-    assert!(
-        resume.contains(" ingest ") && resume.contains("--data-dir"),
-        "{resume}"
-    );
-    // Every file the summary calls stored is in the store, read straight
-    // from the database file with no server to replay anything.
-    let conn = rusqlite::Connection::open(mem.join("memory.db")).unwrap();
-    let in_store: i64 = conn
-        .query_row("SELECT count(*) FROM documents", [], |r| r.get(0))
-        .unwrap();
-    drop(conn);
-    assert_eq!(in_store as usize, stored, "{stderr}");
+    #[test]
+    fn sigint_mid_ingest_exits_130_with_a_summary_and_the_resume_completes_exactly() {
+        interrupted_ingest_resumes("exit-sigint", "INT", 130);
+    }
 
-    // The resume command, run as printed, from another directory.
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(&resume)
-        .current_dir(std::env::temp_dir())
-        .env("ALAYASIKI_LOG", "warn")
-        .env_remove("ALAYASIKI_DATA_DIR")
-        .env_remove("ALAYASIKI_MCP_TENANT")
-        .env_remove("ALAYASIKI_MCP_SUBJECT")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let report = text(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{resume}\n{report}\n{}",
-        text(&out.stderr)
-    );
-    assert!(
-        report.contains(&format!("already stored: {stored} file(s)")),
-        "{report}"
-    );
-    assert!(
-        report.contains(&format!("stored:         {not_yet} file(s)")),
-        "{report}"
-    );
-    assert_eq!(documents(&mem), LARGE_FOLDER_FILES as i64, "no duplicates");
-}
-
-#[cfg(unix)]
-#[test]
-fn sigint_mid_ingest_exits_130_with_a_summary_and_the_resume_completes_exactly() {
-    interrupted_ingest_resumes("exit-sigint", "INT", 130);
-}
-
-#[cfg(unix)]
-#[test]
-fn sigterm_mid_ingest_exits_143_with_a_summary_and_the_resume_completes_exactly() {
-    interrupted_ingest_resumes("exit-sigterm", "TERM", 143);
+    #[test]
+    fn sigterm_mid_ingest_exits_143_with_a_summary_and_the_resume_completes_exactly() {
+        interrupted_ingest_resumes("exit-sigterm", "TERM", 143);
+    }
 }
