@@ -54,7 +54,11 @@ fn metadata_source_is_the_document_source_unless_the_argument_names_one() {
     let evidence = s.query("lighthouse");
     let mut sources = sources_of(&evidence);
     sources.sort();
-    assert_eq!(sources, ["maintenance.log", "notes.md", "tour.md"], "{evidence}");
+    assert_eq!(
+        sources,
+        ["maintenance.log", "notes.md", "tour.md"],
+        "{evidence}"
+    );
 
     // Resources show it.
     let id = only_meta["document_id"].as_str().unwrap();
@@ -147,11 +151,14 @@ fn a_promoted_note_keeps_the_source_its_metadata_names() {
 }
 
 fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
         for i in 0..4 {
             if i <= chunk.len() {

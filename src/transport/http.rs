@@ -69,8 +69,13 @@ pub const SHUTDOWN_DRAIN_TIMEOUT: Duration = Duration::from_secs(90);
 /// How long shutdown waits for SSE writers to send what they hold.
 pub const SHUTDOWN_STREAM_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How often idle threads look at the shutdown flags.
+/// How often idle threads look at the shutdown flags. Shutdown wakes them
+/// at once (see [`stop_threads`]); this only bounds a missed wake-up.
 const POLL: Duration = Duration::from_millis(100);
+
+/// How often the main thread looks for a termination signal: the delay
+/// it adds to a shutdown.
+const SIGNAL_POLL: Duration = Duration::from_millis(10);
 
 /// A job for the dispatch workers; it owns the permit it was admitted with.
 pub(super) type Job = Box<dyn FnOnce() + Send>;
@@ -148,9 +153,10 @@ pub fn serve(
     let workers = spawn_workers(&ctx, jobs_rx)?;
     let routers = spawn_routers(&ctx, &http)?;
     while !signals::requested() {
-        std::thread::sleep(POLL);
+        std::thread::sleep(SIGNAL_POLL);
     }
     shutdown(&ctx);
+    stop_threads(&ctx, &http);
     for t in routers.into_iter().chain(workers) {
         let _ = t.join();
     }
@@ -183,6 +189,9 @@ fn spawn_workers(ctx: &Arc<Context>, jobs: Receiver<Job>) -> std::io::Result<Vec
                             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
                             if run.is_err() {
                                 log::error!("a dispatch job panicked");
+                            }
+                            if ctx.stopped.load(Ordering::SeqCst) {
+                                break;
                             }
                         }
                         Err(_) if ctx.stopped.load(Ordering::SeqCst) => break,
@@ -227,6 +236,21 @@ fn spawn_routers(
                 })
         })
         .collect()
+}
+
+/// Wakes the routing and dispatch threads after [`shutdown`], so they see
+/// the stop flag now rather than at their next poll: an empty job for
+/// each dispatch worker (the queue is drained by then) and an unblock of
+/// the listener's queue for each router.
+fn stop_threads(ctx: &Context, http: &tiny_http::Server) {
+    for _ in 0..MAX_CONCURRENT_DISPATCHES {
+        if ctx.jobs.try_send(Box::new(|| {})).is_err() {
+            break;
+        }
+    }
+    for _ in 0..HTTP_THREADS {
+        http.unblock();
+    }
 }
 
 /// Refuse new work, let dispatches finish, end the streams.
