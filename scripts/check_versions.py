@@ -8,7 +8,7 @@ disagreement otherwise, 2 on a bad command line or unreadable file.
 
 Usage (from anywhere; paths default to this repository):
     python3 scripts/check_versions.py
-    python3 scripts/check_versions.py --tag mcp-v0.1.0
+    python3 scripts/check_versions.py --tag mcp-v0.4.0
     python3 scripts/check_versions.py --wheel dist/alayasiki_mcp-*.whl
 
 The Python version "as maturin produces it": with `dynamic = ["version"]`
