@@ -72,7 +72,7 @@ fn schema() -> Value {
         "properties": {
             "content": content,
             "media_type": media_type,
-            "metadata": metadata("Arbitrary JSON object kept verbatim and returned with evidence (e.g. author, url, tags). `provenance` here is honoured too"),
+            "metadata": metadata("Arbitrary JSON object kept verbatim and returned with evidence (e.g. author, url, tags). `provenance` here is honoured too, and so is `source` when the `source` argument is not given"),
             "idempotency_key": idempotency_key,
             "source": source,
             "provenance": choice("Who asserted this: an external source, the user, or the agent itself.", PROVENANCES),

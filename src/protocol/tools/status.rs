@@ -8,9 +8,10 @@ use crate::service::Permission;
 
 pub static TOOL: Tool = Tool {
     name: "alayasiki_status",
-    description: "Report the memory server's version, data directory, document and chunk \
-counts, pending and failed indexing jobs, and store size for the calling identity's tenant, \
-and the caller's live working-memory sessions with their expiry times.",
+    description: "Report the memory server's version, document and chunk counts, pending and \
+failed indexing jobs, and store size for the calling identity's tenant, and the caller's live \
+working-memory sessions with their expiry times. The server's data directory is told only to \
+callers with the admin permission (the local stdio identity, the admin role).",
     input_schema: || object(None, json!({}), &[]),
     permission: Permission::Query,
     mutates: false,
