@@ -2,7 +2,7 @@
 """Disk footprint of a small memory, measured through the real binary.
 
 Usage: scripts/footprint.py [--binary target/release/alayasiki-mcp]
-                            [--conversation ../shared/eval/locomo-dev/26.json]
+                            [--conversation ../shared/eval/locomo-dev/43.json]
                             [--idle-wait 2.5] [--keep DIR] [--no-check]
 
 Spawns the server over stdio on a fresh data directory, ingests one LoCoMo
@@ -108,7 +108,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--binary", default=os.path.join(ROOT, "target/release/alayasiki-mcp"))
     ap.add_argument("--conversation",
-                    default=os.path.join(ROOT, "../shared/eval/locomo-dev/26.json"))
+                    default=os.path.join(ROOT, "../shared/eval/locomo-dev/43.json"))
     ap.add_argument("--idle-wait", type=float, default=2.5)
     ap.add_argument("--keep", help="use this (empty or new) data directory and keep it")
     ap.add_argument("--no-check", action="store_true", help="print only")
