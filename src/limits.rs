@@ -57,6 +57,16 @@ pub const MIN_BUDGET_CHARS: u32 = 100;
 pub const MAX_BUDGET_CHARS: u32 = 1_000_000;
 pub const DEFAULT_BUDGET_CHARS: u32 = 20_000;
 
+/// How many times its own size a JSON document's flattened text may be.
+/// Each leaf's line repeats its whole key path, so deep or wide nesting
+/// multiplies the text (an 800 KB document once became 155 MB and 200,000
+/// chunks); past this the document is refused before it is indexed.
+pub const MAX_JSON_EXPANSION: usize = 8;
+
+/// Flattened text any JSON document may have, whatever its size, so small
+/// documents with long keys are never refused (bytes).
+pub const MIN_JSON_TEXT_ALLOWANCE: usize = 64 * 1024;
+
 /// How long `alayasiki_ingest` with `wait: true` waits for its job before
 /// answering with the job still pending (milliseconds).
 pub const INGEST_WAIT_MS: u64 = 60_000;
@@ -223,6 +233,11 @@ mod tests {
                 format!("{MIN_BUDGET_CHARS} / {MAX_BUDGET_CHARS} / {DEFAULT_BUDGET_CHARS}"),
             ),
             ("`INGEST_WAIT_MS`", INGEST_WAIT_MS.to_string()),
+            ("`MAX_JSON_EXPANSION`", MAX_JSON_EXPANSION.to_string()),
+            (
+                "`MIN_JSON_TEXT_ALLOWANCE`",
+                MIN_JSON_TEXT_ALLOWANCE.to_string(),
+            ),
             (
                 "`READ_YOUR_WRITES_WAIT_MS`",
                 READ_YOUR_WRITES_WAIT_MS.to_string(),

@@ -76,16 +76,28 @@ impl Session {
     /// Issues `value` its place in this session's order; the transport
     /// calls this as it receives each request that is not handled inline,
     /// in arrival order, and hands the ticket to [`Server::handle_ordered`].
-    pub fn ticket(&self, value: &Value) -> Ticket {
-        self.order.issue(Server::is_write(value))
+    pub fn ticket(&self, value: &Value) -> Queued {
+        self.queued(self.order.issue(Server::is_write(value)))
     }
 
     /// [`Session::ticket`], passing the ticket to `hand_over` (which
     /// queues the request) before any later request of the session can
     /// take one: for transports where requests arrive on several threads.
     /// `write` is [`Server::is_write`] of the request.
-    pub fn ticket_then<R>(&self, write: bool, hand_over: impl FnOnce(Ticket) -> R) -> R {
-        self.order.issue_then(write, hand_over)
+    pub fn ticket_then<R>(&self, write: bool, hand_over: impl FnOnce(Queued) -> R) -> R {
+        self.order
+            .issue_then(write, |ticket| hand_over(self.queued(ticket)))
+    }
+
+    /// Whether the session was initialized is decided when a request
+    /// arrives, not when a worker gets to it: a request sent before
+    /// `initialize` is refused even if `initialize`, sent after it, was
+    /// handled first.
+    fn queued(&self, ticket: Ticket) -> Queued {
+        Queued {
+            ticket,
+            initialized: self.is_initialized(),
+        }
     }
 
     pub fn principal(&self) -> &Principal {
@@ -123,6 +135,13 @@ impl Session {
     fn flights(&self) -> std::sync::MutexGuard<'_, HashMap<String, bool>> {
         self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+/// A request received and waiting for a worker: its place in the
+/// session's order, and whether the session was initialized when it came.
+pub struct Queued {
+    ticket: Ticket,
+    initialized: bool,
 }
 
 /// The dispatcher, shared by every session of the process.
@@ -185,8 +204,16 @@ impl Server {
         session: &Session,
         caller: &Principal,
         value: Value,
-        ticket: Ticket,
+        queued: Queued,
     ) -> Option<Value> {
+        let Queued {
+            ticket,
+            initialized,
+        } = queued;
+        if !initialized {
+            // Nothing ran, so the ticket is released at once.
+            return refuse_uninitialized(value);
+        }
         let memory = self.service.for_caller(caller);
         let turn = ticket.wait_turn(|ids, deadline| memory.await_searchable(ids, deadline));
         let reply = self.handle_in(session, &memory, value);
@@ -406,6 +433,27 @@ impl Server {
                 "instructions": INSTRUCTIONS
             }),
         )
+    }
+}
+
+/// The replies to requests that arrived before `initialize`: an error for
+/// each request (notifications and responses get none).
+fn refuse_uninitialized(value: Value) -> Option<Value> {
+    let refuse = |item: Value| match jsonrpc::classify(item) {
+        Err(reply) => Some(reply),
+        Ok(Incoming::Request { id, .. }) => Some(jsonrpc::error(
+            id,
+            INVALID_REQUEST,
+            "server not initialized: send initialize first",
+        )),
+        Ok(_) => None,
+    };
+    match value {
+        Value::Array(items) => {
+            let replies: Vec<Value> = items.into_iter().filter_map(refuse).collect();
+            (!replies.is_empty()).then_some(Value::Array(replies))
+        }
+        single => refuse(single),
     }
 }
 

@@ -22,8 +22,7 @@ use std::sync::Arc;
 use super::framing::{Frame, FrameReader};
 use crate::limits::MAX_FRAME_BYTES;
 use crate::protocol::jsonrpc::{self, INVALID_REQUEST, PARSE_ERROR};
-use crate::protocol::mcp::{Server, Session};
-use crate::protocol::ordering::Ticket;
+use crate::protocol::mcp::{Queued, Server, Session};
 
 /// Worker threads serving requests. Requests that wait (an ingest waiting
 /// for indexing) block a worker, not the connection.
@@ -48,7 +47,7 @@ where
     let writer = std::thread::Builder::new()
         .name("stdio-writer".into())
         .spawn(move || write_replies(reply_rx, output))?;
-    let (work_tx, work_rx) = crossbeam_channel::bounded::<(Value, Ticket)>(STDIO_QUEUE);
+    let (work_tx, work_rx) = crossbeam_channel::bounded::<(Value, Queued)>(STDIO_QUEUE);
     let mut workers = Vec::with_capacity(STDIO_WORKERS);
     for i in 0..STDIO_WORKERS {
         let (server, session, rx, tx) = (
@@ -78,7 +77,7 @@ fn read_frames<R: BufRead>(
     server: &Server,
     session: &Session,
     input: R,
-    work: &Sender<(Value, Ticket)>,
+    work: &Sender<(Value, Queued)>,
     replies: &Sender<Value>,
 ) -> std::io::Result<()> {
     let mut frames = FrameReader::new(input, MAX_FRAME_BYTES);
@@ -130,9 +129,9 @@ fn read_frames<R: BufRead>(
     Ok(())
 }
 
-fn work(server: &Server, session: &Session, rx: Receiver<(Value, Ticket)>, replies: Sender<Value>) {
-    for (value, ticket) in rx {
-        if let Some(reply) = server.handle_ordered(session, session.principal(), value, ticket) {
+fn work(server: &Server, session: &Session, rx: Receiver<(Value, Queued)>, replies: Sender<Value>) {
+    for (value, queued) in rx {
+        if let Some(reply) = server.handle_ordered(session, session.principal(), value, queued) {
             let _ = replies.send(reply);
         }
     }

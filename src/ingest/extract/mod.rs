@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use std::fmt::Write;
 
 use super::media::MediaKind;
+pub use crate::limits::{MAX_JSON_EXPANSION, MIN_JSON_TEXT_ALLOWANCE};
 
 pub mod described;
 pub mod pdf;
@@ -67,7 +68,16 @@ pub fn extract(
                     json_error_kind(&e)
                 ))
             })?;
-            Ok(Extracted::unpaged(flatten_json(&value)))
+            let limit = json_text_limit(bytes.len());
+            let text = flatten_json_within(&value, limit).ok_or_else(|| {
+                ExtractError(format!(
+                    "the JSON flattens to more than {limit} bytes of text ({MAX_JSON_EXPANSION}x \
+                     its {} bytes, MAX_JSON_EXPANSION): its key paths repeat too much; store it \
+                     as text/plain, or split it",
+                    bytes.len()
+                ))
+            })?;
+            Ok(Extracted::unpaged(text))
         }
         MediaKind::Pdf => {
             let out = pdf::extract_text(bytes).map_err(|e| ExtractError(e.to_string()))?;
@@ -111,20 +121,42 @@ fn json_error_kind(e: &serde_json::Error) -> &'static str {
     }
 }
 
+/// The most bytes of flattened text a JSON document of `input` bytes may
+/// extract to.
+pub fn json_text_limit(input: usize) -> usize {
+    input
+        .saturating_mul(MAX_JSON_EXPANSION)
+        .max(MIN_JSON_TEXT_ALLOWANCE)
+}
+
 /// One `path: value` line per leaf, depth-first in document order. Strings
 /// are written as-is except that line breaks and other control characters
 /// become spaces, so each leaf stays on its own line.
 pub fn flatten_json(value: &Value) -> String {
+    flatten_json_within(value, usize::MAX).expect("no limit")
+}
+
+/// [`flatten_json`], stopping as soon as the text passes `limit` bytes
+/// (`None`), so an expanding document never builds its whole text.
+pub fn flatten_json_within(value: &Value, limit: usize) -> Option<String> {
     let mut out = String::new();
     let mut path = String::new();
-    walk(value, &mut path, &mut out);
+    // The text under construction ends with the newline that is removed
+    // at the end.
+    walk(value, &mut path, &mut out, limit.saturating_add(1)).ok()?;
     if out.ends_with('\n') {
         out.pop();
     }
-    out
+    Some(out)
 }
 
-fn walk(value: &Value, path: &mut String, out: &mut String) {
+/// The flattened text passed its limit.
+struct TooLong;
+
+fn walk(value: &Value, path: &mut String, out: &mut String, limit: usize) -> Result<(), TooLong> {
+    if out.len() > limit {
+        return Err(TooLong);
+    }
     let label = |path: &str| {
         if path.is_empty() {
             "$".to_string()
@@ -140,7 +172,7 @@ fn walk(value: &Value, path: &mut String, out: &mut String) {
                     path.push('.');
                 }
                 path.push_str(key);
-                walk(child, path, out);
+                walk(child, path, out, limit)?;
                 path.truncate(mark);
             }
         }
@@ -148,7 +180,7 @@ fn walk(value: &Value, path: &mut String, out: &mut String) {
             for (i, child) in items.iter().enumerate() {
                 let mark = path.len();
                 let _ = write!(path, "[{i}]");
-                walk(child, path, out);
+                walk(child, path, out, limit)?;
                 path.truncate(mark);
             }
         }
@@ -169,6 +201,10 @@ fn walk(value: &Value, path: &mut String, out: &mut String) {
             let _ = writeln!(out, "{}: {}", label(path), other);
         }
     }
+    if out.len() > limit {
+        return Err(TooLong);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -186,6 +222,30 @@ mod tests {
             "empty: {}\nnote: two lines\nproject.name: alayasiki\nproject.tags[0]: mcp\n\
              project.tags[1]: memory\nstars: 3"
         );
+    }
+
+    #[test]
+    fn json_that_expands_past_its_bound_is_refused_with_the_limit_named() {
+        // Deep nesting repeats the key path on every leaf: 2 KB of keys
+        // above 1,000 small numbers flatten to about 2 MB.
+        let key = "k".repeat(100);
+        let mut doc = String::new();
+        for _ in 0..20 {
+            doc.push_str(&format!("{{\"{key}\": "));
+        }
+        let numbers: Vec<String> = (0..1000).map(|i| (i % 10).to_string()).collect();
+        doc.push_str(&format!("[{}]", numbers.join(",")));
+        doc.push_str(&"}".repeat(20));
+        let err = extract(MediaKind::Json, doc.as_bytes(), &no_metadata()).unwrap_err();
+        assert!(err.0.contains("MAX_JSON_EXPANSION"), "{}", err.0);
+        // Just within the bound is accepted: the same text limit, met.
+        let ok = r#"{"a": [1, 2, 3], "b": {"c": "d"}}"#;
+        let text = extract(MediaKind::Json, ok.as_bytes(), &no_metadata()).unwrap();
+        assert!(text.text.len() <= json_text_limit(ok.len()));
+        let value: Value = serde_json::from_str(&doc).unwrap();
+        let full = flatten_json(&value);
+        assert!(flatten_json_within(&value, full.len()).is_some());
+        assert!(flatten_json_within(&value, full.len() - 1).is_none());
     }
 
     #[test]
