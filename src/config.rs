@@ -415,11 +415,23 @@ mod tests {
         assert!(validate_identity("local").is_ok());
         assert!(validate_identity("  ").is_err());
         assert!(validate_identity("a\nb").is_err());
-        for invisible in ["\u{200B}", " \u{200B}\u{FEFF} ", "\u{2060}\u{00AD}", "\u{3164}", "\u{E0041}"] {
+        for invisible in [
+            "\u{200B}",
+            " \u{200B}\u{FEFF} ",
+            "\u{2060}\u{00AD}",
+            "\u{3164}",
+            "\u{E0041}",
+        ] {
             assert!(validate_identity(invisible).is_err(), "{invisible:?}");
         }
-        assert!(validate_identity("a\u{200B}b").is_ok(), "visible text with a joiner is fine");
-        assert!(INVISIBLE.windows(2).all(|w| w[0].1 < w[1].0), "sorted, disjoint");
+        assert!(
+            validate_identity("a\u{200B}b").is_ok(),
+            "visible text with a joiner is fine"
+        );
+        assert!(
+            INVISIBLE.windows(2).all(|w| w[0].1 < w[1].0),
+            "sorted, disjoint"
+        );
         assert!(validate_identity(&"x".repeat(MAX_IDENTITY_BYTES)).is_ok());
         assert!(validate_identity(&"x".repeat(MAX_IDENTITY_BYTES + 1)).is_err());
     }
