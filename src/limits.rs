@@ -67,6 +67,19 @@ pub const MAX_JSON_EXPANSION: usize = 8;
 /// documents with long keys are never refused (bytes).
 pub const MIN_JSON_TEXT_ALLOWANCE: usize = 64 * 1024;
 
+/// Most memory one message may take once parsed (its bytes plus
+/// `BYTES_PER_VALUE` per JSON value, estimated before parsing): 8 MiB of
+/// small numbers would otherwise become ~140 MB of values.
+pub const MAX_PARSED_MESSAGE_BYTES: usize = 96 * 1024 * 1024;
+
+/// Most memory all received messages may hold at once, parsed, across
+/// every transport of the process; past it a request is answered "busy".
+pub const MAX_PARSED_BYTES_IN_FLIGHT: usize = 256 * 1024 * 1024;
+
+/// Most items of a file's content sent as an array of byte values (each
+/// costs a JSON value); larger files go as base64 text.
+pub const MAX_BYTE_ARRAY_ITEMS: usize = 1024 * 1024;
+
 /// How long `alayasiki_ingest` with `wait: true` waits for its job before
 /// answering with the job still pending (milliseconds).
 pub const INGEST_WAIT_MS: u64 = 60_000;
@@ -234,6 +247,15 @@ mod tests {
             ),
             ("`INGEST_WAIT_MS`", INGEST_WAIT_MS.to_string()),
             ("`MAX_JSON_EXPANSION`", MAX_JSON_EXPANSION.to_string()),
+            (
+                "`MAX_PARSED_MESSAGE_BYTES`",
+                MAX_PARSED_MESSAGE_BYTES.to_string(),
+            ),
+            (
+                "`MAX_PARSED_BYTES_IN_FLIGHT`",
+                MAX_PARSED_BYTES_IN_FLIGHT.to_string(),
+            ),
+            ("`MAX_BYTE_ARRAY_ITEMS`", MAX_BYTE_ARRAY_ITEMS.to_string()),
             (
                 "`MIN_JSON_TEXT_ALLOWANCE`",
                 MIN_JSON_TEXT_ALLOWANCE.to_string(),

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use alayasiki_mcp::cli::{self, Command};
 
 fn main() -> ExitCode {
-    match cli::parse(std::env::args_os().skip(1)) {
+    let code = match cli::parse(std::env::args_os().skip(1)) {
         Ok(Command::Help) => {
             print!("{}", cli::HELP);
             ExitCode::SUCCESS
@@ -50,5 +50,8 @@ fn main() -> ExitCode {
             eprintln!("{e}");
             ExitCode::from(cli::USAGE_EXIT as u8)
         }
-    }
+    };
+    // Log lines are written by a thread of their own: let it finish.
+    alayasiki_mcp::logging::flush();
+    code
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use alayasiki_mcp::api_cli::{self, ApiCommand};
 
 fn main() -> ExitCode {
-    match api_cli::parse(std::env::args_os().skip(1)) {
+    let code = match api_cli::parse(std::env::args_os().skip(1)) {
         Ok(ApiCommand::Help) => {
             print!("{}", api_cli::HELP);
             ExitCode::SUCCESS
@@ -20,5 +20,8 @@ fn main() -> ExitCode {
             eprintln!("alayasiki-api: {} (see --help)", e.0);
             ExitCode::from(api_cli::USAGE_EXIT as u8)
         }
-    }
+    };
+    // Log lines are written by a thread of their own: let it finish.
+    alayasiki_mcp::logging::flush();
+    code
 }

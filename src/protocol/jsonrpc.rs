@@ -115,6 +115,28 @@ pub fn classify(value: Value) -> Result<Incoming, Value> {
 }
 
 /// A success reply.
+/// The `id` of a message, for a reply to it (null when it has none or is
+/// a batch).
+pub fn id_of(value: &Value) -> Value {
+    value.get("id").cloned().unwrap_or(Value::Null)
+}
+
+/// The `id` of a message not yet parsed, read without building its values
+/// (members other than `id` are skipped, not kept): for refusing a message
+/// too costly to parse. Null when it has none or is not a JSON object.
+pub fn peek_id(frame: &[u8]) -> Value {
+    #[derive(serde::Deserialize)]
+    struct IdOnly {
+        #[serde(default)]
+        id: Option<Value>,
+    }
+    serde_json::from_slice::<IdOnly>(frame)
+        .ok()
+        .and_then(|m| m.id)
+        .filter(|id| id.is_string() || id.is_number())
+        .unwrap_or(Value::Null)
+}
+
 pub fn result(id: Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }

@@ -197,6 +197,12 @@ impl Server {
         self.handle_as(session, session.principal(), value)
     }
 
+    /// The replies to a message that arrived before `initialize`, which
+    /// is not run: an error for each request in it.
+    pub fn refuse_uninitialized(&self, value: Value) -> Option<Value> {
+        refuse_uninitialized(value)
+    }
+
     /// Handles a message in its session's order: once the requests its
     /// `ticket` must follow have taken effect (see [`super::ordering`]).
     pub fn handle_ordered(
@@ -441,6 +447,10 @@ impl Server {
 fn refuse_uninitialized(value: Value) -> Option<Value> {
     let refuse = |item: Value| match jsonrpc::classify(item) {
         Err(reply) => Some(reply),
+        // As once initialized, a method we do not have is named as such.
+        Ok(Incoming::Request { id, method, .. }) if !METHODS.contains(&method.as_str()) => Some(
+            jsonrpc::error(id, METHOD_NOT_FOUND, &format!("method not found: {method}")),
+        ),
         Ok(Incoming::Request { id, .. }) => Some(jsonrpc::error(
             id,
             INVALID_REQUEST,

@@ -10,6 +10,7 @@
 pub mod jsonrpc;
 pub mod mcp;
 pub mod ordering;
+pub mod parse_budget;
 pub mod prompts;
 pub mod resources;
 pub mod tools;

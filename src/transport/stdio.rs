@@ -2,10 +2,21 @@
 //!
 //! Threads, as the design card draws them: this function's thread reads and
 //! frames stdin; a bounded crossbeam channel feeds [`STDIO_WORKERS`] worker
-//! threads; every reply goes over one channel to a single writer thread, the
-//! only code that touches stdout. Lifecycle messages (`initialize`, `ping`,
-//! notifications) are handled by the reader itself, so a pipelined
-//! `tools/list` can never overtake the `initialize` sent before it.
+//! threads; every reply goes over one bounded channel to a single writer
+//! thread, the only code that touches stdout. Lifecycle messages
+//! (`initialize`, `ping`, notifications such as cancellation) are handled
+//! by the reader itself, so a pipelined `tools/list` can never overtake the
+//! `initialize` sent before it, and a `ping` is answered at once whatever
+//! the backlog.
+//!
+//! The reader never waits for a worker: it keeps reading, so lifecycle
+//! messages are seen as they arrive. A request that finds
+//! [`STDIO_QUEUE`] requests already waiting, or the process's parse budget
+//! spent ([`crate::protocol::parse_budget`]), is answered "busy" at once
+//! (`-32000`, retry later) instead of being held. Replies wait in a bounded
+//! queue ([`STDIO_REPLY_QUEUE`]); a client that stops reading its stdout
+//! therefore stops the server reading its stdin (the pipe pushes back),
+//! and memory stays flat either way.
 //!
 //! Requests take effect in the order the client sent them, as far as it can
 //! tell (read-your-writes, [`crate::protocol::ordering`]): the reader issues
@@ -14,7 +25,7 @@
 //! On end of input the reader stops, the workers finish what they hold and
 //! exit, the writer flushes the last replies, and `serve` returns.
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::{Receiver, Sender, TrySendError};
 use serde_json::Value;
 use std::io::{BufRead, Write};
 use std::sync::Arc;
@@ -23,14 +34,32 @@ use super::framing::{Frame, FrameReader};
 use crate::limits::MAX_FRAME_BYTES;
 use crate::protocol::jsonrpc::{self, INVALID_REQUEST, PARSE_ERROR};
 use crate::protocol::mcp::{Queued, Server, Session};
+use crate::protocol::parse_budget::{ParseBudget, ParseCharge, Refusal};
 
 /// Worker threads serving requests. Requests that wait (an ingest waiting
 /// for indexing) block a worker, not the connection.
 pub const STDIO_WORKERS: usize = 32;
 
-/// Requests queued for workers before the reader stops reading stdin (which
-/// pushes back on the client through the pipe).
-pub const STDIO_QUEUE: usize = 64;
+/// Requests received and waiting for a worker; one more is answered
+/// "busy" (`SERVER_BUSY`) at once.
+pub const STDIO_QUEUE: usize = 1024;
+
+/// Replies waiting for stdout. When the client does not read them, workers
+/// and then the reader wait here, so nothing piles up in memory.
+pub const STDIO_REPLY_QUEUE: usize = 1024;
+
+/// Frames this short are parsed without asking the parse budget first:
+/// what they can cost is small, and a `ping` or a cancellation must never
+/// be refused.
+pub const SMALL_FRAME_BYTES: usize = 4096;
+
+/// JSON-RPC error code (implementation range) for a request refused
+/// because the server holds too many already: retry later.
+pub const SERVER_BUSY: i64 = -32000;
+
+/// A request for the workers with its share of the parse budget, held until
+/// it has been answered.
+type Work = (Value, Queued, Option<ParseCharge>);
 
 /// Serves one stdio session until end of input.
 pub fn serve<R, W>(
@@ -43,11 +72,11 @@ where
     R: BufRead,
     W: Write + Send + 'static,
 {
-    let (reply_tx, reply_rx) = crossbeam_channel::unbounded::<Value>();
+    let (reply_tx, reply_rx) = crossbeam_channel::bounded::<Value>(STDIO_REPLY_QUEUE);
     let writer = std::thread::Builder::new()
         .name("stdio-writer".into())
         .spawn(move || write_replies(reply_rx, output))?;
-    let (work_tx, work_rx) = crossbeam_channel::bounded::<(Value, Queued)>(STDIO_QUEUE);
+    let (work_tx, work_rx) = crossbeam_channel::bounded::<Work>(STDIO_QUEUE);
     let mut workers = Vec::with_capacity(STDIO_WORKERS);
     for i in 0..STDIO_WORKERS {
         let (server, session, rx, tx) = (
@@ -77,9 +106,10 @@ fn read_frames<R: BufRead>(
     server: &Server,
     session: &Session,
     input: R,
-    work: &Sender<(Value, Queued)>,
+    work: &Sender<Work>,
     replies: &Sender<Value>,
 ) -> std::io::Result<()> {
+    let budget = ParseBudget::shared();
     let mut frames = FrameReader::new(input, MAX_FRAME_BYTES);
     while let Some(frame) = frames.next_frame()? {
         let line = match frame {
@@ -96,6 +126,18 @@ fn read_frames<R: BufRead>(
         };
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
+        }
+        // Large frames are charged before they are parsed, small ones after
+        // (see SMALL_FRAME_BYTES).
+        let mut charge = None;
+        if line.len() > SMALL_FRAME_BYTES {
+            match budget.charge(&line) {
+                Ok(c) => charge = Some(c),
+                Err(refusal) => {
+                    let _ = replies.send(refused(jsonrpc::peek_id(&line), &refusal));
+                    continue;
+                }
+            }
         }
         let value: Value = match serde_json::from_slice(&line) {
             Ok(v) => v,
@@ -117,21 +159,61 @@ fn read_frames<R: BufRead>(
             if let Some(reply) = server.handle(session, value) {
                 let _ = replies.send(reply);
             }
-        } else {
-            // Tickets are issued here, in the order the client sent the
-            // requests, and the queue keeps that order (read-your-writes).
-            let ticket = session.ticket(&value);
-            if work.send((value, ticket)).is_err() {
-                break;
+            continue;
+        }
+        if !session.is_initialized() {
+            // Refused here, without queueing: nothing sent before
+            // initialize runs (see `Session::ticket`).
+            if let Some(reply) = server.refuse_uninitialized(value) {
+                let _ = replies.send(reply);
             }
+            continue;
+        }
+        if charge.is_none() {
+            match budget.charge(&line) {
+                Ok(c) => charge = Some(c),
+                Err(refusal) => {
+                    let _ = replies.send(refused(jsonrpc::id_of(&value), &refusal));
+                    continue;
+                }
+            }
+        }
+        drop(line);
+        // Tickets are issued here, in the order the client sent the
+        // requests, and the queue keeps that order (read-your-writes).
+        let queued = session.ticket(&value);
+        match work.try_send((value, queued, charge)) {
+            Ok(()) => {}
+            Err(TrySendError::Full((value, _, _))) => {
+                let _ = replies.send(jsonrpc::error(
+                    jsonrpc::id_of(&value),
+                    SERVER_BUSY,
+                    &format!(
+                        "server busy: {STDIO_QUEUE} requests are waiting (STDIO_QUEUE); retry \
+                         once replies have arrived"
+                    ),
+                ));
+            }
+            Err(TrySendError::Disconnected(_)) => break,
         }
     }
     Ok(())
 }
 
-fn work(server: &Server, session: &Session, rx: Receiver<(Value, Queued)>, replies: Sender<Value>) {
-    for (value, queued) in rx {
-        if let Some(reply) = server.handle_ordered(session, session.principal(), value, queued) {
+/// The reply to a request refused by the parse budget.
+fn refused(id: Value, refusal: &Refusal) -> Value {
+    let code = match refusal {
+        Refusal::Busy => SERVER_BUSY,
+        Refusal::TooCostly { .. } => INVALID_REQUEST,
+    };
+    jsonrpc::error(id, code, &refusal.message())
+}
+
+fn work(server: &Server, session: &Session, rx: Receiver<Work>, replies: Sender<Value>) {
+    for (value, queued, charge) in rx {
+        let reply = server.handle_ordered(session, session.principal(), value, queued);
+        drop(charge);
+        if let Some(reply) = reply {
             let _ = replies.send(reply);
         }
     }

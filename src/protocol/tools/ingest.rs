@@ -13,6 +13,7 @@ use super::{Args, Tool};
 use crate::base64;
 use crate::error::{Error, Result};
 use crate::ingest::media::{SUPPORTED_MEDIA_TYPES, TEXT_MEDIA_TYPES};
+use crate::limits::MAX_BYTE_ARRAY_ITEMS;
 use crate::limits::{
     MAX_CONTENT_BYTES, MAX_FILENAME_BYTES, MAX_IDEMPOTENCY_KEY_BYTES, MAX_METADATA_BYTES,
     MAX_SOURCE_BYTES,
@@ -227,6 +228,12 @@ fn file_bytes(value: Option<&Value>, max_bytes: usize, limit_name: &str) -> Resu
         Some(Value::Array(items)) => {
             if items.len() > max_bytes {
                 return Err(too_big());
+            }
+            if items.len() > MAX_BYTE_ARRAY_ITEMS {
+                return Err(Error::LimitExceeded(format!(
+                    "File content as an array holds at most {MAX_BYTE_ARRAY_ITEMS} bytes \
+                     (MAX_BYTE_ARRAY_ITEMS); send larger files as base64 text"
+                )));
             }
             items
                 .iter()

@@ -17,6 +17,7 @@
 //! the schema refuses nothing the server would take, and for ASCII the two
 //! agree exactly.
 
+use crate::limits::MAX_BYTE_ARRAY_ITEMS;
 use serde_json::{json, Value};
 
 use crate::limits::MAX_SESSION_ID_BYTES;
@@ -92,7 +93,9 @@ pub fn file_content(max_bytes: usize, limit_name: &str) -> Value {
     json!({
         "description": format!(
             "The file's bytes: base64 text (standard alphabet, padding optional), or an array \
-             of byte values (0-255); at most {max_bytes} bytes once decoded ({limit_name})."
+             of byte values (0-255, at most {items} of them, MAX_BYTE_ARRAY_ITEMS: larger files \
+             as base64); at most {max_bytes} bytes once decoded ({limit_name}).",
+            items = max_bytes.min(MAX_BYTE_ARRAY_ITEMS)
         ),
         "anyOf": [
             {
@@ -105,7 +108,7 @@ pub fn file_content(max_bytes: usize, limit_name: &str) -> Value {
                 "type": "array",
                 "items": {"type": "integer", "minimum": 0, "maximum": 255},
                 "minItems": 1,
-                "maxItems": max_bytes
+                "maxItems": max_bytes.min(MAX_BYTE_ARRAY_ITEMS)
             }
         ]
     })
