@@ -90,8 +90,10 @@ pub const INGEST_WAIT_MS: u64 = 60_000;
 /// and its reply says what it may not see.
 pub const READ_YOUR_WRITES_WAIT_MS: u64 = 60_000;
 
-/// Start-ups that may find a job still pending before it is declared failed.
-/// Bounds a crash loop on a document that kills the worker.
+/// Attempts the ingestion worker may begin on a job without finishing it
+/// before the job is failed (an attempt counts when the worker begins the
+/// work, not when a start-up finds the job pending). Bounds a crash loop on
+/// a document that kills the process.
 pub const MAX_JOB_ATTEMPTS: i64 = 3;
 
 /// Page size of `resources/list`.

@@ -170,6 +170,15 @@ pub fn reindex(data_dir: Option<PathBuf>) -> ExitCode {
         Err(code) => return code,
     };
     let started = Instant::now();
+    match opened.service.requeue_failed() {
+        Ok(0) => {}
+        Ok(n) => eprintln!("reindex: {n} failed document(s) queued again"),
+        Err(e) => {
+            eprintln!("alayasiki-mcp reindex: {}", e.client_message());
+            opened.service.shutdown();
+            return ExitCode::from(crate::serve::EXIT_FAILURE);
+        }
+    }
     let (total, _) = opened.service.backlog().unwrap_or((0, 0));
     loop {
         let (pending, _) = match opened.service.backlog() {

@@ -16,6 +16,16 @@
 //! Stopping takes effect between jobs: the job in hand is finished and
 //! committed first; jobs not started stay pending and are replayed at the
 //! next start.
+//!
+//! Attempts: work redone from the store (and embedding) is the work that
+//! could crash the process on a hostile document, so before doing it the
+//! worker commits one more attempt for each such job
+//! ([`crate::store::TenantWriter::begin_attempts`]) and fails instead a job
+//! begun [`crate::limits::MAX_JOB_ATTEMPTS`] times. Work handed over by the
+//! request thread already ran once without harm and is not counted. A job
+//! that was begun and interrupted before runs in a batch of its own, so a
+//! crash is charged to the document that caused it, not to the whole batch
+//! it happened to share.
 
 use crossbeam_channel::{Receiver, Sender};
 use std::collections::{HashMap, HashSet};
@@ -34,7 +44,8 @@ use crate::embed::Embedder;
 use crate::error::Result;
 use crate::llm::Llm;
 use crate::store::{
-    Batching, Commit, JobKind, JobQueue, NewChunk, PageSpan, PendingJob, Store, Tenant,
+    Attempt, Batching, Commit, FailureKind, JobKind, JobQueue, NewChunk, PageSpan, PendingJob,
+    Store, Tenant,
 };
 
 /// Jobs taken per round.
@@ -221,6 +232,8 @@ struct WorkerState {
     recent: HashMap<(String, String), String>,
     /// `WorkerShared::forgets` when `recent` was last trusted.
     forgets_seen: u64,
+    /// Whether the embedder was used once already (see [`warm_up`]).
+    warm: bool,
 }
 
 fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
@@ -229,6 +242,7 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         in_flight: Arc::default(),
         recent: HashMap::new(),
         forgets_seen: 0,
+        warm: false,
     };
     let mut gather = Gather::default();
     while !stop.load(Ordering::SeqCst) {
@@ -330,14 +344,14 @@ enum Done {
     /// Boxed: a prepared document (text, chunks, two graph fragments) is
     /// far larger than the other outcomes.
     Indexed(PendingJob, Box<Prepared>),
-    Failed(PendingJob, String),
+    Failed(PendingJob, FailureKind, String),
     Embedded(PendingJob, Vec<i64>, Vec<Vec<f32>>),
 }
 
 impl Done {
     fn job(&self) -> &PendingJob {
         match self {
-            Done::Indexed(j, _) | Done::Failed(j, _) | Done::Embedded(j, _, _) => j,
+            Done::Indexed(j, _) | Done::Failed(j, _, _) | Done::Embedded(j, _, _) => j,
         }
     }
 }
@@ -357,15 +371,22 @@ fn run_batch(
         state.recent.clear();
         state.forgets_seen = forgets;
     }
+    let work = take_work(shared, jobs);
+    if !state.warm && work.iter().any(|(_, handed)| handed.is_none()) {
+        warm_up(shared);
+        state.warm = true;
+    }
+    let work = begin(shared, work)?;
     let backoff = &mut state.backoff;
     let recent = &mut state.recent;
-    for job in jobs {
+    let mut waiting: Vec<(Tenant, i64)> = Vec::new();
+    for (job, handed) in work {
         if stop.load(Ordering::SeqCst) {
             break;
         }
         let done = match job.kind {
             JobKind::Ingest => {
-                let prepared = match shared.handoff.take(&job.doc_id) {
+                let prepared = match handed {
                     Some(prepared) => Ok(prepared),
                     None => prepare_from_store(shared, &job)?,
                 };
@@ -374,7 +395,7 @@ fn run_batch(
                         link_to_previous(shared, &job, &mut prepared, recent)?;
                         Done::Indexed(job, Box::new(prepared))
                     }
-                    Err(reason) => Done::Failed(job, reason),
+                    Err((kind, reason)) => Done::Failed(job, kind, reason),
                 }
             }
             // Never queued as indexing work (see `JobQueue`).
@@ -386,6 +407,7 @@ fn run_batch(
                 }
                 None => {
                     backoff.failed(job.job_id);
+                    waiting.push((job.tenant.clone(), job.job_id));
                     continue;
                 }
             },
@@ -396,6 +418,7 @@ fn run_batch(
             None => by_tenant.push((tenant, vec![done])),
         }
     }
+    end_attempts(shared, waiting);
     // Results are committed asynchronously: the worker moves on to the next
     // batch while the writer commits this one, and waiters hear the outcome
     // from the writer thread once it is decided.
@@ -443,8 +466,8 @@ fn run_batch(
                             }
                             stored
                         }
-                        Done::Failed(job, reason) => {
-                            w.fail_job(job.job_id, job.document_key, reason, now)?
+                        Done::Failed(job, kind, reason) => {
+                            w.fail_job(job.job_id, job.document_key, *kind, reason, now)?
                         }
                         Done::Embedded(job, keys, vectors) => {
                             w.complete_embed_job(job.job_id, job.document_key, keys, vectors, now)?
@@ -490,7 +513,7 @@ fn notify_outcomes(shared: &WorkerShared, done: Vec<Done>) {
                     chunks: p.chunks.len(),
                 },
             ),
-            Done::Failed(job, reason) => (job, JobOutcome::Failed(reason)),
+            Done::Failed(job, _, reason) => (job, JobOutcome::Failed(reason)),
             Done::Embedded(..) => continue,
         };
         shared.waiters.notify(&job.doc_id, &outcome);
@@ -562,18 +585,151 @@ fn link_to_previous(
     Ok(())
 }
 
+/// A job and the work the request thread handed over for it, if any.
+type Work = (PendingJob, Option<Prepared>);
+
+/// Takes the handed-over work of `jobs`, in order, up to the first job
+/// that was begun and interrupted before and has none: that one runs
+/// alone, in a batch of its own (if it is first; else the batch ends
+/// before it and it runs alone next).
+fn take_work(shared: &WorkerShared, jobs: Vec<PendingJob>) -> Vec<Work> {
+    let mut work = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let handed = match job.kind {
+            JobKind::Ingest => shared.handoff.take(&job.doc_id),
+            _ => None,
+        };
+        if handed.is_none() && job.attempts > 0 {
+            if work.is_empty() {
+                work.push((job, None));
+            }
+            break;
+        }
+        work.push((job, handed));
+    }
+    work
+}
+
+/// Makes the embedder load its model (the built-in one loads lazily, and a
+/// start-up that is stopped while it loads never began any job's work),
+/// before the first attempt is counted: loading is not the document's
+/// doing, and a kill during it must not count against it.
+fn warm_up(shared: &WorkerShared) {
+    let started = Instant::now();
+    if let Err(e) = shared.embedder.embed_batch(&["warm up"]) {
+        log::debug!("embedder not warmed up: {e}");
+    }
+    log::debug!("embedder warmed up in {:?}", started.elapsed());
+}
+
+/// Commits an attempt for each job whose work will be done here (no
+/// hand-off), waiting for the commit before any of that work starts.
+/// Returns the work to do: jobs given up (failed as interrupted, their
+/// waiters told) and jobs no longer pending are left out.
+fn begin(shared: &Arc<WorkerShared>, work: Vec<Work>) -> Result<Vec<Work>> {
+    let mut by_tenant: Vec<(Tenant, Vec<(i64, i64)>)> = Vec::new();
+    for (job, _) in work.iter().filter(|(_, handed)| handed.is_none()) {
+        let key = (job.job_id, job.document_key);
+        match by_tenant.iter_mut().find(|(t, _)| *t == job.tenant) {
+            Some((_, keys)) => keys.push(key),
+            None => by_tenant.push((job.tenant.clone(), vec![key])),
+        }
+    }
+    if by_tenant.is_empty() {
+        return Ok(work);
+    }
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let tenants = by_tenant.len();
+    for (tenant, keys) in by_tenant {
+        let tx = tx.clone();
+        // Lazy: the attempt must outlive a crash of this process (a commit
+        // does, in the OS's cache), not a power cut; an attempt lost that
+        // way is one not counted. Never a fsync of its own.
+        shared.store.write_then(
+            &tenant,
+            Commit::Lazy,
+            Batching::Shared,
+            move |w| {
+                let decided = w.begin_attempts(&keys, now_ms())?;
+                Ok(keys.into_iter().map(|(id, _)| id).zip(decided).collect())
+            },
+            move |result: Result<Vec<(i64, Attempt)>>| {
+                let _ = tx.send(result);
+            },
+        )?;
+    }
+    let mut decided: HashMap<i64, Attempt> = HashMap::new();
+    for _ in 0..tenants {
+        let outcome = rx
+            .recv()
+            .map_err(|_| crate::error::Error::internal("attempt write vanished"))?;
+        decided.extend(outcome?);
+    }
+    let mut kept = Vec::with_capacity(work.len());
+    for (job, handed) in work {
+        match (handed.is_some(), decided.get(&job.job_id)) {
+            (true, _) | (false, Some(Attempt::Begun)) => kept.push((job, handed)),
+            (false, Some(Attempt::GaveUp)) => {
+                log::warn!(
+                    "document {} failed: indexing was begun {} times and never finished",
+                    job.doc_id,
+                    crate::limits::MAX_JOB_ATTEMPTS
+                );
+                shared.waiters.notify(
+                    &job.doc_id,
+                    &JobOutcome::Failed(crate::store::interrupted_reason()),
+                );
+            }
+            (false, _) => {}
+        }
+    }
+    Ok(kept)
+}
+
+/// Takes back the attempts of embed jobs that wait for the embedder (see
+/// [`crate::store::TenantWriter::end_attempts`]). Best effort: an attempt
+/// not taken back only brings a later failure closer.
+fn end_attempts(shared: &WorkerShared, waiting: Vec<(Tenant, i64)>) {
+    let mut by_tenant: Vec<(Tenant, Vec<i64>)> = Vec::new();
+    for (tenant, id) in waiting {
+        match by_tenant.iter_mut().find(|(t, _)| *t == tenant) {
+            Some((_, ids)) => ids.push(id),
+            None => by_tenant.push((tenant, vec![id])),
+        }
+    }
+    for (tenant, ids) in by_tenant {
+        let queued = shared.store.write_then(
+            &tenant,
+            Commit::Lazy,
+            Batching::Shared,
+            move |w| w.end_attempts(&ids, now_ms()),
+            |outcome| {
+                if let Err(e) = outcome {
+                    log::warn!("attempts not taken back: {e}");
+                }
+            },
+        );
+        if let Err(e) = queued {
+            log::debug!("attempts not taken back: {e}");
+        }
+    }
+}
+
 /// Re-derives a job's work from its stored original. Content problems
 /// become the job's failure; only store errors are returned (and retried).
 fn prepare_from_store(
     shared: &WorkerShared,
     job: &PendingJob,
-) -> Result<std::result::Result<Prepared, String>> {
+) -> Result<std::result::Result<Prepared, (FailureKind, String)>> {
     let Some(input) = shared
         .store
         .reader(&job.tenant)?
         .job_input(job.document_key)?
     else {
-        return Ok(Err("the document's original is missing".into()));
+        return Ok(Err((
+            FailureKind::MissingOriginal,
+            "the document's original is missing".into(),
+        )));
     };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let kind = media::from_media_type(&input.media_type)
@@ -583,11 +739,17 @@ fn prepare_from_store(
         prepare_described(kind, &input.original, &metadata, shared.embedder.as_ref())
             .map_err(|e| e.0)
     }));
-    Ok(outcome.unwrap_or_else(|_| {
-        log::error!(
-            "indexing document {} panicked; marking it failed",
-            input.doc_id
-        );
-        Err("internal error while indexing this document".into())
-    }))
+    Ok(match outcome {
+        Ok(prepared) => prepared.map_err(|reason| (FailureKind::Content, reason)),
+        Err(_) => {
+            log::error!(
+                "indexing document {} panicked; marking it failed",
+                input.doc_id
+            );
+            Err((
+                FailureKind::Internal,
+                "internal error while indexing this document".into(),
+            ))
+        }
+    })
 }

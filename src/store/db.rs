@@ -58,6 +58,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         10,
         include_str!("../../sql/010_documents_name_their_original.sql"),
     ),
+    (
+        11,
+        include_str!("../../sql/011_job_attempts_and_failures.sql"),
+    ),
 ];
 
 /// Prepared statements kept per connection. rusqlite's default (16) is

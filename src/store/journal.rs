@@ -6,6 +6,16 @@
 //! new state at once, so a crash leaves either nothing or everything. Jobs
 //! still pending at start-up are replayed; completing a job that is no
 //! longer pending is a no-op, which makes replay exactly-once in effect.
+//!
+//! Attempts: before the worker does a job's work from the stored original
+//! (a replay, or work the hand-off dropped) it commits one more attempt
+//! ([`TenantWriter::begin_attempts`]), so `attempts` counts the times the
+//! job began and was never finished, not the start-ups that found it
+//! pending. A job begun [`MAX_JOB_ATTEMPTS`] times is failed instead of
+//! begun again: a document that crashes the process cannot crash-loop it.
+//! A failed job keeps a client-safe reason and a reason code
+//! ([`FailureKind`]); [`TenantWriter::requeue_failed`] (one document) and
+//! [`TenantWriter::requeue_tenant_failed`] give failed documents a way back.
 
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -98,6 +108,31 @@ pub struct PendingJob {
     pub source: Option<String>,
     /// Who asserted the document's content.
     pub provenance: Provenance,
+    /// Times the job was begun and not finished (see the module docs).
+    pub attempts: i64,
+}
+
+/// What [`TenantWriter::begin_attempts`] decided for one job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attempt {
+    /// Counted: do the work.
+    Begun,
+    /// Begun too often: failed instead ([`FailureKind::Interrupted`]).
+    GaveUp,
+    /// No longer pending (forgotten, or finished meanwhile): skip it.
+    Gone,
+}
+
+/// One failed document, for `alayasiki_status`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RecentFailure {
+    pub document_id: String,
+    /// [`FailureKind::code`].
+    pub reason: String,
+    /// Client-safe explanation.
+    pub message: String,
+    /// When it failed (RFC 3339).
+    pub failed_at: String,
 }
 
 /// A stored chunk of a document, as LLM extraction reads it.
@@ -118,31 +153,54 @@ pub struct JobInput {
     pub metadata: String,
 }
 
-/// Start-up bookkeeping: every job still pending was interrupted (or never
-/// started); count the attempt, and fail jobs that keep being interrupted so
-/// a document that crashes the worker cannot crash-loop the server.
+/// Why a job failed, as a stable code clients may count (`jobs.failure`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// Begun [`MAX_JOB_ATTEMPTS`] times and never finished: the server
+    /// stopped, crashed or could not write the result each time.
+    Interrupted,
+    /// The stored content could not be read as its type.
+    Content,
+    /// A bug while indexing it (a panic, caught).
+    Internal,
+    /// The document's original bytes are gone.
+    MissingOriginal,
+}
+
+impl FailureKind {
+    pub fn code(self) -> &'static str {
+        match self {
+            FailureKind::Interrupted => "interrupted",
+            FailureKind::Content => "content",
+            FailureKind::Internal => "internal",
+            FailureKind::MissingOriginal => "missing_original",
+        }
+    }
+}
+
+/// The client-safe reason of a job failed as [`FailureKind::Interrupted`].
+pub fn interrupted_reason() -> String {
+    format!(
+        "indexing was begun {MAX_JOB_ATTEMPTS} times and never finished (the server stopped, \
+         crashed or could not write the result each time); re-send the same request with its \
+         idempotency key, or run `alayasiki-mcp reindex`, to try again"
+    )
+}
+
+/// Start-up bookkeeping: says how many pending jobs were begun and
+/// interrupted. Nothing is counted here: an attempt is counted when the
+/// worker begins it ([`TenantWriter::begin_attempts`]).
 pub(super) fn note_restart(conn: &Connection) -> Result<()> {
-    let now = crate::clock::now_ms();
-    let tx = conn.unchecked_transaction()?;
-    tx.execute(
-        "UPDATE jobs SET attempts = attempts + 1, updated_at = ?1 WHERE state = 'pending'",
-        [now],
+    let interrupted: i64 = conn.query_row(
+        "SELECT count(*) FROM jobs WHERE state = 'pending' AND attempts > 0",
+        [],
+        |r| r.get(0),
     )?;
-    let given_up = tx.execute(
-        "UPDATE documents SET state = 'failed',
-                error = 'processing was interrupted repeatedly; the document could not be indexed'
-          WHERE id IN (SELECT document_id FROM jobs WHERE state = 'pending' AND attempts > ?1
-                          AND kind != 'llm_extract')",
-        [MAX_JOB_ATTEMPTS],
-    )?;
-    tx.execute(
-        "UPDATE jobs SET state = 'failed', error = 'interrupted repeatedly', updated_at = ?2
-          WHERE state = 'pending' AND attempts > ?1",
-        params![MAX_JOB_ATTEMPTS, now],
-    )?;
-    tx.commit()?;
-    if given_up > 0 {
-        log::warn!("{given_up} job(s) failed after {MAX_JOB_ATTEMPTS} interrupted attempts");
+    if interrupted > 0 {
+        log::warn!(
+            "{interrupted} job(s) were interrupted while being indexed; each is retried alone \
+             (at most {MAX_JOB_ATTEMPTS} attempts)"
+        );
     }
     Ok(())
 }
@@ -161,8 +219,9 @@ pub(super) fn schedule_reembedding(conn: &Connection) -> Result<()> {
         "UPDATE chunks SET vector_slot = NULL WHERE vector_slot IS NOT NULL",
         [],
     )?;
+    // Failed embed jobs too: the new ones replace them.
     tx.execute(
-        "DELETE FROM jobs WHERE kind = 'embed' AND state = 'pending'",
+        "DELETE FROM jobs WHERE kind = 'embed' AND state IN ('pending', 'failed')",
         [],
     )?;
     let queued = tx.execute(
@@ -201,14 +260,16 @@ pub(super) fn pending(conn: &Connection, queue: JobQueue, limit: usize) -> Resul
     let cap = limit.div_ceil(PENDING_READ_STEP).max(1) * PENDING_READ_STEP;
     let mut stmt = conn.prepare_cached(&match queue {
         JobQueue::Indexing => format!(
-            "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source, d.provenance
+            "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source, d.provenance,
+                    j.attempts
                FROM jobs j JOIN tenants t ON t.id = j.tenant_id
                            JOIN documents d ON d.id = j.document_id
               WHERE j.state = 'pending' AND j.kind != 'llm_extract'
               ORDER BY j.kind = 'embed', j.id LIMIT {cap}"
         ),
         JobQueue::LlmExtraction => format!(
-            "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source, d.provenance
+            "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source, d.provenance,
+                    j.attempts
                FROM jobs j JOIN tenants t ON t.id = j.tenant_id
                            JOIN documents d ON d.id = j.document_id
               WHERE j.state = 'pending' AND j.kind = 'llm_extract'
@@ -224,11 +285,12 @@ pub(super) fn pending(conn: &Connection, queue: JobQueue, limit: usize) -> Resul
             r.get::<_, String>(4)?,
             r.get::<_, Option<String>>(5)?,
             r.get::<_, Option<String>>(6)?,
+            r.get::<_, i64>(7)?,
         ))
     })?;
     let mut jobs = Vec::new();
     for row in rows.take(limit) {
-        let (job_id, tenant, document_key, doc_id, kind, source, provenance) = row?;
+        let (job_id, tenant, document_key, doc_id, kind, source, provenance, attempts) = row?;
         let kind = JobKind::parse(&kind);
         let tenant = Tenant::new(&tenant).map_err(Error::internal)?;
         jobs.push(PendingJob {
@@ -239,6 +301,7 @@ pub(super) fn pending(conn: &Connection, queue: JobQueue, limit: usize) -> Resul
             doc_id,
             source,
             provenance: Provenance::parse(provenance.as_deref()),
+            attempts,
         });
     }
     Ok(jobs)
@@ -429,11 +492,14 @@ impl TenantWriter<'_> {
         Ok(true)
     }
 
-    /// Marks the job and its document failed with a client-safe reason.
+    /// Marks the job failed with a client-safe reason and its code, and
+    /// (for an ingest job) its document too. A failed embed job leaves its
+    /// document ready: its chunks are searchable by keyword.
     pub fn fail_job(
         &mut self,
         job_id: i64,
         document_key: i64,
+        kind: FailureKind,
         reason: &str,
         now: i64,
     ) -> Result<bool> {
@@ -441,15 +507,106 @@ impl TenantWriter<'_> {
             return Ok(false);
         }
         self.exec(
-            "UPDATE documents SET state = 'failed', error = ?3 WHERE tenant_id = ?1 AND id = ?2",
-            params![self.tenant_id, document_key, reason],
+            "UPDATE documents SET state = 'failed', error = ?4
+              WHERE tenant_id = ?1 AND id = ?2
+                AND EXISTS (SELECT 1 FROM jobs WHERE id = ?3 AND kind = 'ingest')",
+            params![self.tenant_id, document_key, job_id, reason],
         )?;
         self.exec(
-            "UPDATE jobs SET state = 'failed', error = ?3, updated_at = ?4
+            "UPDATE jobs SET state = 'failed', error = ?3, failure = ?4, updated_at = ?5
               WHERE tenant_id = ?1 AND id = ?2",
-            params![self.tenant_id, job_id, reason, now],
+            params![self.tenant_id, job_id, reason, kind.code(), now],
         )?;
         Ok(true)
+    }
+
+    /// Counts one more attempt of each job `(job_id, document_key)` about
+    /// to be worked on, or fails it if it was begun [`MAX_JOB_ATTEMPTS`]
+    /// times already. Commit this before the work: then an attempt that
+    /// crashes the process is counted, and a start-up that never reaches
+    /// the job is not.
+    pub fn begin_attempts(&mut self, jobs: &[(i64, i64)], now: i64) -> Result<Vec<Attempt>> {
+        let mut out = Vec::with_capacity(jobs.len());
+        for &(job_id, document_key) in jobs {
+            let attempts: Option<i64> = self
+                .conn
+                .prepare_cached(
+                    "SELECT attempts FROM jobs WHERE tenant_id = ?1 AND id = ?2
+                        AND document_id = ?3 AND state = 'pending'",
+                )?
+                .query_row(params![self.tenant_id, job_id, document_key], |r| r.get(0))
+                .optional()?;
+            let attempt = match attempts {
+                None => Attempt::Gone,
+                Some(n) if n >= MAX_JOB_ATTEMPTS => {
+                    let reason = interrupted_reason();
+                    self.fail_job(job_id, document_key, FailureKind::Interrupted, &reason, now)?;
+                    Attempt::GaveUp
+                }
+                Some(_) => {
+                    self.exec(
+                        "UPDATE jobs SET attempts = attempts + 1, updated_at = ?3
+                          WHERE tenant_id = ?1 AND id = ?2",
+                        params![self.tenant_id, job_id, now],
+                    )?;
+                    Attempt::Begun
+                }
+            };
+            out.push(attempt);
+        }
+        Ok(out)
+    }
+
+    /// Takes back an attempt that ended without finishing but also
+    /// without harm (the embedder was unavailable: the job waits and is
+    /// retried), so retries of that kind never use the attempts up.
+    pub fn end_attempts(&mut self, job_ids: &[i64], now: i64) -> Result<()> {
+        for id in job_ids {
+            self.exec(
+                "UPDATE jobs SET attempts = max(attempts - 1, 0), updated_at = ?3
+                  WHERE tenant_id = ?1 AND id = ?2 AND state = 'pending'",
+                params![self.tenant_id, id, now],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Puts every failed indexing job of this tenant back in the queue, its
+    /// attempts forgotten, and its document back to `pending`. Returns how
+    /// many jobs were queued again.
+    pub fn requeue_tenant_failed(&mut self, now: i64) -> Result<usize> {
+        self.exec(
+            "UPDATE documents SET state = 'pending', error = NULL
+              WHERE tenant_id = ?1 AND state = 'failed'
+                AND id IN (SELECT document_id FROM jobs
+                            WHERE tenant_id = ?1 AND state = 'failed' AND kind = 'ingest')",
+            params![self.tenant_id],
+        )?;
+        Ok(self.exec(
+            "UPDATE jobs SET state = 'pending', attempts = 0, error = NULL, failure = NULL,
+                    updated_at = ?2
+              WHERE tenant_id = ?1 AND state = 'failed' AND kind != 'llm_extract'",
+            params![self.tenant_id, now],
+        )?)
+    }
+
+    /// Puts a failed document's failed indexing jobs back in the queue
+    /// (its attempts forgotten) and the document back to `pending`. False
+    /// if nothing of it had failed.
+    pub fn requeue_failed(&mut self, document_key: i64, now: i64) -> Result<bool> {
+        let requeued = self.exec(
+            "UPDATE jobs SET state = 'pending', attempts = 0, error = NULL, failure = NULL,
+                    updated_at = ?3
+              WHERE tenant_id = ?1 AND document_id = ?2 AND state = 'failed'
+                AND kind != 'llm_extract'",
+            params![self.tenant_id, document_key, now],
+        )?;
+        self.exec(
+            "UPDATE documents SET state = 'pending', error = NULL
+              WHERE tenant_id = ?1 AND id = ?2 AND state = 'failed'",
+            params![self.tenant_id, document_key],
+        )?;
+        Ok(requeued > 0)
     }
 
     /// True if the job exists for this tenant and document and is pending.
@@ -516,6 +673,40 @@ impl TenantReader<'_> {
             [tenant_id],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )?)
+    }
+
+    /// This tenant's failed indexing jobs counted by reason code, and the
+    /// `recent` most recent failures (newest first).
+    pub fn failures(&self, recent: usize) -> Result<(Vec<(String, i64)>, Vec<RecentFailure>)> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT coalesce(failure, 'content'), count(*) FROM jobs
+              WHERE tenant_id = ?1 AND state = 'failed' AND kind != 'llm_extract'
+              GROUP BY 1 ORDER BY 1",
+        )?;
+        let counts = stmt
+            .query_map([tenant_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        if counts.is_empty() {
+            return Ok((counts, Vec::new()));
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT d.doc_id, coalesce(j.failure, 'content'), coalesce(j.error, ''), j.updated_at
+               FROM jobs j JOIN documents d ON d.id = j.document_id
+              WHERE j.tenant_id = ?1 AND j.state = 'failed' AND j.kind != 'llm_extract'
+              ORDER BY j.updated_at DESC, j.id DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![tenant_id, recent as i64], |r| {
+            Ok(RecentFailure {
+                document_id: r.get(0)?,
+                reason: r.get(1)?,
+                message: r.get(2)?,
+                failed_at: crate::clock::rfc3339(r.get(3)?),
+            })
+        })?;
+        Ok((counts, rows.collect::<rusqlite::Result<_>>()?))
     }
 
     /// The chunks of a document, in order (for LLM extraction).

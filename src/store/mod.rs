@@ -51,7 +51,10 @@ pub use db::{latest_schema_version, DB_FILE};
 pub use documents::{AdmitOutcome, DocumentRow, DocumentSummary, NewDocument};
 pub use forget::{DocumentSelector, Forgotten};
 pub use graph::{EntityRow, RelationRow, FUNCTIONAL_PREDICATES};
-pub use journal::{JobInput, JobKind, JobQueue, JobState, PendingJob, StoredChunk};
+pub use journal::{
+    interrupted_reason, Attempt, FailureKind, JobInput, JobKind, JobQueue, JobState, PendingJob,
+    RecentFailure, StoredChunk,
+};
 pub use maintenance::Compaction;
 pub use name_hints::{NameAnswer, NameHint, NameHints};
 pub use originals::{ExportRow, PageSpan, StoredOriginal};
@@ -125,8 +128,9 @@ impl ReaderPool {
 impl Store {
     /// Opens (creating if needed) the store in `dir`, which the caller must
     /// own (see [`owner::OwnerLock`]), for vectors of `spec`. Pending jobs
-    /// are counted as one more attempt; jobs over the attempt limit are
-    /// failed here. Vector files written by another embedder are refused.
+    /// are replayed by the worker, which counts an attempt only when it
+    /// begins one (see `journal`). Vector files written by another
+    /// embedder are refused.
     pub fn open(dir: &Path, durability: Durability, spec: VectorSpec) -> Result<Store> {
         Store::open_with(dir, durability, spec, VectorPolicy::Keep)
     }
@@ -273,6 +277,24 @@ impl Store {
     pub fn tenants_with_llm_jobs(&self) -> Result<Vec<Tenant>> {
         let conn = PooledConn::new(self.readers.get()?, &self.readers);
         journal::tenants_with_llm_jobs(&conn)
+    }
+
+    /// Queues every failed indexing job of every tenant again, its
+    /// attempts forgotten (`alayasiki-mcp retry-failed`). Returns how many.
+    pub fn requeue_all_failed(&self) -> Result<usize> {
+        let names: Vec<String> = self
+            .tenants
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+            .cloned()
+            .collect();
+        let mut total = 0;
+        for name in names {
+            let tenant = Tenant::new(&name).map_err(Error::internal)?;
+            total += self.write(&tenant, |w| w.requeue_tenant_failed(crate::clock::now_ms()))?;
+        }
+        Ok(total)
     }
 
     /// Pending and failed job counts across all tenants (for start-up logs).

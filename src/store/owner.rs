@@ -1,25 +1,68 @@
 //! One owner process per data directory.
 //!
-//! The owner holds an exclusive OS file lock on `alayasiki.lock` for its
-//! whole life and records its pid in `alayasiki.owner` (a separate file,
-//! because Windows lets nobody read the bytes of a locked file). The lock is advisory but
-//! every alayasiki process takes it before touching the store, so two
-//! servers can never write one database. Because the OS drops the lock when
-//! its holder dies, a lock left behind by a killed process is simply taken
-//! over: there is nothing stale to clean up by hand.
+//! Ownership rests on OS locks held on open descriptors for the owner's
+//! whole life, never on a file merely existing:
+//! - on Unix, an exclusive lock on the data directory itself (a user may
+//!   delete files in it, but not the directory while the store lives in
+//!   it), taken first: a second process is refused even if every file of
+//!   the directory but the store was deleted;
+//! - everywhere, an exclusive lock on `alayasiki.lock`, beside which
+//!   `alayasiki.owner` records the holder's pid (a separate file, because
+//!   Windows lets nobody read the bytes of a locked file).
+//!
+//! The locks are advisory, but every alayasiki process takes them before
+//! touching the store, so two servers can never write one database. The OS
+//! drops them when their holder dies, so a lock left behind by a killed
+//! process is simply taken over: there is nothing stale to clean up.
+//!
+//! Should someone delete or replace `alayasiki.lock` (or the owner record)
+//! under a running owner, a watchdog thread notices within
+//! [`OWNER_CHECK_INTERVAL`] (it compares the descriptor's file with the
+//! path's), says so loudly in the log and puts a locked lock file and the
+//! record back. It never gives ownership up: the directory lock still
+//! refuses any second owner meanwhile.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// The lock file's name inside the data directory.
 pub const LOCK_FILE: &str = "alayasiki.lock";
 /// Who holds the lock (pid, program, since when), as JSON.
 pub const OWNER_FILE: &str = "alayasiki.owner";
 
-/// Held for as long as this process owns the directory.
+/// How often a running owner checks that its lock file is still the one
+/// it holds locked (and puts it back if not).
+pub const OWNER_CHECK_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Times opening and locking the lock file is retried when the path turns
+/// out to name another file than the one locked (it was replaced between
+/// the open and the lock).
+const MAX_LOCK_RACES: usize = 8;
+
+/// Held for as long as this process owns the directory; dropping it stops
+/// the watchdog and releases the locks.
 #[derive(Debug)]
 pub struct OwnerLock {
-    _file: File,
+    held: Arc<Mutex<Held>>,
+    stop: Option<Sender<()>>,
+    watchdog: Option<JoinHandle<()>>,
+}
+
+/// The open, locked descriptors.
+#[derive(Debug)]
+struct Held {
+    dir: PathBuf,
+    record: String,
+    /// The locked lock file (replaced by a new one if the path's was
+    /// deleted or replaced).
+    file: File,
+    /// The locked data directory (Unix; `None` where directories cannot
+    /// be locked, e.g. some network file systems).
+    _dir_lock: Option<File>,
 }
 
 /// Why the directory could not be taken.
@@ -59,36 +102,187 @@ impl std::fmt::Display for OwnerError {
 impl OwnerLock {
     /// Takes ownership of `dir` for `program`, or explains who holds it.
     pub fn acquire(dir: &Path, program: &str) -> Result<OwnerLock, OwnerError> {
-        let path = dir.join(LOCK_FILE);
+        let held_by_other = || OwnerError::Held {
+            dir: dir.to_path_buf(),
+            holder: std::fs::read_to_string(dir.join(OWNER_FILE))
+                .ok()
+                .and_then(|text| describe_holder(&text)),
+        };
+        // The directory first: if another owner holds it, nothing in the
+        // directory is touched (not even a deleted lock file recreated).
+        let dir_lock = lock_directory(dir).map_err(|e| match e {
+            LockFailure::Held => held_by_other(),
+            LockFailure::Io(e) => OwnerError::Io(e),
+        })?;
+        let file = lock_file(dir).map_err(|e| match e {
+            LockFailure::Held => held_by_other(),
+            LockFailure::Io(e) => OwnerError::Io(e),
+        })?;
+        let record = serde_json::json!({
+            "pid": std::process::id(),
+            "program": program,
+            "version": env!("CARGO_PKG_VERSION"),
+            "since": crate::clock::rfc3339(crate::clock::now_ms()),
+        })
+        .to_string();
+        std::fs::write(dir.join(OWNER_FILE), &record).map_err(OwnerError::Io)?;
+        let held = Arc::new(Mutex::new(Held {
+            dir: dir.to_path_buf(),
+            record,
+            file,
+            _dir_lock: dir_lock,
+        }));
+        let (stop, stopped) = std::sync::mpsc::channel();
+        let watched = held.clone();
+        let watchdog = std::thread::Builder::new()
+            .name("owner-watchdog".into())
+            .spawn(move || watch(&watched, &stopped))
+            .map_err(OwnerError::Io)?;
+        Ok(OwnerLock {
+            held,
+            stop: Some(stop),
+            watchdog: Some(watchdog),
+        })
+    }
+
+    /// Checks now that the lock file and the owner record are in place,
+    /// restoring them if not (the watchdog does this every
+    /// [`OWNER_CHECK_INTERVAL`]). True if they were in place.
+    pub fn verify(&self) -> bool {
+        self.held.lock().unwrap_or_else(|p| p.into_inner()).verify()
+    }
+}
+
+impl Drop for OwnerLock {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.watchdog.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn watch(held: &Mutex<Held>, stopped: &Receiver<()>) {
+    loop {
+        match stopped.recv_timeout(OWNER_CHECK_INTERVAL) {
+            Err(RecvTimeoutError::Timeout) => {
+                held.lock().unwrap_or_else(|p| p.into_inner()).verify();
+            }
+            _ => return,
+        }
+    }
+}
+
+impl Held {
+    fn verify(&mut self) -> bool {
+        let lock_path = self.dir.join(LOCK_FILE);
+        let mut intact = true;
+        if !same_file(&self.file, &lock_path) {
+            intact = false;
+            log::error!(
+                "the lock file {} was deleted or replaced while this process owns the data \
+                 directory; recreating it (do not delete it: it tells other processes the \
+                 directory is in use)",
+                lock_path.display()
+            );
+            match lock_file(&self.dir) {
+                Ok(file) => self.file = file,
+                Err(LockFailure::Held) => log::error!(
+                    "the new lock file {} is locked by another process: a second process \
+                     (perhaps of an older version) may be using this data directory; stop it",
+                    lock_path.display()
+                ),
+                Err(LockFailure::Io(e)) => {
+                    log::error!("cannot recreate the lock file {}: {e}", lock_path.display())
+                }
+            }
+        }
+        let owner_path = self.dir.join(OWNER_FILE);
+        if std::fs::read_to_string(&owner_path).ok().as_deref() != Some(self.record.as_str()) {
+            intact = false;
+            log::error!(
+                "the owner record {} was deleted or changed; rewriting it",
+                owner_path.display()
+            );
+            if let Err(e) = std::fs::write(&owner_path, &self.record) {
+                log::error!("cannot rewrite {}: {e}", owner_path.display());
+            }
+        }
+        intact
+    }
+}
+
+enum LockFailure {
+    Held,
+    Io(std::io::Error),
+}
+
+/// Opens and locks `dir`'s lock file, making sure the file locked is the
+/// one the path names once the lock is held.
+fn lock_file(dir: &Path) -> Result<File, LockFailure> {
+    let path = dir.join(LOCK_FILE);
+    for _ in 0..MAX_LOCK_RACES {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false) // the holder's pid must survive our failed attempt
             .open(&path)
-            .map_err(OwnerError::Io)?;
+            .map_err(LockFailure::Io)?;
         match file.try_lock() {
             Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                let holder = std::fs::read_to_string(dir.join(OWNER_FILE))
-                    .ok()
-                    .and_then(|text| describe_holder(&text));
-                return Err(OwnerError::Held {
-                    dir: dir.to_path_buf(),
-                    holder,
-                });
-            }
-            Err(TryLockError::Error(e)) => return Err(OwnerError::Io(e)),
+            Err(TryLockError::WouldBlock) => return Err(LockFailure::Held),
+            Err(TryLockError::Error(e)) => return Err(LockFailure::Io(e)),
         }
-        let record = serde_json::json!({
-            "pid": std::process::id(),
-            "program": program,
-            "version": env!("CARGO_PKG_VERSION"),
-            "since": crate::clock::rfc3339(crate::clock::now_ms()),
-        });
-        std::fs::write(dir.join(OWNER_FILE), record.to_string()).map_err(OwnerError::Io)?;
-        Ok(OwnerLock { _file: file })
+        if same_file(&file, &path) {
+            return Ok(file);
+        }
     }
+    Err(LockFailure::Io(std::io::Error::other(
+        "the lock file keeps being replaced",
+    )))
+}
+
+/// Locks the directory itself (Unix). `None` (with a warning) where the
+/// file system cannot lock a directory: the lock file still stands.
+#[cfg(unix)]
+fn lock_directory(dir: &Path) -> Result<Option<File>, LockFailure> {
+    let handle = File::open(dir).map_err(LockFailure::Io)?;
+    match handle.try_lock() {
+        Ok(()) => Ok(Some(handle)),
+        Err(TryLockError::WouldBlock) => Err(LockFailure::Held),
+        Err(TryLockError::Error(e)) => {
+            log::warn!(
+                "cannot lock the data directory {} itself ({e}); ownership rests on its lock \
+                 file alone",
+                dir.display()
+            );
+            Ok(None)
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn lock_directory(_dir: &Path) -> Result<Option<File>, LockFailure> {
+    Ok(None)
+}
+
+/// Whether `path` names the file `file` has open.
+#[cfg(unix)]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        _ => false,
+    }
+}
+
+/// Whether `path` names the file `file` has open. Windows keeps a file
+/// with open handles where it is (deleting it only marks it for deletion),
+/// so only existence is checked.
+#[cfg(not(unix))]
+fn same_file(_file: &File, path: &Path) -> bool {
+    path.exists()
 }
 
 fn describe_holder(text: &str) -> Option<String> {
@@ -106,10 +300,16 @@ fn describe_holder(text: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    fn temp_dir(tag: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("alayasiki-owner-{tag}-{}", crate::ids::new_id("t")));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     #[test]
     fn second_lock_in_one_process_is_refused_with_pid() {
-        let dir = std::env::temp_dir().join(format!("alayasiki-owner-{}", crate::ids::new_id("t")));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = temp_dir("second");
         let first = OwnerLock::acquire(&dir, "test").unwrap();
         let err = OwnerLock::acquire(&dir, "test").unwrap_err();
         let msg = err.to_string();
@@ -120,6 +320,46 @@ mod tests {
         assert!(msg.contains("alayasiki-api"), "{msg}");
         drop(first);
         OwnerLock::acquire(&dir, "test").expect("released lock can be retaken");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn deleting_the_lock_file_neither_frees_the_directory_nor_goes_unnoticed() {
+        let dir = temp_dir("deleted");
+        let first = OwnerLock::acquire(&dir, "test").unwrap();
+        std::fs::remove_file(dir.join(LOCK_FILE)).unwrap();
+        std::fs::remove_file(dir.join(OWNER_FILE)).unwrap();
+        #[cfg(unix)]
+        assert!(
+            matches!(
+                OwnerLock::acquire(&dir, "test"),
+                Err(OwnerError::Held { .. })
+            ),
+            "a second owner was let in after the lock file was deleted"
+        );
+        assert!(!first.verify(), "the deletion was not noticed");
+        assert!(dir.join(LOCK_FILE).exists() && dir.join(OWNER_FILE).exists());
+        assert!(first.verify(), "restored files are intact");
+        // The restored lock file is locked again: refused even without the
+        // directory lock.
+        let err = lock_file(&dir).err().expect("restored lock file is held");
+        assert!(matches!(err, LockFailure::Held));
+        drop(first);
+        OwnerLock::acquire(&dir, "test").expect("released lock can be retaken");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_lock_file_is_noticed() {
+        let dir = temp_dir("replaced");
+        let first = OwnerLock::acquire(&dir, "test").unwrap();
+        let path = dir.join(LOCK_FILE);
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, b"someone else's").unwrap();
+        assert!(!first.verify());
+        assert!(first.verify());
+        drop(first);
         std::fs::remove_dir_all(&dir).ok();
     }
 }

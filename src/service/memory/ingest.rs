@@ -17,7 +17,7 @@ use crate::limits::{
     INGEST_WAIT_MS, MAX_IDEMPOTENCY_KEY_BYTES, MAX_METADATA_BYTES, MAX_SOURCE_BYTES,
 };
 use crate::service::principal::Permission;
-use crate::store::NewDocument;
+use crate::store::{JobState, NewDocument};
 
 /// A request to store one document.
 #[derive(Debug, Clone)]
@@ -184,18 +184,31 @@ impl Memory<'_> {
             .offer(&doc_id, &self.principal.tenant, prepared);
         let created_at = restore.created_at;
         let admitted = self.service.store.write(&self.principal.tenant, move |w| {
-            let admitted = w.admit(doc, now_ms())?;
+            let now = now_ms();
+            let admitted = w.admit(doc, now)?;
             if let (Some(at), false) = (created_at, admitted.replayed) {
                 w.set_created_at(admitted.document_key, at)?;
             }
-            Ok(admitted)
+            // The same request again for a document that failed: its way
+            // back is to be indexed again, in this transaction.
+            let requeued = admitted.replayed
+                && admitted.job_state == JobState::Failed
+                && w.requeue_failed(admitted.document_key, now)?;
+            Ok((admitted, requeued))
         });
         let admitted = match admitted {
-            Ok(a) if !a.replayed => a,
+            Ok((a, _)) if !a.replayed => a,
             other => {
                 shared.handoff.take(&doc_id);
                 shared.waiters.forget(&doc_id);
-                let earlier = other?;
+                let (earlier, requeued) = other?;
+                if requeued {
+                    log::info!(
+                        "document {} failed before; indexing it again",
+                        earlier.doc_id
+                    );
+                    self.await_retried(&earlier.doc_id, req.wait)?;
+                }
                 return self.receipt_from_store(&earlier.doc_id, byte_len, true);
             }
         };
@@ -225,6 +238,33 @@ impl Memory<'_> {
             chunks,
             idempotent_replay: false,
         })
+    }
+
+    /// After a failed document was queued again: wakes the worker and,
+    /// with `wait`, waits (up to [`INGEST_WAIT_MS`]) for its new outcome.
+    fn await_retried(&self, doc_id: &str, wait: bool) -> Result<()> {
+        let shared = &self.service.shared;
+        let outcome = wait.then(|| shared.waiters.register(doc_id));
+        self.service.worker.wake();
+        let Some(rx) = outcome else {
+            return Ok(());
+        };
+        // Registered after the commit: the worker may be done already, and
+        // then the store says so (it commits before it tells waiters).
+        let pending = self
+            .service
+            .store
+            .reader(&self.principal.tenant)?
+            .document(doc_id)?
+            .is_some_and(|row| row.state == "pending");
+        if !pending
+            || rx
+                .recv_timeout(Duration::from_millis(INGEST_WAIT_MS))
+                .is_err()
+        {
+            shared.waiters.forget(doc_id);
+        }
+        Ok(())
     }
 
     /// The receipt of an already stored document (an idempotent replay).

@@ -2,6 +2,7 @@
 //! it is charged for using it.
 
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::Memory;
@@ -9,7 +10,11 @@ use crate::clock::now_ms;
 use crate::error::Result;
 use crate::service::principal::Permission;
 use crate::service::working_memory::WorkingMemoryStatus;
-use crate::store::{Batching, Commit, UsageRecord, UsageTotals};
+use crate::store::{Batching, Commit, RecentFailure, UsageRecord, UsageTotals};
+
+/// Failed documents `alayasiki_status` lists (the most recent first); all
+/// of them are counted in `jobs.failed` and `jobs.failed_by_reason`.
+pub const STATUS_RECENT_FAILURES: usize = 10;
 
 /// Counts and settings for `alayasiki_status`.
 #[derive(Debug, Clone, Serialize)]
@@ -40,6 +45,16 @@ pub struct JobCounts {
     /// Documents waiting to be indexed (or embedded).
     pub pending: i64,
     pub failed: i64,
+    /// Failed jobs by reason code (`interrupted`, `content`, `internal`,
+    /// `missing_original`); shown only when some failed.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub failed_by_reason: BTreeMap<String, i64>,
+    /// The [`STATUS_RECENT_FAILURES`] most recent failures: document id,
+    /// reason code, client-safe message, when. Each has a way back:
+    /// re-sending the same ingest request (same idempotency key and
+    /// content), or `alayasiki-mcp retry-failed`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recent_failures: Vec<RecentFailure>,
     /// Indexed documents waiting for LLM extraction (shown only when some
     /// are).
     #[serde(skip_serializing_if = "is_zero")]
@@ -50,11 +65,23 @@ fn is_zero(n: &i64) -> bool {
     *n == 0
 }
 
+impl super::MemoryService {
+    /// Queues every failed indexing job of every tenant again, its
+    /// attempts forgotten (`alayasiki-mcp retry-failed` and `reindex`).
+    /// Returns how many.
+    pub fn requeue_failed(&self) -> Result<usize> {
+        let requeued = self.store.requeue_all_failed()?;
+        self.worker.wake();
+        Ok(requeued)
+    }
+}
+
 impl Memory<'_> {
     pub fn status(&self) -> Result<Status> {
         self.require(Permission::Query)?;
         let reader = self.service.store.reader(&self.principal.tenant)?;
         let (pending, failed, llm_pending) = reader.job_counts()?;
+        let (by_reason, recent_failures) = reader.failures(STATUS_RECENT_FAILURES)?;
         Ok(Status {
             version: env!("CARGO_PKG_VERSION"),
             data_dir: self
@@ -70,6 +97,8 @@ impl Memory<'_> {
             jobs: JobCounts {
                 pending,
                 failed,
+                failed_by_reason: by_reason.into_iter().collect(),
+                recent_failures,
                 llm_pending,
             },
             store_bytes: self.service.store.size_bytes(),
