@@ -22,6 +22,16 @@ use crate::config::{self, BURST_ENV, RATE_ENV};
 /// Open SSE streams; the next `GET /mcp/sse` gets 503 with `Retry-After`.
 pub const MAX_SSE_CONNECTIONS: usize = 128;
 
+/// Of those, streams one tenant may hold open; its next gets 429
+/// `too_many_streams_for_tenant` with `Retry-After`. Four tenants (at
+/// least) share the streams.
+pub const MAX_SSE_CONNECTIONS_PER_TENANT: usize = MAX_SSE_CONNECTIONS / 4;
+
+/// Of a tenant's streams, those one caller (tenant and subject) may hold
+/// open; its next gets 429 `too_many_streams_for_caller` with
+/// `Retry-After`.
+pub const MAX_SSE_CONNECTIONS_PER_CALLER: usize = MAX_SSE_CONNECTIONS_PER_TENANT / 4;
+
 /// Replies queued or reserved on one SSE stream; a POST beyond it gets 429.
 pub const MAX_QUEUED_REPLIES: usize = 32;
 
@@ -103,6 +113,104 @@ impl Gate {
 impl Drop for Permit {
     fn drop(&mut self) {
         self.gate.used.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The SSE streams open: in all, per tenant and per caller, so that no
+/// token, and no tenant, can take every stream from the others.
+pub struct StreamCaps {
+    all: Arc<Gate>,
+    held: Mutex<HeldStreams>,
+}
+
+#[derive(Default)]
+struct HeldStreams {
+    /// Tenant → streams; caller key → streams. An entry goes with its
+    /// last stream.
+    by_tenant: HashMap<String, usize>,
+    by_caller: HashMap<String, usize>,
+}
+
+/// Why no stream was admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoStream {
+    /// [`MAX_SSE_CONNECTIONS`] are open.
+    Full,
+    /// The tenant holds [`MAX_SSE_CONNECTIONS_PER_TENANT`].
+    TenantFull,
+    /// The caller holds [`MAX_SSE_CONNECTIONS_PER_CALLER`].
+    CallerFull,
+}
+
+/// One open stream; released on drop.
+pub struct StreamPermit {
+    _all: Permit,
+    caps: Arc<StreamCaps>,
+    tenant: String,
+    caller: String,
+}
+
+impl StreamCaps {
+    pub fn new() -> Arc<StreamCaps> {
+        Arc::new(StreamCaps {
+            all: Gate::new("sse", MAX_SSE_CONNECTIONS),
+            held: Mutex::new(HeldStreams::default()),
+        })
+    }
+
+    /// A stream for `caller` (see [`caller_key`]) of `tenant`, or why not.
+    pub fn try_enter(
+        self: &Arc<Self>,
+        tenant: &str,
+        caller: &str,
+    ) -> Result<StreamPermit, NoStream> {
+        let mut held = self.lock();
+        if held.by_caller.get(caller).copied().unwrap_or(0) >= MAX_SSE_CONNECTIONS_PER_CALLER {
+            return Err(NoStream::CallerFull);
+        }
+        if held.by_tenant.get(tenant).copied().unwrap_or(0) >= MAX_SSE_CONNECTIONS_PER_TENANT {
+            return Err(NoStream::TenantFull);
+        }
+        let all = self.all.try_enter().ok_or(NoStream::Full)?;
+        *held.by_tenant.entry(tenant.to_string()).or_default() += 1;
+        *held.by_caller.entry(caller.to_string()).or_default() += 1;
+        Ok(StreamPermit {
+            _all: all,
+            caps: self.clone(),
+            tenant: tenant.to_string(),
+            caller: caller.to_string(),
+        })
+    }
+
+    pub fn in_use(&self) -> usize {
+        self.all.in_use()
+    }
+
+    /// Waits until no stream is open; `false` if `deadline` came first.
+    pub fn wait_idle(&self, deadline: Instant) -> bool {
+        self.all.wait_idle(deadline)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HeldStreams> {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Drop for StreamPermit {
+    fn drop(&mut self) {
+        let mut held = self.caps.lock();
+        let held = &mut *held;
+        for (map, key) in [
+            (&mut held.by_tenant, &self.tenant),
+            (&mut held.by_caller, &self.caller),
+        ] {
+            if let Some(n) = map.get_mut(key) {
+                *n -= 1;
+                if *n == 0 {
+                    map.remove(key);
+                }
+            }
+        }
     }
 }
 
@@ -231,6 +339,39 @@ mod tests {
         drop(a);
         assert!(g.try_enter().is_some());
         assert_eq!(g.in_use(), 1);
+    }
+
+    #[test]
+    fn streams_are_shared_per_caller_and_per_tenant() {
+        let caps = StreamCaps::new();
+        let key = |t: &str, s: &str| caller_key(t, s);
+        let mine: Vec<StreamPermit> = (0..MAX_SSE_CONNECTIONS_PER_CALLER)
+            .map(|_| caps.try_enter("a", &key("a", "me")).unwrap())
+            .collect();
+        assert_eq!(
+            caps.try_enter("a", &key("a", "me")).err(),
+            Some(NoStream::CallerFull)
+        );
+        let tenant: Vec<StreamPermit> = (1..MAX_SSE_CONNECTIONS_PER_TENANT
+            / MAX_SSE_CONNECTIONS_PER_CALLER)
+            .flat_map(|i| {
+                let caller = key("a", &format!("other-{i}"));
+                let caps = &caps;
+                (0..MAX_SSE_CONNECTIONS_PER_CALLER)
+                    .map(move |_| caps.try_enter("a", &caller).unwrap())
+            })
+            .collect();
+        assert_eq!(
+            caps.try_enter("a", &key("a", "new")).err(),
+            Some(NoStream::TenantFull)
+        );
+        // Another tenant is unaffected; a freed stream is the caller's again.
+        assert!(caps.try_enter("b", &key("b", "me")).is_ok());
+        drop(mine);
+        assert!(caps.try_enter("a", &key("a", "me")).is_ok());
+        drop(tenant);
+        assert_eq!(caps.in_use(), 0);
+        assert!(caps.lock().by_tenant.is_empty() && caps.lock().by_caller.is_empty());
     }
 
     #[test]

@@ -2,12 +2,13 @@
 //! one is already in memory (so answering without reading it cannot wait
 //! for the client).
 //!
-//! What becomes of a body the server does not read is [`super::unread_body`]'s;
-//! the socket timeouts that bound every read here are [`super::listener`]'s.
+//! A body the server does not read is never waited for: answering without
+//! it closes the connection ([`Request::respond`]). Every read here waits
+//! for the client until the body's deadline at most.
 
+use super::request::Request;
 use std::io::{ErrorKind, Read};
 use std::time::{Duration, Instant};
-use tiny_http::Request;
 
 pub use crate::limits::BODY_READ_TIMEOUT;
 use crate::limits::MAX_FRAME_BYTES;
@@ -19,57 +20,31 @@ pub const MAX_BODY_BYTES: usize = MAX_FRAME_BYTES;
 pub enum BodyError {
     /// More than [`MAX_BODY_BYTES`].
     TooLarge,
-    /// The body did not arrive within [`BODY_READ_TIMEOUT`], or one read
-    /// waited [`IO_TIMEOUT`](super::listener::IO_TIMEOUT) for data.
+    /// The body did not arrive within [`BODY_READ_TIMEOUT`].
     TimedOut,
     /// The client stopped sending or the connection failed.
     Io(std::io::Error),
 }
 
 /// The declared `Content-Length` of `request` (chunked bodies declare none).
-pub fn declared_length(request: &Request) -> Option<usize> {
+pub fn declared_length(request: &Request) -> Option<u64> {
     request.body_length()
 }
 
 /// Whether `request` may carry unread body bytes.
 pub fn has_body(request: &Request) -> bool {
-    match request.body_length() {
-        Some(n) => n > 0,
-        None => request
-            .headers()
-            .iter()
-            .any(|h| h.field.equiv("Transfer-Encoding")),
-    }
+    request.is_chunked() || request.body_length().is_some_and(|n| n > 0)
 }
 
-/// tiny_http 0.12 reads a body declared by a `Content-Length` of at most
-/// this many bytes together with the request head, before it hands the
-/// request over (`request.rs`, `new_request`), unless the client expects
-/// `100 Continue` or asks for a protocol upgrade.
-const READ_WITH_THE_HEAD: usize = 1024;
-
 /// Whether `request`'s whole body (if any) is already in memory, so that
-/// reading it cannot wait for the client.
+/// reading it cannot wait for the client: none, or one that came with the
+/// head ([`READ_WITH_THE_HEAD`](super::request::READ_WITH_THE_HEAD)).
 pub fn in_memory(request: &Request) -> bool {
-    let has = |name: &'static str| request.headers().iter().any(|h| h.field.equiv(name));
-    let upgrade = request
-        .headers()
-        .iter()
-        .filter(|h| h.field.equiv("Connection"))
-        .any(|h| h.value.as_str().to_ascii_lowercase().contains("upgrade"));
-    // An upgrade request's reader is the rest of the connection, and a
-    // chunked body is decoded as it arrives.
-    if upgrade || has("Transfer-Encoding") {
-        return false;
-    }
-    match request.body_length() {
-        None | Some(0) => true,
-        Some(n) => n <= READ_WITH_THE_HEAD && !has("Expect"),
-    }
+    request.body_in_memory()
 }
 
 /// Whether answering `request` without reading its body could wait for
-/// the client: it has a body, and tiny_http does not hold all of it yet.
+/// the client: it has a body, and not all of it is in memory yet.
 pub fn may_wait_for_body(request: &Request) -> bool {
     has_body(request) && !in_memory(request)
 }
@@ -79,11 +54,15 @@ const READ_CHUNK: usize = 64 * 1024;
 
 /// Reads the whole body, refusing more than [`MAX_BODY_BYTES`] without
 /// buffering the excess, and giving up once [`BODY_READ_TIMEOUT`] has
-/// passed (checked after every read; a read itself waits at most
-/// [`IO_TIMEOUT`](super::listener::IO_TIMEOUT)).
+/// passed (no read waits past it).
 pub fn read(request: &mut Request) -> Result<Vec<u8>, BodyError> {
-    let declared = declared_length(request);
-    read_within(request.as_reader(), declared, BODY_READ_TIMEOUT)
+    let declared = declared_length(request).map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    let deadline = Instant::now() + BODY_READ_TIMEOUT;
+    read_within(
+        &mut request.body_reader(deadline),
+        declared,
+        BODY_READ_TIMEOUT,
+    )
 }
 
 fn read_within(
@@ -120,51 +99,6 @@ fn read_within(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tiny_http::{Header, TestRequest};
-
-    fn header(name: &str, value: &str) -> Header {
-        Header::from_bytes(name.as_bytes(), value.as_bytes()).unwrap()
-    }
-
-    fn declaring(length: usize, body: &'static str) -> TestRequest {
-        TestRequest::new()
-            .with_method(tiny_http::Method::Post)
-            .with_header(header("Content-Length", &length.to_string()))
-            .with_body(body)
-    }
-
-    /// What [`in_memory`] relies on: tiny_http reads a small declared body
-    /// with the head (so a short one fails the request's creation), and a
-    /// larger one only when it is read.
-    #[test]
-    fn tiny_http_reads_small_bodies_with_the_head() {
-        let full: &'static str = Box::leak("a".repeat(READ_WITH_THE_HEAD).into_boxed_str());
-        let r: Request = declaring(READ_WITH_THE_HEAD, full).into();
-        assert!(in_memory(&r));
-        let short = std::panic::catch_unwind(|| Request::from(declaring(READ_WITH_THE_HEAD, "{")));
-        assert!(
-            short.is_err(),
-            "a short small body was not read with the head"
-        );
-        let r: Request = declaring(READ_WITH_THE_HEAD + 1, "{").into();
-        assert!(!in_memory(&r));
-    }
-
-    #[test]
-    fn bodies_that_may_still_arrive_are_not_in_memory() {
-        assert!(in_memory(&TestRequest::new().into()));
-        assert!(in_memory(&declaring(0, "").into()));
-        assert!(in_memory(&declaring(2, "{}").into()));
-        let expects = declaring(2, "{}").with_header(header("Expect", "100-continue"));
-        assert!(!in_memory(&expects.into()));
-        let chunked = TestRequest::new()
-            .with_method(tiny_http::Method::Post)
-            .with_header(header("Transfer-Encoding", "chunked"))
-            .with_body("0\r\n\r\n");
-        assert!(!in_memory(&chunked.into()));
-        let upgrade = declaring(0, "").with_header(header("Connection", "keep-alive, Upgrade"));
-        assert!(!in_memory(&upgrade.into()));
-    }
 
     /// Yields `parts` one per read, then waits `pause` before each further
     /// byte of `trickle`.

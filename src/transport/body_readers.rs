@@ -1,12 +1,10 @@
-//! Request bodies are awaited off the routing threads.
+//! Request bodies are awaited off the routing code, and capped.
 //!
 //! A body arrives at the client's pace, and [`body::read`] waits for it for
-//! up to [`BODY_READ_TIMEOUT`](body::BODY_READ_TIMEOUT). Were bodies read
-//! on the [`HTTP_THREADS`](super::http::HTTP_THREADS) routing threads, a
-//! handful of clients sending request heads that declare a body and then
-//! sending nothing would hold every routing thread, and with it every other
-//! request (health checks, queries, SSE posts), for that long, and could do
-//! it again at once: a cheap denial of service.
+//! up to [`BODY_READ_TIMEOUT`](body::BODY_READ_TIMEOUT). Clients that send
+//! request heads declaring a body and then nothing must not hold the
+//! server's threads and memory without bound, nor one caller every
+//! reader.
 //!
 //! So routing decides only what the head allows (origin and host, token
 //! placement, declared size, route, method, authentication, rate limit,
@@ -17,20 +15,18 @@
 //!
 //! At most [`MAX_BODY_READERS`] bodies are awaited at once. One more is
 //! answered at once with 503 `body_readers_busy` and `Retry-After`, its
-//! body unread and its connection ended ([`Drains::close`]), so nothing of
-//! it is buffered and no thread waits for it.
+//! body unread and its connection ended ([`Request::respond_and_close`]),
+//! so nothing of it is buffered and no thread waits for it.
 //!
-//! A body that tiny_http already holds in memory is read on the routing
+//! A body already in memory (it came with the head) is read on the routing
 //! thread, since reading it cannot wait for the client ([`body::in_memory`]):
 //! small requests (most queries) need no extra thread and are still served
 //! while every body reader is busy.
-//!
-//! [`Drains::close`]: super::unread_body::Drains::close
 
+use super::request::Request;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
-use tiny_http::Request;
 
 use super::admission::{Gate, Permit, RETRY_AFTER_SECS};
 use super::body;
@@ -135,7 +131,7 @@ where
     }
     let permit = match ctx.body_readers.try_enter(caller) {
         Ok(permit) => permit,
-        Err(why) => return refuse(ctx, request, why),
+        Err(why) => return refuse(request, why),
     };
     // The request travels over a channel, so that it is still here to be
     // answered should the thread fail to start.
@@ -161,7 +157,7 @@ where
         }
         Err(e) => {
             log::error!("cannot start a thread to read a request body: {e}");
-            refuse(ctx, request, NoReader::Busy);
+            refuse(request, NoReader::Busy);
         }
     }
 }
@@ -172,13 +168,13 @@ where
 {
     match body::read(&mut request) {
         Ok(body) => then(ctx, request, body),
-        Err(why) => refuse_body(ctx, request, why),
+        Err(why) => refuse_body(request, why),
     }
 }
 
 /// 503 (all readers busy) or 429 (the caller's share busy) with
 /// `Retry-After`, the body unread and the connection ended.
-fn refuse(ctx: &Context, request: Request, why: NoReader) {
+fn refuse(request: Request, why: NoReader) {
     let r = match why {
         NoReader::Busy => error(
             503,
@@ -197,6 +193,5 @@ fn refuse(ctx: &Context, request: Request, why: NoReader) {
             ),
         ),
     };
-    ctx.drains
-        .close(request, r.with_header(retry_after(RETRY_AFTER_SECS)));
+    request.respond_and_close(r.with_header(retry_after(RETRY_AFTER_SECS)));
 }

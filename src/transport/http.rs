@@ -2,11 +2,13 @@
 //! request passes, and graceful shutdown.
 //!
 //! Threads, as the design card draws them:
-//! - tiny_http accepts connections and parses request heads;
-//! - [`HTTP_THREADS`] routing threads take requests from it, run the cheap
+//! - one thread accepts connections and each connection has a thread of
+//!   its own that reads its request heads and routes them
+//!   ([`super::acceptor`]: the caps on connections, the deadlines on
+//!   heads, the strict framing of [`super::wire`]); routing runs the cheap
 //!   checks (origin and host, body size, authentication, rate limit,
-//!   admission) and answer what needs no work at once; they never wait for
-//!   a client's body;
+//!   admission) and answers what needs no work at once; it never waits
+//!   for a client's body;
 //! - up to [`MAX_BODY_READERS`](super::body_readers::MAX_BODY_READERS)
 //!   short-lived body readers, one per request whose body has yet to arrive
 //!   ([`super::body_readers`]): each reads its body, then admits and queues
@@ -14,19 +16,18 @@
 //! - [`MAX_CONCURRENT_DISPATCHES`] dispatch workers run MCP messages and API
 //!   calls, fed over a crossbeam channel; a request is only queued after it
 //!   holds a dispatch permit, so the queue never grows past the cap;
-//! - one writer thread per SSE stream ([`super::sse`]);
-//! - requests answered without reading their body (refused before it is
-//!   needed) are answered at once and their connection ended, the rest of
-//!   the body discarded for a few seconds on a short-lived thread
-//!   ([`super::body`]).
+//! - one writer thread per SSE stream ([`super::sse`]).
 //!
 //! Every request passes, in order: shutdown (503), `Origin`/`Host` (403),
 //! no token in the query string (400), declared body size (413), route (404
 //! or 405), a body where none is read (400), authentication (401), the
 //! caller's rate limit (429), then the route's own checks. Nothing is read
-//! from the body before the caller is authenticated, and what needs the
-//! body runs on a body reader (503 `body_readers_busy` when all of them are
-//! busy, 429 `too_many_bodies` when the caller holds its share).
+//! from the body before the caller is authenticated (bodies of at most
+//! [`READ_WITH_THE_HEAD`](super::request::READ_WITH_THE_HEAD) bytes come
+//! with the head), and what needs the body runs on a body reader (503
+//! `body_readers_busy` when all of them are busy, 429 `too_many_bodies`
+//! when the caller holds its share). An answer given without reading the
+//! body closes the connection ([`Request::respond`]).
 //!
 //! Shutdown ([`serve`] returns once it is done): new requests get 503,
 //! bodies still arriving are received (or time out), in-flight dispatches
@@ -36,31 +37,27 @@
 
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{json, Value};
-use std::io::Cursor;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use tiny_http::{Header, Method, Request, Response};
 
+use super::acceptor::{self, ConnectionCaps, Connections};
 use super::admission::{
-    caller_key, Gate, Permit, RateLimiter, MAX_CONCURRENT_DISPATCHES, MAX_SSE_CONNECTIONS,
-    RETRY_AFTER_SECS,
+    caller_key, Gate, Permit, RateLimiter, StreamCaps, MAX_CONCURRENT_DISPATCHES, RETRY_AFTER_SECS,
 };
 use super::auth::Authenticator;
 use super::body::{self, BodyError, MAX_BODY_BYTES};
 use super::body_readers::BodyReaders;
-use super::listener::{Heartbeat, Listener, IO_TIMEOUT};
+use super::listener::Listener;
 use super::origin::{OriginPolicy, Refusal};
+use super::request::Request;
 use super::sse::Sessions;
-use super::unread_body::{self, Drains};
+pub use super::wire::{Header, Method, Response};
 use super::{http_api, http_documents, signals, sse};
 use crate::protocol::mcp::Server;
 use crate::service::{MemoryService, Permission, Principal};
-
-/// Threads routing requests (cheap work only; see the module docs).
-pub const HTTP_THREADS: usize = 8;
 
 /// How long shutdown waits for in-flight dispatches (an ingest may wait up
 /// to `INGEST_WAIT_MS` for indexing) before closing streams regardless.
@@ -90,17 +87,19 @@ pub(super) struct Context {
     pub dispatch: Arc<Gate>,
     /// Bodies being awaited off the routing threads ([`super::body_readers`]).
     pub body_readers: Arc<BodyReaders>,
-    pub streams: Arc<Gate>,
+    /// SSE streams, in all, per caller and per tenant.
+    pub streams: Arc<StreamCaps>,
     pub sessions: Sessions,
-    pub drains: Drains,
+    /// The connections held ([`super::acceptor`]).
+    pub connections: Arc<Connections>,
     jobs: Sender<Job>,
     /// Set when shutdown begins: new work is refused.
     pub closing: AtomicBool,
     /// Set when shutdown ends: routing threads exit.
     stopped: AtomicBool,
-    /// Set when the listener failed: tiny_http stops accepting for good
-    /// after an accept error, so the server shuts down and exits non-zero
-    /// (for a supervisor to restart it) instead of serving nothing.
+    /// Set when the listening socket failed (it is no longer one): the
+    /// server shuts down and exits non-zero (for a supervisor to restart
+    /// it) instead of serving nothing.
     failed: AtomicBool,
 }
 
@@ -116,6 +115,12 @@ impl Context {
     pub fn submit(&self, job: Job) -> bool {
         self.jobs.try_send(job).is_ok()
     }
+
+    /// The listening socket failed: shut down, then exit non-zero.
+    pub(super) fn listener_failed(&self) {
+        self.failed.store(true, Ordering::SeqCst);
+        signals::request();
+    }
 }
 
 /// Serves HTTP on `listener` (from [`listen`](super::listener::listen)) until a
@@ -127,13 +132,13 @@ pub fn serve(
 ) -> std::io::Result<()> {
     let listener = listener.into_socket();
     let bound = listener.local_addr()?;
-    let heartbeat = Heartbeat::start(bound, IO_TIMEOUT)?;
-    let http = Arc::new(
-        tiny_http::Server::from_listener(listener, None)
-            .map_err(|e| std::io::Error::other(e.to_string()))?,
+    let caps = ConnectionCaps::for_limit(acceptor::descriptor_limit());
+    log::info!(
+        "serving at most {} connections, {} of them without an admitted request",
+        caps.connections,
+        caps.unauthenticated
     );
     let (jobs_tx, jobs_rx) = crossbeam_channel::bounded::<Job>(MAX_CONCURRENT_DISPATCHES);
-    let (drains, drain_threads) = Drains::start(bound.port())?;
     let ctx = Arc::new(Context {
         server: Server::new(service.clone()),
         service,
@@ -142,36 +147,31 @@ pub fn serve(
         rate: settings.rate,
         dispatch: Gate::new("dispatch", MAX_CONCURRENT_DISPATCHES),
         body_readers: BodyReaders::new(),
-        streams: Gate::new("sse", MAX_SSE_CONNECTIONS),
+        streams: StreamCaps::new(),
         sessions: Sessions::default(),
-        drains,
+        connections: Connections::new(caps),
         jobs: jobs_tx,
         closing: AtomicBool::new(false),
         stopped: AtomicBool::new(false),
         failed: AtomicBool::new(false),
     });
     let workers = spawn_workers(&ctx, jobs_rx)?;
-    let routers = spawn_routers(&ctx, &http)?;
+    let accept_ctx = ctx.clone();
+    let accepting = std::thread::Builder::new()
+        .name("http-accept".into())
+        .spawn(move || acceptor::accept_loop(accept_ctx, listener))?;
     while !signals::requested() {
         std::thread::sleep(SIGNAL_POLL);
     }
     shutdown(&ctx);
-    stop_threads(&ctx, &http);
-    for t in routers.into_iter().chain(workers) {
+    ctx.connections.stop(); // stops accepting; idle connections close
+    stop_workers(&ctx);
+    for t in workers {
         let _ = t.join();
     }
-    drop(http); // stops accepting connections
-    drop(heartbeat);
-    // The drain threads end with the context; they hold nothing durable,
-    // so they are not waited for.
-    drop(drain_threads);
+    let _ = accepting.join();
     if ctx.failed.load(Ordering::SeqCst) {
         return Err(std::io::Error::other("the listening socket failed"));
-    }
-    if unread_body::abandoned_count() >= unread_body::MAX_ABANDONED_CONNECTIONS {
-        return Err(std::io::Error::other(
-            "too many connections were abandoned (MAX_ABANDONED_CONNECTIONS)",
-        ));
     }
     Ok(())
 }
@@ -202,54 +202,14 @@ fn spawn_workers(ctx: &Arc<Context>, jobs: Receiver<Job>) -> std::io::Result<Vec
         .collect()
 }
 
-fn spawn_routers(
-    ctx: &Arc<Context>,
-    http: &Arc<tiny_http::Server>,
-) -> std::io::Result<Vec<JoinHandle<()>>> {
-    (0..HTTP_THREADS)
-        .map(|i| {
-            let (ctx, http) = (ctx.clone(), http.clone());
-            std::thread::Builder::new()
-                .name(format!("http-{i}"))
-                .spawn(move || {
-                    while !ctx.stopped.load(Ordering::SeqCst) {
-                        match http.recv_timeout(POLL) {
-                            Ok(Some(request)) => {
-                                let ctx = &ctx;
-                                let routed =
-                                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                        route(ctx, request)
-                                    }));
-                                if routed.is_err() {
-                                    log::error!("routing a request panicked");
-                                }
-                            }
-                            Ok(None) => {}
-                            Err(e) => {
-                                log::error!("the listener failed ({e}); shutting down");
-                                ctx.failed.store(true, Ordering::SeqCst);
-                                signals::request();
-                                std::thread::sleep(POLL);
-                            }
-                        }
-                    }
-                })
-        })
-        .collect()
-}
-
-/// Wakes the routing and dispatch threads after [`shutdown`], so they see
-/// the stop flag now rather than at their next poll: an empty job for
-/// each dispatch worker (the queue is drained by then) and an unblock of
-/// the listener's queue for each router.
-fn stop_threads(ctx: &Context, http: &tiny_http::Server) {
+/// Wakes the dispatch workers after [`shutdown`], so they see the stop
+/// flag now rather than at their next poll: an empty job for each (the
+/// queue is drained by then).
+fn stop_workers(ctx: &Context) {
     for _ in 0..MAX_CONCURRENT_DISPATCHES {
         if ctx.jobs.try_send(Box::new(|| {})).is_err() {
             break;
         }
-    }
-    for _ in 0..HTTP_THREADS {
-        http.unblock();
     }
 }
 
@@ -367,7 +327,7 @@ fn header<'a>(request: &'a Request, name: &'static str) -> Option<&'a str> {
     request
         .headers()
         .iter()
-        .find(|h| h.field.equiv(name))
+        .find(|h| h.is(name))
         .map(|h| h.value.as_str())
 }
 
@@ -375,7 +335,7 @@ pub(super) fn headers<'a>(request: &'a Request, name: &'static str) -> Vec<&'a s
     request
         .headers()
         .iter()
-        .filter(|h| h.field.equiv(name))
+        .filter(|h| h.is(name))
         .map(|h| h.value.as_str())
         .collect()
 }
@@ -389,11 +349,11 @@ pub(super) fn is_json(request: &Request) -> bool {
     })
 }
 
-fn route(ctx: &Arc<Context>, request: Request) {
+pub(super) fn route(ctx: &Arc<Context>, request: Request) {
     if ctx.closing.load(Ordering::SeqCst) {
         let r = error(503, "shutting_down", "the server is shutting down")
             .with_header(retry_after(RETRY_AFTER_SECS));
-        return ctx.drains.respond(request, r);
+        return request.respond(r);
     }
     if let Err(refusal) = ctx
         .origins
@@ -411,7 +371,7 @@ fn route(ctx: &Arc<Context>, request: Request) {
                 "the Host header does not name this server (see ALAYASIKI_API_ALLOWED_HOSTS)",
             ),
         };
-        return ctx.drains.respond(request, r);
+        return request.respond(r);
     }
     let url = request.url().to_string();
     let (path, query) = url.split_once('?').unwrap_or((&url, ""));
@@ -421,45 +381,42 @@ fn route(ctx: &Arc<Context>, request: Request) {
             "token_in_query",
             "tokens are accepted only in the Authorization header",
         );
-        return ctx.drains.respond(request, r);
+        return request.respond(r);
     }
-    if body::declared_length(&request).is_some_and(|n| n > MAX_BODY_BYTES) {
+    if body::declared_length(&request).is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         // Answered at once from the header: none of the body is read and
         // the connection ends.
-        return ctx.drains.close(request, too_large());
+        return request.respond_and_close(too_large());
     }
     let Some((route, methods)) = resolve(path) else {
-        return ctx
-            .drains
-            .respond(request, error(404, "no_route", "no such route"));
+        return request.respond(error(404, "no_route", "no such route"));
     };
     if !methods.contains(request.method()) {
-        let allow: Vec<String> = methods.iter().map(|m| m.to_string()).collect();
+        let allow: Vec<&str> = methods.iter().map(Method::as_str).collect();
         let r = error(
             405,
             "method_not_allowed",
             "method not allowed on this route",
         )
         .with_header(make_header("Allow", &allow.join(", ")));
-        return ctx.drains.respond(request, r);
+        return request.respond(r);
     }
     if *request.method() != Method::Post && body::may_wait_for_body(&request) {
-        // Only POST routes read a body. Whoever answered this one would
-        // first have to wait for the body it never reads (tiny_http drains
-        // it), which a dispatch worker must not do for a stalled client.
+        // Only POST routes read a body; one sent to another route is
+        // refused at once rather than read or waited for.
         let r = error(400, "unexpected_body", "this route takes no request body");
-        return ctx.drains.close(request, r);
+        return request.respond_and_close(r);
     }
     if route == Route::Health {
         let r = json_response(200, &json!({"status": "ok"}));
-        return ctx.drains.respond(request, r);
+        return request.respond(r);
     }
     let principal = match ctx.auth.authenticate(&headers(&request, "Authorization")) {
         Ok(p) => p,
         Err(e) => {
             let r = error(401, "unauthorized", e.0)
                 .with_header(make_header("WWW-Authenticate", &e.challenge()));
-            return ctx.drains.respond(request, r);
+            return request.respond(r);
         }
     };
     if let Err(wait) = ctx.rate.admit(
@@ -472,7 +429,7 @@ fn route(ctx: &Arc<Context>, request: Request) {
             "too many requests from this caller; retry later",
         )
         .with_header(retry_after(wait.as_secs_f64().ceil().max(1.0) as u64));
-        return ctx.drains.respond(request, r);
+        return request.respond(r);
     }
     if !grants_anything(&principal) {
         let r = error(
@@ -480,13 +437,13 @@ fn route(ctx: &Arc<Context>, request: Request) {
             "forbidden",
             "this token grants no role or scope of this server",
         );
-        return ctx.drains.respond(request, r);
+        return request.respond(r);
     }
     match route {
         Route::Health => unreachable!("answered above"),
         Route::SseOpen => sse::open(ctx, request, principal),
         Route::SseMessage => sse::post(ctx, request, principal, query),
-        Route::Tools => ctx.drains.respond(request, http_api::tools()),
+        Route::Tools => request.respond(http_api::tools()),
         Route::Tool(name) => http_api::tool(ctx, request, principal, &name),
         Route::Document(id) => http_documents::document(ctx, request, principal, &id),
         Route::Original(id) => http_documents::original(ctx, request, principal, &id),
@@ -500,7 +457,7 @@ fn grants_anything(p: &Principal) -> bool {
 }
 
 /// Takes a dispatch permit, or says why not.
-pub(super) fn admit_dispatch(ctx: &Context) -> Result<Permit, Response<Cursor<Vec<u8>>>> {
+pub(super) fn admit_dispatch(ctx: &Context) -> Result<Permit, Response> {
     ctx.dispatch.try_enter().ok_or_else(|| {
         error(
             429,
@@ -514,16 +471,20 @@ pub(super) fn admit_dispatch(ctx: &Context) -> Result<Permit, Response<Cursor<Ve
     })
 }
 
+/// A response header. Values are the server's own; a line break in one
+/// (which would let it add headers) is dropped.
 pub(super) fn make_header(name: &str, value: &str) -> Header {
-    Header::from_bytes(name.as_bytes(), value.as_bytes())
-        .expect("header names and values are ASCII")
+    Header {
+        name: name.to_string(),
+        value: value.chars().filter(|c| !c.is_control()).collect(),
+    }
 }
 
 pub(super) fn retry_after(secs: u64) -> Header {
     make_header("Retry-After", &secs.to_string())
 }
 
-pub(super) fn json_response(status: u16, value: &Value) -> Response<Cursor<Vec<u8>>> {
+pub(super) fn json_response(status: u16, value: &Value) -> Response {
     Response::from_data(value.to_string().into_bytes())
         .with_status_code(status)
         .with_header(make_header("Content-Type", "application/json"))
@@ -531,7 +492,7 @@ pub(super) fn json_response(status: u16, value: &Value) -> Response<Cursor<Vec<u
 }
 
 /// `{"error": {"code", "message"}}` with `status`.
-pub(super) fn error(status: u16, code: &str, message: &str) -> Response<Cursor<Vec<u8>>> {
+pub(super) fn error(status: u16, code: &str, message: &str) -> Response {
     json_response(
         status,
         &json!({"error": {"code": code, "message": message}}),
@@ -540,7 +501,7 @@ pub(super) fn error(status: u16, code: &str, message: &str) -> Response<Cursor<V
 
 /// The answer to a body that could not be read, and how to send it: a
 /// refused body is never read further, and its connection is closed.
-pub(super) fn refuse_body(ctx: &Context, request: Request, why: BodyError) {
+pub(super) fn refuse_body(request: Request, why: BodyError) {
     let r = match why {
         BodyError::TooLarge => too_large(),
         BodyError::TimedOut => error(
@@ -556,10 +517,10 @@ pub(super) fn refuse_body(ctx: &Context, request: Request, why: BodyError) {
             error(400, "incomplete_body", "the request body could not be read")
         }
     };
-    ctx.drains.close(request, r);
+    request.respond_and_close(r);
 }
 
-pub(super) fn too_large() -> Response<Cursor<Vec<u8>>> {
+pub(super) fn too_large() -> Response {
     error(
         413,
         "body_too_large",
@@ -621,14 +582,33 @@ mod tests {
     #[test]
     fn api_md_limits_table_matches_the_constants() {
         use super::super::{
-            admission::*, auth::*, body::*, body_readers::*, listener::*, sse::*, unread_body::*,
+            acceptor::*, admission::*, auth::*, body::*, body_readers::*, listener::*, sse::*,
+            wire::*,
         };
         use crate::limits::MAX_REPLY_BYTES;
         let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/API.md"))
             .expect("API.md");
         let secs = |d: Duration| format!("{} s", d.as_secs());
         let rows: &[(&str, String)] = &[
+            ("`MAX_CONNECTIONS`", MAX_CONNECTIONS.to_string()),
+            (
+                "`MAX_UNAUTHENTICATED_CONNECTIONS`",
+                MAX_UNAUTHENTICATED_CONNECTIONS.to_string(),
+            ),
+            ("`RESERVED_DESCRIPTORS`", RESERVED_DESCRIPTORS.to_string()),
+            ("`HEADER_READ_TIMEOUT`", secs(HEADER_READ_TIMEOUT)),
+            ("`MAX_HEAD_BYTES`", MAX_HEAD_BYTES.to_string()),
+            ("`MAX_HEADERS`", MAX_HEADERS.to_string()),
             ("`MAX_SSE_CONNECTIONS`", MAX_SSE_CONNECTIONS.to_string()),
+            (
+                "`MAX_SSE_CONNECTIONS_PER_TENANT`",
+                MAX_SSE_CONNECTIONS_PER_TENANT.to_string(),
+            ),
+            (
+                "`MAX_SSE_CONNECTIONS_PER_CALLER`",
+                MAX_SSE_CONNECTIONS_PER_CALLER.to_string(),
+            ),
+            ("`HANGUP_POLL`", format!("{} ms", HANGUP_POLL.as_millis())),
             ("`MAX_QUEUED_REPLIES`", MAX_QUEUED_REPLIES.to_string()),
             (
                 "`MAX_CONCURRENT_DISPATCHES`",
@@ -641,10 +621,6 @@ mod tests {
             ),
             ("`MAX_BODY_BYTES`", MAX_BODY_BYTES.to_string()),
             ("`MAX_REPLY_BYTES`", MAX_REPLY_BYTES.to_string()),
-            (
-                "`MAX_DRAINABLE_BODY_BYTES`",
-                MAX_DRAINABLE_BODY_BYTES.to_string(),
-            ),
             ("`MAX_TOKEN_BYTES`", MAX_TOKEN_BYTES.to_string()),
             (
                 "`MIN_HS256_SECRET_BYTES`",
@@ -657,15 +633,6 @@ mod tests {
             ),
             ("`BODY_READ_TIMEOUT`", secs(BODY_READ_TIMEOUT)),
             ("`REFUSED_BODY_LINGER`", secs(REFUSED_BODY_LINGER)),
-            ("`MAX_LINGERING`", MAX_LINGERING.to_string()),
-            (
-                "`MAX_ABANDONED_CONNECTIONS`",
-                MAX_ABANDONED_CONNECTIONS.to_string(),
-            ),
-            (
-                "`DRAIN_THREADS` / `DRAIN_QUEUE`",
-                format!("{DRAIN_THREADS} / {DRAIN_QUEUE}"),
-            ),
             ("`KEEPALIVE_INTERVAL`", secs(KEEPALIVE_INTERVAL)),
             ("`IO_TIMEOUT`", secs(IO_TIMEOUT)),
             ("`SHUTDOWN_DRAIN_TIMEOUT`", secs(SHUTDOWN_DRAIN_TIMEOUT)),

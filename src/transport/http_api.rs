@@ -8,16 +8,16 @@
 //! [`crate::error::Error::code`] and a status derived from it.
 
 use serde_json::{json, Map, Value};
-use std::io::Cursor;
 use std::sync::Arc;
 use std::time::Instant;
-use tiny_http::{Method, Request, Response};
 
 use super::admission::{caller_key, RETRY_AFTER_SECS};
 use super::body_readers;
 use super::http::{
-    admit_dispatch, error, is_json, json_response, make_header, retry_after, Context,
+    admit_dispatch, error, is_json, json_response, make_header, retry_after, Context, Method,
+    Response,
 };
+use super::request::Request;
 use crate::error::Error;
 use crate::limits::MAX_REPLY_BYTES;
 use crate::protocol::tools;
@@ -39,7 +39,7 @@ pub const FORGET_ID_ARGUMENT: &str = "document_id";
 /// instead of 404, so clients can tell "not in this version" from a typo.
 const ROUTED_TOOLS: &[&str] = &[MEMORY_WRITE_TOOL, MEMORY_READ_TOOL, FORGET_TOOL];
 
-pub(super) type Reply = Response<Cursor<Vec<u8>>>;
+pub(super) type Reply = Response;
 
 /// The HTTP status for a service error.
 pub fn status_of(e: &Error) -> u16 {
@@ -94,10 +94,10 @@ pub(super) fn tool(ctx: &Arc<Context>, request: Request, principal: Principal, n
         } else {
             error(404, "unknown_tool", &format!("no tool named {name:?}"))
         };
-        return ctx.drains.respond(request, r);
+        return request.respond(r);
     };
     if !principal.permits(tool.permission) {
-        return ctx.drains.respond(request, forbidden(tool.permission));
+        return request.respond(forbidden(tool.permission));
     }
     let started = Instant::now();
     if *request.method() == Method::Get {
@@ -113,7 +113,7 @@ pub(super) fn tool(ctx: &Arc<Context>, request: Request, principal: Principal, n
             }
             Err(refused) => {
                 // The body was read whole: answering cannot wait for it.
-                let _ = request.respond(refused);
+                request.respond(refused);
             }
         }
     });
@@ -159,7 +159,7 @@ pub(super) fn run(
 ) {
     let permit = match admit_dispatch(ctx) {
         Ok(p) => p,
-        Err(r) => return ctx.drains.respond(request, r),
+        Err(r) => return request.respond(r),
     };
     let job_ctx = ctx.clone();
     let (tx, rx) = crossbeam_channel::bounded::<Request>(1);
@@ -168,7 +168,7 @@ pub(super) fn run(
         let _permit = permit;
         if let Ok(request) = rx.recv() {
             let reply = work(&job_ctx);
-            let _ = request.respond(reply);
+            request.respond(reply);
         }
     }));
     if submitted {
@@ -180,7 +180,7 @@ pub(super) fn run(
             "the dispatch queue is full; retry shortly",
         )
         .with_header(retry_after(RETRY_AFTER_SECS));
-        ctx.drains.respond(request, r);
+        request.respond(r);
     }
 }
 
@@ -275,7 +275,7 @@ mod tests {
     fn replies_over_the_cap_are_refused_whole() {
         assert!(within_reply_cap("x", MAX_REPLY_BYTES).is_ok());
         let refused = within_reply_cap("x", MAX_REPLY_BYTES + 1).unwrap_err();
-        assert_eq!(refused.status_code().0, 413);
+        assert_eq!(refused.status_code(), 413);
     }
 
     #[test]

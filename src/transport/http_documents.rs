@@ -7,17 +7,16 @@
 //! `alayasiki://documents/{id}/original` ([`Memory::original`]): a damaged
 //! original is an error, never wrong bytes.
 
-use serde_json::{json, Map, Value};
-use std::sync::Arc;
-use std::time::Instant;
-use tiny_http::{Method, Request};
-
-use super::http::Context;
+use super::http::{Context, Method};
 use super::http_api::{
     forbidden, not_implemented, run, service_error, Charge, FORGET_ID_ARGUMENT, FORGET_TOOL,
 };
+use super::request::Request;
 use crate::protocol::tools::{self, Tool};
 use crate::service::{Memory, Permission, Principal};
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use std::time::Instant;
 
 /// Usage operation of `GET /v1/documents/{id}`.
 pub const READ_OPERATION: &str = "document.read";
@@ -33,12 +32,12 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
     if *request.method() == Method::Delete {
         let Some(forget) = tools::find(FORGET_TOOL) else {
             let r = not_implemented("deleting documents (alayasiki_forget)");
-            return ctx.drains.respond(request, r);
+            return request.respond(r);
         };
         return delete(ctx, request, principal, forget, id);
     }
     if !principal.permits(Permission::Query) {
-        return ctx.drains.respond(request, forbidden(Permission::Query));
+        return request.respond(forbidden(Permission::Query));
     }
     let started = Instant::now();
     let id = id.to_string();
@@ -74,7 +73,7 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
 /// `GET /v1/documents/{id}/original`: the exact uploaded bytes.
 pub(super) fn original(ctx: &Arc<Context>, request: Request, principal: Principal, id: &str) {
     if !principal.permits(Permission::Query) {
-        return ctx.drains.respond(request, forbidden(Permission::Query));
+        return request.respond(forbidden(Permission::Query));
     }
     let started = Instant::now();
     let id = id.to_string();
@@ -118,7 +117,7 @@ fn delete(
     id: &str,
 ) {
     if !principal.permits(forget.permission) {
-        return ctx.drains.respond(request, forbidden(forget.permission));
+        return request.respond(forbidden(forget.permission));
     }
     let started = Instant::now();
     let mut arguments = Map::new();

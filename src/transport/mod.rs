@@ -7,12 +7,14 @@
 //!   [`sse`] (MCP over HTTP+SSE) and [`http_api`] with [`http_documents`]
 //!   (the JSON API) behind it,
 //!   and the checks every request passes: [`origin`], [`auth`],
-//!   [`admission`] and [`body`]; [`listener`] binds the socket so every
-//!   connection's reads and writes are bounded, [`unread_body`] (with
-//!   [`socket`]) answers requests whose body is not read, and
-//!   [`body_readers`] await bodies off the routing threads. [`signals`]
-//!   turns SIGTERM/SIGINT into a graceful shutdown.
+//!   [`admission`] and [`body`]. Beneath them the server owns its HTTP/1.1:
+//!   [`listener`] binds the socket, [`acceptor`] bounds connections in
+//!   count and time, [`wire`] parses request heads strictly and writes
+//!   responses, [`request`] reads bodies within their framing and
+//!   deadline and answers; [`body_readers`] await bodies off the routing
+//!   code. [`signals`] turns SIGTERM/SIGINT into a graceful shutdown.
 
+pub mod acceptor;
 pub mod admission;
 pub mod auth;
 pub mod body;
@@ -23,8 +25,8 @@ pub mod http_api;
 pub mod http_documents;
 pub mod listener;
 pub mod origin;
+pub mod request;
 pub mod signals;
-pub mod socket;
 pub mod sse;
 pub mod stdio;
-pub mod unread_body;
+pub mod wire;

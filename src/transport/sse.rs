@@ -14,20 +14,33 @@
 //! unknown session. Working-memory sessions are a different thing, owned by
 //! the caller's identity, so they survive reconnects.
 //!
-//! A disconnect releases the session (its id then answers 404) and drops
-//! replies still queued for it; operations already running are not
+//! Streams are shared fairly: at most
+//! [`MAX_SSE_CONNECTIONS_PER_CALLER`] per caller and
+//! [`MAX_SSE_CONNECTIONS_PER_TENANT`] per tenant, of
+//! [`MAX_SSE_CONNECTIONS`](super::admission::MAX_SSE_CONNECTIONS) in all.
+//!
+//! A disconnect releases the session (its id then answers 404), its place
+//! and its thread, and drops replies still queued for it: the writer looks
+//! for a hang-up every [`HANGUP_POLL`] while it has nothing to send, and a
+//! failed write ends it too. Operations already running are not
 //! cancelled, so an acknowledged ingest stays acknowledged.
 
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tiny_http::{HTTPVersion, Request};
 
-use super::admission::{caller_key, Gate, Permit, MAX_QUEUED_REPLIES, RETRY_AFTER_SECS};
-use super::http::{admit_dispatch, error, is_json, make_header, query_param, retry_after, Context};
+use super::admission::{
+    caller_key, Gate, NoStream, Permit, StreamPermit, MAX_QUEUED_REPLIES,
+    MAX_SSE_CONNECTIONS_PER_CALLER, MAX_SSE_CONNECTIONS_PER_TENANT, RETRY_AFTER_SECS,
+};
+use super::http::{
+    admit_dispatch, error, is_json, make_header, query_param, retry_after, Context, Response,
+};
+use super::request::Request;
 use super::{body, body_readers};
 use crate::protocol::jsonrpc::{self, INTERNAL_ERROR, PARSE_ERROR};
 use crate::protocol::mcp::{self, Server};
@@ -36,6 +49,14 @@ use crate::service::Principal;
 /// Idle time after which a stream gets a keep-alive comment. The Python SDK
 /// server uses 15 s; its client gives up after 300 s of silence.
 pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(15);
+
+/// How often an idle stream's writer looks for a client that has gone, to
+/// release its place at once.
+pub const HANGUP_POLL: Duration = Duration::from_millis(250);
+
+/// Bytes a client may send on its stream's connection (it has nothing to
+/// send there) before the stream is ended.
+const MAX_IGNORED_BYTES: usize = 64 * 1024;
 
 use crate::limits::MAX_REPLY_BYTES;
 
@@ -131,40 +152,39 @@ fn is_session_id(s: &str) -> bool {
 pub(super) fn open(ctx: &Arc<Context>, request: Request, principal: Principal) {
     if body::has_body(&request) {
         let r = error(400, "invalid_request", "GET /mcp/sse takes no body");
-        return ctx.drains.respond(request, r);
+        return request.respond(r);
     }
-    let Some(connection) = ctx.streams.try_enter() else {
-        let r = error(
-            503,
-            "too_many_streams",
-            &format!(
-                "{} SSE streams are open (MAX_SSE_CONNECTIONS); retry later",
-                ctx.streams.capacity()
-            ),
-        )
-        .with_header(retry_after(RETRY_AFTER_SECS));
-        return ctx.drains.respond(request, r);
+    let owner = caller_key(principal.tenant.name(), &principal.subject);
+    let place = match ctx.streams.try_enter(principal.tenant.name(), &owner) {
+        Ok(p) => p,
+        Err(why) => return request.respond(refuse_stream(why)),
     };
     let (replies_tx, replies_rx) = crossbeam_channel::bounded(MAX_QUEUED_REPLIES);
     let (close_tx, close_rx) = crossbeam_channel::bounded::<()>(0);
     let session = Arc::new(SseSession {
         id: new_session_id(),
-        owner: caller_key(principal.tenant.name(), &principal.subject),
+        owner,
         protocol: mcp::Session::new(principal),
         slots: Gate::new("replies", MAX_QUEUED_REPLIES),
         replies: replies_tx,
         close: Mutex::new(Some(close_tx)),
     });
+    let chunked = request.is_http11();
+    let Some(conn) = request.into_conn() else {
+        return;
+    };
+    let (out, connection) = conn.into_stream();
     ctx.sessions
         .lock()
         .insert(session.id.clone(), session.clone());
-    let chunked = *request.http_version() >= HTTPVersion(1, 1);
-    let writer = request.into_writer();
     let stream = Stream {
         ctx: ctx.clone(),
         session,
-        out: writer,
+        out,
         chunked,
+        last_write: Instant::now(),
+        ignored: 0,
+        _stream: place,
         _connection: connection,
     };
     let spawned = std::thread::Builder::new()
@@ -176,12 +196,48 @@ pub(super) fn open(ctx: &Arc<Context>, request: Request, principal: Principal) {
     }
 }
 
+/// The answer to a stream refused by a cap, with `Retry-After`.
+fn refuse_stream(why: NoStream) -> Response {
+    let r = match why {
+        NoStream::Full => error(
+            503,
+            "too_many_streams",
+            &format!(
+                "{} SSE streams are open (MAX_SSE_CONNECTIONS); retry later",
+                super::admission::MAX_SSE_CONNECTIONS
+            ),
+        ),
+        NoStream::TenantFull => error(
+            429,
+            "too_many_streams_for_tenant",
+            &format!(
+                "this tenant already holds {MAX_SSE_CONNECTIONS_PER_TENANT} SSE streams \
+                 (MAX_SSE_CONNECTIONS_PER_TENANT); close one or retry later"
+            ),
+        ),
+        NoStream::CallerFull => error(
+            429,
+            "too_many_streams_for_caller",
+            &format!(
+                "this caller already holds {MAX_SSE_CONNECTIONS_PER_CALLER} SSE streams \
+                 (MAX_SSE_CONNECTIONS_PER_CALLER); close one or retry later"
+            ),
+        ),
+    };
+    r.with_header(retry_after(RETRY_AFTER_SECS))
+}
+
 /// The writer of one stream: the only code that touches its socket.
 struct Stream {
     ctx: Arc<Context>,
     session: Arc<SseSession>,
-    out: Box<dyn Write + Send>,
+    out: TcpStream,
     chunked: bool,
+    last_write: Instant,
+    /// Bytes the client sent on the stream's connection, discarded.
+    ignored: usize,
+    _stream: StreamPermit,
+    /// The connection's place under `MAX_CONNECTIONS`.
     _connection: Permit,
 }
 
@@ -224,9 +280,38 @@ impl Stream {
                     }
                     return Ok(());
                 },
-                default(KEEPALIVE_INTERVAL) => self.event(": keep-alive\n\n")?,
+                default(HANGUP_POLL) => {
+                    self.check_client()?;
+                    if self.last_write.elapsed() >= KEEPALIVE_INTERVAL {
+                        self.event(": keep-alive\n\n")?;
+                    }
+                }
             }
         }
+    }
+
+    /// `Err` once the client has closed its end (or sent more than it
+    /// may); what it sends is discarded. Never waits.
+    fn check_client(&mut self) -> std::io::Result<()> {
+        let gone = |why: &str| std::io::Error::new(ErrorKind::ConnectionAborted, why.to_string());
+        self.out.set_nonblocking(true)?;
+        let mut buf = [0u8; 1024];
+        let outcome = loop {
+            match self.out.read(&mut buf) {
+                Ok(0) => break Err(gone("the client closed the stream")),
+                Ok(n) => {
+                    self.ignored += n;
+                    if self.ignored > MAX_IGNORED_BYTES {
+                        break Err(gone("the client sent data on its stream"));
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break Ok(()),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        self.out.set_nonblocking(false)?;
+        outcome
     }
 
     fn message(&mut self, reply: &Outbound) -> std::io::Result<()> {
@@ -239,15 +324,18 @@ impl Stream {
         self.event(&text)
     }
 
-    /// Writes one event (as one chunk) and flushes it to the client.
+    /// Writes one event (as one chunk, in one write) to the client.
     fn event(&mut self, text: &str) -> std::io::Result<()> {
+        let mut bytes = Vec::with_capacity(text.len() + 16);
         if self.chunked {
-            write!(self.out, "{:x}\r\n", text.len())?;
-            self.out.write_all(text.as_bytes())?;
-            self.out.write_all(b"\r\n")?;
+            bytes.extend_from_slice(format!("{:x}\r\n", text.len()).as_bytes());
+            bytes.extend_from_slice(text.as_bytes());
+            bytes.extend_from_slice(b"\r\n");
         } else {
-            self.out.write_all(text.as_bytes())?;
+            bytes.extend_from_slice(text.as_bytes());
         }
+        self.out.write_all(&bytes)?;
+        self.last_write = Instant::now();
         self.out.flush()
     }
 
@@ -268,7 +356,7 @@ pub(super) fn post(ctx: &Arc<Context>, request: Request, principal: Principal, q
             "invalid_session_id",
             "session_id is missing or malformed; use the endpoint sent on the SSE stream",
         );
-        return ctx.drains.respond(request, r);
+        return request.respond(r);
     };
     // Another principal's session reads exactly like an unknown one.
     let owner = caller_key(principal.tenant.name(), &principal.subject);
@@ -278,7 +366,7 @@ pub(super) fn post(ctx: &Arc<Context>, request: Request, principal: Principal, q
             "unknown_session",
             "no such SSE session (closed or expired)",
         );
-        return ctx.drains.respond(request, r);
+        return request.respond(r);
     };
     if !is_json(&request) {
         let r = error(
@@ -286,7 +374,7 @@ pub(super) fn post(ctx: &Arc<Context>, request: Request, principal: Principal, q
             "invalid_content_type",
             "Content-Type must be application/json",
         );
-        return ctx.drains.respond(request, r);
+        return request.respond(r);
     }
     let started = Instant::now();
     let caller = caller_key(principal.tenant.name(), &principal.subject);
@@ -316,7 +404,7 @@ fn deliver(
             if let Some(slot) = session.reserve() {
                 session.send(&jsonrpc::error(Value::Null, PARSE_ERROR, &why), slot);
             }
-            let _ = request.respond(error(400, "parse_error", &why));
+            request.respond(error(400, "parse_error", &why));
             return;
         }
     };
@@ -333,7 +421,7 @@ fn deliver(
             ),
         )
         .with_header(retry_after(RETRY_AFTER_SECS));
-        let _ = request.respond(r);
+        request.respond(r);
         return;
     };
     let call = Call {
@@ -346,13 +434,13 @@ fn deliver(
         // anything the client posts after them.
         let reply = ctx.server.handle_as(&session.protocol, &principal, value);
         call.complete(ctx, session, &principal, reply, slot);
-        let _ = request.respond(accepted());
+        request.respond(accepted());
         return;
     }
     let permit = match admit_dispatch(ctx) {
         Ok(p) => p,
         Err(r) => {
-            let _ = request.respond(r);
+            request.respond(r);
             return;
         }
     };
@@ -372,7 +460,7 @@ fn deliver(
         }))
     });
     if submitted {
-        let _ = request.respond(accepted());
+        request.respond(accepted());
     } else {
         let r = error(
             429,
@@ -380,12 +468,12 @@ fn deliver(
             "the dispatch queue is full; retry shortly",
         )
         .with_header(retry_after(RETRY_AFTER_SECS));
-        let _ = request.respond(r);
+        request.respond(r);
     }
 }
 
-fn accepted() -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
-    tiny_http::Response::from_string("Accepted")
+fn accepted() -> Response {
+    Response::from_string("Accepted")
         .with_status_code(202)
         .with_header(make_header("Content-Type", "text/plain; charset=utf-8"))
 }

@@ -87,7 +87,27 @@ impl Api {
         dir: &Path,
         extra: &[(&str, &str)],
     ) -> Result<Api, (Option<ExitStatus>, String)> {
+        Api::try_start_limited(dir, extra, None)
+    }
+
+    /// Starts the server with its soft and hard limits on open descriptors
+    /// (`RLIMIT_NOFILE`) set to `descriptors` (unix), so that exhausting
+    /// them shows quickly.
+    pub fn start_with_descriptors(dir: &Path, extra: &[(&str, &str)], descriptors: u64) -> Api {
+        Api::try_start_limited(dir, extra, Some(descriptors)).unwrap_or_else(|(status, err)| {
+            panic!("alayasiki-api did not start ({status:?}): {err}")
+        })
+    }
+
+    fn try_start_limited(
+        dir: &Path,
+        extra: &[(&str, &str)],
+        descriptors: Option<u64>,
+    ) -> Result<Api, (Option<ExitStatus>, String)> {
         let mut cmd = Command::new(API_BIN);
+        if let Some(n) = descriptors {
+            limit_descriptors(&mut cmd, n);
+        }
         cmd.arg("--bind")
             .arg("127.0.0.1:0")
             .arg("--data-dir")
@@ -208,6 +228,98 @@ impl Api {
             b.to_string().into_bytes()
         });
         request(self.addr, method, path, &headers, bytes.as_deref())
+    }
+}
+
+/// Sets the child's `RLIMIT_NOFILE` to `n` before it runs (Linux: the
+/// resource number and `struct rlimit` below are Linux's).
+#[cfg(target_os = "linux")]
+fn limit_descriptors(cmd: &mut Command, n: u64) {
+    use std::os::unix::process::CommandExt;
+    #[repr(C)]
+    struct Rlimit {
+        cur: std::os::raw::c_ulong,
+        max: std::os::raw::c_ulong,
+    }
+    const RLIMIT_NOFILE: std::os::raw::c_int = 7;
+    extern "C" {
+        fn setrlimit(resource: std::os::raw::c_int, rlim: *const Rlimit) -> std::os::raw::c_int;
+    }
+    let limit = Rlimit {
+        cur: n as std::os::raw::c_ulong,
+        max: n as std::os::raw::c_ulong,
+    };
+    // SAFETY: setrlimit(2) is async-signal-safe, so it may run between
+    // fork and exec; it only reads `limit`, which the closure owns.
+    unsafe {
+        cmd.pre_exec(move || {
+            if setrlimit(RLIMIT_NOFILE, &limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn limit_descriptors(_cmd: &mut Command, _n: u64) {}
+
+/// What a process holds: threads, open descriptors, resident memory (Linux:
+/// `/proc/PID/task`, `/proc/PID/fd`, `VmRSS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footprint {
+    pub threads: usize,
+    pub descriptors: usize,
+    pub rss_kib: usize,
+}
+
+impl Footprint {
+    #[cfg(target_os = "linux")]
+    pub fn of(pid: u32) -> Footprint {
+        let count = |what: &str| {
+            std::fs::read_dir(format!("/proc/{pid}/{what}"))
+                .map(|d| d.count())
+                .unwrap_or(0)
+        };
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let rss_kib = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0);
+        Footprint {
+            threads: count("task"),
+            descriptors: count("fd"),
+            rss_kib,
+        }
+    }
+
+    /// Whether this is back within `threads` threads, `descriptors`
+    /// descriptors and `rss_kib` KiB of `idle`.
+    pub fn within(
+        &self,
+        idle: &Footprint,
+        threads: usize,
+        descriptors: usize,
+        rss_kib: usize,
+    ) -> bool {
+        self.threads <= idle.threads + threads
+            && self.descriptors <= idle.descriptors + descriptors
+            && self.rss_kib <= idle.rss_kib + rss_kib
+    }
+}
+
+impl Api {
+    /// The server's footprint now.
+    #[cfg(target_os = "linux")]
+    pub fn footprint(&self) -> Footprint {
+        Footprint::of(self.child.id())
+    }
+
+    /// Whether the process is still running.
+    pub fn running(&mut self) -> bool {
+        self.child.try_wait().map(|s| s.is_none()).unwrap_or(false)
     }
 }
 
