@@ -109,7 +109,8 @@ fn string(rng: &mut Rng) -> String {
     let n = rng.below(6);
     let mut s = String::new();
     for _ in 0..n {
-        s.push_str(*rng.pick(PIECES));
+        let piece: &str = rng.pick(PIECES);
+        s.push_str(piece);
     }
     if rng.below(40) == 0 {
         s.push_str(&"x".repeat(rng.below(70_000)));
