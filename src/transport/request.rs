@@ -319,6 +319,15 @@ impl Request {
         let (Some(mut conn), Some(back)) = (self.conn.take(), self.back.take()) else {
             return;
         };
+        // An HTTP/1.0 client keeps the connection only when told it may.
+        let response = if keep && !self.http11 {
+            response.with_header(Header {
+                name: "Connection".into(),
+                value: "keep-alive".into(),
+            })
+        } else {
+            response
+        };
         if conn.write_all(&response.to_bytes(!keep)).is_err() {
             return; // dropped: closed
         }
@@ -537,6 +546,20 @@ mod tests {
             .read_head(soon, Some(soon), Duration::from_secs(2))
             .unwrap();
         assert_eq!(next.target, "/next");
+    }
+
+    #[test]
+    fn http10_keep_alive_is_granted_in_so_many_words() {
+        let (r, mut client, rx) = request_from(b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+        r.respond(Response::from_string("ok"));
+        assert!(matches!(rx.try_recv(), Ok(Returned::KeepAlive(_))));
+        let mut got = vec![0u8; 128];
+        let n = client.read(&mut got).unwrap();
+        let text = String::from_utf8_lossy(&got[..n]).to_string();
+        assert!(text.contains("Connection: keep-alive\r\n"), "{text}");
+        let (r, _c, rx) = request_from(b"GET / HTTP/1.0\r\n\r\n");
+        r.respond(Response::from_string("ok"));
+        assert!(matches!(rx.try_recv(), Ok(Returned::Linger(_))));
     }
 
     #[test]

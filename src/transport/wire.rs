@@ -325,7 +325,8 @@ impl Response {
             format!("HTTP/1.1 {} {}\r\n", self.status, reason(self.status)).as_bytes(),
         );
         for h in &self.headers {
-            if h.is("Content-Length") || h.is("Connection") || h.is("Transfer-Encoding") {
+            let connection = h.is("Connection");
+            if h.is("Content-Length") || h.is("Transfer-Encoding") || (connection && close) {
                 continue; // the framing is this type's alone
             }
             out.extend_from_slice(format!("{}: {}\r\n", h.name, h.value).as_bytes());
