@@ -27,6 +27,10 @@ pub enum Command {
     Reindex {
         data_dir: Option<PathBuf>,
     },
+    /// Queue every failed document to be indexed again.
+    RetryFailed {
+        data_dir: Option<PathBuf>,
+    },
     /// Rewrite the vector files without deleted chunks' slots.
     Compact {
         data_dir: Option<PathBuf>,
@@ -83,6 +87,9 @@ USAGE:
     alayasiki-mcp [--data-dir DIR]            serve MCP on stdio
     alayasiki-mcp reindex [--data-dir DIR]    re-embed everything with the
                                               configured embedder
+    alayasiki-mcp retry-failed [--data-dir DIR]
+                                              index every failed document
+                                              again (see alayasiki_status)
     alayasiki-mcp compact [--data-dir DIR]    rewrite vector files and the
                                               full-text index without
                                               deleted chunks
@@ -315,6 +322,10 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
             no_positional(&positional)?;
             Command::Compact { data_dir }
         }
+        Some("retry-failed") => {
+            no_positional(&positional)?;
+            Command::RetryFailed { data_dir }
+        }
         Some("export") => {
             no_positional(&positional)?;
             Command::Export { data_dir, tenant }
@@ -388,7 +399,14 @@ fn text_value(parser: &mut lexopt::Parser, flag: &str) -> Result<String, UsageEr
 
 /// Subcommand names (the first positional argument).
 const SUBCOMMANDS: &[&str] = &[
-    "reindex", "compact", "ingest", "query", "forget", "export", "import",
+    "reindex",
+    "retry-failed",
+    "compact",
+    "ingest",
+    "query",
+    "forget",
+    "export",
+    "import",
 ];
 
 fn describe(arg: &lexopt::Arg<'_>) -> String {
@@ -435,6 +453,10 @@ mod tests {
             })
         );
         assert_eq!(parse(["compact"]), Ok(Command::Compact { data_dir: None }));
+        assert_eq!(
+            parse(["retry-failed"]),
+            Ok(Command::RetryFailed { data_dir: None })
+        );
         assert!(parse(["frobnicate"]).is_err());
         assert!(parse(["reindex", "compact"]).is_err());
     }

@@ -22,6 +22,7 @@ fn main() -> ExitCode {
         Ok(Command::Serve { data_dir }) => alayasiki_mcp::serve::stdio(data_dir),
         Ok(Command::Reindex { data_dir }) => alayasiki_mcp::admin::reindex(data_dir),
         Ok(Command::Compact { data_dir }) => alayasiki_mcp::admin::compact(data_dir),
+        Ok(Command::RetryFailed { data_dir }) => alayasiki_mcp::admin::retry_failed(data_dir),
         Ok(Command::Ingest {
             data_dir,
             tenant,

@@ -295,10 +295,20 @@ fn begun_attempts_are_bounded_and_a_failed_document_comes_back_by_its_key() {
     assert_eq!(keyword_hits(&mut s, "kz4q"), [id]);
 }
 
-/// `alayasiki-mcp reindex` queues every failed document again; the
-/// next start indexes them.
+/// `alayasiki-mcp retry-failed` queues every failed document again and
+/// indexes it.
+#[test]
+fn retry_failed_brings_every_failed_document_back() {
+    failed_documents_come_back_with("retry-failed");
+}
+
+/// So does `alayasiki-mcp reindex` (which also re-embeds everything).
 #[test]
 fn reindex_brings_every_failed_document_back() {
+    failed_documents_come_back_with("reindex");
+}
+
+fn failed_documents_come_back_with(command: &str) {
     let dir = TempDir::new("retryfailed");
     let ids: Vec<String> = {
         let mut s = Server::ready(dir.path());
@@ -332,7 +342,7 @@ fn reindex_brings_every_failed_document_back() {
         );
         s.close();
     }
-    let out = cli(dir.path(), &["reindex"]);
+    let out = cli(dir.path(), &[command]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(

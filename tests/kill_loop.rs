@@ -25,9 +25,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Kills per loop in CI.
-const ITERATIONS: usize = 20;
+const ITERATIONS: usize = 40;
 /// A kill lands this long after the server is ready, at most.
-const MAX_KILL_AFTER_MS: u64 = 500;
+const MAX_KILL_AFTER_MS: u64 = 300;
 /// Requests a client keeps outstanding.
 const WINDOW: usize = 4;
 /// How long the clean start may take to index the backlog.

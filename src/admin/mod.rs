@@ -4,6 +4,9 @@
 //!
 //! - `reindex`: re-embed everything with the configured embedder (after
 //!   changing embedders, or when the vector files are damaged).
+//! - `retry-failed`: queue every failed document of every tenant again
+//!   and index it (the way back for documents `alayasiki_status` lists as
+//!   failed; `reindex` does it too).
 //! - `compact`: rewrite the vector files without deleted chunks' slots and
 //!   merge the full-text indexes.
 //! - [`bulk`]: `ingest PATH...`, files and folders from disk.
@@ -213,6 +216,34 @@ pub fn reindex(data_dir: Option<PathBuf>) -> ExitCode {
     opened.service.shutdown();
     eprintln!("reindex: done in {:.1}s", started.elapsed().as_secs_f64());
     ExitCode::SUCCESS
+}
+
+/// `alayasiki-mcp retry-failed [--data-dir DIR]`: queues every failed
+/// document again, attempts forgotten, and waits until they are indexed
+/// (or failed again).
+pub fn retry_failed(data_dir: Option<PathBuf>) -> ExitCode {
+    let opened = match open(data_dir, VectorPolicy::Keep, "retry-failed") {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let outcome = opened.service.requeue_failed().and_then(|n| {
+        eprintln!("retry-failed: {n} failed document(s) queued again");
+        drain(&opened.service, "retry-failed")?;
+        opened.service.backlog()
+    });
+    opened.service.shutdown();
+    match outcome {
+        Ok((_, 0)) => ExitCode::SUCCESS,
+        Ok((_, failed)) => {
+            eprintln!("retry-failed: {failed} job(s) failed again; see alayasiki_status");
+            ExitCode::from(crate::serve::EXIT_FAILURE)
+        }
+        Err(e) => {
+            let e = e.logged("retry-failed");
+            eprintln!("alayasiki-mcp retry-failed: {}", e.client_message());
+            ExitCode::from(crate::serve::EXIT_FAILURE)
+        }
+    }
 }
 
 /// `alayasiki-mcp compact [--data-dir DIR]`.

@@ -183,7 +183,7 @@ pub fn interrupted_reason() -> String {
     format!(
         "indexing was begun {MAX_JOB_ATTEMPTS} times and never finished (the server stopped, \
          crashed or could not write the result each time); re-send the same request with its \
-         idempotency key, or run `alayasiki-mcp reindex`, to try again"
+         idempotency key, or run `alayasiki-mcp retry-failed`, to try again"
     )
 }
 
