@@ -243,6 +243,8 @@ fn shutdown(ctx: &Context) {
 }
 
 /// The routes. Paths are matched exactly; ids are one path segment.
+/// Streamable HTTP's `/mcp` (POST, GET, DELETE) belongs here beside
+/// `/mcp/sse`: a variant, its line in [`resolve`], its arm in [`route`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Route {
     Health,
