@@ -356,7 +356,10 @@ fn failed_documents_come_back_with(command: &str) {
         (Some(0), Some(3))
     );
     for (i, id) in ids.iter().enumerate() {
-        assert_eq!(keyword_hits(&mut s, &format!("rf{i}x")), [id.clone()]);
+        assert_eq!(
+            keyword_hits(&mut s, &format!("rf{i}x")),
+            std::slice::from_ref(id)
+        );
     }
 }
 

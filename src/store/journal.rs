@@ -123,6 +123,9 @@ pub enum Attempt {
     Gone,
 }
 
+/// Failed jobs counted by [`FailureKind::code`], in code order.
+pub type FailureCounts = Vec<(String, i64)>;
+
 /// One failed document, for `alayasiki_status`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RecentFailure {
@@ -677,7 +680,7 @@ impl TenantReader<'_> {
 
     /// This tenant's failed indexing jobs counted by reason code, and the
     /// `recent` most recent failures (newest first).
-    pub fn failures(&self, recent: usize) -> Result<(Vec<(String, i64)>, Vec<RecentFailure>)> {
+    pub fn failures(&self, recent: usize) -> Result<(FailureCounts, Vec<RecentFailure>)> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok((Vec::new(), Vec::new()));
         };

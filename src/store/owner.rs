@@ -342,7 +342,7 @@ mod tests {
         assert!(first.verify(), "restored files are intact");
         // The restored lock file is locked again: refused even without the
         // directory lock.
-        let err = lock_file(&dir).err().expect("restored lock file is held");
+        let err = lock_file(&dir).expect_err("restored lock file is held");
         assert!(matches!(err, LockFailure::Held));
         drop(first);
         OwnerLock::acquire(&dir, "test").expect("released lock can be retaken");
