@@ -109,7 +109,7 @@ fn string(rng: &mut Rng) -> String {
     let n = rng.below(6);
     let mut s = String::new();
     for _ in 0..n {
-        let piece: &str = rng.pick(PIECES);
+        let piece: &&str = rng.pick(PIECES);
         s.push_str(piece);
     }
     if rng.below(40) == 0 {
