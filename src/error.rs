@@ -23,11 +23,77 @@ pub enum Error {
     Forbidden(String),
     /// The server is shutting down or overloaded; retrying later may work.
     Unavailable(String),
+    /// The store's disk refused a write: full, failing or read-only. Reads
+    /// keep working; the same write may succeed once the disk is fixed.
+    /// Shown to clients as `unavailable`; the cause is logged.
+    Storage(StorageFault, Box<dyn std::error::Error + Send + Sync>),
     /// A server fault. The cause is logged, never shown to clients.
     Internal(Box<dyn std::error::Error + Send + Sync>),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What is wrong with the disk under the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageFault {
+    /// No space left (or a quota reached).
+    Full,
+    /// I/O errors: the disk or its file system is failing.
+    Failing,
+    /// The file system is mounted read-only.
+    ReadOnly,
+}
+
+/// errno values (Linux and the BSDs agree on these).
+const ENOSPC: i32 = 28;
+const EDQUOT_LINUX: i32 = 122;
+const EIO: i32 = 5;
+const EROFS: i32 = 30;
+
+impl StorageFault {
+    /// The fault behind a SQLite error, if it is one of the disk's.
+    pub fn of_sqlite(e: &rusqlite::Error) -> Option<StorageFault> {
+        use rusqlite::ErrorCode;
+        match e {
+            rusqlite::Error::SqliteFailure(f, _) => match f.code {
+                ErrorCode::DiskFull => Some(StorageFault::Full),
+                ErrorCode::SystemIoFailure | ErrorCode::CannotOpen => Some(StorageFault::Failing),
+                ErrorCode::ReadOnly => Some(StorageFault::ReadOnly),
+                _ => None,
+            },
+            rusqlite::Error::ToSqlConversionFailure(inner) => inner
+                .downcast_ref::<std::io::Error>()
+                .and_then(StorageFault::of_io),
+            _ => None,
+        }
+    }
+
+    /// The fault behind an I/O error, if it is one of the disk's.
+    pub fn of_io(e: &std::io::Error) -> Option<StorageFault> {
+        use std::io::ErrorKind;
+        match (e.kind(), e.raw_os_error()) {
+            (ErrorKind::StorageFull, _) | (_, Some(ENOSPC | EDQUOT_LINUX)) => {
+                Some(StorageFault::Full)
+            }
+            (ErrorKind::ReadOnlyFilesystem, _) | (_, Some(EROFS)) => Some(StorageFault::ReadOnly),
+            (_, Some(EIO)) => Some(StorageFault::Failing),
+            _ => None,
+        }
+    }
+
+    /// What is wrong, in a client's words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StorageFault::Full => "storage full: the memory server's disk has no room",
+            StorageFault::Failing => {
+                "storage failing: the memory server's disk reported an I/O error"
+            }
+            StorageFault::ReadOnly => {
+                "storage read-only: the memory server's disk accepts no writes"
+            }
+        }
+    }
+}
 
 impl Error {
     pub fn invalid(msg: impl Into<String>) -> Self {
@@ -38,6 +104,15 @@ impl Error {
         Error::Internal(msg.into().into())
     }
 
+    /// A store failure described by `msg`: a storage fault when `fault`
+    /// names one, else an internal error.
+    pub fn from_store(msg: impl Into<String>, fault: Option<StorageFault>) -> Self {
+        match fault {
+            Some(f) => Error::Storage(f, msg.into().into()),
+            None => Error::internal(msg),
+        }
+    }
+
     /// A stable machine-readable code (used by the HTTP API and in logs).
     pub fn code(&self) -> &'static str {
         match self {
@@ -46,7 +121,7 @@ impl Error {
             Error::Conflict(_) => "conflict",
             Error::NotFound(_) => "not_found",
             Error::Forbidden(_) => "forbidden",
-            Error::Unavailable(_) => "unavailable",
+            Error::Unavailable(_) | Error::Storage(..) => "unavailable",
             Error::Internal(_) => "internal",
         }
     }
@@ -61,6 +136,10 @@ impl Error {
             | Error::NotFound(m)
             | Error::Forbidden(m)
             | Error::Unavailable(m) => m.clone(),
+            Error::Storage(fault, _) => format!(
+                "{}; nothing was stored; retry once the disk accepts writes (reads still work)",
+                fault.describe()
+            ),
             Error::Internal(_) => {
                 "internal error in the memory server; the server log has details".to_string()
             }
@@ -70,8 +149,10 @@ impl Error {
     /// Logs internal causes (other kinds are the caller's business, not the
     /// operator's) and returns `self` for chaining.
     pub fn logged(self, context: &str) -> Self {
-        if let Error::Internal(cause) = &self {
-            log::error!("{context}: {cause}");
+        match &self {
+            Error::Internal(cause) => log::error!("{context}: {cause}"),
+            Error::Storage(fault, cause) => log::error!("{context}: storage {fault:?}: {cause}"),
+            _ => {}
         }
         self
     }
@@ -81,6 +162,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Internal(cause) => write!(f, "internal: {cause}"),
+            Error::Storage(fault, cause) => write!(f, "unavailable: storage {fault:?}: {cause}"),
             other => write!(f, "{}: {}", other.code(), other.client_message()),
         }
     }
@@ -90,13 +172,19 @@ impl std::error::Error for Error {}
 
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
-        Error::Internal(Box::new(e))
+        match StorageFault::of_sqlite(&e) {
+            Some(fault) => Error::Storage(fault, Box::new(e)),
+            None => Error::Internal(Box::new(e)),
+        }
     }
 }
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
-        Error::Internal(Box::new(e))
+        match StorageFault::of_io(&e) {
+            Some(fault) => Error::Storage(fault, Box::new(e)),
+            None => Error::Internal(Box::new(e)),
+        }
     }
 }
 
@@ -109,6 +197,24 @@ impl From<serde_json::Error> for Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn disk_faults_are_unavailable_with_their_kind_and_no_path() {
+        let full = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            Some("database or disk is full: /var/lib/x/memory.db".into()),
+        );
+        let e = Error::from(full);
+        assert_eq!(e.code(), "unavailable");
+        assert!(e.client_message().starts_with("storage full"));
+        assert!(!e.client_message().contains("/var"));
+        let eio = Error::from(std::io::Error::from_raw_os_error(EIO));
+        assert!(eio.client_message().starts_with("storage failing"));
+        let rofs = Error::from(std::io::Error::from_raw_os_error(EROFS));
+        assert!(rofs.client_message().starts_with("storage read-only"));
+        let other = Error::from(std::io::Error::other("boom"));
+        assert_eq!(other.code(), "internal");
+    }
 
     #[test]
     fn internal_causes_never_reach_clients() {

@@ -41,7 +41,7 @@ use super::handoff::Handoff;
 use super::{embed_chunks, embed_texts, media, mix_into, prepare_described, Prepared};
 use crate::clock::now_ms;
 use crate::embed::Embedder;
-use crate::error::Result;
+use crate::error::{Error, Result, StorageFault};
 use crate::llm::Llm;
 use crate::store::{
     Attempt, Batching, Commit, FailureKind, JobKind, JobQueue, NewChunk, PageSpan, PendingJob,
@@ -57,8 +57,14 @@ pub const IDLE_POLL: Duration = Duration::from_secs(2);
 /// How a job ended, as told to whoever waits for its document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JobOutcome {
-    Indexed { chunks: usize },
+    Indexed {
+        chunks: usize,
+    },
     Failed(String),
+    /// Not indexed yet because the disk refused the write (full, failing,
+    /// read-only): the job stays pending and is retried by itself; the
+    /// text says why, for the client.
+    Deferred(String),
 }
 
 /// Callers waiting for particular documents to be indexed.
@@ -117,6 +123,10 @@ pub struct WorkerShared {
     /// every indexed document then gets an LLM extraction job, which the
     /// enricher (`super::enrich`) runs.
     pub llm: Option<Arc<Llm>>,
+    /// Set while the last indexing commit failed on the disk (full,
+    /// failing, read-only), cleared by the next one that succeeds: waits
+    /// for indexing end early instead of running out their bounds.
+    storage_fault: Mutex<Option<StorageFault>>,
     /// Wakes the worker (new jobs admitted, or a commit freed capacity).
     wake_tx: Sender<()>,
     wake_rx: Receiver<()>,
@@ -141,11 +151,21 @@ impl WorkerShared {
             handoff: Handoff::default(),
             forgets: AtomicU64::new(0),
             llm: llm.filter(|l| l.config().extract),
+            storage_fault: Mutex::new(None),
             wake_tx,
             wake_rx,
             enrich_tx,
             enrich_rx,
         }
+    }
+
+    /// The disk's fault, while indexing is held up by one.
+    pub fn storage_fault(&self) -> Option<StorageFault> {
+        *self.storage_fault.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn set_storage_fault(&self, fault: Option<StorageFault>) {
+        *self.storage_fault.lock().unwrap_or_else(|p| p.into_inner()) = fault;
     }
 
     /// Tells the worker there is work (a full channel means it will look
@@ -424,6 +444,7 @@ fn run_batch(
     // from the writer thread once it is decided.
     for (tenant, done) in by_tenant {
         let ids: Vec<i64> = done.iter().map(|d| d.job().job_id).collect();
+        let doc_ids: Vec<String> = done.iter().map(|d| d.job().doc_id.clone()).collect();
         lock_set(&state.in_flight).extend(&ids);
         let in_flight = state.in_flight.clone();
         let notify = shared.clone();
@@ -485,15 +506,39 @@ fn run_batch(
                 }
                 match result {
                     Ok(done) => {
+                        notify.set_storage_fault(None);
                         notify_outcomes(&notify, done);
                         if llm_extraction {
                             notify.wake_enricher();
                         }
+                        notify.wake_worker();
+                    }
+                    // The disk refused the write: the jobs stay pending and
+                    // are retried at the worker's next look (within
+                    // IDLE_POLL, not at once, so a full disk is not
+                    // hammered), and whoever waits for them hears why now.
+                    Err(Error::Storage(fault, cause)) => {
+                        log::error!(
+                            "committing indexed documents failed: storage {fault:?}: {cause}"
+                        );
+                        notify.set_storage_fault(Some(fault));
+                        let why = format!(
+                            "stored, not yet searchable: {}; indexing resumes by itself once \
+                             the disk accepts writes",
+                            fault.describe()
+                        );
+                        for id in &doc_ids {
+                            notify
+                                .waiters
+                                .notify(id, &JobOutcome::Deferred(why.clone()));
+                        }
                     }
                     // The jobs stay pending and are retried.
-                    Err(e) => log::error!("committing indexed documents failed: {e}"),
+                    Err(e) => {
+                        log::error!("committing indexed documents failed: {e}");
+                        notify.wake_worker();
+                    }
                 }
-                notify.wake_worker();
             },
         );
         if let Err(e) = submitted {

@@ -46,7 +46,7 @@ use super::name_hints::NameLog;
 use super::tenant::{create_tenant_tables, TenantWriter};
 use super::vectors::VectorIndex;
 use crate::config::Durability;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StorageFault};
 
 /// Most operations folded into one transaction.
 pub const MAX_WRITE_BATCH: usize = 256;
@@ -186,6 +186,10 @@ impl WalSync {
     }
 }
 
+/// Why a write failed: the message for the log, and the disk's fault when
+/// it was one (so the caller hears "storage full", not "internal").
+type Failed = (String, Option<StorageFault>);
+
 /// One transaction of a batch: what its operations asked for once its
 /// fate is known.
 #[derive(Default)]
@@ -215,7 +219,7 @@ fn finish(
     segment: Segment,
     tenants: &TenantIds,
     vectors: &VectorIndex,
-    decided: &mut Vec<(Deliver, Option<String>)>,
+    decided: &mut Vec<(Deliver, Option<Failed>)>,
 ) -> bool {
     // Vector rows the transaction wrote must be on disk before the commit
     // that names them: after a crash SQLite may never point past what
@@ -243,7 +247,7 @@ fn finish(
             log::error!("commit failed, transaction rolled back: {e}");
             let _ = conn.execute_batch("ROLLBACK");
             segment.hooks.into_iter().rev().for_each(|h| h(false));
-            Some(e.to_string())
+            Some((e.to_string(), StorageFault::of_sqlite(&e)))
         }
     };
     let committed = error.is_none();
@@ -269,7 +273,7 @@ fn commit_batch(
     let started = std::time::Instant::now();
     let ops = batch.len();
     let durable = batch.iter().any(|r| r.commit == Commit::Durable);
-    let mut decided: Vec<(Deliver, Option<String>)> = Vec::with_capacity(ops);
+    let mut decided: Vec<(Deliver, Option<Failed>)> = Vec::with_capacity(ops);
     let mut committed = false;
     let mut open: Option<Segment> = None;
     for req in batch {
@@ -283,7 +287,7 @@ fn commit_batch(
             Ok(segment) => open.insert(segment),
             Err(msg) => {
                 let (_, deliver) = fail_op(req.op, &msg);
-                decided.push((deliver, Some(msg)));
+                decided.push((deliver, Some((msg, None))));
                 continue;
             }
         };
@@ -332,11 +336,18 @@ fn commit_batch(
     if durable && committed {
         if let Err(e) = wal.sync() {
             log::error!("cannot sync the write-ahead log: {e}");
-            sync_error = Some(format!("cannot sync the write-ahead log: {e}"));
+            sync_error = Some((
+                format!("cannot sync the write-ahead log: {e}"),
+                StorageFault::of_io(&e),
+            ));
         }
     }
     for (deliver, error) in decided {
-        deliver(error.or_else(|| sync_error.clone()).map(Error::internal));
+        deliver(
+            error
+                .or_else(|| sync_error.clone())
+                .map(|(msg, fault)| Error::from_store(msg, fault)),
+        );
     }
     log::debug!("committed {ops} write(s) in {:?}", started.elapsed());
 }

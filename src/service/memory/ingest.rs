@@ -223,6 +223,7 @@ impl Memory<'_> {
         let (state, chunks, error) = match outcome {
             Some(JobOutcome::Indexed { chunks }) => ("ready", Some(chunks as i64), None),
             Some(JobOutcome::Failed(why)) => ("failed", None, Some(why)),
+            Some(JobOutcome::Deferred(why)) => ("pending", None, Some(why)),
             None => ("pending", None, None),
         };
         debug_assert!(chunks.is_none() || chunks == Some(chunk_count as i64));

@@ -289,7 +289,9 @@ impl Memory<'_> {
                 Err(e) => log::debug!("read-your-writes check failed: {e}"),
             }
             let now = Instant::now();
-            if now >= deadline {
+            // Indexing held up by the disk will not finish within any
+            // wait: the reply says what it may miss instead.
+            if now >= deadline || self.service.shared.storage_fault().is_some() {
                 break;
             }
             self.service.worker.wake();
