@@ -20,6 +20,7 @@ use super::http::{
 use super::request::Request;
 use crate::error::Error;
 use crate::limits::MAX_REPLY_BYTES;
+use crate::protocol::parse_budget::{ParseBudget, ParseCharge, Refusal};
 use crate::protocol::tools;
 use crate::service::{Memory, Permission, Principal};
 
@@ -107,9 +108,15 @@ pub(super) fn tool(ctx: &Arc<Context>, request: Request, principal: Principal, n
     let caller = caller_key(principal.tenant.name(), &principal.subject);
     body_readers::read_then(ctx, request, &caller, move |ctx, request, body| {
         match json_object(&request, &body) {
-            Ok(arguments) => {
+            Ok((arguments, parsed)) => {
                 let call = call_tool(tool, principal, arguments, body.len() as u64, started);
-                run(ctx, request, call)
+                // The parsed arguments' share of the parse budget is held
+                // until the call has been answered.
+                run(ctx, request, move |ctx| {
+                    let reply = call(ctx);
+                    drop(parsed);
+                    reply
+                })
             }
             Err(refused) => {
                 // The body was read whole: answering cannot wait for it.
@@ -184,11 +191,14 @@ pub(super) fn run(
     }
 }
 
-/// The JSON object `body` holds (an empty body means `{}`), or the answer
-/// refusing it.
-fn json_object(request: &Request, body: &[u8]) -> Result<Map<String, Value>, Reply> {
+/// The JSON object `body` holds (an empty body means `{}`) with its share
+/// of the parse budget, or the answer refusing it.
+fn json_object(
+    request: &Request,
+    body: &[u8],
+) -> Result<(Map<String, Value>, Option<ParseCharge>), Reply> {
     if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Map::new());
+        return Ok((Map::new(), None));
     }
     if !is_json(request) {
         return Err(error(
@@ -197,8 +207,11 @@ fn json_object(request: &Request, body: &[u8]) -> Result<Map<String, Value>, Rep
             "Content-Type must be application/json",
         ));
     }
+    let charge = ParseBudget::shared()
+        .charge(body)
+        .map_err(|refusal| parse_refused(&refusal))?;
     match serde_json::from_slice::<Value>(body) {
-        Ok(Value::Object(map)) => Ok(map),
+        Ok(Value::Object(map)) => Ok((map, Some(charge))),
         Ok(_) => Err(error(
             400,
             "invalid_input",
@@ -209,6 +222,18 @@ fn json_object(request: &Request, body: &[u8]) -> Result<Map<String, Value>, Rep
             "invalid_json",
             &format!("invalid JSON at line {} column {}", e.line(), e.column()),
         )),
+    }
+}
+
+/// The answer to a body the parse budget refuses: 413 when it alone would
+/// cost too much memory parsed, 503 with `Retry-After` when requests
+/// already received hold the budget.
+pub(super) fn parse_refused(refusal: &Refusal) -> Reply {
+    match refusal {
+        Refusal::TooCostly { .. } => error(413, "body_too_costly", &refusal.message()),
+        Refusal::Busy => {
+            error(503, "busy", &refusal.message()).with_header(retry_after(RETRY_AFTER_SECS))
+        }
     }
 }
 

@@ -41,9 +41,10 @@ use super::http::{
     admit_dispatch, error, is_json, make_header, query_param, retry_after, Context, Response,
 };
 use super::request::Request;
-use super::{body, body_readers};
+use super::{body, body_readers, http_api};
 use crate::protocol::jsonrpc::{self, INTERNAL_ERROR, PARSE_ERROR};
 use crate::protocol::mcp::{self, Server};
+use crate::protocol::parse_budget::ParseBudget;
 use crate::service::Principal;
 
 /// Idle time after which a stream gets a keep-alive comment. The Python SDK
@@ -392,6 +393,11 @@ fn deliver(
     body: Vec<u8>,
     started: Instant,
 ) {
+    // Held until the message has been handled (see `parse_budget`).
+    let parsed = match ParseBudget::shared().charge(&body) {
+        Ok(charge) => charge,
+        Err(refusal) => return request.respond(http_api::parse_refused(&refusal)),
+    };
     let value: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
@@ -452,6 +458,7 @@ fn deliver(
     let submitted = session.protocol.ticket_then(write, |ticket| {
         ctx.submit(Box::new(move || {
             let _permit = permit;
+            let _parsed = parsed;
             let reply =
                 job_ctx
                     .server
