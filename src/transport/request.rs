@@ -27,7 +27,7 @@ const READ_CHUNK: usize = 4096;
 /// Longest chunk-size line (or trailer line) of a chunked body.
 const MAX_CHUNK_LINE: usize = 1024;
 
-/// tiny_http's habit, kept: a body of at most this many bytes declared by
+/// A body of at most this many bytes declared by
 /// `Content-Length` is read together with the head (within the head's
 /// deadline), so small requests need no body reader.
 pub const READ_WITH_THE_HEAD: u64 = 1024;
