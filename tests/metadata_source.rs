@@ -5,22 +5,8 @@
 
 mod common;
 
-use common::{Server, TempDir, BIN};
+use common::{cli, Server, TempDir};
 use serde_json::{json, Value};
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn cli(dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .arg("--data-dir")
-        .arg(dir)
-        .env("ALAYASIKI_LOG", "warn")
-        .env_remove("ALAYASIKI_DATA_DIR")
-        .env_remove("ALAYASIKI_MCP_TENANT")
-        .output()
-        .expect("run alayasiki-mcp")
-}
 
 fn sources_of(evidence: &Value) -> Vec<String> {
     evidence["evidence"]
