@@ -75,16 +75,9 @@ impl Store {
     /// entries of deleted chunks; freed pages are overwritten
     /// (`secure_delete`). Returns the number of tenants optimized.
     pub fn optimize_fulltext(&self) -> Result<usize> {
-        let tenants: Vec<String> = self
-            .tenants
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .keys()
-            .cloned()
-            .collect();
-        for name in &tenants {
-            let tenant = Tenant::new(name).map_err(Error::internal)?;
-            self.write(&tenant, |w| w.optimize_fulltext())?;
+        let tenants = self.known_tenants()?;
+        for tenant in &tenants {
+            self.write(tenant, |w| w.optimize_fulltext())?;
         }
         Ok(tenants.len())
     }

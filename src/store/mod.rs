@@ -282,6 +282,15 @@ impl Store {
     /// Queues every failed indexing job of every tenant again, its
     /// attempts forgotten (`alayasiki-mcp retry-failed`). Returns how many.
     pub fn requeue_all_failed(&self) -> Result<usize> {
+        let mut total = 0;
+        for tenant in self.known_tenants()? {
+            total += self.write(&tenant, |w| w.requeue_tenant_failed(crate::clock::now_ms()))?;
+        }
+        Ok(total)
+    }
+
+    /// Every tenant the store has rows for, for maintenance across them.
+    pub(crate) fn known_tenants(&self) -> Result<Vec<Tenant>> {
         let names: Vec<String> = self
             .tenants
             .read()
@@ -289,12 +298,10 @@ impl Store {
             .keys()
             .cloned()
             .collect();
-        let mut total = 0;
-        for name in names {
-            let tenant = Tenant::new(&name).map_err(Error::internal)?;
-            total += self.write(&tenant, |w| w.requeue_tenant_failed(crate::clock::now_ms()))?;
-        }
-        Ok(total)
+        names
+            .iter()
+            .map(|name| Tenant::new(name).map_err(Error::internal))
+            .collect()
     }
 
     /// Pending and failed job counts across all tenants (for start-up logs).
