@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use super::jsonrpc::{
     self, Incoming, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
 };
-use super::ordering::{SessionOrder, Ticket, Turn};
+use super::ordering::{Kind, SessionOrder, Ticket, Turn};
 use super::{prompts, resources, tools};
 use crate::limits::MAX_BATCH_MESSAGES;
 use crate::service::{Memory, MemoryService, Principal};
@@ -77,16 +77,16 @@ impl Session {
     /// calls this as it receives each request that is not handled inline,
     /// in arrival order, and hands the ticket to [`Server::handle_ordered`].
     pub fn ticket(&self, value: &Value) -> Queued {
-        self.queued(self.order.issue(Server::is_write(value)))
+        self.queued(self.order.issue(Server::kind(value)))
     }
 
     /// [`Session::ticket`], passing the ticket to `hand_over` (which
     /// queues the request) before any later request of the session can
     /// take one: for transports where requests arrive on several threads.
-    /// `write` is [`Server::is_write`] of the request.
-    pub fn ticket_then<R>(&self, write: bool, hand_over: impl FnOnce(Queued) -> R) -> R {
+    /// `kind` is [`Server::kind`] of the request.
+    pub fn ticket_then<R>(&self, kind: Kind, hand_over: impl FnOnce(Queued) -> R) -> R {
         self.order
-            .issue_then(write, |ticket| hand_over(self.queued(ticket)))
+            .issue_then(kind, |ticket| hand_over(self.queued(ticket)))
     }
 
     /// Whether the session was initialized is decided when a request
@@ -174,21 +174,40 @@ impl Server {
         }
     }
 
-    /// True for a message that changes stored memory (a call of a tool
-    /// that mutates, or a batch holding one): it runs after everything
-    /// its session sent before it.
-    pub fn is_write(value: &Value) -> bool {
+    /// What a message does to stored memory, for its session's order: a
+    /// call of `alayasiki_ingest` is an ingest (under its idempotency key),
+    /// a call of any other tool that mutates, or a batch holding one, is a
+    /// write, and everything else a read.
+    pub fn kind(value: &Value) -> Kind {
         match value {
-            Value::Array(items) => items.iter().any(Server::is_write),
-            Value::Object(o) => {
-                o.get("method").and_then(Value::as_str) == Some("tools/call")
-                    && o.get("params")
-                        .and_then(|p| p.get("name"))
-                        .and_then(Value::as_str)
-                        .and_then(tools::find)
-                        .is_none_or(|t| t.mutates)
+            Value::Array(items) => {
+                if items.iter().all(|i| Server::kind(i) == Kind::Read) {
+                    Kind::Read
+                } else {
+                    Kind::Write
+                }
             }
-            _ => false,
+            Value::Object(o) if o.get("method").and_then(Value::as_str) == Some("tools/call") => {
+                let params = o.get("params");
+                let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+                match name.and_then(tools::find) {
+                    Some(t) if !t.mutates => Kind::Read,
+                    Some(t) if t.name == tools::INGEST => {
+                        let args = params.and_then(|p| p.get("arguments"));
+                        let key = ["Text", "File"]
+                            .iter()
+                            .filter_map(|shape| args.and_then(|a| a.get(shape)))
+                            .chain(args)
+                            .find_map(|a| a.get("idempotency_key"))
+                            .and_then(Value::as_str)
+                            .map(str::to_string);
+                        Kind::Ingest { key }
+                    }
+                    // Unknown tools are refused; ordered as writes to be safe.
+                    _ => Kind::Write,
+                }
+            }
+            _ => Kind::Read,
         }
     }
 
@@ -220,10 +239,17 @@ impl Server {
             // Nothing ran, so the ticket is released at once.
             return refuse_uninitialized(value);
         }
-        let memory = self.service.for_caller(caller);
+        // An ingest is applied as soon as its document is admitted.
+        let on_admitted = |doc_id: &str| ticket.applied(doc_id);
+        let memory = match ticket.kind() {
+            Kind::Ingest { .. } => self.service.for_caller_observing(caller, &on_admitted),
+            _ => self.service.for_caller(caller),
+        };
         let turn = ticket.wait_turn(|ids, deadline| memory.await_searchable(ids, deadline));
         let reply = self.handle_in(session, &memory, value);
-        ticket.finish(memory.take_unindexed());
+        let unindexed = memory.take_unindexed();
+        drop(memory);
+        ticket.finish(unindexed);
         reply.map(|r| annotate(r, &turn))
     }
 
@@ -249,18 +275,8 @@ impl Server {
         memory: &Memory<'_>,
         items: Vec<Value>,
     ) -> Option<Value> {
-        if items.is_empty() {
-            return Some(jsonrpc::error(Value::Null, INVALID_REQUEST, "empty batch"));
-        }
-        if items.len() > MAX_BATCH_MESSAGES {
-            return Some(jsonrpc::error(
-                Value::Null,
-                INVALID_REQUEST,
-                &format!(
-                    "batch has {} messages; the limit is {MAX_BATCH_MESSAGES}",
-                    items.len()
-                ),
-            ));
+        if let Some(fault) = batch_fault(&items) {
+            return Some(fault);
         }
         let replies: Vec<Value> = items
             .into_iter()
@@ -442,6 +458,23 @@ impl Server {
     }
 }
 
+/// The error for a batch that is empty or over [`MAX_BATCH_MESSAGES`].
+fn batch_fault(items: &[Value]) -> Option<Value> {
+    if items.is_empty() {
+        return Some(jsonrpc::error(Value::Null, INVALID_REQUEST, "empty batch"));
+    }
+    (items.len() > MAX_BATCH_MESSAGES).then(|| {
+        jsonrpc::error(
+            Value::Null,
+            INVALID_REQUEST,
+            &format!(
+                "batch has {} messages; the limit is {MAX_BATCH_MESSAGES}",
+                items.len()
+            ),
+        )
+    })
+}
+
 /// The replies to requests that arrived before `initialize`: an error for
 /// each request (notifications and responses get none).
 fn refuse_uninitialized(value: Value) -> Option<Value> {
@@ -460,6 +493,9 @@ fn refuse_uninitialized(value: Value) -> Option<Value> {
     };
     match value {
         Value::Array(items) => {
+            if let Some(fault) = batch_fault(&items) {
+                return Some(fault);
+            }
             let replies: Vec<Value> = items.into_iter().filter_map(refuse).collect();
             (!replies.is_empty()).then_some(Value::Array(replies))
         }

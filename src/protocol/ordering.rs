@@ -6,16 +6,23 @@
 //! still sees what was forgotten. Transports hand requests to a pool of
 //! workers, so without a rule a later query could run first.
 //!
-//! The rule, per session:
-//! - the transport issues a [`Ticket`] to every request as it receives it,
-//!   in arrival order, marking whether it changes stored memory;
-//! - a write runs once every request issued before it has finished;
-//! - a read runs once every write issued before it has finished, so reads
-//!   still run side by side;
-//! - before running, any request also waits (at most
-//!   [`READ_YOUR_WRITES_WAIT_MS`]) until the documents that this
-//!   session's earlier writes stored with `wait: false` are searchable; if
-//!   the bound is hit it runs anyway and its reply says how many are not.
+//! The rule, per session. The transport issues a [`Ticket`] to every
+//! request as it receives it, in arrival order, with its [`Kind`]: a read,
+//! an ingest, or another write (forget, working-memory writes, promote).
+//! An ingest is *applied* once its document is admitted (stored durably),
+//! before it is indexed; any other request is applied when it finishes.
+//! - A read runs once every earlier write is applied, so reads run side
+//!   by side, and pipelined ingests do not wait for each other's indexing.
+//! - An ingest runs once every earlier read and non-ingest write has
+//!   finished, and every earlier ingest with the same idempotency key is
+//!   applied. Ingests with different keys commute: they run side by side
+//!   and are committed in groups, as from separate clients.
+//! - Any other write runs once every earlier request is applied (earlier
+//!   reads: finished).
+//! - Before running, any request also waits (at most
+//!   [`READ_YOUR_WRITES_WAIT_MS`]) until the documents that this session's
+//!   earlier ingests stored are searchable; if the bound is hit it runs
+//!   anyway and its reply says how many are not.
 //!
 //! Other sessions are never waited for. Deadlock is impossible as long as
 //! a transport hands tickets to its workers in the order it issued them
@@ -39,11 +46,47 @@ pub struct SessionOrder {
     issuing: Mutex<()>,
 }
 
+/// What a request does to stored memory, for ordering.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// Changes nothing.
+    Read,
+    /// Stores one document (`alayasiki_ingest`), under this idempotency
+    /// key if it has one.
+    Ingest { key: Option<String> },
+    /// Any other change (forget, working-memory writes, promote, a batch
+    /// holding a write).
+    Write,
+}
+
+/// A request issued and not finished.
+struct Open {
+    kind: Kind,
+    applied: bool,
+}
+
+impl Open {
+    /// Whether a request of `later` kind, issued after this one, must wait
+    /// for it.
+    fn holds_back(&self, later: &Kind) -> bool {
+        match (&self.kind, later) {
+            (Kind::Read, Kind::Read) => false,
+            (Kind::Read, _) => true,
+            (Kind::Write, _) => true,
+            (Kind::Ingest { .. }, _) if self.applied => false,
+            (Kind::Ingest { .. }, Kind::Read | Kind::Write) => true,
+            (Kind::Ingest { key: mine }, Kind::Ingest { key: theirs }) => {
+                mine.is_some() && mine == theirs
+            }
+        }
+    }
+}
+
 #[derive(Default)]
 struct OrderState {
     next: u64,
-    /// Requests issued and not finished: sequence → is a write.
-    open: BTreeMap<u64, bool>,
+    /// Requests issued and not finished, by sequence.
+    open: BTreeMap<u64, Open>,
     /// Documents this session's finished writes stored that may not be
     /// searchable yet (oldest first).
     unindexed: Vec<String>,
@@ -54,7 +97,7 @@ struct OrderState {
 pub struct Ticket {
     order: Arc<SessionOrder>,
     seq: u64,
-    write: bool,
+    kind: Kind,
     done: bool,
 }
 
@@ -76,22 +119,28 @@ impl SessionOrder {
     /// Issues the next ticket and passes it to `hand_over` (which queues
     /// the request for a worker) while no other ticket of this session can
     /// be issued, so the workers receive tickets in order.
-    pub fn issue_then<R>(self: &Arc<Self>, write: bool, hand_over: impl FnOnce(Ticket) -> R) -> R {
+    pub fn issue_then<R>(self: &Arc<Self>, kind: Kind, hand_over: impl FnOnce(Ticket) -> R) -> R {
         let _issuing = self.issuing.lock().unwrap_or_else(|p| p.into_inner());
-        hand_over(self.issue(write))
+        hand_over(self.issue(kind))
     }
 
     /// Issues the next ticket. For a transport whose single reader queues
     /// requests in order by itself.
-    pub fn issue(self: &Arc<Self>, write: bool) -> Ticket {
+    pub fn issue(self: &Arc<Self>, kind: Kind) -> Ticket {
         let mut state = self.lock();
         let seq = state.next;
         state.next += 1;
-        state.open.insert(seq, write);
+        state.open.insert(
+            seq,
+            Open {
+                kind: kind.clone(),
+                applied: false,
+            },
+        );
         Ticket {
             order: self.clone(),
             seq,
-            write,
+            kind,
             done: false,
         }
     }
@@ -100,18 +149,31 @@ impl SessionOrder {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn blocked(state: &OrderState, seq: u64, write: bool) -> usize {
+    fn blocked(state: &OrderState, seq: u64, kind: &Kind) -> usize {
         state
             .open
             .range(..seq)
-            .filter(|(_, &earlier_write)| write || earlier_write)
+            .filter(|(_, earlier)| earlier.holds_back(kind))
             .count()
     }
 }
 
 impl Ticket {
-    pub fn is_write(&self) -> bool {
-        self.write
+    pub fn kind(&self) -> &Kind {
+        &self.kind
+    }
+
+    /// An ingest's document is admitted (stored durably): later requests
+    /// that only needed it stored may run, and later reads wait until it
+    /// is searchable.
+    pub fn applied(&self, doc_id: &str) {
+        let mut state = self.order.lock();
+        if let Some(open) = state.open.get_mut(&self.seq) {
+            open.applied = true;
+        }
+        state.unindexed.push(doc_id.to_string());
+        drop(state);
+        self.order.changed.notify_all();
     }
 
     /// Waits until the requests this one must follow have finished, then
@@ -125,7 +187,7 @@ impl Ticket {
         let order = &self.order;
         let mut state = order.lock();
         loop {
-            let blocked = SessionOrder::blocked(&state, self.seq, self.write);
+            let blocked = SessionOrder::blocked(&state, self.seq, &self.kind);
             let left = deadline.saturating_duration_since(Instant::now());
             if blocked == 0 || left.is_zero() {
                 if blocked > 0 {
@@ -203,8 +265,8 @@ mod tests {
     #[test]
     fn a_read_waits_for_an_earlier_write_but_not_for_an_earlier_read() {
         let order = SessionOrder::new();
-        let write = order.issue(true);
-        let read = order.issue(false);
+        let write = order.issue(Kind::Write);
+        let read = order.issue(Kind::Read);
         let (tx, rx) = std::sync::mpsc::channel();
         let t = std::thread::spawn(move || {
             read.wait_turn(none);
@@ -215,8 +277,8 @@ mod tests {
         rx.recv_timeout(Duration::from_secs(5)).unwrap();
         t.join().unwrap();
 
-        let first = order.issue(false);
-        let second = order.issue(false);
+        let first = order.issue(Kind::Read);
+        let second = order.issue(Kind::Read);
         assert_eq!(second.wait_turn(none), Turn::default());
         drop(first);
     }
@@ -224,8 +286,8 @@ mod tests {
     #[test]
     fn a_write_waits_for_every_earlier_request() {
         let order = SessionOrder::new();
-        let read = order.issue(false);
-        let write = order.issue(true);
+        let read = order.issue(Kind::Read);
+        let write = order.issue(Kind::Write);
         let (tx, rx) = std::sync::mpsc::channel();
         let t = std::thread::spawn(move || {
             write.wait_turn(none);
@@ -238,24 +300,78 @@ mod tests {
     }
 
     #[test]
+    fn ingests_with_different_keys_run_side_by_side_once_admitted_reads_follow() {
+        let order = SessionOrder::new();
+        let a = order.issue(Kind::Ingest { key: None });
+        let b = order.issue(Kind::Ingest { key: None });
+        // b need not wait for a at all.
+        assert_eq!(b.wait_turn(none), Turn::default());
+        // A read waits until a is applied (admitted) ...
+        let read = order.issue(Kind::Read);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = std::thread::spawn(move || {
+            let turn = read.wait_turn(|ids, _| ids.len());
+            tx.send(turn).unwrap();
+        });
+        b.applied("doc-b");
+        assert!(rx.recv_timeout(Duration::from_millis(100)).is_err());
+        a.applied("doc-a");
+        // ... not until it is indexed; it then waits for both documents.
+        let turn = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert!(turn.unindexed.is_empty());
+        t.join().unwrap();
+        drop((a, b));
+    }
+
+    #[test]
+    fn an_ingest_waits_for_an_earlier_one_with_its_key_and_for_earlier_forgets() {
+        let order = SessionOrder::new();
+        let keyed = |k: &str| Kind::Ingest {
+            key: Some(k.to_string()),
+        };
+        let first = order.issue(keyed("k"));
+        let other = order.issue(keyed("other"));
+        let same = order.issue(keyed("k"));
+        assert_eq!(other.wait_turn(none), Turn::default());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = std::thread::spawn(move || {
+            same.wait_turn(none);
+            tx.send(()).unwrap();
+        });
+        assert!(rx.recv_timeout(Duration::from_millis(100)).is_err());
+        first.applied("d");
+        rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        t.join().unwrap();
+        // A forget holds back every later ingest until it has finished.
+        let forget = order.issue(Kind::Write);
+        let after = order.issue(Kind::Ingest { key: None });
+        assert_eq!(
+            SessionOrder::blocked(&order.lock(), after.seq, after.kind()),
+            1,
+            "held back by the forget alone"
+        );
+        drop((forget, after, other));
+    }
+
+    #[test]
     fn later_requests_wait_for_documents_left_unindexed_and_say_what_they_miss() {
         let order = SessionOrder::new();
-        let write = order.issue(true);
+        let write = order.issue(Kind::Write);
         write.finish(vec!["d1".into(), "d2".into()]);
-        let read = order.issue(false);
+        let read = order.issue(Kind::Read);
         let turn = read.wait_turn(|ids, _| {
             assert_eq!(ids, ["d1".to_string(), "d2".to_string()]);
             1
         });
         assert_eq!(turn.unindexed, vec!["d2".to_string()]);
         // The confirmed one is not waited for again.
-        let again = order.issue(false);
+        let again = order.issue(Kind::Read);
         let turn = again.wait_turn(|ids, _| {
             assert_eq!(ids, ["d2".to_string()]);
             1
         });
         assert!(turn.unindexed.is_empty());
-        let last = order.issue(false);
+        let last = order.issue(Kind::Read);
         last.wait_turn(|_, _| panic!("nothing left to wait for"));
     }
 }

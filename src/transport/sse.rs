@@ -454,8 +454,8 @@ fn deliver(
     let job_session = session.clone();
     // The ticket fixes this message's place in the session's order before
     // the 202 tells the client it was accepted (read-your-writes).
-    let write = Server::is_write(&value);
-    let submitted = session.protocol.ticket_then(write, |ticket| {
+    let kind = Server::kind(&value);
+    let submitted = session.protocol.ticket_then(kind, |ticket| {
         ctx.submit(Box::new(move || {
             let _permit = permit;
             let _parsed = parsed;

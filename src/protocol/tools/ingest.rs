@@ -21,7 +21,7 @@ use crate::limits::{
 use crate::service::{Content, IngestRequest, Memory, Permission};
 
 pub static TOOL: Tool = Tool {
-    name: "alayasiki_ingest",
+    name: super::INGEST,
     description: "Store a document, note or file in persistent memory so it can be found later \
 with alayasiki_query. Give `content` (text; Markdown or JSON via `media_type`), or the canonical \
 `Text`/`File` shape for files: PDF (its text is extracted, page by page), Markdown, JSON, plain \

@@ -38,6 +38,10 @@ pub struct Tool {
     pub call: fn(&Memory<'_>, &Map<String, Value>) -> Result<Value>,
 }
 
+/// The name of the tool that stores a document (ordered apart from other
+/// writes: see `protocol::ordering`).
+pub const INGEST: &str = "alayasiki_ingest";
+
 /// Every tool the server offers, in listing order.
 pub static TOOLS: &[&Tool] = &[
     &ingest::TOOL,

@@ -202,6 +202,8 @@ impl Memory<'_> {
                 shared.handoff.take(&doc_id);
                 shared.waiters.forget(&doc_id);
                 let (earlier, requeued) = other?;
+                // A replay finds the document already stored.
+                self.note_admitted(&earlier.doc_id);
                 if requeued {
                     log::info!(
                         "document {} failed before; indexing it again",
@@ -213,6 +215,7 @@ impl Memory<'_> {
             }
         };
         self.service.worker.wake();
+        self.note_admitted(&admitted.doc_id);
         let outcome = outcome_rx.and_then(|rx| {
             let got = rx.recv_timeout(Duration::from_millis(INGEST_WAIT_MS)).ok();
             if got.is_none() {

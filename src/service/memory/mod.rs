@@ -186,6 +186,21 @@ impl MemoryService {
             service: self,
             principal,
             unindexed: Mutex::new(Vec::new()),
+            on_admitted: None,
+        }
+    }
+
+    /// [`MemoryService::for_caller`], telling `on_admitted` the id of each
+    /// document the moment it is admitted (stored durably), before it is
+    /// indexed: the protocol's ordering lets later requests go then.
+    pub fn for_caller_observing<'a>(
+        &'a self,
+        principal: &'a Principal,
+        on_admitted: &'a (dyn Fn(&str) + Sync),
+    ) -> Memory<'a> {
+        Memory {
+            on_admitted: Some(on_admitted),
+            ..self.for_caller(principal)
         }
     }
 
@@ -239,6 +254,8 @@ pub struct Memory<'a> {
     /// when the call returned (ingests with `wait: false`), for the
     /// protocol's read-your-writes order.
     unindexed: Mutex<Vec<String>>,
+    /// Told of each document admitted through this `Memory`.
+    on_admitted: Option<&'a (dyn Fn(&str) + Sync)>,
 }
 
 impl Memory<'_> {
@@ -254,6 +271,12 @@ impl Memory<'_> {
     /// when their call returned; empties the list.
     pub fn take_unindexed(&self) -> Vec<String> {
         std::mem::take(&mut *self.unindexed.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    pub(super) fn note_admitted(&self, doc_id: &str) {
+        if let Some(observe) = self.on_admitted {
+            observe(doc_id);
+        }
     }
 
     pub(super) fn note_unindexed(&self, doc_id: &str) {
