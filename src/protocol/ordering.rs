@@ -19,10 +19,12 @@
 //!   and are committed in groups, as from separate clients.
 //! - Any other write runs once every earlier request is applied (earlier
 //!   reads: finished).
-//! - Before running, any request also waits (at most
+//! - Before running, any request but an ingest also waits (at most
 //!   [`READ_YOUR_WRITES_WAIT_MS`]) until the documents that this session's
 //!   earlier ingests stored are searchable; if the bound is hit it runs
-//!   anyway and its reply says how many are not.
+//!   anyway and its reply says how many are not. An ingest reads nothing,
+//!   so a client storing one document after another with `wait: false`
+//!   is never slowed to the pace of indexing.
 //!
 //! Other sessions are never waited for. Deadlock is impossible as long as
 //! a transport hands tickets to its workers in the order it issued them
@@ -197,7 +199,10 @@ impl Ticket {
                     );
                 }
                 let earlier_unfinished = blocked;
-                let pending = state.unindexed.clone();
+                let pending = match self.kind {
+                    Kind::Ingest { .. } => Vec::new(),
+                    _ => state.unindexed.clone(),
+                };
                 drop(state);
                 let confirmed = if pending.is_empty() {
                     0
@@ -321,6 +326,24 @@ mod tests {
         assert!(turn.unindexed.is_empty());
         t.join().unwrap();
         drop((a, b));
+    }
+
+    #[test]
+    fn an_ingest_does_not_wait_for_earlier_documents_to_be_indexed() {
+        let order = SessionOrder::new();
+        let first = order.issue(Kind::Ingest { key: None });
+        first.applied("d1");
+        first.finish(Vec::new());
+        let second = order.issue(Kind::Ingest { key: None });
+        second.wait_turn(|_, _| panic!("an ingest waited for indexing"));
+        // A read after them still does.
+        drop(second);
+        let read = order.issue(Kind::Read);
+        let turn = read.wait_turn(|ids, _| {
+            assert_eq!(ids, ["d1".to_string()]);
+            1
+        });
+        assert!(turn.unindexed.is_empty());
     }
 
     #[test]
