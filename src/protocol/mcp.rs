@@ -247,7 +247,11 @@ impl Server {
         };
         let turn = ticket.wait_turn(|ids, deadline| memory.await_searchable(ids, deadline));
         let reply = self.handle_in(session, &memory, value);
-        let unindexed = memory.take_unindexed();
+        // An ingest told the order of its document on admission already.
+        let unindexed = match ticket.kind() {
+            Kind::Ingest { .. } => Vec::new(),
+            _ => memory.take_unindexed(),
+        };
         drop(memory);
         ticket.finish(unindexed);
         reply.map(|r| annotate(r, &turn))
