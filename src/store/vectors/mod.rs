@@ -200,9 +200,17 @@ impl VectorIndex {
         for &(tenant_id, generation) in current {
             for ext in ["q8", "f32"] {
                 let path = file_path(&self.dir, tenant_id, generation, ext);
-                if let Ok(mut f) = File::open(&path) {
-                    check_header(&mut f, &self.spec, &path)?;
+                let Ok(mut f) = File::open(&path) else {
+                    continue;
+                };
+                // A file without a whole header was being created when
+                // the process died: it holds no committed row (rows are
+                // synced before the commit that names them, the header
+                // before any row), and opening it writes the header anew.
+                if f.metadata().map_or(true, |m| m.len() < HEADER_BYTES) {
+                    continue;
                 }
+                check_header(&mut f, &self.spec, &path)?;
             }
         }
         Ok(())

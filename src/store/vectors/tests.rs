@@ -326,3 +326,24 @@ fn a_small_tenant_s_files_hold_room_for_at_most_twice_its_rows() {
     );
     std::fs::remove_dir_all(d).unwrap();
 }
+
+#[test]
+fn a_file_left_without_its_header_by_a_crash_is_started_anew() {
+    let d = dir("headerless");
+    // A kill between creating the files and writing their headers.
+    for ext in ["q8", "f32"] {
+        std::fs::write(file_path(&d, 1, 0, ext), b"ALAYA").unwrap();
+    }
+    let index = VectorIndex::new(&d, spec(16), Durability::Normal).unwrap();
+    index
+        .check_existing(&[(1, 0)])
+        .expect("no committed row can be in it");
+    let t = index.tenant(1, 0, 0).unwrap();
+    let v = vectors(3, 16, 5);
+    t.append(&v).unwrap();
+    t.publish(3).unwrap();
+    assert_eq!(t.search(&v[1], 1)[0].slot, 1);
+    // A file with a whole header of another embedder is still refused.
+    let other = VectorIndex::new(&d, spec(8), Durability::Normal).unwrap();
+    assert!(other.check_existing(&[(1, 0)]).is_err());
+}
