@@ -10,7 +10,9 @@
 
 mod common;
 
-use alayasiki_mcp::limits::MAX_FRAME_BYTES;
+use alayasiki_mcp::limits::{
+    MAX_BYTE_ARRAY_ITEMS, MAX_CONTENT_BYTES, MAX_FRAME_BYTES, MAX_WM_CONTENT_BYTES,
+};
 use common::{Server, TempDir};
 use serde_json::{json, Map, Value};
 
@@ -535,9 +537,13 @@ fn file_content_past_its_decoded_limit_is_refused_in_either_form() {
     let dir = TempDir::new("schema-file");
     let mut server = Server::ready(dir.path());
     let schemas: Map<String, Value> = listed_schemas(&mut server).into_iter().collect();
-    for (tool, base) in [
-        ("alayasiki_ingest", json!({})),
-        ("alayasiki_memory_write", json!({"session_id": "files"})),
+    for (tool, base, decoded_limit) in [
+        ("alayasiki_ingest", json!({}), MAX_CONTENT_BYTES),
+        (
+            "alayasiki_memory_write",
+            json!({"session_id": "files"}),
+            MAX_WM_CONTENT_BYTES,
+        ),
     ] {
         let content = &schemas[tool]["properties"]["File"]["properties"]["content"];
         let b64 = &content["anyOf"][0];
@@ -546,8 +552,10 @@ fn file_content_past_its_decoded_limit_is_refused_in_either_form() {
         assert_eq!(bytes["type"], "array", "{tool}");
         let max_chars = b64["maxLength"].as_u64().unwrap() as usize;
         let max_items = bytes["maxItems"].as_u64().unwrap() as usize;
-        // Base64 of exactly the byte limit is the longest text allowed.
-        assert_eq!(max_chars, max_items.div_ceil(3) * 4, "{tool}");
+        // Base64 of exactly the byte limit is the longest text allowed; as
+        // an array of numbers, at most MAX_BYTE_ARRAY_ITEMS of it.
+        assert_eq!(max_chars, decoded_limit.div_ceil(3) * 4, "{tool}");
+        assert_eq!(max_items, decoded_limit.min(MAX_BYTE_ARRAY_ITEMS), "{tool}");
         let mut too_long = vec![
             json!("A".repeat(max_chars + 4)),
             json!("A".repeat(max_chars + 1)),
