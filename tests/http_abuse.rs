@@ -324,24 +324,11 @@ fn conflicting_lengths_are_refused_and_the_connection_closed() {
     back_to_idle(&api, &idle, Duration::from_secs(3), "conflicting lengths");
 }
 
-/// Threads of the server named `name`.
-fn threads_named(api: &Api, name: &str) -> usize {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", api.child.id())) else {
-        return 0;
-    };
-    tasks
-        .flatten()
-        .filter(|t| {
-            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == name)
-        })
-        .count()
-}
-
 /// Waits up to `limit` until the server has `n` SSE writers; how long it took.
 fn writers_become(api: &Api, n: usize, limit: Duration) -> Option<Duration> {
     let started = Instant::now();
     while started.elapsed() < limit {
-        if threads_named(api, "sse-writer") == n {
+        if api.threads_named("sse-writer") == n {
             return Some(started.elapsed());
         }
         std::thread::sleep(Duration::from_millis(20));

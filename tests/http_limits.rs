@@ -678,20 +678,6 @@ fn stalled_and_trickling_bodies_are_cut_off_and_others_are_served() {
     assert_eq!(api.call("GET", "/v1/status", &token, None).status, 200);
 }
 
-/// Threads of the server named `name` (Linux), e.g. its body readers.
-#[cfg(target_os = "linux")]
-fn threads_named(api: &Api, name: &str) -> usize {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", api.child.id())) else {
-        return 0;
-    };
-    tasks
-        .flatten()
-        .filter(|t| {
-            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == name)
-        })
-        .count()
-}
-
 /// Opens `n` connections, each sending the head of an ingest declaring
 /// `length` body bytes and then nothing, a little apart.
 fn stall(api: &Api, token: &str, n: usize, length: usize) -> Vec<TcpStream> {
@@ -710,7 +696,7 @@ fn settle(api: &Api, n: usize) {
     #[cfg(target_os = "linux")]
     {
         let deadline = Instant::now() + Duration::from_secs(5);
-        while threads_named(api, "http-body") < n && Instant::now() < deadline {
+        while api.threads_named("http-body") < n && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
         std::thread::sleep(Duration::from_millis(200));

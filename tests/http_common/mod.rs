@@ -311,6 +311,20 @@ impl Footprint {
 }
 
 impl Api {
+    /// Threads of the server named `name` (Linux), e.g. its body readers.
+    #[cfg(target_os = "linux")]
+    pub fn threads_named(&self, name: &str) -> usize {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", self.child.id())) else {
+            return 0;
+        };
+        tasks
+            .flatten()
+            .filter(|t| {
+                std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == name)
+            })
+            .count()
+    }
+
     /// The server's footprint now.
     #[cfg(target_os = "linux")]
     pub fn footprint(&self) -> Footprint {
