@@ -52,13 +52,20 @@ const EROFS: i32 = 30;
 
 impl StorageFault {
     /// The fault behind a SQLite error, if it is one of the disk's.
+    /// Errors that do not name the disk but may be its doing are checked
+    /// against the disk itself ([`crate::disk_health`]).
     pub fn of_sqlite(e: &rusqlite::Error) -> Option<StorageFault> {
         use rusqlite::ErrorCode;
         match e {
             rusqlite::Error::SqliteFailure(f, _) => match f.code {
                 ErrorCode::DiskFull => Some(StorageFault::Full),
-                ErrorCode::SystemIoFailure | ErrorCode::CannotOpen => Some(StorageFault::Failing),
                 ErrorCode::ReadOnly => Some(StorageFault::ReadOnly),
+                // An I/O error is the disk's, but which fault it is (a
+                // write refused for space, say) the disk tells best.
+                ErrorCode::SystemIoFailure | ErrorCode::CannotOpen => {
+                    Some(crate::disk_health::diagnose().unwrap_or(StorageFault::Failing))
+                }
+                _ if crate::disk_health::suspect(e) => crate::disk_health::diagnose(),
                 _ => None,
             },
             rusqlite::Error::ToSqlConversionFailure(inner) => inner
@@ -137,8 +144,14 @@ impl Error {
             | Error::Forbidden(m)
             | Error::Unavailable(m) => m.clone(),
             Error::Storage(fault, _) => format!(
-                "{}; nothing was stored; retry once the disk accepts writes (reads still work)",
-                fault.describe()
+                "{}; nothing was stored; retry once the disk accepts writes ({})",
+                fault.describe(),
+                match fault {
+                    // A failing disk may fail reads too; a full or
+                    // read-only one still serves them.
+                    StorageFault::Failing => "reads may fail too",
+                    StorageFault::Full | StorageFault::ReadOnly => "reads still work",
+                }
             ),
             Error::Internal(_) => {
                 "internal error in the memory server; the server log has details".to_string()

@@ -27,7 +27,8 @@
 //!
 //! Cross-cutting: [`config`], [`cli`] and [`api_cli`] (flags and
 //! environment), [`limits`] (every bound, in one place), [`error`] (typed
-//! errors and their client-safe messages), [`logging`] (stderr only).
+//! errors and their client-safe messages), [`disk_health`] (what a failing
+//! disk is doing when SQLite cannot say), [`logging`] (stderr only).
 
 pub mod admin;
 pub mod api_cli;
@@ -35,6 +36,7 @@ pub mod base64;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod disk_health;
 pub mod embed;
 pub mod error;
 pub mod graph;

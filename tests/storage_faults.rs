@@ -1,22 +1,49 @@
-//! A full disk under a running server: writes are refused as `unavailable`
-//! naming the disk (never `internal`), an acknowledged document whose
-//! indexing the disk refuses is answered at once as stored-but-pending
-//! (not after a 60 s wait), reads keep working, and once space returns the
-//! server resumes by itself: every acknowledged document searchable,
-//! exactly once, nothing half-written.
+//! Faults of the disk under a running server.
 //!
-//! The disk is a small tmpfs mounted for the test, which needs root (as CI
-//! runs); elsewhere the test says it cannot run and passes vacuously only
-//! when not root.
+//! - Full: writes are refused as `unavailable` naming the disk (never
+//!   `internal`), an acknowledged document whose indexing the disk refuses
+//!   is answered at once as stored-but-pending (not after a 60 s wait),
+//!   reads keep working, and once space returns the server resumes by
+//!   itself: every acknowledged document searchable, exactly once, nothing
+//!   half-written. The disk is a small tmpfs.
+//! - Failing (every read and write answers EIO) and read-only (the file
+//!   system remounted read-only after an error, as ext4 does): each refused
+//!   write names the fault promptly, reads answer or name the fault,
+//!   the server exits cleanly, and once the file system is mounted again
+//!   every acknowledged document is there, exactly once, and the database
+//!   passes its integrity check. A server started on a read-only file
+//!   system refuses to start, saying so. The disk is an ext4 file system
+//!   on a loop device; the failure is ext4's own shutdown (the
+//!   `EXT4_IOC_SHUTDOWN` ioctl that file-system test suites use) and its
+//!   error trigger in sysfs.
+//!
+//! Mounting needs root (as CI runs); elsewhere the tests say they cannot
+//! run. A machine without loop devices or ext4 skips the loop-device tests
+//! with a message.
 
 mod common;
 
 use common::{Server, TempDir};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
+
+fn run(cmd: &str, args: &[&str]) -> bool {
+    Command::new(cmd)
+        .args(args)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0"))
+}
 
 /// A tmpfs of `size` bytes, unmounted on drop.
 struct SmallDisk {
@@ -35,11 +62,10 @@ impl SmallDisk {
         if ok {
             return Some(SmallDisk { at });
         }
-        let root = Command::new("id")
-            .arg("-u")
-            .output()
-            .is_ok_and(|o| o.stdout.starts_with(b"0"));
-        assert!(!root, "running as root, yet a tmpfs could not be mounted");
+        assert!(
+            !is_root(),
+            "running as root, yet a tmpfs could not be mounted"
+        );
         eprintln!("storage_faults: not root, cannot mount a tmpfs: not run");
         None
     }
@@ -152,4 +178,287 @@ fn a_full_disk_refuses_writes_clearly_keeps_reads_and_resumes_by_itself() {
     }
     let (exit, _) = s.close();
     assert!(exit.success());
+}
+
+/// An ext4 file system on a loop device whose backing file lives on a
+/// tmpfs (so the test never writes to the machine's own disk); mounted
+/// with `errors=remount-ro`, as most distributions mount ext4.
+struct LoopDisk {
+    backing: SmallDisk,
+    device: String,
+    at: TempDir,
+}
+
+/// `EXT4_IOC_SHUTDOWN`: `_IOR('X', 125, __u32)`.
+const EXT4_IOC_SHUTDOWN: u64 = 0x8004_587d;
+/// Shut down without flushing the journal: what a disk dying does.
+const EXT4_GOING_FLAGS_NOLOGFLUSH: u32 = 2;
+
+extern "C" {
+    fn ioctl(fd: i32, request: u64, ...) -> i32;
+}
+
+impl LoopDisk {
+    fn mount(size: usize) -> Option<LoopDisk> {
+        let backing = SmallDisk::mount(size + (4 << 20))?;
+        let file = backing.path().join("disk.img");
+        std::fs::File::create(&file)
+            .and_then(|f| f.set_len(size as u64))
+            .unwrap();
+        let out = Command::new("losetup")
+            .args(["-f", "--show"])
+            .arg(&file)
+            .output();
+        let device = match out {
+            Ok(o) if o.status.success() => String::from_utf8(o.stdout).unwrap().trim().to_string(),
+            _ => {
+                eprintln!("storage_faults: no loop device available: loop-device tests not run");
+                return None;
+            }
+        };
+        let at = TempDir::new("loop-disk");
+        let disk = LoopDisk {
+            backing,
+            device,
+            at,
+        };
+        if !run("mkfs.ext4", &["-q", "-F", &disk.device]) || !disk.mount_with("errors=remount-ro") {
+            eprintln!("storage_faults: cannot make or mount ext4: loop-device tests not run");
+            return None;
+        }
+        Some(disk)
+    }
+
+    fn path(&self) -> &Path {
+        self.at.path()
+    }
+
+    fn mount_with(&self, options: &str) -> bool {
+        run(
+            "mount",
+            &[
+                "-o",
+                options,
+                &self.device,
+                self.at.path().to_str().unwrap(),
+            ],
+        )
+    }
+
+    fn unmount(&self) {
+        assert!(
+            run("umount", &[self.at.path().to_str().unwrap()]),
+            "the file system is still in use"
+        );
+    }
+
+    /// Unmounts and mounts again (ext4 replays its journal).
+    fn remount(&self, options: &str) {
+        self.unmount();
+        assert!(self.mount_with(options), "cannot mount {options}");
+    }
+
+    /// From now on every read and write of the file system fails with EIO.
+    fn fail(&self) {
+        let dir = std::fs::File::open(self.path()).unwrap();
+        let flags = EXT4_GOING_FLAGS_NOLOGFLUSH;
+        let rc = unsafe {
+            ioctl(
+                std::os::fd::AsRawFd::as_raw_fd(&dir),
+                EXT4_IOC_SHUTDOWN,
+                &flags as *const u32,
+            )
+        };
+        assert_eq!(rc, 0, "EXT4_IOC_SHUTDOWN failed");
+    }
+
+    /// An error as ext4 reports one: under `errors=remount-ro` the file
+    /// system turns read-only at once, with files still open for writing
+    /// (which `mount -o remount,ro` would refuse).
+    fn turn_read_only(&self) {
+        let name = Path::new(&self.device).file_name().unwrap();
+        let trigger = Path::new("/sys/fs/ext4")
+            .join(name)
+            .join("trigger_fs_error");
+        std::fs::write(trigger, "storage_faults test\n").unwrap();
+    }
+}
+
+impl Drop for LoopDisk {
+    fn drop(&mut self) {
+        let _ = run("umount", &["-l", self.at.path().to_str().unwrap()]);
+        let _ = run("losetup", &["-d", &self.device]);
+        let _ = &self.backing;
+    }
+}
+
+fn integrity_ok(data: &Path) {
+    let conn = rusqlite::Connection::open(data.join("memory.db")).unwrap();
+    let verdict: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(verdict, "ok", "integrity check");
+}
+
+/// A reply during a disk fault: prompt, never `internal`, no path; an
+/// error names `fault`. Returns whether it was an error.
+fn names_the_fault(data: &Path, fault: &str, r: &Value, took: Duration) -> bool {
+    assert!(took < Duration::from_secs(10), "a reply took {took:?}: {r}");
+    let text = r.to_string();
+    assert!(!text.contains("internal"), "{text}");
+    assert!(
+        !text.contains(data.to_str().unwrap()),
+        "a path leaked: {text}"
+    );
+    let is_error = r["isError"] == true || r.get("error").is_some();
+    if is_error {
+        assert!(
+            text.contains(&format!("unavailable: storage {fault}")),
+            "{text}"
+        );
+    }
+    is_error
+}
+
+/// Starts a server on `data` after the fault was mended and checks that
+/// every acknowledged document is there exactly once, indexed, and that
+/// nothing else is.
+fn all_there_after_restart(data: &Path, acknowledged: &[(String, String)]) {
+    integrity_ok(data);
+    let mut s = Server::ready(data);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        let status = s.ok("alayasiki_status", json!({}));
+        if status["jobs"]["pending"] == 0 || Instant::now() > deadline {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status["jobs"]["pending"], 0, "{status}");
+    assert_eq!(status["jobs"]["failed"], 0, "{status}");
+    assert_eq!(status["documents"], acknowledged.len(), "{status}");
+    for (marker, id) in acknowledged {
+        let found = s.query(marker);
+        let hits: Vec<&str> = found["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| {
+                e["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains(marker.as_str()))
+            })
+            .map(|e| e["document_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(hits, vec![id.as_str()], "{marker}: {found}");
+    }
+    let (exit, _) = s.close();
+    assert!(exit.success());
+}
+
+/// Ingests `n` notes, each with a marker of its own; returns them with
+/// their document ids.
+fn seed(s: &mut Server, tag: &str, n: usize) -> Vec<(String, String)> {
+    (0..n)
+        .map(|i| {
+            let marker = format!("{tag}marker{i}q");
+            let id = s.ingest(&format!("{marker} is a note about the east valves"));
+            (marker, id)
+        })
+        .collect()
+}
+
+#[test]
+fn a_failing_disk_is_named_in_every_refusal_and_loses_nothing_acknowledged() {
+    let Some(disk) = LoopDisk::mount(48 << 20) else {
+        return;
+    };
+    let data = disk.path().join("memory");
+    let mut s = Server::ready(&data);
+    let mut acknowledged = seed(&mut s, "failing", 6);
+    disk.fail();
+    let mut refused = 0;
+    for i in 0..4 {
+        let marker = format!("failingafter{i}q");
+        let started = Instant::now();
+        let r = s.request(
+            "tools/call",
+            json!({"name": "alayasiki_ingest",
+                   "arguments": {"content": format!("{marker} written as the disk failed")}}),
+        );
+        let r = &r["result"];
+        if names_the_fault(&data, "failing", r, started.elapsed()) {
+            refused += 1;
+        } else {
+            let reply: Value =
+                serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
+            acknowledged.push((marker, reply["document_id"].as_str().unwrap().to_string()));
+        }
+    }
+    assert!(refused > 0, "the failing disk never refused a write");
+    for (tool, args) in [
+        ("alayasiki_query", json!({"query": "east valves"})),
+        ("alayasiki_status", json!({})),
+    ] {
+        let started = Instant::now();
+        let r = s.request("tools/call", json!({"name": tool, "arguments": args}));
+        names_the_fault(&data, "failing", &r["result"], started.elapsed());
+    }
+    let (_, took) = s.close();
+    assert!(took < Duration::from_secs(10), "exit took {took:?}");
+
+    disk.remount("errors=remount-ro");
+    all_there_after_restart(&data, &acknowledged);
+}
+
+#[test]
+fn a_disk_turned_read_only_keeps_reads_and_a_start_on_it_is_refused_clearly() {
+    let Some(disk) = LoopDisk::mount(48 << 20) else {
+        return;
+    };
+    let data = disk.path().join("memory");
+    let mut s = Server::ready(&data);
+    let acknowledged = seed(&mut s, "readonly", 6);
+    disk.turn_read_only();
+    for i in 0..3 {
+        let started = Instant::now();
+        let r = s.request(
+            "tools/call",
+            json!({"name": "alayasiki_ingest",
+                   "arguments": {"content": format!("readonlyafter{i}q on a read-only disk")}}),
+        );
+        assert!(
+            names_the_fault(&data, "read-only", &r["result"], started.elapsed()),
+            "a write on a read-only disk was acknowledged: {r}"
+        );
+    }
+    // Reads keep working: the evidence is there, and quickly.
+    let started = Instant::now();
+    let found = s.query("readonlymarker3q");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(
+        found["evidence"][0]["document_id"], acknowledged[3].1,
+        "{found}"
+    );
+    let status = s.ok("alayasiki_status", json!({}));
+    assert_eq!(status["documents"], acknowledged.len(), "{status}");
+    let (_, took) = s.close();
+    assert!(took < Duration::from_secs(10), "exit took {took:?}");
+
+    // A start on a read-only file system is refused, saying why.
+    disk.remount("ro");
+    let out = Command::new(env!("CARGO_BIN_EXE_alayasiki-mcp"))
+        .arg("--data-dir")
+        .arg(&data)
+        .env("ALAYASIKI_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "started on a read-only disk");
+    assert!(stderr.contains("Read-only file system"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    disk.remount("errors=remount-ro");
+    all_there_after_restart(&data, &acknowledged);
 }

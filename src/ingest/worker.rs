@@ -168,6 +168,14 @@ impl WorkerShared {
         *self.storage_fault.lock().unwrap_or_else(|p| p.into_inner()) = fault;
     }
 
+    /// Records the disk's fault behind `e`, if it is one: indexing is held
+    /// up until a commit succeeds again.
+    fn note_storage_error(&self, e: &Error) {
+        if let Error::Storage(fault, _) = e {
+            self.set_storage_fault(Some(*fault));
+        }
+    }
+
     /// Tells the worker there is work (a full channel means it will look
     /// anyway).
     pub fn wake_worker(&self) {
@@ -278,6 +286,7 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
             Ok(jobs) => jobs,
             Err(e) => {
                 log::error!("cannot read the journal: {e}");
+                shared.note_storage_error(&e);
                 let _ = wake.recv_timeout(IDLE_POLL);
                 continue;
             }
@@ -311,6 +320,7 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         }
         if let Err(e) = run_batch(shared, jobs, stop, &mut state) {
             log::error!("ingestion batch failed, will retry: {e}");
+            shared.note_storage_error(&e);
             let _ = wake.recv_timeout(IDLE_POLL);
         }
     }

@@ -142,6 +142,7 @@ impl Store {
         spec: VectorSpec,
         policy: VectorPolicy,
     ) -> Result<Store> {
+        crate::disk_health::watch(dir, &dir.join(db::DB_FILE));
         let mut conn = db::open_writer(dir, durability)?;
         journal::note_restart(&conn)?;
         if policy == VectorPolicy::Rebuild {

@@ -307,8 +307,14 @@ impl Memory<'_> {
                     continue;
                 }
                 Ok(false) => {}
-                // A store that cannot be read now is waited out like a
-                // document still pending.
+                // A disk that fails the check will not finish the
+                // indexing either: the reply says what it may miss.
+                Err(Error::Storage(fault, cause)) => {
+                    log::debug!("read-your-writes check failed: storage {fault:?}: {cause}");
+                    break;
+                }
+                // Any other failure is waited out like a document still
+                // pending.
                 Err(e) => log::debug!("read-your-writes check failed: {e}"),
             }
             let now = Instant::now();
