@@ -27,8 +27,10 @@ pub enum ApiCommand {
 }
 
 pub const HELP: &str = "\
-alayasiki-api: the alayasiki memory over HTTP: a JSON API and MCP over
-HTTP+SSE (protocol 2024-11-05), for several clients sharing one memory.
+alayasiki-api: the alayasiki memory over HTTP, for several clients sharing
+one memory: MCP over Streamable HTTP at /mcp (protocol revisions 2024-11-05
+through 2026-07-28), the deprecated HTTP+SSE transport at /mcp/sse, and a
+JSON API under /v1.
 
 USAGE:
     alayasiki-api [--bind ADDR] [--data-dir DIR] [--allow-remote]

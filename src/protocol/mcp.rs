@@ -1,10 +1,19 @@
-//! MCP 2024-11-05 method dispatch and per-connection session state.
+//! MCP method dispatch and per-connection session state, for every
+//! revision this server speaks ([`super::revision`]).
 //!
-//! A [`Session`] is one client connection (a stdio process, an SSE stream):
-//! its identity, whether `initialize` happened, its log level and the
-//! requests in flight. [`Server`] is shared by all sessions and turns one
-//! incoming JSON value (a message or a batch) into at most one reply value.
-//! It never panics on input and never answers a notification.
+//! A [`Session`] is one client connection (a stdio process, an SSE stream,
+//! a Streamable HTTP session): its identity, the revision its `initialize`
+//! agreed on, its log level and the requests in flight. [`Server`] is
+//! shared by all sessions and turns one incoming JSON value (a message or
+//! a batch) into at most one reply value. It never panics on input and
+//! never answers a notification.
+//!
+//! A request whose `params._meta` names a modern revision (2026-07-28) is
+//! served statelessly whatever the session's state: its `_meta` is checked
+//! ([`revision::request_meta`]), only the methods of that revision exist
+//! (`server/discover` among them; `ping`, `initialize` and
+//! `logging/setLevel` do not), and its result carries `resultType`, the
+//! server's identity and, for lists and reads, caching hints.
 
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
@@ -15,18 +24,28 @@ use super::jsonrpc::{
     self, Incoming, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
 };
 use super::ordering::{Kind, SessionOrder, Ticket, Turn};
+use super::revision::{self, Revision};
 use super::{prompts, resources, tools};
 use crate::limits::MAX_BATCH_MESSAGES;
 use crate::service::{Memory, MemoryService, Principal};
 
-/// The protocol revision this server speaks.
+/// The revision a session speaks until its `initialize` says otherwise
+/// (and the one the stdio server's documentation is written for).
 pub const PROTOCOL_VERSION: &str = "2024-11-05";
+
+/// How long a client may cache what never changes while this binary runs
+/// (the tool, prompt and template lists, `server/discover`), in ms.
+pub const STATIC_RESULT_TTL_MS: u64 = 3_600_000;
+
+/// How long a client may cache a caller's stored memory (resource lists and
+/// reads): not at all, as any write or forget changes it.
+pub const MEMORY_RESULT_TTL_MS: u64 = 0;
 
 /// JSON-RPC error code for a caller lacking permission (implementation
 /// range, outside the codes later MCP revisions reserve).
 pub const FORBIDDEN: i64 = -32003;
 
-/// Methods this server implements (anything else is `-32601`).
+/// Methods of the legacy revisions (anything else is `-32601`).
 const METHODS: &[&str] = &[
     "initialize",
     "ping",
@@ -38,6 +57,18 @@ const METHODS: &[&str] = &[
     "prompts/list",
     "prompts/get",
     "logging/setLevel",
+];
+
+/// Methods of the modern revision, served statelessly.
+const MODERN_METHODS: &[&str] = &[
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "prompts/list",
+    "prompts/get",
 ];
 
 /// Told to the model at `initialize`: when to reach for memory.
@@ -55,6 +86,8 @@ whether indexing is still pending.";
 pub struct Session {
     principal: Principal,
     initialized: AtomicBool,
+    /// What `initialize` agreed on; `None` before it.
+    revision: Mutex<Option<Revision>>,
     log_level: Mutex<String>,
     /// Requests being worked on (by serialized id) → cancelled?
     in_flight: Mutex<HashMap<String, bool>>,
@@ -67,6 +100,7 @@ impl Session {
         Session {
             principal,
             initialized: AtomicBool::new(false),
+            revision: Mutex::new(None),
             log_level: Mutex::new("info".into()),
             in_flight: Mutex::new(HashMap::new()),
             order: SessionOrder::new(),
@@ -106,6 +140,25 @@ impl Session {
 
     pub fn is_initialized(&self) -> bool {
         self.initialized.load(Ordering::SeqCst)
+    }
+
+    /// The revision `initialize` agreed on, if it happened.
+    pub fn revision(&self) -> Option<Revision> {
+        *self.revision.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether a request with `params` is served statelessly: see
+    /// [`Server::is_modern`].
+    fn serves_modern(&self, params: &Map<String, Value>) -> bool {
+        let Some(named) = revision::modern_version_named(params) else {
+            return false;
+        };
+        !self.is_initialized() || Revision::parse(named).is_none_or(Revision::is_modern)
+    }
+
+    /// The legacy revision requests of this session are served under.
+    fn legacy_revision(&self) -> Revision {
+        self.revision().unwrap_or(Revision::V2024_11_05)
     }
 
     /// The level last set with `logging/setLevel`.
@@ -160,18 +213,29 @@ impl Server {
 
     /// True for messages cheap and order-sensitive enough that a transport
     /// should handle them in its reader, before anything queued after them:
-    /// `initialize`, `ping` and notifications.
+    /// `initialize`, `ping`, `server/discover` and notifications.
     pub fn is_inline(value: &Value) -> bool {
         match value {
             Value::Object(o) => {
                 !o.contains_key("id")
                     || matches!(
                         o.get("method").and_then(Value::as_str),
-                        Some("initialize" | "ping")
+                        Some("initialize" | "ping" | "server/discover")
                     )
             }
             _ => false,
         }
+    }
+
+    /// Whether `value` is a request `session` serves statelessly under the
+    /// modern revision: it carries the modern `_meta`, and the session has
+    /// not agreed on a legacy revision that the `_meta` merely repeats (a
+    /// legacy client may echo its revision there).
+    pub fn is_modern(session: &Session, value: &Value) -> bool {
+        value
+            .get("params")
+            .and_then(Value::as_object)
+            .is_some_and(|params| session.serves_modern(params))
     }
 
     /// What a message does to stored memory, for its session's order: a
@@ -235,7 +299,7 @@ impl Server {
             ticket,
             initialized,
         } = queued;
-        if !initialized {
+        if !initialized && !Server::is_modern(session, &value) {
             // Nothing ran, so the ticket is released at once.
             return refuse_uninitialized(value);
         }
@@ -257,6 +321,21 @@ impl Server {
         reply.map(|r| annotate(r, &turn))
     }
 
+    /// A request of the modern revision that arrived with no session (a
+    /// Streamable HTTP POST of the stateless era): served as `caller`,
+    /// whatever its `_meta` says (a request lacking the modern `_meta` is
+    /// refused as malformed). `None` for a notification.
+    pub fn handle_stateless(&self, caller: &Principal, value: Value) -> Option<Value> {
+        let memory = self.service.for_caller(caller);
+        match jsonrpc::classify(value) {
+            Err(reply) => Some(reply),
+            Ok(Incoming::Request { id, method, params }) => {
+                Some(self.modern(&memory, id, &method, params))
+            }
+            Ok(_) => None,
+        }
+    }
+
     /// Like [`Server::handle`], but acting as `caller` instead of the
     /// principal the session was opened with. Transports that authenticate
     /// every message (SSE re-checks the token of each POST) pass the
@@ -268,6 +347,17 @@ impl Server {
 
     fn handle_in(&self, session: &Session, memory: &Memory<'_>, value: Value) -> Option<Value> {
         match value {
+            Value::Array(_) if !session.legacy_revision().accepts_batches() => {
+                Some(jsonrpc::error(
+                    Value::Null,
+                    INVALID_REQUEST,
+                    &format!(
+                        "JSON-RPC batches are not part of protocol revision {}; send one \
+                         message at a time",
+                        session.legacy_revision().as_str()
+                    ),
+                ))
+            }
             Value::Array(items) => self.handle_batch(session, memory, items),
             single => self.handle_one(session, memory, single, false),
         }
@@ -304,6 +394,12 @@ impl Server {
                 None
             }
             Ok(Incoming::Request { id, method, params }) => {
+                if !in_batch && session.serves_modern(&params) {
+                    session.begin(&id);
+                    let reply = self.modern(memory, id.clone(), &method, params);
+                    let cancelled = session.end(&id);
+                    return (!cancelled).then_some(reply);
+                }
                 if in_batch && method == "initialize" {
                     return Some(jsonrpc::error(
                         id,
@@ -356,26 +452,59 @@ impl Server {
                 "server not initialized: send initialize first",
             );
         }
-        // A handler bug must cost one request, not the connection.
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.dispatch(session, memory, method, &params)
-        }));
-        match outcome {
-            Ok(Ok(result)) => jsonrpc::result(id, result),
-            Ok(Err(fault)) => fault.into_reply(id),
-            Err(_) => {
-                log::error!("handler for {method} panicked");
-                jsonrpc::error(id, INTERNAL_ERROR, "internal error")
-            }
+        if method == "logging/setLevel" {
+            return match set_log_level(session, &params) {
+                Ok(result) => jsonrpc::result(id, result),
+                Err(fault) => fault.into_reply(id),
+            };
         }
+        let revision = session.legacy_revision();
+        guarded(id, method, || {
+            self.dispatch(memory, method, &params, revision)
+                .map(|result| gate_structured_output(method, result, revision))
+        })
     }
 
+    /// A request of the modern revision: its `_meta` checked, then served
+    /// with no session state.
+    fn modern(
+        &self,
+        memory: &Memory<'_>,
+        id: Value,
+        method: &str,
+        params: Map<String, Value>,
+    ) -> Value {
+        let meta = match revision::request_meta(&params) {
+            Ok(meta) => meta,
+            Err(f) => {
+                let fault = Fault {
+                    code: f.code,
+                    message: f.message,
+                    data: f.data,
+                };
+                return fault.into_reply(id);
+            }
+        };
+        if !MODERN_METHODS.contains(&method) {
+            return jsonrpc::error(id, METHOD_NOT_FOUND, &format!("method not found: {method}"));
+        }
+        guarded(id, method, || {
+            let result = if method == "server/discover" {
+                Ok(discover())
+            } else {
+                self.dispatch(memory, method, &params, meta.revision)
+            };
+            result.map(|r| modern_result(method, r))
+        })
+    }
+
+    /// The methods both eras share, as `revision` defines them.
     fn dispatch(
         &self,
-        session: &Session,
         memory: &Memory<'_>,
         method: &str,
         params: &Map<String, Value>,
+        revision: Revision,
     ) -> Result<Value, Fault> {
         match method {
             "tools/list" => {
@@ -388,24 +517,17 @@ impl Server {
                 no_cursor(params)?;
                 Ok(json!({"resourceTemplates": resources::templates()}))
             }
-            "resources/read" => resources::read(memory, params),
+            "resources/read" => resources::read(memory, params).map_err(|mut fault| {
+                if fault.code == jsonrpc::RESOURCE_NOT_FOUND {
+                    fault.code = revision.resource_not_found_code();
+                }
+                fault
+            }),
             "prompts/list" => {
                 no_cursor(params)?;
                 Ok(json!({"prompts": prompts::list()}))
             }
             "prompts/get" => prompts::get(params),
-            "logging/setLevel" => {
-                let level = params.get("level").and_then(Value::as_str).unwrap_or("");
-                if crate::logging::level_from_mcp(level).is_none() {
-                    return Err(Fault::new(
-                        INVALID_PARAMS,
-                        "level must be one of: debug, info, notice, warning, error, critical, \
-                         alert, emergency",
-                    ));
-                }
-                *session.log_level.lock().unwrap_or_else(|p| p.into_inner()) = level.to_string();
-                Ok(json!({}))
-            }
             _ => Err(Fault::new(METHOD_NOT_FOUND, "method not found")),
         }
     }
@@ -433,33 +555,140 @@ impl Server {
                 "initialize needs clientInfo (an object)",
             );
         };
-        if session.initialized.swap(true, Ordering::SeqCst) {
-            return jsonrpc::error(id, INVALID_REQUEST, "this session is already initialized");
+        // Answer with the client's revision when we speak it through
+        // initialize, else counter-offer the newest that uses it; the
+        // client decides whether it can continue.
+        let agreed = Revision::for_initialize(requested);
+        {
+            // Set before the flag, so no request sees a session that is
+            // initialized at no revision.
+            let mut revision = session.revision.lock().unwrap_or_else(|p| p.into_inner());
+            if session.initialized.load(Ordering::SeqCst) {
+                return jsonrpc::error(id, INVALID_REQUEST, "this session is already initialized");
+            }
+            *revision = Some(agreed);
+            session.initialized.store(true, Ordering::SeqCst);
         }
         let name = client.get("name").and_then(Value::as_str).unwrap_or("?");
-        log::info!("client {name:?} initialized (asked for protocol {requested})");
-        // Answer with the client's version when we speak it, else counter-
-        // offer ours; the client decides whether it can continue.
-        let version = if requested == PROTOCOL_VERSION {
-            requested.as_str()
-        } else {
-            PROTOCOL_VERSION
-        };
+        log::info!(
+            "client {name:?} initialized (asked for protocol {requested}, speaking {})",
+            agreed.as_str()
+        );
+        let version = agreed.as_str();
         jsonrpc::result(
             id,
             json!({
                 "protocolVersion": version,
-                "capabilities": {
-                    "tools": {},
-                    "resources": {},
-                    "prompts": {},
-                    "logging": {}
-                },
-                "serverInfo": {"name": "alayasiki-mcp", "version": env!("CARGO_PKG_VERSION")},
+                "capabilities": capabilities(false),
+                "serverInfo": server_info(),
                 "instructions": INSTRUCTIONS
             }),
         )
     }
+}
+
+/// Runs a handler so that a bug in it costs one request, not the
+/// connection.
+fn guarded(id: Value, method: &str, run: impl FnOnce() -> Result<Value, Fault>) -> Value {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(Ok(result)) => jsonrpc::result(id, result),
+        Ok(Err(fault)) => fault.into_reply(id),
+        Err(_) => {
+            log::error!("handler for {method} panicked");
+            jsonrpc::error(id, INTERNAL_ERROR, "internal error")
+        }
+    }
+}
+
+/// `logging/setLevel` (legacy revisions): the session's level.
+fn set_log_level(session: &Session, params: &Map<String, Value>) -> Result<Value, Fault> {
+    let level = params.get("level").and_then(Value::as_str).unwrap_or("");
+    if crate::logging::level_from_mcp(level).is_none() {
+        return Err(Fault::new(
+            INVALID_PARAMS,
+            "level must be one of: debug, info, notice, warning, error, critical, alert, \
+             emergency",
+        ));
+    }
+    *session.log_level.lock().unwrap_or_else(|p| p.into_inner()) = level.to_string();
+    Ok(json!({}))
+}
+
+/// The server's identity, as `initialize` and modern results give it.
+fn server_info() -> Value {
+    json!({"name": "alayasiki-mcp", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// What this server offers (the same in both eras: no list-changed or
+/// subscription notifications are sent).
+fn capabilities(modern: bool) -> Value {
+    if modern {
+        // Logging is deprecated in the modern revision, and this server
+        // sends no log notifications.
+        json!({"tools": {}, "resources": {}, "prompts": {}})
+    } else {
+        json!({"tools": {}, "resources": {}, "prompts": {}, "logging": {}})
+    }
+}
+
+/// `server/discover`: the revisions, capabilities and identity.
+fn discover() -> Value {
+    json!({
+        "supportedVersions": revision::supported_versions(),
+        "capabilities": capabilities(true),
+        "instructions": INSTRUCTIONS
+    })
+}
+
+/// A modern result: `resultType`, the server's identity in `_meta`, and
+/// caching hints on lists and reads.
+fn modern_result(method: &str, mut result: Value) -> Value {
+    let Value::Object(o) = &mut result else {
+        return result;
+    };
+    o.insert("resultType".into(), json!("complete"));
+    let meta = o
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(meta) = meta {
+        meta.insert(revision::META_SERVER_INFO.into(), server_info());
+    }
+    let cache = match method {
+        "server/discover" | "tools/list" | "prompts/list" | "resources/templates/list" => {
+            Some((STATIC_RESULT_TTL_MS, "public"))
+        }
+        "resources/list" | "resources/read" => Some((MEMORY_RESULT_TTL_MS, "private")),
+        _ => None,
+    };
+    if let Some((ttl, scope)) = cache {
+        o.insert("ttlMs".into(), json!(ttl));
+        o.insert("cacheScope".into(), json!(scope));
+    }
+    result
+}
+
+/// Drops what revisions before 2025-06-18 do not define: tools'
+/// `outputSchema` and results' `structuredContent`.
+fn gate_structured_output(method: &str, mut result: Value, revision: Revision) -> Value {
+    if revision.has_structured_output() {
+        return result;
+    }
+    match method {
+        "tools/list" => {
+            if let Some(Value::Array(list)) = result.get_mut("tools") {
+                for tool in list.iter_mut().filter_map(Value::as_object_mut) {
+                    tool.remove("outputSchema");
+                }
+            }
+        }
+        "tools/call" => {
+            if let Some(o) = result.as_object_mut() {
+                o.remove("structuredContent");
+            }
+        }
+        _ => {}
+    }
+    result
 }
 
 /// The error for a batch that is empty or over [`MAX_BATCH_MESSAGES`].

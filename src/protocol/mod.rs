@@ -13,4 +13,5 @@ pub mod ordering;
 pub mod parse_budget;
 pub mod prompts;
 pub mod resources;
+pub mod revision;
 pub mod tools;

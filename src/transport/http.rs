@@ -54,8 +54,9 @@ use super::listener::Listener;
 use super::origin::{OriginPolicy, Refusal};
 use super::request::Request;
 use super::sse::Sessions;
+use super::streamable::HttpSessions;
 pub use super::wire::{Header, Method, Response};
-use super::{http_api, http_documents, signals, sse};
+use super::{http_api, http_documents, signals, sse, streamable};
 use crate::protocol::mcp::Server;
 use crate::service::{MemoryService, Permission, Principal};
 
@@ -90,6 +91,8 @@ pub(super) struct Context {
     /// SSE streams, in all, per caller and per tenant.
     pub streams: Arc<StreamCaps>,
     pub sessions: Sessions,
+    /// Streamable HTTP sessions of the session-based revisions.
+    pub mcp_sessions: HttpSessions,
     /// The connections held ([`super::acceptor`]).
     pub connections: Arc<Connections>,
     jobs: Sender<Job>,
@@ -149,6 +152,7 @@ pub fn serve(
         body_readers: BodyReaders::new(),
         streams: StreamCaps::new(),
         sessions: Sessions::default(),
+        mcp_sessions: HttpSessions::default(),
         connections: Connections::new(caps),
         jobs: jobs_tx,
         closing: AtomicBool::new(false),
@@ -233,6 +237,7 @@ fn shutdown(ctx: &Context) {
         );
     }
     ctx.sessions.close_all();
+    ctx.mcp_sessions.close_all();
     if !ctx
         .streams
         .wait_idle(Instant::now() + SHUTDOWN_STREAM_TIMEOUT)
@@ -243,11 +248,11 @@ fn shutdown(ctx: &Context) {
 }
 
 /// The routes. Paths are matched exactly; ids are one path segment.
-/// Streamable HTTP's `/mcp` (POST, GET, DELETE) belongs here beside
-/// `/mcp/sse`: a variant, its line in [`resolve`], its arm in [`route`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Route {
     Health,
+    /// Streamable HTTP ([`streamable`]).
+    Mcp,
     SseOpen,
     SseMessage,
     Tools,
@@ -261,6 +266,7 @@ fn resolve(path: &str) -> Option<(Route, &'static [Method])> {
     use Method::*;
     let (route, methods): (Route, &'static [Method]) = match path {
         "/health" => (Route::Health, &[Get]),
+        streamable::MCP_PATH => (Route::Mcp, &[Post, Get, Delete]),
         "/mcp/sse" => (Route::SseOpen, &[Get]),
         "/mcp/messages" | "/mcp/messages/" => (Route::SseMessage, &[Post]),
         "/v1/tools" => (Route::Tools, &[Get]),
@@ -325,7 +331,7 @@ pub(super) fn query_param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
     })
 }
 
-fn header<'a>(request: &'a Request, name: &'static str) -> Option<&'a str> {
+pub(super) fn header<'a>(request: &'a Request, name: &'static str) -> Option<&'a str> {
     request
         .headers()
         .iter()
@@ -443,6 +449,11 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
     }
     match route {
         Route::Health => unreachable!("answered above"),
+        Route::Mcp => match request.method() {
+            Method::Post => streamable::post(ctx, request, principal),
+            Method::Get => streamable::get(ctx, request, principal),
+            _ => streamable::delete(ctx, request, principal),
+        },
         Route::SseOpen => sse::open(ctx, request, principal),
         Route::SseMessage => sse::post(ctx, request, principal, query),
         Route::Tools => request.respond(http_api::tools()),
@@ -547,6 +558,7 @@ pub fn check_bind(addr: SocketAddr, allow_remote: bool) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::event_stream::HANGUP_POLL;
 
     #[test]
     fn routes_resolve_with_their_methods() {

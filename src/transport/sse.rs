@@ -28,44 +28,29 @@
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::io::{ErrorKind, Read, Write};
-use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::admission::{
     caller_key, Gate, NoStream, Permit, StreamPermit, MAX_QUEUED_REPLIES,
     MAX_SSE_CONNECTIONS_PER_CALLER, MAX_SSE_CONNECTIONS_PER_TENANT, RETRY_AFTER_SECS,
 };
+use super::event_stream::{EventStream, HANGUP_POLL};
 use super::http::{
     admit_dispatch, error, is_json, make_header, query_param, retry_after, Context, Response,
 };
+use super::mcp_http::{bounded_reply, is_session_id, new_session_id, Call};
 use super::request::Request;
 use super::{body, body_readers, http_api};
-use crate::protocol::jsonrpc::{self, INTERNAL_ERROR, PARSE_ERROR};
+use crate::protocol::jsonrpc::{self, PARSE_ERROR};
 use crate::protocol::mcp::{self, Server};
 use crate::protocol::parse_budget::ParseBudget;
 use crate::service::Principal;
 
-/// Idle time after which a stream gets a keep-alive comment. The Python SDK
-/// server uses 15 s; its client gives up after 300 s of silence.
-pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(15);
-
-/// How often an idle stream's writer looks for a client that has gone, to
-/// release its place at once.
-pub const HANGUP_POLL: Duration = Duration::from_millis(250);
-
-/// Bytes a client may send on its stream's connection (it has nothing to
-/// send there) before the stream is ended.
-const MAX_IGNORED_BYTES: usize = 64 * 1024;
-
-use crate::limits::MAX_REPLY_BYTES;
+pub use super::event_stream::KEEPALIVE_INTERVAL;
 
 /// The path clients POST to.
 pub const MESSAGES_PATH: &str = "/mcp/messages";
-
-/// Hex digits of a session id (a random UUID without dashes).
-const SESSION_ID_LEN: usize = 32;
 
 /// A serialized reply with the queue slot it was reserved under.
 struct Outbound {
@@ -134,20 +119,6 @@ impl Sessions {
     }
 }
 
-/// A fresh session id: a random (version 4) UUID as 32 hex digits.
-fn new_session_id() -> String {
-    let mut b = crate::ids::random_bytes::<16>();
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    crate::ids::hex(&b)
-}
-
-fn is_session_id(s: &str) -> bool {
-    s.len() == SESSION_ID_LEN
-        && s.bytes()
-            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c))
-}
-
 /// `GET /mcp/sse`: admit the connection, register a session and hand the
 /// socket to a writer thread.
 pub(super) fn open(ctx: &Arc<Context>, request: Request, principal: Principal) {
@@ -181,16 +152,12 @@ pub(super) fn open(ctx: &Arc<Context>, request: Request, principal: Principal) {
     let stream = Stream {
         ctx: ctx.clone(),
         session,
-        out,
-        chunked,
-        last_write: Instant::now(),
-        ignored: 0,
         _stream: place,
         _connection: connection,
     };
     let spawned = std::thread::Builder::new()
         .name("sse-writer".into())
-        .spawn(move || stream.run(replies_rx, close_rx));
+        .spawn(move || stream.run(out, chunked, replies_rx, close_rx));
     if let Err(e) = spawned {
         // The stream (and with it the session) was dropped with the closure.
         log::error!("cannot start an SSE writer thread: {e}");
@@ -198,7 +165,7 @@ pub(super) fn open(ctx: &Arc<Context>, request: Request, principal: Principal) {
 }
 
 /// The answer to a stream refused by a cap, with `Retry-After`.
-fn refuse_stream(why: NoStream) -> Response {
+pub(super) fn refuse_stream(why: NoStream) -> Response {
     let r = match why {
         NoStream::Full => error(
             503,
@@ -232,119 +199,56 @@ fn refuse_stream(why: NoStream) -> Response {
 struct Stream {
     ctx: Arc<Context>,
     session: Arc<SseSession>,
-    out: TcpStream,
-    chunked: bool,
-    last_write: Instant,
-    /// Bytes the client sent on the stream's connection, discarded.
-    ignored: usize,
     _stream: StreamPermit,
     /// The connection's place under `MAX_CONNECTIONS`.
     _connection: Permit,
 }
 
 impl Stream {
-    fn run(mut self, replies: Receiver<Outbound>, close: Receiver<()>) {
+    fn run(
+        self,
+        out: std::net::TcpStream,
+        chunked: bool,
+        replies: Receiver<Outbound>,
+        close: Receiver<()>,
+    ) {
         let id = self.session.id.clone();
         log::debug!("SSE session {id} opened");
-        let outcome = self.serve(&replies, &close);
+        let outcome = EventStream::open(out, chunked).and_then(|mut events| {
+            self.serve(&mut events, &replies, &close)?;
+            events.finish()
+        });
         self.ctx.sessions.remove(&id);
         match outcome {
-            Ok(()) => {
-                let _ = self.finish();
-                log::debug!("SSE session {id} closed");
-            }
+            Ok(()) => log::debug!("SSE session {id} closed"),
             Err(e) => log::debug!("SSE session {id} ended: {e}"),
         }
     }
 
-    fn serve(&mut self, replies: &Receiver<Outbound>, close: &Receiver<()>) -> std::io::Result<()> {
-        let head = if self.chunked {
-            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
-             Connection: keep-alive\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n\r\n"
-        } else {
-            "HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
-             Connection: close\r\n\r\n"
-        };
-        self.out.write_all(head.as_bytes())?;
+    fn serve(
+        &self,
+        events: &mut EventStream,
+        replies: &Receiver<Outbound>,
+        close: &Receiver<()>,
+    ) -> std::io::Result<()> {
         let endpoint = format!("{MESSAGES_PATH}?session_id={}", self.session.id);
-        self.event(&format!("event: endpoint\ndata: {endpoint}\n\n"))?;
+        events.event(&format!("event: endpoint\ndata: {endpoint}\n\n"))?;
         loop {
             crossbeam_channel::select! {
                 recv(replies) -> reply => match reply {
-                    Ok(reply) => self.message(&reply)?,
+                    Ok(reply) => events.message(&reply.text)?,
                     Err(_) => return Ok(()),
                 },
                 recv(close) -> _ => {
                     // Shutdown: send what is already queued, then end.
                     while let Ok(reply) = replies.try_recv() {
-                        self.message(&reply)?;
+                        events.message(&reply.text)?;
                     }
                     return Ok(());
                 },
-                default(HANGUP_POLL) => {
-                    self.check_client()?;
-                    if self.last_write.elapsed() >= KEEPALIVE_INTERVAL {
-                        self.event(": keep-alive\n\n")?;
-                    }
-                }
+                default(HANGUP_POLL) => events.tend()?,
             }
         }
-    }
-
-    /// `Err` once the client has closed its end (or sent more than it
-    /// may); what it sends is discarded. Never waits.
-    fn check_client(&mut self) -> std::io::Result<()> {
-        let gone = |why: &str| std::io::Error::new(ErrorKind::ConnectionAborted, why.to_string());
-        self.out.set_nonblocking(true)?;
-        let mut buf = [0u8; 1024];
-        let outcome = loop {
-            match self.out.read(&mut buf) {
-                Ok(0) => break Err(gone("the client closed the stream")),
-                Ok(n) => {
-                    self.ignored += n;
-                    if self.ignored > MAX_IGNORED_BYTES {
-                        break Err(gone("the client sent data on its stream"));
-                    }
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break Ok(()),
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => break Err(e),
-            }
-        };
-        self.out.set_nonblocking(false)?;
-        outcome
-    }
-
-    fn message(&mut self, reply: &Outbound) -> std::io::Result<()> {
-        // Compact JSON never holds a raw newline (serde_json escapes control
-        // characters), so one `data:` line carries the whole message.
-        let mut text = String::with_capacity(reply.text.len() + 24);
-        text.push_str("event: message\ndata: ");
-        text.push_str(&reply.text);
-        text.push_str("\n\n");
-        self.event(&text)
-    }
-
-    /// Writes one event (as one chunk, in one write) to the client.
-    fn event(&mut self, text: &str) -> std::io::Result<()> {
-        let mut bytes = Vec::with_capacity(text.len() + 16);
-        if self.chunked {
-            bytes.extend_from_slice(format!("{:x}\r\n", text.len()).as_bytes());
-            bytes.extend_from_slice(text.as_bytes());
-            bytes.extend_from_slice(b"\r\n");
-        } else {
-            bytes.extend_from_slice(text.as_bytes());
-        }
-        self.out.write_all(&bytes)?;
-        self.last_write = Instant::now();
-        self.out.flush()
-    }
-
-    fn finish(&mut self) -> std::io::Result<()> {
-        if self.chunked {
-            self.out.write_all(b"0\r\n\r\n")?;
-        }
-        self.out.flush()
     }
 }
 
@@ -430,16 +334,12 @@ fn deliver(
         request.respond(r);
         return;
     };
-    let call = Call {
-        operation: operation(&value),
-        request_bytes: body.len(),
-        started,
-    };
+    let call = Call::new(&value, body.len(), started);
     if Server::is_inline(&value) {
         // initialize, ping and notifications: cheap, and ordered before
         // anything the client posts after them.
         let reply = ctx.server.handle_as(&session.protocol, &principal, value);
-        call.complete(ctx, session, &principal, reply, slot);
+        complete(call, ctx, session, &principal, reply, slot);
         request.respond(accepted());
         return;
     }
@@ -463,7 +363,7 @@ fn deliver(
                 job_ctx
                     .server
                     .handle_ordered(&job_session.protocol, &principal, value, ticket);
-            call.complete(&job_ctx, &job_session, &principal, reply, slot);
+            complete(call, &job_ctx, &job_session, &principal, reply, slot);
         }))
     });
     if submitted {
@@ -479,148 +379,24 @@ fn deliver(
     }
 }
 
+/// Queues the reply (if any) and charges the caller when it succeeded.
+fn complete(
+    call: Call,
+    ctx: &Context,
+    session: &SseSession,
+    principal: &Principal,
+    reply: Option<Value>,
+    slot: Permit,
+) {
+    let Some(reply) = reply else {
+        return; // a notification: nothing to send, nothing to charge
+    };
+    let reply_bytes = session.send(&reply, slot);
+    call.charge(ctx, principal, &reply, reply_bytes);
+}
+
 fn accepted() -> Response {
     Response::from_string("Accepted")
         .with_status_code(202)
         .with_header(make_header("Content-Type", "text/plain; charset=utf-8"))
-}
-
-/// One posted message, for usage accounting.
-struct Call {
-    operation: String,
-    request_bytes: usize,
-    started: Instant,
-}
-
-impl Call {
-    /// Queues the reply (if any) and charges the caller when it succeeded.
-    fn complete(
-        self,
-        ctx: &Context,
-        session: &SseSession,
-        principal: &Principal,
-        reply: Option<Value>,
-        slot: Permit,
-    ) {
-        let Some(reply) = reply else {
-            return; // a notification: nothing to send, nothing to charge
-        };
-        let succeeded = succeeded(&reply);
-        let reply_bytes = session.send(&reply, slot);
-        if succeeded {
-            ctx.service.for_caller(principal).charge(
-                &self.operation,
-                self.request_bytes as u64,
-                reply_bytes as u64,
-                self.started.elapsed(),
-            );
-        }
-    }
-}
-
-/// What a message asks for, as usage records it: the tool name for
-/// `tools/call`, else the method; `batch` for a batch.
-fn operation(value: &Value) -> String {
-    match value {
-        Value::Array(_) => "batch".into(),
-        Value::Object(o) => {
-            let method = o.get("method").and_then(Value::as_str).unwrap_or("invalid");
-            let tool = o
-                .get("params")
-                .and_then(|p| p.get("name"))
-                .and_then(Value::as_str)
-                .filter(|_| method == "tools/call")
-                .filter(|name| crate::protocol::tools::find(name).is_some());
-            tool.unwrap_or(method).chars().take(128).collect()
-        }
-        _ => "invalid".into(),
-    }
-}
-
-/// A reply without a JSON-RPC error or a tool error (a batch: none of its
-/// replies failed).
-fn succeeded(reply: &Value) -> bool {
-    match reply {
-        Value::Array(items) => items.iter().all(succeeded),
-        one => {
-            one.get("error").is_none()
-                && !one
-                    .get("result")
-                    .and_then(|r| r.get("isError"))
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false)
-        }
-    }
-}
-
-/// The reply as sent: compact JSON, or an error naming the limit if it
-/// exceeds [`MAX_REPLY_BYTES`].
-fn bounded_reply(reply: &Value) -> String {
-    let text = reply.to_string();
-    if text.len() <= MAX_REPLY_BYTES {
-        return text;
-    }
-    let id = reply.get("id").cloned().unwrap_or(Value::Null);
-    jsonrpc::error(
-        id,
-        INTERNAL_ERROR,
-        &format!(
-            "the reply is {} bytes, over the {MAX_REPLY_BYTES}-byte limit (MAX_REPLY_BYTES); ask \
-             for less (a smaller top_k or budget)",
-            text.len()
-        ),
-    )
-    .to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn session_ids_are_random_v4_uuids_in_hex() {
-        let a = new_session_id();
-        let b = new_session_id();
-        assert_ne!(a, b);
-        assert!(is_session_id(&a), "{a}");
-        assert_eq!(&a[12..13], "4");
-        assert!("89ab".contains(&a[16..17]));
-        assert!(!is_session_id(&a.to_uppercase()));
-        assert!(!is_session_id(&a[1..]));
-        assert!(!is_session_id("../../etc/passwd"));
-    }
-
-    #[test]
-    fn operations_name_the_tool_or_the_method() {
-        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                          "params": {"name": "alayasiki_query", "arguments": {}}});
-        assert_eq!(operation(&call), "alayasiki_query");
-        let unknown = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                             "params": {"name": "x".repeat(500)}});
-        assert_eq!(operation(&unknown), "tools/call");
-        assert_eq!(operation(&json!({"method": "ping"})), "ping");
-        assert_eq!(operation(&json!([1])), "batch");
-    }
-
-    #[test]
-    fn failures_are_not_successes() {
-        assert!(succeeded(&json!({"result": {}})));
-        assert!(!succeeded(&json!({"error": {"code": 1}})));
-        assert!(!succeeded(&json!({"result": {"isError": true}})));
-        assert!(!succeeded(&json!([{"result": {}}, {"error": {}}])));
-    }
-
-    #[test]
-    fn oversized_replies_become_errors_naming_the_limit() {
-        let big = json!({"jsonrpc": "2.0", "id": 7, "result": {"x": "a".repeat(MAX_REPLY_BYTES)}});
-        let sent: Value = serde_json::from_str(&bounded_reply(&big)).unwrap();
-        assert_eq!(sent["id"], 7);
-        assert!(sent["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("MAX_REPLY_BYTES"));
-        let small = json!({"jsonrpc": "2.0", "id": 7, "result": {}});
-        assert_eq!(bounded_reply(&small), small.to_string());
-    }
 }

@@ -161,7 +161,7 @@ fn read_frames<R: BufRead>(
             }
             continue;
         }
-        if !session.is_initialized() {
+        if !session.is_initialized() && !Server::is_modern(session, &value) {
             // Refused here, without queueing: nothing sent before
             // initialize runs (see `Session::ticket`).
             if let Some(reply) = server.refuse_uninitialized(value) {

@@ -1,0 +1,814 @@
+//! MCP over Streamable HTTP at `/mcp`, for both eras of the protocol.
+//!
+//! Every client message is a POST to `/mcp`; the reply is the POST's
+//! response (`application/json`, or one `text/event-stream` event when the
+//! client accepts only that). Which era a POST belongs to is read from it:
+//!
+//! - **Session-based** (2025-03-26 through 2025-11-25): a POST of
+//!   `initialize` with no session opens one and names it in the
+//!   `Mcp-Session-Id` response header; every later POST carries it (404
+//!   once the session is gone: deleted, idle for
+//!   [`HTTP_SESSION_IDLE_TIMEOUT`], or evicted). `MCP-Protocol-Version`,
+//!   when sent, must be the session's revision. `GET /mcp` with the session
+//!   opens its listening stream (keep-alive comments only: this server
+//!   sends no server-initiated messages), `DELETE /mcp` ends the session.
+//!   Requests of one session take effect in the order they arrive
+//!   (read-your-writes, as on stdio and SSE).
+//! - **Stateless** (2026-07-28): a POST without a session whose
+//!   `MCP-Protocol-Version` header or `params._meta` names a revision that
+//!   is not a legacy one. It is checked in the order the specification
+//!   and its conformance suite use: the version header is present
+//!   (`HeaderMismatch` -32020), `_meta` holds the version and client
+//!   capabilities (-32602), header and `_meta` agree (-32020), the version
+//!   is one we speak (`UnsupportedProtocolVersion` -32022, listing them),
+//!   and `Mcp-Method` (and `Mcp-Name` for `tools/call`, `resources/read`,
+//!   `prompts/get`) match the body (-32020); each with 400. An unknown
+//!   method is 404 with -32601. `Mcp-Session-Id` is then ignored, and GET
+//!   and DELETE without a session answer 405.
+//!
+//! Identity works as everywhere else: every request is authenticated
+//! (routing did so before this module runs), a session is bound to the
+//! tenant and subject that opened it (another caller's session reads as
+//! unknown: 404), and each request acts with its own token's roles and
+//! scopes. Sessions are capped in all, per tenant and per caller (a caller
+//! opening one more than its share ends its least recently used);
+//! listening streams share the SSE streams' caps; dispatches share the
+//! [`MAX_CONCURRENT_DISPATCHES`](super::admission::MAX_CONCURRENT_DISPATCHES)
+//! permits, taken before anything runs, so a 429 never follows a write.
+
+use crossbeam_channel::Sender;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::admission::{caller_key, RETRY_AFTER_SECS};
+use super::event_stream::{EventStream, HANGUP_POLL};
+use super::http::{
+    admit_dispatch, header, headers, is_json, make_header, retry_after, Context, Response,
+};
+use super::mcp_http::{bounded_reply, is_session_id, new_session_id, Call};
+use super::request::Request;
+use super::{body_readers, http_api, sse};
+use crate::protocol::jsonrpc::{
+    self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
+};
+use crate::protocol::mcp::{self, Server};
+use crate::protocol::parse_budget::{ParseBudget, ParseCharge};
+use crate::protocol::revision::{
+    self, Revision, HEADER_MISMATCH, META_PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
+};
+use crate::service::Principal;
+
+/// The MCP endpoint.
+pub const MCP_PATH: &str = "/mcp";
+
+/// Session-based sessions open at once, in all.
+pub const MAX_HTTP_SESSIONS: usize = 1024;
+
+/// Sessions one tenant may hold; past it, opening one is refused (429).
+pub const MAX_HTTP_SESSIONS_PER_TENANT: usize = 256;
+
+/// Sessions one caller (tenant and subject) may hold; opening one more
+/// ends its least recently used session, which a client that reconnects
+/// without `DELETE` has abandoned.
+pub const MAX_HTTP_SESSIONS_PER_CALLER: usize = 32;
+
+/// A session unused for this long is gone (its id then answers 404);
+/// one with a listening stream open is in use.
+pub const HTTP_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// The header naming a session-based session.
+const SESSION_HEADER: &str = "Mcp-Session-Id";
+/// The header naming the protocol revision of a request.
+const VERSION_HEADER: &str = "MCP-Protocol-Version";
+/// 2026-07-28: the request's method, mirrored from the body.
+const METHOD_HEADER: &str = "Mcp-Method";
+/// 2026-07-28: the tool, prompt or resource a request names.
+const NAME_HEADER: &str = "Mcp-Name";
+
+/// One session of the session-based revisions.
+pub(super) struct HttpSession {
+    id: String,
+    /// Tenant and subject that opened it ([`caller_key`]).
+    owner: String,
+    tenant: String,
+    protocol: mcp::Session,
+    last_used: Mutex<Instant>,
+    /// The open listening stream's stop signal: dropping it ends the
+    /// stream.
+    listening: Mutex<Option<Sender<()>>>,
+}
+
+impl HttpSession {
+    fn touch(&self) {
+        *lock(&self.last_used) = Instant::now();
+    }
+
+    fn idle_for(&self) -> Duration {
+        lock(&self.last_used).elapsed()
+    }
+
+    fn is_listening(&self) -> bool {
+        lock(&self.listening).is_some()
+    }
+
+    fn expired(&self) -> bool {
+        !self.is_listening() && self.idle_for() >= HTTP_SESSION_IDLE_TIMEOUT
+    }
+
+    /// Ends the listening stream, if one is open.
+    fn end_listening(&self) {
+        lock(&self.listening).take();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The open session-based sessions, by id.
+#[derive(Default)]
+pub(super) struct HttpSessions {
+    by_id: Mutex<HashMap<String, Arc<HttpSession>>>,
+}
+
+impl HttpSessions {
+    /// A new session for `principal`, or the answer refusing one.
+    fn open(&self, principal: &Principal) -> Result<Arc<HttpSession>, Response> {
+        let owner = caller_key(principal.tenant.name(), &principal.subject);
+        let tenant = principal.tenant.name().to_string();
+        let mut map = lock(&self.by_id);
+        map.retain(|_, s| !s.expired());
+        let mine: Vec<&Arc<HttpSession>> = map.values().filter(|s| s.owner == owner).collect();
+        if mine.len() >= MAX_HTTP_SESSIONS_PER_CALLER {
+            let oldest = mine
+                .iter()
+                .filter(|s| !s.is_listening())
+                .max_by_key(|s| s.idle_for())
+                .map(|s| s.id.clone());
+            match oldest {
+                Some(id) => {
+                    log::debug!("HTTP session {id} ended for a newer one of its caller");
+                    map.remove(&id);
+                }
+                None => return Err(refuse_session(429, "too_many_sessions_for_caller")),
+            }
+        }
+        if map.values().filter(|s| s.tenant == tenant).count() >= MAX_HTTP_SESSIONS_PER_TENANT {
+            return Err(refuse_session(429, "too_many_sessions_for_tenant"));
+        }
+        if map.len() >= MAX_HTTP_SESSIONS {
+            return Err(refuse_session(503, "too_many_sessions"));
+        }
+        let session = Arc::new(HttpSession {
+            id: new_session_id(),
+            owner,
+            tenant,
+            protocol: mcp::Session::new(principal.clone()),
+            last_used: Mutex::new(Instant::now()),
+            listening: Mutex::new(None),
+        });
+        map.insert(session.id.clone(), session.clone());
+        Ok(session)
+    }
+
+    /// The session `id` of `owner`, if it is open (and now used).
+    fn get(&self, id: &str, owner: &str) -> Option<Arc<HttpSession>> {
+        let mut map = lock(&self.by_id);
+        let session = map.get(id).filter(|s| s.owner == owner)?.clone();
+        if session.expired() {
+            map.remove(id);
+            return None;
+        }
+        session.touch();
+        Some(session)
+    }
+
+    /// Ends session `id` of `owner`; whether there was one.
+    fn remove(&self, id: &str, owner: &str) -> bool {
+        let mut map = lock(&self.by_id);
+        if map.get(id).is_none_or(|s| s.owner != owner) {
+            return false;
+        }
+        if let Some(s) = map.remove(id) {
+            s.end_listening();
+        }
+        true
+    }
+
+    /// Ends every session (at shutdown), and with them their streams.
+    pub fn close_all(&self) {
+        for (_, s) in lock(&self.by_id).drain() {
+            s.end_listening();
+        }
+    }
+}
+
+fn refuse_session(status: u16, code: &str) -> Response {
+    let limits = format!(
+        "sessions are limited to {MAX_HTTP_SESSIONS} in all (MAX_HTTP_SESSIONS), \
+         {MAX_HTTP_SESSIONS_PER_TENANT} per tenant (MAX_HTTP_SESSIONS_PER_TENANT) and \
+         {MAX_HTTP_SESSIONS_PER_CALLER} per caller (MAX_HTTP_SESSIONS_PER_CALLER); end one with \
+         DELETE /mcp, or retry later"
+    );
+    rpc_response(
+        status,
+        &jsonrpc::error(Value::Null, INVALID_REQUEST, &format!("{code}: {limits}")),
+    )
+    .with_header(retry_after(RETRY_AFTER_SECS))
+}
+
+/// A JSON-RPC message as the whole response.
+fn rpc_response(status: u16, message: &Value) -> Response {
+    Response::from_data(bounded_reply(message).into_bytes())
+        .with_status_code(status)
+        .with_header(make_header("Content-Type", "application/json"))
+        .with_header(make_header("Cache-Control", "no-store"))
+}
+
+/// A JSON-RPC error with no request to name (or `id`) as the response.
+fn rpc_refusal(status: u16, id: Value, code: i64, message: &str) -> Response {
+    rpc_response(status, &jsonrpc::error(id, code, message))
+}
+
+/// The reply to a request, in the form the client accepts: JSON, or one
+/// SSE event when it accepts only `text/event-stream`.
+fn reply_response(request: &Request, status: u16, reply: &Value) -> (Response, usize) {
+    let text = bounded_reply(reply);
+    let len = text.len();
+    let response = if wants_only_events(request) {
+        Response::from_data(format!("event: message\ndata: {text}\n\n").into_bytes())
+            .with_status_code(status)
+            .with_header(make_header("Content-Type", "text/event-stream"))
+            .with_header(make_header("Cache-Control", "no-cache"))
+            .with_header(make_header("X-Accel-Buffering", "no"))
+    } else {
+        Response::from_data(text.into_bytes())
+            .with_status_code(status)
+            .with_header(make_header("Content-Type", "application/json"))
+            .with_header(make_header("Cache-Control", "no-store"))
+    };
+    (response, len)
+}
+
+/// The media types an `Accept` header lists (parameters dropped).
+fn accepted_types(request: &Request) -> Vec<String> {
+    headers(request, "Accept")
+        .iter()
+        .flat_map(|v| v.split(','))
+        .filter_map(|t| t.split(';').next())
+        .map(|t| t.trim().to_ascii_lowercase())
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+fn accepts(request: &Request, wanted: &str) -> bool {
+    let types = accepted_types(request);
+    let family = format!("{}/*", wanted.split('/').next().unwrap_or(""));
+    types.is_empty()
+        || types
+            .iter()
+            .any(|t| t == wanted || t == "*/*" || *t == family)
+}
+
+fn wants_only_events(request: &Request) -> bool {
+    accepts(request, "text/event-stream") && !accepts(request, "application/json")
+}
+
+/// `POST /mcp`: the checks a body need not be read for, then the body.
+pub(super) fn post(ctx: &Arc<Context>, request: Request, principal: Principal) {
+    if !is_json(&request) {
+        let r = rpc_refusal(
+            415,
+            Value::Null,
+            INVALID_REQUEST,
+            "Content-Type must be application/json",
+        );
+        return request.respond(r);
+    }
+    if !accepts(&request, "application/json") && !accepts(&request, "text/event-stream") {
+        let r = rpc_refusal(
+            406,
+            Value::Null,
+            INVALID_REQUEST,
+            "Accept must list application/json and text/event-stream",
+        );
+        return request.respond(r);
+    }
+    let started = Instant::now();
+    let caller = caller_key(principal.tenant.name(), &principal.subject);
+    body_readers::read_then(ctx, request, &caller, move |ctx, request, body| {
+        deliver(ctx, request, principal, body, started)
+    });
+}
+
+/// What a POST without a session is.
+#[derive(Debug, PartialEq)]
+enum Era {
+    /// `initialize` of a session-based revision: opens a session.
+    Initialize,
+    /// A 2026-07-28 request (or one claiming a revision we do not know).
+    Stateless,
+    /// Anything else of a session-based revision: needs a session.
+    NeedsSession,
+}
+
+fn era(value: &Value, version_header: Option<&str>) -> Era {
+    let legacy_header =
+        version_header.is_none_or(|v| Revision::parse(v).is_some_and(|r| !r.is_modern()));
+    let has_meta = value
+        .get("params")
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(META_PROTOCOL_VERSION))
+        .is_some();
+    if !legacy_header || has_meta {
+        Era::Stateless
+    } else if value.get("method").and_then(Value::as_str) == Some("initialize") {
+        Era::Initialize
+    } else {
+        Era::NeedsSession
+    }
+}
+
+/// Runs the message a POST carried (`body`, read whole).
+fn deliver(
+    ctx: &Arc<Context>,
+    request: Request,
+    principal: Principal,
+    body: Vec<u8>,
+    started: Instant,
+) {
+    // Held until the message has been handled (see `parse_budget`).
+    let parsed = match ParseBudget::shared().charge(&body) {
+        Ok(charge) => charge,
+        Err(refusal) => return request.respond(http_api::parse_refused(&refusal)),
+    };
+    let value: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            let why = format!(
+                "parse error: invalid JSON at line {} column {}",
+                e.line(),
+                e.column()
+            );
+            return request.respond(rpc_refusal(400, Value::Null, PARSE_ERROR, &why));
+        }
+    };
+    let call = Call::new(&value, body.len(), started);
+    drop(body);
+    let message = Message {
+        value,
+        call,
+        parsed,
+    };
+    let version = header(&request, VERSION_HEADER).map(|v| v.trim().to_string());
+    if let Some(id) = header(&request, SESSION_HEADER).map(str::to_string) {
+        if era(&message.value, version.as_deref()) != Era::Stateless {
+            return in_session(ctx, request, principal, message, &id, version.as_deref());
+        }
+        // A stateless request's Mcp-Session-Id is ignored.
+    }
+    match era(&message.value, version.as_deref()) {
+        Era::Stateless => stateless(ctx, request, principal, message, version.as_deref()),
+        Era::Initialize => initialize(ctx, request, principal, message),
+        Era::NeedsSession => {
+            let r = rpc_refusal(
+                400,
+                jsonrpc::id_of(&message.value),
+                INVALID_REQUEST,
+                "no Mcp-Session-Id: send initialize first (protocol revisions up to \
+                 2025-11-25), or give every request the 2026-07-28 _meta and \
+                 MCP-Protocol-Version header",
+            );
+            request.respond(r)
+        }
+    }
+}
+
+/// One parsed message with what it is charged.
+struct Message {
+    value: Value,
+    call: Call,
+    /// Its share of the parse budget, held until it has been handled.
+    parsed: ParseCharge,
+}
+
+/// `initialize` without a session: open one, answer with its id.
+fn initialize(ctx: &Arc<Context>, request: Request, principal: Principal, message: Message) {
+    let session = match ctx.mcp_sessions.open(&principal) {
+        Ok(s) => s,
+        Err(r) => return request.respond(r),
+    };
+    let Message { value, call, .. } = message;
+    let reply = ctx
+        .server
+        .handle_as(&session.protocol, &principal, value)
+        .unwrap_or(Value::Null);
+    if reply.get("result").is_none() {
+        // Nothing was agreed: no session.
+        ctx.mcp_sessions.remove(&session.id, &session.owner);
+        let (r, _) = reply_response(&request, 400, &reply);
+        return request.respond(r);
+    }
+    let (r, len) = reply_response(&request, 200, &reply);
+    call.charge(ctx, &principal, &reply, len);
+    log::debug!("HTTP session {} opened", session.id);
+    request.respond(r.with_header(make_header(SESSION_HEADER, &session.id)));
+}
+
+/// A message of an open session-based session.
+fn in_session(
+    ctx: &Arc<Context>,
+    request: Request,
+    principal: Principal,
+    message: Message,
+    id: &str,
+    version: Option<&str>,
+) {
+    let owner = caller_key(principal.tenant.name(), &principal.subject);
+    let session = is_session_id(id)
+        .then(|| ctx.mcp_sessions.get(id, &owner))
+        .flatten();
+    let Some(session) = session else {
+        let r = rpc_refusal(
+            404,
+            jsonrpc::id_of(&message.value),
+            INVALID_REQUEST,
+            "no such session (ended, expired or never opened): send initialize again",
+        );
+        return request.respond(r);
+    };
+    if let (Some(v), Some(agreed)) = (version, session.protocol.revision()) {
+        if v != agreed.as_str() {
+            let r = rpc_refusal(
+                400,
+                jsonrpc::id_of(&message.value),
+                INVALID_REQUEST,
+                &format!(
+                    "MCP-Protocol-Version {:?} is not this session's revision {}",
+                    v.chars().take(64).collect::<String>(),
+                    agreed.as_str()
+                ),
+            );
+            return request.respond(r);
+        }
+    }
+    let Message {
+        value,
+        call,
+        parsed,
+    } = message;
+    if Server::is_inline(&value) {
+        // initialize (refused: the session has one), ping, notifications
+        // and responses: cheap, and ordered before what follows them.
+        let reply = ctx.server.handle_as(&session.protocol, &principal, value);
+        return match reply {
+            None => request.respond(accepted()),
+            Some(reply) => {
+                let (r, len) = reply_response(&request, 200, &reply);
+                call.charge(ctx, &principal, &reply, len);
+                request.respond(r)
+            }
+        };
+    }
+    let permit = match admit_dispatch(ctx) {
+        Ok(p) => p,
+        Err(r) => return request.respond(r),
+    };
+    let (tx, rx) = crossbeam_channel::bounded::<Request>(1);
+    let job_ctx = ctx.clone();
+    let job_session = session.clone();
+    // The ticket fixes this message's place in the session's order as it
+    // arrives (read-your-writes), before any later POST can take one.
+    let kind = Server::kind(&value);
+    let submitted = session.protocol.ticket_then(kind, |ticket| {
+        ctx.submit(Box::new(move || {
+            let _permit = permit;
+            let _parsed = parsed;
+            let reply =
+                job_ctx
+                    .server
+                    .handle_ordered(&job_session.protocol, &principal, value, ticket);
+            let Ok(request) = rx.recv() else { return };
+            match reply {
+                None => request.respond(accepted()),
+                Some(reply) => {
+                    let (r, len) = reply_response(&request, 200, &reply);
+                    call.charge(&job_ctx, &principal, &reply, len);
+                    request.respond(r)
+                }
+            }
+        }))
+    });
+    if submitted {
+        let _ = tx.send(request);
+    } else {
+        request.respond(overloaded());
+    }
+}
+
+/// A request of the stateless revision: its headers and `_meta` checked,
+/// then dispatched.
+fn stateless(
+    ctx: &Arc<Context>,
+    request: Request,
+    principal: Principal,
+    message: Message,
+    version: Option<&str>,
+) {
+    let Message {
+        value,
+        call,
+        parsed,
+    } = message;
+    let id = jsonrpc::id_of(&value);
+    let Some(obj) = value.as_object() else {
+        let r = rpc_refusal(
+            400,
+            Value::Null,
+            INVALID_REQUEST,
+            "a 2026-07-28 request is one JSON-RPC object (batches do not exist there)",
+        );
+        return request.respond(r);
+    };
+    if !obj.contains_key("id") {
+        // Notifications mean nothing over stateless HTTP (closing a
+        // response stream is the cancellation): accepted, ignored.
+        return request.respond(accepted());
+    }
+    let empty = Map::new();
+    let params = obj
+        .get("params")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let method = obj.get("method").and_then(Value::as_str).unwrap_or("");
+    if let Err(r) = check_stateless(&request, version, method, params, &id) {
+        return request.respond(r);
+    }
+    let permit = match admit_dispatch(ctx) {
+        Ok(p) => p,
+        Err(r) => return request.respond(r),
+    };
+    let (tx, rx) = crossbeam_channel::bounded::<Request>(1);
+    let job_ctx = ctx.clone();
+    let submitted = ctx.submit(Box::new(move || {
+        let _permit = permit;
+        let _parsed = parsed;
+        let reply = job_ctx.server.handle_stateless(&principal, value);
+        let Ok(request) = rx.recv() else { return };
+        let Some(reply) = reply else {
+            return request.respond(accepted());
+        };
+        let status = match reply["error"]["code"].as_i64() {
+            Some(METHOD_NOT_FOUND) => 404,
+            Some(UNSUPPORTED_PROTOCOL_VERSION | HEADER_MISMATCH) => 400,
+            _ => 200,
+        };
+        let (r, len) = reply_response(&request, status, &reply);
+        call.charge(&job_ctx, &principal, &reply, len);
+        request.respond(r)
+    }));
+    if submitted {
+        let _ = tx.send(request);
+    } else {
+        request.respond(overloaded());
+    }
+}
+
+/// The stateless checks, in the specification's order; `Err` is the 400.
+fn check_stateless(
+    request: &Request,
+    version: Option<&str>,
+    method: &str,
+    params: &Map<String, Value>,
+    id: &Value,
+) -> Result<(), Response> {
+    let refuse = |code: i64, message: &str, data: Option<Value>| {
+        let reply = match data {
+            Some(d) => jsonrpc::error_with_data(id.clone(), code, message, d),
+            None => jsonrpc::error(id.clone(), code, message),
+        };
+        rpc_response(400, &reply)
+    };
+    let mismatch = |message: String| refuse(HEADER_MISMATCH, &message, None);
+    let Some(version) = version else {
+        return Err(mismatch(format!("the {VERSION_HEADER} header is required")));
+    };
+    let checked = revision::request_meta(params);
+    if let Err(f) = &checked {
+        if f.code == INVALID_PARAMS {
+            return Err(refuse(f.code, &f.message, f.data.clone()));
+        }
+    }
+    let named = revision::modern_version_named(params).unwrap_or("");
+    if named != version {
+        return Err(mismatch(format!(
+            "header mismatch: {VERSION_HEADER} {:?} is not the _meta protocol version {:?}",
+            clip(version),
+            clip(named)
+        )));
+    }
+    if let Err(f) = checked {
+        return Err(refuse(f.code, &f.message, f.data));
+    }
+    let sent: Vec<&str> = headers(request, METHOD_HEADER)
+        .into_iter()
+        .map(str::trim)
+        .collect();
+    if sent.is_empty() || sent.iter().any(|m| *m != method) {
+        return Err(mismatch(format!(
+            "header mismatch: {METHOD_HEADER} must be present and equal the method {:?}",
+            clip(method)
+        )));
+    }
+    let named_field = match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(field) = named_field {
+        let body = params.get(field).and_then(Value::as_str);
+        let sent: Vec<Option<String>> = headers(request, NAME_HEADER)
+            .into_iter()
+            .map(decode_header_value)
+            .collect();
+        let agrees = !sent.is_empty()
+            && sent
+                .iter()
+                .all(|v| v.is_some() && v.as_deref() == body && body.is_some());
+        if !agrees {
+            return Err(mismatch(format!(
+                "header mismatch: {NAME_HEADER} must be present and equal params.{field}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A header value as sent: trimmed, and decoded when it uses the
+/// `=?base64?…?=` form; `None` when that form does not decode to UTF-8.
+fn decode_header_value(raw: &str) -> Option<String> {
+    let v = raw.trim();
+    match v
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    {
+        Some(encoded) => crate::base64::decode(encoded)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok()),
+        None => Some(v.to_string()),
+    }
+}
+
+fn clip(s: &str) -> String {
+    s.chars().take(64).collect()
+}
+
+fn accepted() -> Response {
+    Response::from_data(Vec::new()).with_status_code(202)
+}
+
+fn overloaded() -> Response {
+    rpc_refusal(
+        429,
+        Value::Null,
+        INVALID_REQUEST,
+        "the dispatch queue is full; retry shortly",
+    )
+    .with_header(retry_after(RETRY_AFTER_SECS))
+}
+
+/// 405 for GET and DELETE without a session (the stateless revision has
+/// neither).
+fn no_session_method() -> Response {
+    rpc_refusal(
+        405,
+        Value::Null,
+        INVALID_REQUEST,
+        "GET and DELETE /mcp need an Mcp-Session-Id (protocol revisions up to 2025-11-25); \
+         2026-07-28 has neither",
+    )
+    .with_header(make_header("Allow", "POST"))
+}
+
+/// `GET /mcp`: a session's listening stream.
+pub(super) fn get(ctx: &Arc<Context>, request: Request, principal: Principal) {
+    let Some(id) = header(&request, SESSION_HEADER).map(str::to_string) else {
+        return request.respond(no_session_method());
+    };
+    let owner = caller_key(principal.tenant.name(), &principal.subject);
+    let Some(session) = is_session_id(&id)
+        .then(|| ctx.mcp_sessions.get(&id, &owner))
+        .flatten()
+    else {
+        let r = rpc_refusal(404, Value::Null, INVALID_REQUEST, "no such session");
+        return request.respond(r);
+    };
+    if !accepts(&request, "text/event-stream") {
+        let r = rpc_refusal(
+            406,
+            Value::Null,
+            INVALID_REQUEST,
+            "Accept must list text/event-stream",
+        );
+        return request.respond(r);
+    }
+    let place = match ctx.streams.try_enter(principal.tenant.name(), &owner) {
+        Ok(p) => p,
+        Err(why) => return request.respond(sse::refuse_stream(why)),
+    };
+    let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
+    {
+        let mut listening = lock(&session.listening);
+        if listening.is_some() {
+            let r = rpc_refusal(
+                409,
+                Value::Null,
+                INVALID_REQUEST,
+                "this session already has a listening stream",
+            );
+            return request.respond(r);
+        }
+        *listening = Some(stop_tx);
+    }
+    let chunked = request.is_http11();
+    let Some(conn) = request.into_conn() else {
+        session.end_listening();
+        return;
+    };
+    let (out, connection) = conn.into_stream();
+    let spawned = std::thread::Builder::new()
+        .name("mcp-listen".into())
+        .spawn(move || {
+            let _place = place;
+            let _connection = connection;
+            let outcome = EventStream::open(out, chunked).and_then(|mut events| {
+                loop {
+                    crossbeam_channel::select! {
+                        recv(stop_rx) -> _ => break,
+                        default(HANGUP_POLL) => events.tend()?,
+                    }
+                }
+                events.finish()
+            });
+            session.end_listening();
+            session.touch();
+            if let Err(e) = outcome {
+                log::debug!("listening stream of HTTP session {} ended: {e}", session.id);
+            }
+        });
+    if let Err(e) = spawned {
+        log::error!("cannot start a listening stream thread: {e}");
+    }
+}
+
+/// `DELETE /mcp`: ends a session.
+pub(super) fn delete(ctx: &Arc<Context>, request: Request, principal: Principal) {
+    let Some(id) = header(&request, SESSION_HEADER).map(str::to_string) else {
+        return request.respond(no_session_method());
+    };
+    let owner = caller_key(principal.tenant.name(), &principal.subject);
+    if ctx.mcp_sessions.remove(&id, &owner) {
+        log::debug!("HTTP session {id} deleted");
+        request.respond(Response::from_data(Vec::new()).with_status_code(200))
+    } else {
+        let r = rpc_refusal(404, Value::Null, INVALID_REQUEST, "no such session");
+        request.respond(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_era_is_read_from_header_and_meta() {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+        assert_eq!(era(&init, None), Era::Initialize);
+        assert_eq!(era(&init, Some("2025-11-25")), Era::Initialize);
+        assert_eq!(era(&init, Some("2026-07-28")), Era::Stateless);
+        let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+        assert_eq!(era(&list, None), Era::NeedsSession);
+        assert_eq!(era(&list, Some("2025-06-18")), Era::NeedsSession);
+        assert_eq!(era(&list, Some("v999.0.0")), Era::Stateless);
+        let modern = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+            "params": {"_meta": {META_PROTOCOL_VERSION: "2026-07-28"}}});
+        assert_eq!(era(&modern, None), Era::Stateless);
+    }
+
+    #[test]
+    fn header_values_are_trimmed_and_base64_decoded() {
+        assert_eq!(decode_header_value("  tool  ").as_deref(), Some("tool"));
+        assert_eq!(
+            decode_header_value("=?base64?SGVsbG8sIOS4lueVjA==?=").as_deref(),
+            Some("Hello, 世界")
+        );
+        assert_eq!(decode_header_value("=?base64?!!!?="), None);
+        assert_eq!(
+            decode_header_value("=?base64?abc").as_deref(),
+            Some("=?base64?abc")
+        );
+    }
+}
