@@ -1,17 +1,24 @@
 //! Load figures for `alayasiki-api`: many concurrent MCP clients over
-//! HTTP+SSE mixing queries and ingests for a fixed time.
+//! HTTP mixing queries and ingests for a fixed time, on one of its MCP
+//! transports.
 //!
 //! ```sh
 //! cargo build --release --bin alayasiki-api
 //! cargo run --release --example bench_sse -- [--clients 128] [--seconds 30] \
 //!     [--ingest-percent 20] [--preload 500] [--backoff-ms 100] \
-//!     [--binary target/release/alayasiki-api]
+//!     [--transport sse|streamable|stateless] [--binary target/release/alayasiki-api]
 //! ```
 //!
-//! Each client opens its own SSE stream (its own subject in one tenant),
-//! initializes, then runs closed-loop: one request at a time, an ingest
+//! `--transport`: `sse` (default) is the legacy HTTP+SSE transport: each
+//! client opens its own SSE stream (its own subject in one tenant) and
+//! initializes; `streamable` is Streamable HTTP at `/mcp` with a session
+//! (`initialize` at 2025-11-25, then `Mcp-Session-Id` on every POST);
+//! `stateless` is Streamable HTTP at revision 2026-07-28 (per-request
+//! `_meta` and headers, no session). Each client then runs closed-loop:
+//! one request at a time, an ingest
 //! with the given probability (a unique idempotency key) or else a query,
-//! latency measured from the POST to the reply event on the stream. A POST
+//! latency measured from the POST to the reply (the event on the stream,
+//! or the POST's response for Streamable HTTP). A POST
 //! answered 429 is counted and retried after `--backoff-ms` plus jitter. Afterwards the
 //! server gets SIGTERM, is restarted on the same directory, and every
 //! acknowledged ingest must be there exactly once: each document id
@@ -44,6 +51,14 @@ struct Options {
     /// Pause after a 429 before the next attempt (plus up to as much again
     /// of jitter).
     backoff_ms: u64,
+    transport: Transport,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Transport {
+    Sse,
+    Streamable,
+    Stateless,
 }
 
 fn options() -> Options {
@@ -54,6 +69,7 @@ fn options() -> Options {
         ingest_percent: 20,
         preload: 500,
         backoff_ms: 100,
+        transport: Transport::Sse,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -66,6 +82,14 @@ fn options() -> Options {
             "--ingest-percent" => o.ingest_percent = value.parse().expect("--ingest-percent N"),
             "--preload" => o.preload = value.parse().expect("--preload N"),
             "--backoff-ms" => o.backoff_ms = value.parse().expect("--backoff-ms N"),
+            "--transport" => {
+                o.transport = match value.as_str() {
+                    "sse" => Transport::Sse,
+                    "streamable" => Transport::Streamable,
+                    "stateless" => Transport::Stateless,
+                    other => panic!("--transport sse|streamable|stateless, not {other}"),
+                }
+            }
             other => panic!("unknown argument {other}"),
         }
         i += 2;
@@ -116,6 +140,8 @@ fn start(binary: &str, dir: &std::path::Path) -> (Child, SocketAddr) {
 struct Conn {
     addr: SocketAddr,
     reader: BufReader<TcpStream>,
+    /// The `Mcp-Session-Id` of the last response that named one.
+    session: Option<String>,
 }
 
 impl Conn {
@@ -125,16 +151,29 @@ impl Conn {
         Conn {
             addr,
             reader: BufReader::new(s),
+            session: None,
         }
     }
 
     /// Sends a request, reconnecting once if the server closed the
     /// connection; returns (status, body).
     fn send(&mut self, method: &str, path: &str, token: &str, body: &[u8]) -> (u16, Vec<u8>) {
+        self.send_with(method, path, token, "", body)
+    }
+
+    /// [`Conn::send`] with extra header lines (each ending in CRLF).
+    fn send_with(
+        &mut self,
+        method: &str,
+        path: &str,
+        token: &str,
+        extra: &str,
+        body: &[u8],
+    ) -> (u16, Vec<u8>) {
         for attempt in 0..2 {
             let head = format!(
                 "{method} {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\
-                 Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                 Content-Type: application/json\r\n{extra}Content-Length: {}\r\n\r\n",
                 self.addr,
                 body.len()
             );
@@ -172,11 +211,16 @@ impl Conn {
             if h.starts_with("connection:") && h.contains("close") {
                 close = true;
             }
+            if let Some(v) = h.strip_prefix("mcp-session-id:") {
+                self.session = Some(v.trim().to_string());
+            }
         }
         let mut body = vec![0; len];
         self.reader.read_exact(&mut body).ok()?;
         if close {
+            let session = self.session.take();
             *self = Conn::new(self.addr);
+            self.session = session;
         }
         Some((status, body))
     }
@@ -251,6 +295,109 @@ fn open_stream(addr: SocketAddr, token: &str) -> (String, mpsc::Receiver<Value>,
         }
     });
     (endpoint, mrx, keep)
+}
+
+/// One client's MCP connection, on the chosen transport.
+enum McpClient {
+    /// The POST endpoint, the replies from the stream, and the stream
+    /// (held open: dropping it ends the session).
+    Sse(String, mpsc::Receiver<Value>, #[allow(dead_code)] TcpStream),
+    /// The session id.
+    Streamable(String),
+    Stateless,
+}
+
+const STREAMABLE_REVISION: &str = "2025-11-25";
+const STATELESS_REVISION: &str = "2026-07-28";
+const ACCEPT: &str = "Accept: application/json, text/event-stream\r\n";
+
+impl McpClient {
+    fn open(transport: Transport, addr: SocketAddr, tok: &str, conn: &mut Conn) -> McpClient {
+        let init = |version: &str| {
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                   "params": {"protocolVersion": version, "capabilities": {},
+                              "clientInfo": {"name": "bench", "version": "1"}}})
+            .to_string()
+        };
+        match transport {
+            Transport::Sse => {
+                let (endpoint, replies, stream) = open_stream(addr, tok);
+                let sent = conn.send("POST", &endpoint, tok, init("2024-11-05").as_bytes());
+                assert_eq!(sent.0, 202);
+                replies
+                    .recv_timeout(REPLY_TIMEOUT)
+                    .expect("initialize reply");
+                McpClient::Sse(endpoint, replies, stream)
+            }
+            Transport::Streamable => {
+                let (status, _) = conn.send_with(
+                    "POST",
+                    "/mcp",
+                    tok,
+                    ACCEPT,
+                    init(STREAMABLE_REVISION).as_bytes(),
+                );
+                assert_eq!(status, 200, "initialize");
+                let id = conn.session.clone().expect("Mcp-Session-Id");
+                let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+                let extra = format!("{ACCEPT}Mcp-Session-Id: {id}\r\n");
+                let (status, _) =
+                    conn.send_with("POST", "/mcp", tok, &extra, done.to_string().as_bytes());
+                assert_eq!(status, 202, "initialized");
+                McpClient::Streamable(id)
+            }
+            Transport::Stateless => McpClient::Stateless,
+        }
+    }
+
+    /// Calls a tool; `None` when the POST was answered 429.
+    fn call(&mut self, conn: &mut Conn, tok: &str, n: u64, mut params: Value) -> Option<Value> {
+        if let McpClient::Stateless = self {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": STATELESS_REVISION,
+                "io.modelcontextprotocol/clientCapabilities": {}
+            });
+        }
+        let name = params["name"].as_str().unwrap_or("").to_string();
+        let msg = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params});
+        let body = msg.to_string();
+        let (status, reply) = match self {
+            McpClient::Sse(endpoint, replies, _) => {
+                let (status, _) = conn.send("POST", endpoint, tok, body.as_bytes());
+                if status == 429 {
+                    return None;
+                }
+                assert_eq!(status, 202, "POST");
+                let reply = replies
+                    .recv_timeout(REPLY_TIMEOUT)
+                    .expect("reply on the stream");
+                return Some(reply);
+            }
+            McpClient::Streamable(id) => {
+                let extra = format!(
+                    "{ACCEPT}Mcp-Session-Id: {id}\r\nMCP-Protocol-Version: {STREAMABLE_REVISION}\r\n"
+                );
+                conn.send_with("POST", "/mcp", tok, &extra, body.as_bytes())
+            }
+            McpClient::Stateless => {
+                let extra = format!(
+                    "{ACCEPT}MCP-Protocol-Version: {STATELESS_REVISION}\r\n\
+                     Mcp-Method: tools/call\r\nMcp-Name: {name}\r\n"
+                );
+                conn.send_with("POST", "/mcp", tok, &extra, body.as_bytes())
+            }
+        };
+        if status == 429 {
+            return None;
+        }
+        assert_eq!(
+            status,
+            200,
+            "POST /mcp: {}",
+            String::from_utf8_lossy(&reply)
+        );
+        Some(serde_json::from_slice(&reply).expect("a JSON-RPC reply"))
+    }
 }
 
 #[derive(Default)]
@@ -331,15 +478,11 @@ fn main() {
         );
         let ingest_percent = o.ingest_percent;
         let backoff_ms = o.backoff_ms;
+        let transport = o.transport;
         threads.push(std::thread::spawn(move || {
             let tok = token(&format!("bench-{c}"));
-            let (endpoint, replies, _stream) = open_stream(addr, &tok);
             let mut conn = Conn::new(addr);
-            let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                              "params": {"protocolVersion": "2024-11-05", "capabilities": {},
-                                         "clientInfo": {"name": "bench", "version": "1"}}});
-            assert_eq!(conn.send("POST", &endpoint, &tok, init.to_string().as_bytes()).0, 202);
-            replies.recv_timeout(REPLY_TIMEOUT).expect("initialize reply");
+            let mut client = McpClient::open(transport, addr, &tok, &mut conn);
             ready.wait();
             let mut local = Totals::default();
             let mut n: u64 = 0;
@@ -355,17 +498,13 @@ fn main() {
                     json!({"name": "alayasiki_query", "arguments": {
                         "query": format!("what about the {}?", words(seed, 3)), "mode": "evidence"}})
                 };
-                let msg = json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": args});
                 let sent = Instant::now();
-                let (status, _) = conn.send("POST", &endpoint, &tok, msg.to_string().as_bytes());
-                if status == 429 {
+                let Some(reply) = client.call(&mut conn, &tok, n, args) else {
                     rejected.fetch_add(1, Ordering::Relaxed);
                     let jitter = seed.wrapping_mul(0x9e3779b97f4a7c15) % (backoff_ms + 1);
                     std::thread::sleep(StdDuration::from_millis(backoff_ms + jitter));
                     continue;
-                }
-                assert_eq!(status, 202, "POST");
-                let reply = replies.recv_timeout(REPLY_TIMEOUT).expect("reply on the stream");
+                };
                 let ms = sent.elapsed().as_secs_f64() * 1000.0;
                 assert_eq!(reply["id"], json!(n));
                 if reply["result"]["isError"] != false {
@@ -437,8 +576,13 @@ fn main() {
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
 
+    let transport = match o.transport {
+        Transport::Sse => "HTTP+SSE",
+        Transport::Streamable => "Streamable HTTP (sessions, 2025-11-25)",
+        Transport::Stateless => "Streamable HTTP (stateless, 2026-07-28)",
+    };
     println!(
-        "alayasiki-api SSE load: {} clients, {:.0} s, {}% ingests, {} preloaded documents",
+        "alayasiki-api {transport} load: {} clients, {:.0} s, {}% ingests, {} preloaded documents",
         o.clients, elapsed, o.ingest_percent, o.preload
     );
     println!(
