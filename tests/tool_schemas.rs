@@ -7,6 +7,16 @@
 //! server publishes, all of them the same in JSON Schema draft-07 and
 //! 2020-12); a keyword it does not know fails the shape test, so a schema
 //! cannot grow past what these tests check.
+//!
+//! The output schemas (MCP 2025-06-18 and later) against what the binary
+//! returns: every tool is called with realistic arguments, and each
+//! result's `structuredContent` must equal the JSON of its text block and
+//! be valid by the tool's `outputSchema`, read by the same validator with
+//! every declared object closed, so a result field the schema does not
+//! describe fails as surely as a missing or mistyped one. When a Python
+//! with `jsonschema` is at hand (the venv `scripts/test` creates, or
+//! `ALAYASIKI_TEST_PYTHON`), its Draft 2020-12 validator must agree on
+//! every result and on drifted copies of them.
 
 mod common;
 
@@ -15,6 +25,7 @@ use alayasiki_mcp::limits::{
 };
 use common::{Server, TempDir};
 use serde_json::{json, Map, Value};
+use std::path::Path;
 
 /// Property name no tool has, added wherever an object is closed.
 const UNKNOWN: &str = "not_in_schema";
@@ -65,9 +76,32 @@ fn matches_pattern(pattern: &str, s: &str) -> bool {
 
 /// Validates `v` against `schema`; the error names the path.
 fn validate(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
+    check(schema, v, path, Objects::AsDeclared)
+}
+
+/// Validates a tool's result against its output schema, reading every
+/// object schema that declares `properties` as closed (unless it says
+/// `additionalProperties: true`): the published output schemas are open so
+/// that clients tolerate a newer server, but a result with a field the
+/// schema does not describe is drift, and fails here.
+fn validate_output(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
+    check(schema, v, path, Objects::Closed)
+}
+
+/// How [`check`] treats properties an object schema does not declare.
+#[derive(Clone, Copy, PartialEq)]
+enum Objects {
+    /// As JSON Schema does: refused only under `additionalProperties: false`.
+    AsDeclared,
+    /// Refused wherever `properties` are declared, unless
+    /// `additionalProperties: true`.
+    Closed,
+}
+
+fn check(schema: &Value, v: &Value, path: &str, objects: Objects) -> Result<(), String> {
     let fail = |why: String| Err(format!("{path}: {why}"));
     if let Some(branches) = schema["anyOf"].as_array() {
-        if !branches.iter().any(|b| validate(b, v, path).is_ok()) {
+        if !branches.iter().any(|b| check(b, v, path, objects).is_ok()) {
             return fail(format!("{v} matches no anyOf branch"));
         }
     }
@@ -131,7 +165,7 @@ fn validate(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
         }
         if schema.get("items").is_some() {
             for (i, item) in items.iter().enumerate() {
-                validate(&schema["items"], item, &format!("{path}[{i}]"))?;
+                check(&schema["items"], item, &format!("{path}[{i}]"), objects)?;
             }
         }
     }
@@ -148,12 +182,18 @@ fn validate(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
                 return fail(format!("lacks required {name}"));
             }
         }
+        let closed = match objects {
+            Objects::AsDeclared => schema["additionalProperties"] == false,
+            Objects::Closed => {
+                schema["additionalProperties"] == false
+                    || (schema.get("properties").is_some()
+                        && schema["additionalProperties"] != true)
+            }
+        };
         for (k, item) in o {
             match schema["properties"].get(k) {
-                Some(p) => validate(p, item, &format!("{path}.{k}"))?,
-                None if schema["additionalProperties"] == false => {
-                    return fail(format!("unknown property {k}"))
-                }
+                Some(p) => check(p, item, &format!("{path}.{k}"), objects)?,
+                None if closed => return fail(format!("unknown property {k}")),
                 None => {}
             }
         }
@@ -385,6 +425,79 @@ fn listed_schemas_close_every_object_and_give_every_value_one_type() {
     server.close();
 }
 
+/// Asserts that a (sub)schema keeps to the shared subset: known keywords,
+/// each with a value of its kind, consistent bounds, `required` names that
+/// are properties, `enum` values of the schema's type.
+fn assert_shape(path: &str, s: &Value) {
+    let o = s
+        .as_object()
+        .unwrap_or_else(|| panic!("{path}: not a schema object: {s}"));
+    for (k, v) in o {
+        assert!(
+            KEYWORDS.contains(&k.as_str()),
+            "{path}: keyword {k} is outside the shared subset"
+        );
+        let count = |v: &Value| v.as_u64().is_some();
+        let ok = match k.as_str() {
+            "type" => v.as_str().is_some_and(|t| TYPES.contains(&t)),
+            "description" | "pattern" | "contentEncoding" => v.is_string(),
+            "properties" => v
+                .as_object()
+                .is_some_and(|m| m.values().all(Value::is_object)),
+            "additionalProperties" | "uniqueItems" => v.is_boolean(),
+            "items" => v.is_object(),
+            "minimum" | "maximum" => v.is_number(),
+            "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
+            | "maxProperties" => count(v),
+            "required" | "enum" => v.as_array().is_some_and(|a| {
+                !a.is_empty() && a.iter().enumerate().all(|(i, x)| !a[..i].contains(x))
+            }),
+            "anyOf" => v
+                .as_array()
+                .is_some_and(|a| a.len() >= 2 && a.iter().all(Value::is_object)),
+            _ => unreachable!(),
+        };
+        assert!(ok, "{path}.{k}: {v} is not a valid value of {k}");
+    }
+    for (lo, hi) in [
+        ("minimum", "maximum"),
+        ("minLength", "maxLength"),
+        ("minItems", "maxItems"),
+        ("minProperties", "maxProperties"),
+    ] {
+        if let (Some(a), Some(b)) = (s[lo].as_f64(), s[hi].as_f64()) {
+            assert!(a <= b, "{path}: {lo} {a} > {hi} {b}");
+        }
+    }
+    // `required` names properties: its own, or, in an anyOf branch that
+    // states only which are required, its parent's.
+    let branches = s["anyOf"].as_array().into_iter().flatten();
+    for b in branches.filter(|b| b.get("properties").is_none() && b.get("type").is_none()) {
+        for name in b["required"].as_array().into_iter().flatten() {
+            assert!(
+                s["properties"].get(name.as_str().unwrap()).is_some(),
+                "{path}|: required {name} is not a property"
+            );
+        }
+    }
+    if s.get("properties").is_some() || s.get("type").is_some() {
+        for name in s["required"].as_array().into_iter().flatten() {
+            assert!(
+                s["properties"].get(name.as_str().unwrap()).is_some(),
+                "{path}: required {name} is not a property"
+            );
+        }
+    }
+    if let Some(choices) = s["enum"].as_array() {
+        for c in choices {
+            assert!(
+                validate(&json!({"type": s["type"]}), c, path).is_ok(),
+                "{path}: enum value {c} is not of its type"
+            );
+        }
+    }
+}
+
 #[test]
 fn listed_schemas_have_the_shape_of_draft_07_and_2020_12_schemas() {
     let dir = TempDir::new("schema-shape");
@@ -394,62 +507,7 @@ fn listed_schemas_have_the_shape_of_draft_07_and_2020_12_schemas() {
             schema["type"], "object",
             "{tool}: inputSchema is not an object schema"
         );
-        walk(&tool, &schema, &mut |path, s| {
-            let o = s
-                .as_object()
-                .unwrap_or_else(|| panic!("{path}: not a schema object: {s}"));
-            for (k, v) in o {
-                assert!(
-                    KEYWORDS.contains(&k.as_str()),
-                    "{path}: keyword {k} is outside the shared subset"
-                );
-                let count = |v: &Value| v.as_u64().is_some();
-                let ok = match k.as_str() {
-                    "type" => v.as_str().is_some_and(|t| TYPES.contains(&t)),
-                    "description" | "pattern" | "contentEncoding" => v.is_string(),
-                    "properties" => v
-                        .as_object()
-                        .is_some_and(|m| m.values().all(Value::is_object)),
-                    "additionalProperties" | "uniqueItems" => v.is_boolean(),
-                    "items" => v.is_object(),
-                    "minimum" | "maximum" => v.is_number(),
-                    "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
-                    | "maxProperties" => count(v),
-                    "required" | "enum" => v.as_array().is_some_and(|a| {
-                        !a.is_empty() && a.iter().enumerate().all(|(i, x)| !a[..i].contains(x))
-                    }),
-                    "anyOf" => v
-                        .as_array()
-                        .is_some_and(|a| a.len() >= 2 && a.iter().all(Value::is_object)),
-                    _ => unreachable!(),
-                };
-                assert!(ok, "{path}.{k}: {v} is not a valid value of {k}");
-            }
-            for (lo, hi) in [
-                ("minimum", "maximum"),
-                ("minLength", "maxLength"),
-                ("minItems", "maxItems"),
-                ("minProperties", "maxProperties"),
-            ] {
-                if let (Some(a), Some(b)) = (s[lo].as_f64(), s[hi].as_f64()) {
-                    assert!(a <= b, "{path}: {lo} {a} > {hi} {b}");
-                }
-            }
-            for name in s["required"].as_array().into_iter().flatten() {
-                assert!(
-                    s["properties"].get(name.as_str().unwrap()).is_some(),
-                    "{path}: required {name} is not a property"
-                );
-            }
-            if let Some(choices) = s["enum"].as_array() {
-                for c in choices {
-                    assert!(
-                        validate(&json!({"type": s["type"]}), c, path).is_ok(),
-                        "{path}: enum value {c} is not of its type"
-                    );
-                }
-            }
-        });
+        walk(&tool, &schema, &mut assert_shape);
     }
     server.close();
 }
@@ -571,6 +629,677 @@ fn file_content_past_its_decoded_limit_is_refused_in_either_form() {
             assert!(validate(&schemas[tool], &args, tool).is_err(), "{tool}");
             refused(&mut server, tool, &args);
         }
+    }
+    server.close();
+}
+
+// Structured output: every tool's `outputSchema` against what the binary
+// returns as `structuredContent`.
+
+/// The first revision with `outputSchema` and `structuredContent`.
+const STRUCTURED_REVISION: &str = "2025-06-18";
+
+/// A server whose session speaks [`STRUCTURED_REVISION`].
+fn structured_server(dir: &Path, env: &[(&str, &str)]) -> Server {
+    let mut server = Server::start_with(dir, env);
+    let reply = server.request(
+        "initialize",
+        json!({"protocolVersion": STRUCTURED_REVISION, "capabilities": {},
+               "clientInfo": {"name": "tests", "version": "1"}}),
+    );
+    assert_eq!(
+        reply["result"]["protocolVersion"], STRUCTURED_REVISION,
+        "{reply}"
+    );
+    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    server
+}
+
+/// The output schemas the binary lists, by tool name.
+fn output_schemas(server: &mut Server) -> Map<String, Value> {
+    let reply = server.request("tools/list", json!({}));
+    reply["result"]["tools"]
+        .as_array()
+        .expect("tools/list result has tools")
+        .iter()
+        .map(|t| {
+            let name = t["name"].as_str().unwrap().to_string();
+            let schema = t
+                .get("outputSchema")
+                .unwrap_or_else(|| panic!("{name} lists no outputSchema"))
+                .clone();
+            (name, schema)
+        })
+        .collect()
+}
+
+/// Keywords the output schemas may use: a part of [`KEYWORDS`], all of
+/// which [`check`] implements.
+const OUTPUT_KEYWORDS: &[&str] = &[
+    "type",
+    "description",
+    "properties",
+    "required",
+    "additionalProperties",
+    "enum",
+    "minimum",
+    "maximum",
+    "items",
+    "anyOf",
+];
+
+/// Successful results of a run of calls, each checked as it arrives.
+struct Results {
+    schemas: Map<String, Value>,
+    /// (tool, arguments, structuredContent), in call order.
+    seen: Vec<(String, Value, Value)>,
+}
+
+impl Results {
+    fn new(server: &mut Server) -> Results {
+        Results {
+            schemas: output_schemas(server),
+            seen: Vec::new(),
+        }
+    }
+
+    /// Calls `tool`, which must succeed with `structuredContent` equal to
+    /// the JSON of its text block and valid by its output schema (objects
+    /// read as closed); returns the structured content.
+    fn ok(&mut self, server: &mut Server, tool: &str, args: Value) -> Value {
+        let reply = server.request("tools/call", json!({"name": tool, "arguments": args}));
+        let result = &reply["result"];
+        assert_eq!(result["isError"], false, "{tool} failed: {args}: {reply}");
+        let structured = result
+            .get("structuredContent")
+            .unwrap_or_else(|| panic!("{tool}: no structuredContent: {reply}"))
+            .clone();
+        assert!(
+            structured.is_object(),
+            "{tool}: structuredContent is not an object"
+        );
+        let text = result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{tool}: no text block: {reply}"));
+        let parsed: Value = serde_json::from_str(text)
+            .unwrap_or_else(|e| panic!("{tool}: the text block is not JSON ({e}): {text}"));
+        assert_eq!(
+            parsed, structured,
+            "{tool}: the text block and structuredContent differ"
+        );
+        validate_output(&self.schemas[tool], &structured, tool).unwrap_or_else(|e| {
+            panic!("{tool} returned what its outputSchema does not describe: {e}\n  arguments: {args}\n  result: {structured}")
+        });
+        self.seen.push((tool.to_string(), args, structured.clone()));
+        structured
+    }
+}
+
+/// Every property path an output schema declares (`tool.a[].b`),
+/// following `properties`, `items` and typed `anyOf` branches.
+fn declared_paths(path: &str, schema: &Value, out: &mut Vec<String>) {
+    for (name, p) in schema["properties"].as_object().into_iter().flatten() {
+        let at = format!("{path}.{name}");
+        out.push(at.clone());
+        declared_paths(&at, p, out);
+    }
+    if let Some(items) = schema.get("items") {
+        declared_paths(&format!("{path}[]"), items, out);
+    }
+    for b in schema["anyOf"].as_array().into_iter().flatten() {
+        declared_paths(path, b, out);
+    }
+}
+
+/// Every path a value has, in the same notation.
+fn value_paths(path: &str, v: &Value, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        Value::Object(o) => {
+            for (k, x) in o {
+                let at = format!("{path}.{k}");
+                out.insert(at.clone());
+                value_paths(&at, x, out);
+            }
+        }
+        Value::Array(items) => {
+            for x in items {
+                value_paths(&format!("{path}[]"), x, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Declared fields (with everything inside them) the calls below cannot
+/// make the server return, with why. Any other declared field must be
+/// returned at least once, so the schema of every field is checked against
+/// a real value.
+const NOT_PRODUCED: &[(&str, &str)] = &[
+    (
+        "alayasiki_ingest.error",
+        "needs a failed or deferred index job",
+    ),
+    (
+        "alayasiki_memory_promote.documents[].error",
+        "needs a failed index job",
+    ),
+    (
+        "alayasiki_query.ignored_terms",
+        "needs a term in more than 1,000 chunks",
+    ),
+    ("alayasiki_query.answer.fallback", "needs a configured LLM"),
+    (
+        "alayasiki_query.communities[].llm_summary",
+        "needs a configured LLM",
+    ),
+    (
+        "alayasiki_query.evidence[].relations[].valid_to",
+        "needs a superseded fact",
+    ),
+    (
+        "alayasiki_query.lane_errors.session.vector",
+        "needs an embedder that fails between a write and a query",
+    ),
+    (
+        "alayasiki_memory_read.lane_errors",
+        "needs an embedder that fails between a write and a read",
+    ),
+    (
+        "alayasiki_memory_read.evidence[].page",
+        "notes have no pages",
+    ),
+    (
+        "alayasiki_memory_read.evidence[].relations",
+        "notes carry no graph facts",
+    ),
+    (
+        "alayasiki_memory_read.evidence[].lanes.graph",
+        "the session search has no graph lane",
+    ),
+    (
+        "alayasiki_memory_read.evidence[].lanes.community",
+        "the session search has no community lane",
+    ),
+    (
+        "alayasiki_memory_read.evidence[].truncated",
+        "the session search's budget is larger than any passage",
+    ),
+    (
+        "alayasiki_status.jobs.failed_by_reason",
+        "needs a failed index job",
+    ),
+    (
+        "alayasiki_status.jobs.recent_failures",
+        "needs a failed index job",
+    ),
+    (
+        "alayasiki_status.jobs.llm_pending",
+        "needs a configured LLM",
+    ),
+    (
+        "alayasiki_status.usage.by_operation[]",
+        "stdio calls are not charged",
+    ),
+];
+
+/// Realistic calls of every tool on two servers (the built-in embedder,
+/// and an embedding server that is down), every result checked by
+/// [`Results::ok`].
+fn run_every_tool() -> Vec<(String, Value, Value)> {
+    let mut seen = Vec::new();
+    let dir = TempDir::new("output-a");
+    let mut s = structured_server(dir.path(), &[]);
+    let mut r = Results::new(&mut s);
+    r.ok(&mut s, "alayasiki_status", json!({}));
+    // A small graph corpus: relations, communities, a global search.
+    for (text, provenance) in [
+        ("Acme Corp. acquired Widgets Inc. in 2023.", "external"),
+        ("Dana Scully works at Acme Corp. as chief engineer.", "user"),
+        ("Widgets Inc. makes gears for bicycles.", "user"),
+        (
+            "Acme Corp. acquired Widgets Inc. after a long negotiation.",
+            "agent",
+        ),
+        ("Lisbon is the capital of Portugal.", "external"),
+        ("Porto is a city in Portugal famous for wine.", "external"),
+        ("The Lisbon tram climbs steep hills.", "user"),
+    ] {
+        let receipt = r.ok(
+            &mut s,
+            "alayasiki_ingest",
+            json!({"content": text, "provenance": provenance, "source": "graph-corpus"}),
+        );
+        assert_eq!(receipt["state"], "ready", "{receipt}");
+    }
+    // The input schema's examples: every argument form of every tool.
+    for (tool, args) in valid_calls() {
+        r.ok(&mut s, tool, args);
+    }
+    let pdf = common::fixture_bytes("pdf/libreoffice-report.pdf");
+    let pdf_receipt = r.ok(
+        &mut s,
+        "alayasiki_ingest",
+        json!({"File": {"filename": "report.pdf", "mime_type": "application/pdf",
+                        "content": common::b64(&pdf), "source": "report.pdf"}}),
+    );
+    let replayed =
+        json!({"Text": {"content": "Buoy 9 is green.", "idempotency_key": "out-replay"}});
+    r.ok(&mut s, "alayasiki_ingest", replayed.clone());
+    let again = r.ok(&mut s, "alayasiki_ingest", replayed);
+    assert_eq!(again["idempotent_replay"], true, "{again}");
+    r.ok(
+        &mut s,
+        "alayasiki_ingest",
+        json!({"content": "The harbour master rings the bell at noon.", "wait": false}),
+    );
+    // Builds the community summaries a global search reads.
+    let communities = s.request("resources/read", json!({"uri": "alayasiki://communities"}));
+    assert!(communities["result"].is_object(), "{communities}");
+    let local = r.ok(
+        &mut s,
+        "alayasiki_query",
+        json!({"query": "What did Acme Corp. acquire?", "search_mode": "local"}),
+    );
+    assert!(local["answer"]["citations"][0].is_object(), "{local}");
+    let global = r.ok(
+        &mut s,
+        "alayasiki_query",
+        json!({"query": "What are the main themes overall?"}),
+    );
+    assert_eq!(global["search_mode"]["ran"], "global", "{global}");
+    r.ok(
+        &mut s,
+        "alayasiki_query",
+        json!({"query": "xylophone", "search_mode": "drift", "mode": "evidence"}),
+    );
+    let cut = r.ok(
+        &mut s,
+        "alayasiki_query",
+        json!({"query": "alpine garden soil water", "budget": 100, "mode": "evidence"}),
+    );
+    assert_eq!(cut["evidence"][0]["truncated"], true, "{cut}");
+    // Working memory: every kind of note, a graph, both reads, a merged
+    // query, two promotions.
+    let session = "out.s-2";
+    for args in [
+        json!({"session_id": session, "content": "{\"buoy\": 8, \"colour\": \"red\"}",
+               "media_type": "application/json", "metadata": {"seen": "dawn"}}),
+        json!({"session_id": session, "File": {"filename": "notes.md", "mime_type": "text/markdown",
+               "content": common::b64(b"# Buoys\n\nBuoy 8 marks the reef.")}}),
+        json!({"session_id": session, "nodes": [{"id": "b8", "label": "Buoy 8", "kind": "buoy",
+               "properties": {"colour": "red"}}, {"id": "reef", "label": "Reef"}],
+               "edges": [{"from": "b8", "to": "reef", "relation": "marks", "properties": {"since": 1999}}]}),
+    ] {
+        r.ok(&mut s, "alayasiki_memory_write", args);
+    }
+    r.ok(
+        &mut s,
+        "alayasiki_memory_read",
+        json!({"session_id": session}),
+    );
+    r.ok(
+        &mut s,
+        "alayasiki_memory_read",
+        json!({"session_id": session, "query": "which buoy marks the reef", "top_k": 2}),
+    );
+    let merged = r.ok(
+        &mut s,
+        "alayasiki_query",
+        json!({"query": "buoy reef", "session_id": session}),
+    );
+    assert!(merged["evidence"][0]["origin"].is_string(), "{merged}");
+    r.ok(
+        &mut s,
+        "alayasiki_memory_promote",
+        json!({"session_id": session}),
+    );
+    let second = r.ok(
+        &mut s,
+        "alayasiki_memory_promote",
+        json!({"session_id": session, "wait": false}),
+    );
+    assert_eq!(second["stored"], 0, "{second}");
+    r.ok(&mut s, "alayasiki_status", json!({}));
+    r.ok(
+        &mut s,
+        "alayasiki_forget",
+        json!({"document_id": pdf_receipt["document_id"]}),
+    );
+    r.ok(
+        &mut s,
+        "alayasiki_forget",
+        json!({"idempotency_key": "out-replay"}),
+    );
+    r.ok(
+        &mut s,
+        "alayasiki_forget",
+        json!({"source": "graph-corpus"}),
+    );
+    seen.append(&mut r.seen);
+    s.close();
+
+    // An embedding server that is down: lane errors, keyword-only notes,
+    // a pending embed job.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/v1/embeddings",
+        listener.local_addr().unwrap().port()
+    );
+    drop(listener);
+    let dir = TempDir::new("output-b");
+    let mut s = structured_server(
+        dir.path(),
+        &[
+            ("ALAYASIKI_EMBED_URL", &url),
+            ("ALAYASIKI_EMBED_MODEL", "toy-model"),
+            ("ALAYASIKI_EMBED_DIM", "8"),
+            ("ALAYASIKI_EMBED_TIMEOUT_MS", "2000"),
+        ],
+    );
+    let mut r = Results::new(&mut s);
+    r.ok(
+        &mut s,
+        "alayasiki_ingest",
+        json!({"content": "The lighthouse keeper logs the tide."}),
+    );
+    let q = r.ok(
+        &mut s,
+        "alayasiki_query",
+        json!({"query": "lighthouse keeper", "mode": "evidence"}),
+    );
+    assert!(q["lane_errors"]["vector"].is_string(), "{q}");
+    let w = r.ok(
+        &mut s,
+        "alayasiki_memory_write",
+        json!({"session_id": "down", "content": "The keeper's lamp is out."}),
+    );
+    assert_eq!(w["search_lanes"], json!(["keyword"]), "{w}");
+    r.ok(
+        &mut s,
+        "alayasiki_query",
+        json!({"query": "keeper lamp", "session_id": "down"}),
+    );
+    r.ok(
+        &mut s,
+        "alayasiki_memory_read",
+        json!({"session_id": "down", "query": "lamp"}),
+    );
+    r.ok(
+        &mut s,
+        "alayasiki_memory_promote",
+        json!({"session_id": "down"}),
+    );
+    let status = r.ok(&mut s, "alayasiki_status", json!({}));
+    assert!(status["jobs"]["pending"].as_u64() > Some(0), "{status}");
+    seen.append(&mut r.seen);
+    s.close();
+    seen
+}
+
+/// A value of no type `schema` allows.
+fn wrong_type_for(schema: &Value) -> Value {
+    [
+        json!({"x": 1}),
+        json!([1.5]),
+        json!("s"),
+        json!(1.5),
+        json!(true),
+    ]
+    .into_iter()
+    .find(|v| validate(schema, v, "").is_err())
+    .expect("some value is of another type")
+}
+
+/// Results that drifted from the schema, one change each: a required field
+/// gone, a field of another type, a field the schema does not describe.
+/// Each must be refused.
+fn drifted(schema: &Value, result: &Value) -> Vec<(String, Value)> {
+    let o = result.as_object().unwrap();
+    let mut out = Vec::new();
+    for name in schema["required"].as_array().into_iter().flatten() {
+        let name = name.as_str().unwrap();
+        let mut v = o.clone();
+        v.remove(name);
+        out.push((format!("without {name}"), Value::Object(v)));
+    }
+    for (name, field) in schema["properties"].as_object().unwrap() {
+        if o.contains_key(name) {
+            let mut v = o.clone();
+            v.insert(name.clone(), wrong_type_for(field));
+            out.push((format!("{name} of another type"), Value::Object(v)));
+        }
+    }
+    let mut v = o.clone();
+    v.insert(UNKNOWN.into(), json!(1));
+    out.push((format!("with {UNKNOWN}"), Value::Object(v)));
+    out
+}
+
+/// A Python with the `jsonschema` package: `ALAYASIKI_TEST_PYTHON`, else
+/// the venv `scripts/test` creates, else `python3`.
+fn python_with_jsonschema() -> Option<std::path::PathBuf> {
+    let works = |p: &Path| {
+        std::process::Command::new(p)
+            .args(["-c", "import jsonschema; jsonschema.Draft202012Validator"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if let Some(p) = std::env::var_os("ALAYASIKI_TEST_PYTHON") {
+        let p = std::path::PathBuf::from(p);
+        assert!(
+            works(&p),
+            "ALAYASIKI_TEST_PYTHON={} cannot import jsonschema",
+            p.display()
+        );
+        return Some(p);
+    }
+    [
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/py-venv/bin/python"),
+        "python3".into(),
+    ]
+    .into_iter()
+    .find(|p| works(p))
+}
+
+/// The same cases through the `jsonschema` package's Draft 2020-12
+/// validator: each schema checked against the 2020-12 meta-schema, each
+/// value valid or not as expected, read as the schema says and (for
+/// `closed` cases) with every object that declares properties closed.
+const PYTHON_CHECK: &str = r#"
+import json, sys
+from jsonschema import Draft202012Validator
+
+def closed(s):
+    if isinstance(s, dict):
+        s = {k: closed(v) for k, v in s.items()}
+        if "properties" in s and "additionalProperties" not in s:
+            s["additionalProperties"] = False
+    elif isinstance(s, list):
+        s = [closed(v) for v in s]
+    return s
+
+cases = json.load(open(sys.argv[1]))
+checked, wrong = set(), []
+for c in cases:
+    schema = c["schema"]
+    key = json.dumps(schema, sort_keys=True)
+    if key not in checked:
+        Draft202012Validator.check_schema(schema)
+        checked.add(key)
+    if c["closed"]:
+        schema = closed(schema)
+    errors = [e.message for e in Draft202012Validator(schema).iter_errors(c["value"])]
+    if (not errors) != c["valid"]:
+        wrong.append((c["what"], c["valid"], errors[:3]))
+for w in wrong:
+    print("jsonschema disagrees: %s (expected valid=%s): %s" % w)
+print("%d cases, %d schemas" % (len(cases), len(checked)))
+sys.exit(1 if wrong else 0)
+"#;
+
+#[test]
+fn output_schemas_are_open_object_schemas_in_the_shared_subset() {
+    let dir = TempDir::new("output-shape");
+    let mut server = structured_server(dir.path(), &[]);
+    let schemas = output_schemas(&mut server);
+    assert_eq!(schemas.len(), 7, "every tool lists an outputSchema");
+    for (tool, schema) in &schemas {
+        assert_eq!(
+            schema["type"], "object",
+            "{tool}: outputSchema is not an object schema"
+        );
+        walk(tool, schema, &mut |path, s| {
+            assert_shape(path, s);
+            for k in s.as_object().unwrap().keys() {
+                assert!(
+                    OUTPUT_KEYWORDS.contains(&k.as_str()),
+                    "{path}: keyword {k} is outside what output schemas use"
+                );
+            }
+            assert!(
+                !s["type"].is_array(),
+                "{path}: `type` is an array; use anyOf"
+            );
+            // Open, so that a client tolerates a newer server's extra
+            // fields; maps of data say so.
+            match s.get("additionalProperties") {
+                None => {}
+                Some(Value::Bool(true)) => assert!(
+                    s.get("properties").is_none(),
+                    "{path}: a map of data that declares properties"
+                ),
+                Some(other) => panic!("{path}: additionalProperties is {other}"),
+            }
+            for (name, p) in s["properties"].as_object().into_iter().flatten() {
+                assert!(
+                    p["description"].as_str().is_some_and(|d| !d.is_empty()),
+                    "{path}.{name} has no description"
+                );
+            }
+        });
+    }
+    server.close();
+}
+
+#[test]
+fn every_result_is_structured_content_that_its_output_schema_describes() {
+    let seen = run_every_tool();
+    let dir = TempDir::new("output-schemas");
+    let mut server = structured_server(dir.path(), &[]);
+    let schemas = output_schemas(&mut server);
+    server.close();
+
+    // Every tool ran, and every field its schema declares was returned
+    // (bar those no call here can produce).
+    let mut returned = std::collections::BTreeSet::new();
+    for (tool, _, value) in &seen {
+        value_paths(tool, value, &mut returned);
+    }
+    let mut missing = Vec::new();
+    for (tool, schema) in &schemas {
+        assert!(seen.iter().any(|(t, _, _)| t == tool), "{tool} never ran");
+        let mut declared = Vec::new();
+        declared_paths(tool, schema, &mut declared);
+        for path in declared {
+            let excused = NOT_PRODUCED.iter().any(|(p, _)| {
+                path.strip_prefix(p)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+            });
+            if !returned.contains(&path) && !excused {
+                missing.push(path);
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "declared fields no result had (return them in run_every_tool, or list them in NOT_PRODUCED): {missing:?}"
+    );
+    for (path, _) in NOT_PRODUCED {
+        assert!(
+            !returned.contains(*path),
+            "{path} was returned after all; take it off NOT_PRODUCED"
+        );
+    }
+
+    // Drift is caught: each result changed one way is refused.
+    let mut cases = Vec::new();
+    for (i, (tool, args, value)) in seen.iter().enumerate() {
+        let schema = &schemas[tool];
+        let what = format!("{tool} #{i} ({args})");
+        cases.push(
+            json!({"what": what, "schema": schema, "value": value, "valid": true, "closed": true}),
+        );
+        for (change, bad) in drifted(schema, value) {
+            assert!(
+                validate_output(schema, &bad, tool).is_err(),
+                "{what}: a result {change} passes"
+            );
+            // Open schemas accept an undescribed field; only the closed
+            // reading refuses it.
+            let open_ok = change.starts_with("with ");
+            assert_eq!(
+                validate(schema, &bad, tool).is_ok(),
+                open_ok,
+                "{what}: {change}"
+            );
+            cases.push(json!({"what": format!("{what} {change}"), "schema": schema, "value": bad, "valid": false, "closed": true}));
+            cases.push(json!({"what": format!("{what} {change}, open"), "schema": schema, "value": bad, "valid": open_ok, "closed": false}));
+        }
+    }
+
+    // A real Draft 2020-12 validator agrees with the one above.
+    let Some(python) = python_with_jsonschema() else {
+        eprintln!(
+            "note: no Python with jsonschema (scripts/test creates target/py-venv; or set \
+             ALAYASIKI_TEST_PYTHON): {} cases checked by the Rust validator only",
+            cases.len()
+        );
+        return;
+    };
+    let work = TempDir::new("output-python");
+    let file = work.path().join("cases.json");
+    std::fs::write(&file, serde_json::to_vec(&cases).unwrap()).unwrap();
+    let out = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(PYTHON_CHECK)
+        .arg(&file)
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "{} disagrees:\n{}\n{}",
+        python.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!(
+        "jsonschema ({}): {}",
+        python.display(),
+        String::from_utf8_lossy(&out.stdout).trim()
+    );
+}
+
+#[test]
+fn error_results_carry_no_structured_content() {
+    let dir = TempDir::new("output-errors");
+    let mut server = structured_server(dir.path(), &[]);
+    for (tool, args) in [
+        ("alayasiki_forget", json!({"document_id": "doc_missing"})),
+        (
+            "alayasiki_memory_read",
+            json!({"session_id": "never-written"}),
+        ),
+        ("alayasiki_query", json!({"query": " "})),
+        ("alayasiki_ingest", json!({})),
+    ] {
+        let reply = server.request("tools/call", json!({"name": tool, "arguments": args}));
+        let result = &reply["result"];
+        assert_eq!(result["isError"], true, "{tool}: {reply}");
+        assert!(
+            result.get("structuredContent").is_none(),
+            "{tool}: an error result with structuredContent: {reply}"
+        );
+        assert!(result["content"][0]["text"].is_string(), "{reply}");
     }
     server.close();
 }

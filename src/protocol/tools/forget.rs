@@ -6,11 +6,12 @@
 
 use serde_json::{json, Map, Value};
 
+use super::output::{boolean, count, integer, list, record, string};
 use super::schema::{label, object};
 use super::{Args, Tool};
 use crate::error::{Error, Result};
 use crate::limits::{MAX_IDEMPOTENCY_KEY_BYTES, MAX_SOURCE_BYTES};
-use crate::service::{DocumentSelector, Memory, Permission};
+use crate::service::{DocumentSelector, Memory, Permission, FORGET_REPORT_ITEMS};
 
 pub static TOOL: Tool = Tool {
     name: "alayasiki_forget",
@@ -21,6 +22,7 @@ kept only if another document has identical bytes); afterwards no query or resou
 Cannot be undone. Use it when the user asks to forget or remove something, or when stored \
 content is wrong and must not be used again.",
     input_schema: schema,
+    output_schema,
     permission: Permission::Ingest,
     mutates: true,
     call: |memory, args| run(memory, parse(args)?),
@@ -42,6 +44,41 @@ fn schema() -> Value {
     schema["minProperties"] = json!(1);
     schema["maxProperties"] = json!(1);
     schema
+}
+
+/// What a forget deleted (`ForgetReport`). Forgetting nothing is a
+/// `not_found` error, so a result always names at least one document.
+fn output_schema() -> Value {
+    let forgotten = record(
+        "A deleted document.",
+        json!({
+            "document_id": string("The deleted document's id."),
+            "chunks": count("Its chunks deleted."),
+            "vectors": count("Its vectors deleted."),
+            "original_deleted": boolean("False when another document of the tenant has identical bytes, so the original was kept.")
+        }),
+        &["document_id", "chunks", "vectors", "original_deleted"],
+    );
+    record(
+        "What was deleted.",
+        json!({
+            "documents": integer("Documents deleted (at least one: forgetting nothing is a not_found error).", 1),
+            "chunks": count("Chunks deleted, with their search index entries."),
+            "vectors": count("Vectors deleted."),
+            "originals_deleted": count("Original files deleted (an original another document shares is kept)."),
+            "forgotten": list(
+                &format!("The deleted documents, the first {FORGET_REPORT_ITEMS} of them (FORGET_REPORT_ITEMS); `documents` counts all."),
+                forgotten,
+            )
+        }),
+        &[
+            "documents",
+            "chunks",
+            "vectors",
+            "originals_deleted",
+            "forgotten",
+        ],
+    )
 }
 
 /// Parses `alayasiki_forget` arguments (also the HTTP API's forget body).

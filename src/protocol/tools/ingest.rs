@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::args::whole_number;
 use super::schema::{choice, file_content, free_form, label, max_base64_chars, object, text};
-use super::{Args, Tool};
+use super::{output, Args, Tool};
 use crate::base64;
 use crate::error::{Error, Result};
 use crate::ingest::media::{SUPPORTED_MEDIA_TYPES, TEXT_MEDIA_TYPES};
@@ -30,6 +30,7 @@ text, and images or audio described in `metadata` (`caption`, `alt_text`, `ocr_t
 until the content is searchable. Reusing an `idempotency_key` with the same content returns the \
 first document instead of storing a duplicate.",
     input_schema: schema,
+    output_schema,
     permission: Permission::Ingest,
     mutates: true,
     call: |memory, args| run(memory, parse(args)?),
@@ -105,6 +106,29 @@ fn schema() -> Value {
         },
         "additionalProperties": false
     })
+}
+
+/// The receipt of a stored document (`IngestReceipt`).
+fn output_schema() -> Value {
+    output::record(
+        "The stored document's receipt.",
+        json!({
+            "document_id": output::string("The document's id: name it to alayasiki_forget, find it in query evidence."),
+            "state": output::document_state(),
+            "error": output::string("Why indexing failed (state failed) or is deferred (state pending, e.g. the embedding server is unreachable); absent otherwise."),
+            "media_type": output::string("The media type the content was stored as (given, or told from the bytes)."),
+            "bytes": output::count("Size of the stored original, in bytes."),
+            "chunks": output::count("Searchable chunks the document was split into; present when state is ready."),
+            "idempotent_replay": output::boolean("True when this is the receipt of a document stored earlier with the same idempotency_key and content: nothing new was stored.")
+        }),
+        &[
+            "document_id",
+            "state",
+            "media_type",
+            "bytes",
+            "idempotent_replay",
+        ],
+    )
 }
 
 /// `provenance` values: who asserted a document.

@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use super::schema::{object, session_id};
-use super::{Args, Tool};
+use super::{output, Args, Tool};
 use crate::error::Result;
 use crate::service::{Memory, Permission};
 
@@ -16,6 +16,7 @@ alayasiki_query finds them after the session expires. Idempotent: promoting agai
 new and returns the same document ids. Reports each note's document id and whether it was \
 already promoted. Nodes and edges stay in the session.",
     input_schema: schema,
+    output_schema,
     permission: Permission::Ingest,
     mutates: true,
     call: |memory, args| run(memory, parse(args)?),
@@ -31,6 +32,43 @@ fn schema() -> Value {
             "wait": {"type": "boolean", "description": "Wait until each document is searchable (default true); false returns at once with state `pending`."}
         }),
         &["session_id"],
+    )
+}
+
+/// What a promotion wrote (`PromoteReceipt`).
+fn output_schema() -> Value {
+    use output::{boolean, count, list, record, string};
+    let document = record(
+        "A note and the document that keeps it.",
+        json!({
+            "note_id": string("The note's id, `<session_id>/<seq>`."),
+            "document_id": string("The document's id in persistent memory."),
+            "state": output::document_state(),
+            "idempotent_replay": boolean("True when the note was promoted earlier: its document was returned, nothing new stored."),
+            "error": string("Why indexing failed or is deferred, as alayasiki_ingest reports it; absent otherwise.")
+        }),
+        &["note_id", "document_id", "state", "idempotent_replay"],
+    );
+    record(
+        "What the promotion stored.",
+        json!({
+            "session_id": string("The session promoted."),
+            "notes": count("Notes in the session."),
+            "stored": count("Documents this call stored."),
+            "replayed": count("Notes promoted earlier, whose documents were returned."),
+            "documents": list("One per note, in write order.", document),
+            "nodes_not_promoted": count("Graph nodes left in the session (persistent memory has no explicit graph)."),
+            "edges_not_promoted": count("Graph edges left in the session.")
+        }),
+        &[
+            "session_id",
+            "notes",
+            "stored",
+            "replayed",
+            "documents",
+            "nodes_not_promoted",
+            "edges_not_promoted",
+        ],
     )
 }
 

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::ingest::content_form;
 use super::schema::{choice, file_content, free_form, label, object, session_id, text};
-use super::{Args, Tool};
+use super::{output, Args, Tool};
 use crate::error::Result;
 use crate::ingest::media::TEXT_MEDIA_TYPES;
 use crate::limits::{
@@ -31,6 +31,7 @@ alt_text, description, ocr_text or transcript), and that text is what is searche
 `nodes` and `edges` to the session's graph. At most 64 KiB of content and 4 KiB of metadata per \
 write; store documents with alayasiki_ingest instead.",
     input_schema: schema,
+    output_schema,
     permission: Permission::Ingest,
     mutates: true,
     call: |memory, args| run(memory, parse(args)?),
@@ -120,6 +121,37 @@ fn schema() -> Value {
             }
         }),
         &["session_id"],
+    )
+}
+
+/// What a write stored (`WriteReceipt`).
+fn output_schema() -> Value {
+    use output::{count, integer, list, one_of, record, string, time};
+    record(
+        "What the write stored.",
+        json!({
+            "session_id": string("The session written to."),
+            "seq": integer("The write's position in the session (1-based).", 1),
+            "note_id": string("The note's id, `<session_id>/<seq>` (evidence names it as `document_id`); present when the write had content."),
+            "media_type": string("The note's media type; present when the write had content."),
+            "chunks": count("Searchable passages of the note; present when the write had content."),
+            "search_lanes": list(
+                "Lanes that can find the note: keyword, plus vector unless embedding it failed; present when the write had content.",
+                one_of("A lane.", &["keyword", "vector"]),
+            ),
+            "nodes": count("Graph nodes this write added or replaced."),
+            "edges": count("Graph edges this write added or replaced."),
+            "bytes_charged": count("Bytes this write counts against the shared working-memory budget."),
+            "expires_at": time("When the session expires unless written again")
+        }),
+        &[
+            "session_id",
+            "seq",
+            "nodes",
+            "edges",
+            "bytes_charged",
+            "expires_at",
+        ],
     )
 }
 

@@ -4,6 +4,12 @@
 //!
 //! `tools/list`, `tools/call` and the README's tool reference are all
 //! generated from [`TOOLS`], so they cannot disagree.
+//!
+//! Structured output (MCP 2025-06-18 and later): every tool declares an
+//! `outputSchema`, and a successful `tools/call` result carries the tool's
+//! value both as `structuredContent` and, serialized, as its first text
+//! block (for older clients). The protocol layer drops `outputSchema` and
+//! `structuredContent` for sessions of older revisions.
 
 mod args;
 mod forget;
@@ -11,6 +17,7 @@ mod ingest;
 mod memory_promote;
 mod memory_read;
 mod memory_write;
+mod output;
 mod query;
 mod schema;
 mod status;
@@ -30,11 +37,14 @@ pub struct Tool {
     pub description: &'static str,
     /// JSON Schema of the arguments (`type: object`).
     pub input_schema: fn() -> Value,
+    /// JSON Schema (2020-12) of the value `call` returns on success
+    /// (`type: object`; see `output`).
+    pub output_schema: fn() -> Value,
     pub permission: Permission,
     /// Whether calling it changes stored memory.
     pub mutates: bool,
-    /// Parses the arguments and runs the tool; the value becomes the JSON
-    /// text block of the result.
+    /// Parses the arguments and runs the tool; the value (an object) is the
+    /// result's `structuredContent` and, serialized, its text block.
     pub call: fn(&Memory<'_>, &Map<String, Value>) -> Result<Value>,
 }
 
@@ -69,6 +79,7 @@ pub fn list() -> Vec<Value> {
                 "name": t.name,
                 "description": t.description,
                 "inputSchema": (t.input_schema)(),
+                "outputSchema": (t.output_schema)(),
                 "annotations": {
                     "readOnlyHint": !t.mutates,
                     "destructiveHint": DESTRUCTIVE.contains(&t.name),
@@ -97,9 +108,11 @@ pub fn call(memory: &Memory<'_>, params: &Map<String, Value>) -> std::result::Re
         Some(_) => return Err(Fault::new(INVALID_PARAMS, "arguments must be an object")),
     };
     Ok(match invoke(tool, memory, arguments) {
-        Ok(value) => {
-            json!({"content": [{"type": "text", "text": value.to_string()}], "isError": false})
-        }
+        Ok(value) => json!({
+            "content": [{"type": "text", "text": value.to_string()}],
+            "structuredContent": value,
+            "isError": false
+        }),
         Err(e) => {
             let e = e.logged(name);
             json!({
@@ -125,31 +138,53 @@ pub fn invoke(tool: &Tool, memory: &Memory<'_>, arguments: &Map<String, Value>) 
 
 /// The README's tool reference, in Markdown.
 pub fn reference_markdown() -> String {
-    let mut out = String::new();
+    let mut out = String::from(
+        "A successful result holds the tool's JSON object twice: as `structuredContent`, \
+         described by the tool's `outputSchema` (protocol revision 2025-06-18 and later), and \
+         serialized as the text of its first content block, for older clients. The tables \
+         below list each tool's arguments and the top-level fields of its result; `always` \
+         marks the fields every result has.\n\n",
+    );
     for t in TOOLS {
         let schema = (t.input_schema)();
         out.push_str(&format!("### `{}`\n\n{}\n\n", t.name, t.description));
-        let required: Vec<&str> = schema["required"]
-            .as_array()
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
         match schema["properties"].as_object() {
             Some(props) if !props.is_empty() => {
                 out.push_str("| argument | type | required | description |\n|---|---|---|---|\n");
-                for (name, p) in props {
-                    let ty = type_name(p);
-                    let req = if required.contains(&name.as_str()) {
-                        "yes"
-                    } else {
-                        "no"
-                    };
-                    let desc = p["description"].as_str().unwrap_or("").replace('|', "\\|");
-                    out.push_str(&format!("| `{name}` | {ty} | {req} | {desc} |\n"));
-                }
+                out.push_str(&rows(&schema, props));
                 out.push('\n');
             }
             _ => out.push_str("No arguments.\n\n"),
         }
+        let output = (t.output_schema)();
+        let summary = output["description"].as_str().unwrap_or("");
+        out.push_str(&format!("Result: {summary}\n\n"));
+        out.push_str("| result field | type | always | description |\n|---|---|---|---|\n");
+        if let Some(props) = output["properties"].as_object() {
+            out.push_str(&rows(&output, props));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// One table row per property of `schema`: name, type, whether required,
+/// description.
+fn rows(schema: &Value, props: &Map<String, Value>) -> String {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut out = String::new();
+    for (name, p) in props {
+        let ty = type_name(p);
+        let req = if required.contains(&name.as_str()) {
+            "yes"
+        } else {
+            "no"
+        };
+        let desc = p["description"].as_str().unwrap_or("").replace('|', "\\|");
+        out.push_str(&format!("| `{name}` | {ty} | {req} | {desc} |\n"));
     }
     out
 }
@@ -195,14 +230,15 @@ mod tests {
     #[test]
     fn every_schema_is_an_object_schema_with_described_properties() {
         for t in TOOLS {
-            let s = (t.input_schema)();
-            assert_eq!(s["type"], "object", "{}", t.name);
-            for (name, p) in s["properties"].as_object().unwrap() {
-                assert!(
-                    p["description"].is_string(),
-                    "{}.{name} lacks a description",
-                    t.name
-                );
+            for s in [(t.input_schema)(), (t.output_schema)()] {
+                assert_eq!(s["type"], "object", "{}", t.name);
+                for (name, p) in s["properties"].as_object().unwrap() {
+                    assert!(
+                        p["description"].is_string(),
+                        "{}.{name} lacks a description",
+                        t.name
+                    );
+                }
             }
         }
     }

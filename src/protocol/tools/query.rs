@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use super::schema::{choice, label, session_id};
-use super::{Args, Tool};
+use super::{output, Args, Tool};
 use crate::error::{Error, Result};
 use crate::limits::*;
 use crate::query::{LaneSet, QuerySpec, ResultMode, SearchMode};
@@ -18,6 +18,7 @@ extractive answer whose [n] markers cite evidence items. Call it before answerin
 may depend on what was stored earlier. With `session_id`, a working-memory session is searched \
 too and each item says where it came from.",
     input_schema: schema,
+    output_schema,
     permission: Permission::Query,
     mutates: false,
     call: |memory, args| run(memory, parse(args)?),
@@ -55,6 +56,109 @@ fn schema() -> Value {
         "required": ["query"],
         "additionalProperties": false
     })
+}
+
+/// What a query returns (`QueryOutcome`, plus the question).
+fn output_schema() -> Value {
+    use output::{count, integer, list, number, one_of, record, string};
+    let strings = |d: &str| list(d, string("A term."));
+    let citation = record(
+        "An evidence sentence the answer quotes.",
+        json!({
+            "marker": integer("The `n` of the `[n]` marker: the cited evidence item's rank.", 1),
+            "chunk_id": string("The cited evidence item's chunk id."),
+            "document_id": string("The cited evidence item's document id."),
+            "span": output::span("Byte span of the quoted sentence in the document's extracted text.")
+        }),
+        &["marker", "chunk_id", "document_id", "span"],
+    );
+    let answer = record(
+        "The answer (answer mode only): the best evidence sentences, each followed by [n] naming evidence item n.",
+        json!({
+            "text": string("The answer, with [n] markers; says so when nothing matched."),
+            "citations": list("What each marker cites.", citation),
+            "method": one_of("What composed `text`: extractive (evidence sentences quoted) or llm (the optional LLM, citing evidence it was given).", &["extractive", "llm"]),
+            "fallback": string("Why a configured LLM's answer is not the one given; absent otherwise.")
+        }),
+        &["text", "citations", "method"],
+    );
+    let community = record(
+        "A community summary a global search used.",
+        json!({
+            "level": count("The community's level in the hierarchy."),
+            "title": string("The community's title."),
+            "size": count("Entities in the community."),
+            "entities": list("The community's entities.", string("An entity name.")),
+            "facts": list("Facts that summarize it.", string("A fact.")),
+            "citations": list("Chunk ids of the evidence behind the facts.", string("A chunk id.")),
+            "llm_summary": record(
+                "The optional LLM's summary of the community, when it wrote one.",
+                json!({
+                    "text": string("The summary."),
+                    "citations": list("Chunk ids it cites.", string("A chunk id."))
+                }),
+                &["text", "citations"],
+            ),
+            "score": number("How well it matched the question (higher is better).")
+        }),
+        &[
+            "level",
+            "title",
+            "size",
+            "entities",
+            "facts",
+            "citations",
+            "score",
+        ],
+    );
+    let search_mode = |d: &str| one_of(d, SearchMode::NAMES);
+    output::record(
+        "Ranked, cited evidence for the question and, in answer mode, an extractive answer.",
+        json!({
+            "query": string("The question, as asked."),
+            "search_mode": record(
+                "Which search ran, and why.",
+                json!({
+                    "requested": search_mode("The search_mode asked for (auto by default)."),
+                    "ran": search_mode("The search that ran (never auto)."),
+                    "reason": string("Why that one ran.")
+                }),
+                &["requested", "ran", "reason"],
+            ),
+            "mode": one_of("The result mode: answer or evidence.", RESULT_MODES),
+            "terms": strings("The question's search terms (lowercased, stopwords removed)."),
+            "ignored_terms": strings("Terms left out of the keyword search because they occur in too many chunks to discriminate; absent if none."),
+            "answer": answer,
+            "evidence": output::evidence("Ranked evidence, best first: at most top_k items, within the budget."),
+            "budget": output::budget("How the character budget for evidence text was spent."),
+            "lane_errors": output::lane_errors(&["vector", "session.vector"]),
+            "communities": list("Community summaries a global search used, best first; absent otherwise.", community),
+            "explain": record(
+                "How the search went.",
+                json!({
+                    "entities": list("Entities of the question found in the knowledge graph.", string("An entity name.")),
+                    "rounds": integer("Retrieval rounds run (drift may run two).", 1),
+                    "communities": count("Community summaries consulted (global search only)."),
+                    "communities_version": integer("The graph version the summaries were built from (global search only): the same version gives the same answer.", 0),
+                    "excluded": record(
+                        "Documents left out, and why.",
+                        json!({"retention_expired": count("Documents hidden because they expired (expires_at or the tenant's retention period), not yet purged.")}),
+                        &["retention_expired"],
+                    )
+                }),
+                &["entities", "rounds", "excluded"],
+            )
+        }),
+        &[
+            "query",
+            "search_mode",
+            "mode",
+            "terms",
+            "evidence",
+            "budget",
+            "explain",
+        ],
+    )
 }
 
 /// `mode` values.
