@@ -9,8 +9,9 @@
 //!     [--transport sse|streamable|stateless] [--binary target/release/alayasiki-api]
 //! ```
 //!
-//! `--transport`: `sse` (default) is the legacy HTTP+SSE transport: each
-//! client opens its own SSE stream (its own subject in one tenant) and
+//! Each client is its own subject, in tenants of 32 clients (the SSE
+//! transport's per-tenant stream cap). `--transport`: `sse` (default) is
+//! the legacy HTTP+SSE transport: each client opens its own SSE stream and
 //! initializes; `streamable` is Streamable HTTP at `/mcp` with a session
 //! (`initialize` at 2025-11-25, then `Mcp-Session-Id` on every POST);
 //! `stateless` is Streamable HTTP at revision 2026-07-28 (per-request
@@ -39,7 +40,10 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration as StdDuration, Instant};
 
 const SECRET: &str = "bench-secret-0123456789abcdef-0123456789";
-const TENANT: &str = "bench";
+/// Clients are spread over tenants of at most this many, so that the SSE
+/// transport's per-tenant stream cap (MAX_SSE_CONNECTIONS_PER_TENANT)
+/// admits them all; the other transports get the same spread.
+const CLIENTS_PER_TENANT: usize = 32;
 const REPLY_TIMEOUT: StdDuration = StdDuration::from_secs(120);
 
 struct Options {
@@ -97,9 +101,13 @@ fn options() -> Options {
     o
 }
 
-fn token(subject: &str) -> String {
+fn tenant_of(client: usize) -> String {
+    format!("bench-{}", client / CLIENTS_PER_TENANT)
+}
+
+fn token(tenant: &str, subject: &str) -> String {
     let mut custom = serde_json::Map::new();
-    custom.insert("tenant".into(), json!(TENANT));
+    custom.insert("tenant".into(), json!(tenant));
     custom.insert("roles".into(), json!(["admin"]));
     let claims = Claims::with_custom_claims(custom, Duration::from_hours(2)).with_subject(subject);
     HS256Key::from_bytes(SECRET.as_bytes())
@@ -404,7 +412,8 @@ impl McpClient {
 struct Totals {
     query_ms: Vec<f64>,
     ingest_ms: Vec<f64>,
-    acknowledged: Vec<String>,
+    /// (tenant, document id) of every acknowledged ingest.
+    acknowledged: Vec<(String, String)>,
     errors: u64,
 }
 
@@ -449,7 +458,11 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let (mut child, addr) = start(&o.binary, &dir);
-    let admin = token("bench-admin");
+    let tenants: Vec<String> = (0..o.clients.max(1))
+        .step_by(CLIENTS_PER_TENANT)
+        .map(tenant_of)
+        .collect();
+    let admin = token(&tenants[0], "bench-admin");
     let mut conn = Conn::new(addr);
     let preload_start = Instant::now();
     for i in 0..o.preload {
@@ -480,7 +493,7 @@ fn main() {
         let backoff_ms = o.backoff_ms;
         let transport = o.transport;
         threads.push(std::thread::spawn(move || {
-            let tok = token(&format!("bench-{c}"));
+            let tok = token(&tenant_of(c), &format!("bench-{c}"));
             let mut conn = Conn::new(addr);
             let mut client = McpClient::open(transport, addr, &tok, &mut conn);
             ready.wait();
@@ -508,6 +521,9 @@ fn main() {
                 let ms = sent.elapsed().as_secs_f64() * 1000.0;
                 assert_eq!(reply["id"], json!(n));
                 if reply["result"]["isError"] != false {
+                    if local.errors < 3 {
+                        eprintln!("client {c}: error reply {reply}");
+                    }
                     local.errors += 1;
                     continue;
                 }
@@ -515,9 +531,10 @@ fn main() {
                     local.ingest_ms.push(ms);
                     let text = reply["result"]["content"][0]["text"].as_str().unwrap();
                     let receipt: Value = serde_json::from_str(text).unwrap();
-                    local
-                        .acknowledged
-                        .push(receipt["document_id"].as_str().unwrap().to_string());
+                    local.acknowledged.push((
+                        tenant_of(c),
+                        receipt["document_id"].as_str().unwrap().to_string(),
+                    ));
                 } else {
                     local.query_ms.push(ms);
                 }
@@ -552,22 +569,26 @@ fn main() {
     let exit = child.wait().unwrap();
     let (mut child, addr) = start(&o.binary, &dir);
     let mut conn = Conn::new(addr);
-    let unique: HashSet<&String> = t.acknowledged.iter().collect();
+    let unique: HashSet<&(String, String)> = t.acknowledged.iter().collect();
     assert_eq!(
         unique.len(),
         t.acknowledged.len(),
         "a document id was acknowledged twice"
     );
     let mut missing = 0;
-    for id in &t.acknowledged {
-        let (status, _) = conn.send("GET", &format!("/v1/documents/{id}"), &admin, b"");
+    for (tenant, id) in &t.acknowledged {
+        let tok = token(tenant, "bench-admin");
+        let (status, _) = conn.send("GET", &format!("/v1/documents/{id}"), &tok, b"");
         if status != 200 {
             missing += 1;
         }
     }
-    let (_, status) = conn.send("GET", "/v1/status", &admin, b"");
-    let status: Value = serde_json::from_slice(&status).unwrap();
-    let documents = status["documents"].as_u64().unwrap();
+    let mut documents = 0;
+    for tenant in &tenants {
+        let (_, status) = conn.send("GET", "/v1/status", &token(tenant, "bench-admin"), b"");
+        let status: Value = serde_json::from_slice(&status).unwrap();
+        documents += status["documents"].as_u64().unwrap();
+    }
     let expected = (o.preload + t.acknowledged.len()) as u64;
     let _ = Command::new("kill")
         .arg("-TERM")
@@ -582,8 +603,13 @@ fn main() {
         Transport::Stateless => "Streamable HTTP (stateless, 2026-07-28)",
     };
     println!(
-        "alayasiki-api {transport} load: {} clients, {:.0} s, {}% ingests, {} preloaded documents",
-        o.clients, elapsed, o.ingest_percent, o.preload
+        "alayasiki-api {transport} load: {} clients in {} tenants, {:.0} s, {}% ingests, {} \
+         preloaded documents",
+        o.clients,
+        tenants.len(),
+        elapsed,
+        o.ingest_percent,
+        o.preload
     );
     println!(
         "  completed calls     {calls} ({:.1}/s)",
