@@ -5,8 +5,8 @@ Usage: sdk_sse_test.py API_BINARY
 
 Starts the binary on a free loopback port with an HS256 secret, mints a
 token (HS256 by hand: the standard library is enough), connects with
-`mcp.client.sse.sse_client` + `ClientSession` (protocol 2024-11-05 over
-HTTP+SSE), then: list tools, call every tool, read the stored document as
+`mcp.client.sse.sse_client` + `ClientSession` (the deprecated HTTP+SSE
+transport; the SDK's initialize asks for 2025-11-25 and gets it), then: list tools, call every tool, read the stored document as
 a resource, check that a foreign-tenant token sees nothing, and shut the
 server down with SIGTERM (exit status 0). Exits non-zero with a message on
 any failure.
@@ -82,7 +82,8 @@ async def main(binary):
                               headers={"Authorization": f"Bearer {token('agent', 'acme', ['admin'])}"}) as (r, w):
             async with ClientSession(r, w) as client:
                 init = await client.initialize()
-                if init.protocol_version != "2024-11-05":
+                # The SDK asks for 2025-11-25, which the server speaks.
+                if init.protocol_version != "2025-11-25":
                     fail(f"negotiated {init.protocol_version!r}")
                 connected = time.monotonic() - started
                 tools = [t.name for t in (await client.list_tools()).tools]

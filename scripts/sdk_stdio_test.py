@@ -3,13 +3,21 @@
 
 Usage: sdk_stdio_test.py BINARY
 
-Uses `mcp.Client` in its default "auto" mode, which first probes with the
-2026-07-28 `server/discover` request and falls back to the 2024-11-05
-initialize handshake on the same process. The server must answer the probe
-at once (a silent server costs every client a 10 s timeout), so the whole
-connect is timed. Then: list tools, prompts and resource templates, ingest,
-query, read the document back as a resource, and use working memory (write,
-merged query, session resource). Exits non-zero with a message on any failure.
+Runs the same session twice, with `mcp.Client` in each of its eras:
+
+- "auto" (the default): the client probes with the 2026-07-28
+  `server/discover` request; the server answers it, so the client stays
+  on the stateless 2026-07-28 revision (per-request `_meta`, no
+  initialize);
+- "legacy": the initialize handshake, which the server answers at
+  2025-11-25, the revision the SDK asks for.
+
+The connect is timed (a server that does not answer the probe at once
+costs every client a 10 s timeout). Then: list tools, prompts and resource
+templates, ingest, query, read the document back as a resource, and use
+working memory (write, merged query, session resource); every tool result
+also carries structuredContent equal to its text. Exits non-zero with a
+message on any failure.
 """
 import asyncio
 import json
@@ -27,22 +35,35 @@ def fail(msg):
     sys.exit(1)
 
 
+# What each mode of the SDK's Client must end up speaking.
+MODES = {"auto": "2026-07-28", "legacy": "2025-11-25"}
+
+
 def text_json(result):
     if result.is_error:
         fail(f"tool returned an error: {result.content}")
-    return json.loads(result.content[0].text)
+    value = json.loads(result.content[0].text)
+    if result.structured_content != value:
+        fail(f"structuredContent differs from the text block: {result.structured_content}")
+    return value
 
 
 async def main(binary):
+    for mode, version in MODES.items():
+        connected = await session(binary, mode, version)
+        print(f"sdk_stdio_test: ok, mode {mode} speaking {version} (connect {connected * 1000:.0f} ms)")
+
+
+async def session(binary, mode, version):
     data = tempfile.mkdtemp(prefix="alayasiki-sdk-")
     params = StdioServerParameters(command=binary, args=["--data-dir", data], env={"ALAYASIKI_LOG": "warn"})
     started = time.monotonic()
-    async with Client(params) as client:
+    async with Client(params, mode=mode) as client:
         connected = time.monotonic() - started
         if connected > CONNECT_BUDGET_S:
             fail(f"connect took {connected:.1f}s; the server/discover probe was not answered promptly")
-        if client.protocol_version != "2024-11-05":
-            fail(f"negotiated {client.protocol_version!r}, expected 2024-11-05")
+        if client.protocol_version != version:
+            fail(f"mode {mode}: speaking {client.protocol_version!r}, expected {version}")
         if "alayasiki_query" not in (client.instructions or ""):
             fail("initialize instructions do not mention alayasiki_query")
 
@@ -93,7 +114,7 @@ async def main(binary):
         session = await client.read_resource("alayasiki://sessions/sdk-task")
         if "encoder" not in json.loads(session.contents[0].text)["notes"][0]["text"]:
             fail("session resource did not return the note")
-    print(f"sdk_stdio_test: ok (mcp SDK connect incl. discover probe {connected * 1000:.0f} ms)")
+    return connected
 
 
 if __name__ == "__main__":
