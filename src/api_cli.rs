@@ -47,11 +47,22 @@ OPTIONS:
     -h, --help       Print this help and exit.
     -V, --version    Print the version and exit.
 
-AUTHENTICATION (exactly one key is required):
+AUTHENTICATION (OAuth 2.1 resource server; exactly one key source is required):
     ALAYASIKI_JWT_SECRET           HS256 shared secret (at least 32 bytes)
     ALAYASIKI_JWT_SECRET_FILE      file holding the HS256 secret
     ALAYASIKI_JWT_PUBLIC_KEY_FILE  PEM public key, with
     ALAYASIKI_JWT_ALGORITHM        RS256, ES256 or EdDSA
+    ALAYASIKI_JWKS_FILE            JWKS file (RS256, ES256, EdDSA keys by kid)
+    ALAYASIKI_JWKS_URL             the authorization server's jwks_uri (https;
+                                   reloaded for unknown kids, at most every 30 s)
+    ALAYASIKI_RESOURCE             this server's resource URL, e.g.
+                                   https://mcp.example.com/mcp: tokens' aud must
+                                   name it (keys from a JWKS need this or
+                                   ALAYASIKI_JWT_AUDIENCE)
+    ALAYASIKI_AUTHORIZATION_SERVERS
+                                   issuer URLs (comma-separated) advertised at
+                                   /.well-known/oauth-protected-resource; iss
+                                   must be one of them unless set below
     ALAYASIKI_JWT_ISSUER           accepted iss values (comma-separated)
     ALAYASIKI_JWT_AUDIENCE         accepted aud values (comma-separated)
     ALAYASIKI_JWT_LEEWAY_SECS      clock drift tolerated (default 30, max 300)

@@ -43,6 +43,15 @@ pub const JWT_ALGORITHM_ENV: &str = "ALAYASIKI_JWT_ALGORITHM";
 pub const JWT_ISSUER_ENV: &str = "ALAYASIKI_JWT_ISSUER";
 pub const JWT_AUDIENCE_ENV: &str = "ALAYASIKI_JWT_AUDIENCE";
 pub const JWT_LEEWAY_ENV: &str = "ALAYASIKI_JWT_LEEWAY_SECS";
+/// Verifying keys from a JWKS (RFC 7517): a local file, or a URL fetched
+/// and cached (see `transport::jwks`).
+pub const JWKS_FILE_ENV: &str = "ALAYASIKI_JWKS_FILE";
+pub const JWKS_URL_ENV: &str = "ALAYASIKI_JWKS_URL";
+/// This server's resource identifier (RFC 8707, RFC 9728): advertised in
+/// its protected resource metadata and required in every token's `aud`.
+pub const RESOURCE_ENV: &str = "ALAYASIKI_RESOURCE";
+/// The issuers of tokens for this server (RFC 9728 `authorization_servers`).
+pub const AUTHORIZATION_SERVERS_ENV: &str = "ALAYASIKI_AUTHORIZATION_SERVERS";
 pub const ALLOWED_ORIGINS_ENV: &str = "ALAYASIKI_MCP_ALLOWED_ORIGINS";
 pub const ALLOWED_HOSTS_ENV: &str = "ALAYASIKI_API_ALLOWED_HOSTS";
 pub const RATE_ENV: &str = "ALAYASIKI_API_RATE";

@@ -358,10 +358,12 @@ fn bad_tokens_are_rejected_with_401_and_a_bearer_challenge() {
     }
     let missing = request(api.addr, "GET", "/v1/status", &[], None);
     assert_eq!(missing.status, 401);
-    assert!(missing
-        .header("WWW-Authenticate")
-        .unwrap()
-        .contains("invalid_token"));
+    // No credentials: a challenge without an error code (RFC 6750 §3.1).
+    let challenge = missing.header("WWW-Authenticate").unwrap();
+    assert!(
+        challenge.starts_with("Bearer resource_metadata=") && !challenge.contains("error="),
+        "{challenge}"
+    );
     // Tokens in query strings are refused, not read.
     let in_query = request(
         api.addr,

@@ -1,26 +1,36 @@
-//! Who is calling over HTTP: Bearer JWT verification (jwt-simple) and the
-//! [`Principal`] a valid token names.
+//! Who is calling over HTTP: Bearer JWT verification (jwt-simple), the
+//! [`Principal`] a valid token names, and what this server tells OAuth
+//! clients about itself as a protected resource (RFC 9728, RFC 6750).
 //!
-//! One verifying key is configured at start-up: an HS256 secret, or an
-//! RS256, ES256 or EdDSA public key. The token's `alg` must be that key's
+//! Verifying keys come from exactly one source: an HS256 secret, an RS256,
+//! ES256 or EdDSA public key, or a JWKS (a file or a URL, [`super::jwks`])
+//! whose keys are matched by `kid`. The token's `alg` must be its key's
 //! algorithm (so `none` and algorithm confusion are refused by
 //! construction). `exp` is required, `nbf` is honoured, `iss` and `aud` are
-//! checked when configured, with a small leeway for clock drift. The claims
-//! `sub` and `tenant` name the caller; `roles` and `scope` say what it may
-//! do (a role or a scope suffices).
+//! checked when configured, with a small leeway for clock drift. When a
+//! resource identifier is configured (`ALAYASIKI_RESOURCE`), `aud` must name
+//! it (RFC 8707 audience binding). The claims `sub` and `tenant` name the
+//! caller; `roles` and `scope` say what it may do (a role or a scope
+//! suffices).
 //!
 //! Tokens are read only from the `Authorization` header, never from a query
-//! string, and never logged: failures are reported by category only.
+//! string, and never logged: failures are reported by category only, as
+//! fixed phrases in the `WWW-Authenticate` challenges built here, which
+//! also point clients at the protected resource metadata.
 
 use jwt_simple::prelude::*;
 use jwt_simple::JWTError;
 use serde::de::Deserializer;
+use serde_json::{json, Value};
+use std::sync::Arc;
 
+use super::jwks::{self, Jwks, KeySet, Source, JWKS_ALGORITHMS};
 use crate::config::{
-    self, JWT_ALGORITHM_ENV, JWT_AUDIENCE_ENV, JWT_ISSUER_ENV, JWT_LEEWAY_ENV,
-    JWT_PUBLIC_KEY_FILE_ENV, JWT_SECRET_ENV, JWT_SECRET_FILE_ENV,
+    self, AUTHORIZATION_SERVERS_ENV, JWKS_FILE_ENV, JWKS_URL_ENV, JWT_ALGORITHM_ENV,
+    JWT_AUDIENCE_ENV, JWT_ISSUER_ENV, JWT_LEEWAY_ENV, JWT_PUBLIC_KEY_FILE_ENV, JWT_SECRET_ENV,
+    JWT_SECRET_FILE_ENV, RESOURCE_ENV,
 };
-use crate::service::{Principal, Role};
+use crate::service::{Permission, Principal, Role};
 use crate::store::Tenant;
 
 /// Longest token accepted (bytes); jwt-simple refuses longer ones before
@@ -36,6 +46,23 @@ pub const DEFAULT_LEEWAY_SECS: u64 = 30;
 
 /// Largest configurable leeway: more would make `exp` meaningless.
 pub const MAX_LEEWAY_SECS: u64 = 300;
+
+/// Where the protected resource metadata is served (RFC 9728 §3), also
+/// with the path of the MCP endpoint (or of the configured resource)
+/// appended.
+pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// How long clients and caches may keep the protected resource metadata.
+pub const METADATA_MAX_AGE_SECS: u64 = 3600;
+
+/// The permissions every scope of this server grants, in the order
+/// `scopes_supported` lists them.
+pub const PERMISSIONS: [Permission; 3] = [Permission::Query, Permission::Ingest, Permission::Admin];
+
+/// What a client needs for the routes open to any permission (`/mcp`,
+/// SSE, the tool table): querying and storing. `admin:*` is never asked
+/// for unless an operation needs it.
+pub const BASIC_PERMISSIONS: [Permission; 2] = [Permission::Query, Permission::Ingest];
 
 /// The key tokens must be signed with.
 pub enum VerifyingKey {
@@ -86,12 +113,112 @@ impl VerifyingKey {
         }
         Ok(VerifyingKey::Hs256(HS256Key::from_bytes(secret)))
     }
+
+    fn verify(
+        &self,
+        token: &str,
+        options: &VerificationOptions,
+    ) -> Result<JWTClaims<AccessClaims>, jwt_simple::Error> {
+        let options = Some(options.clone());
+        match self {
+            VerifyingKey::Hs256(k) => k.verify_token::<AccessClaims>(token, options),
+            VerifyingKey::Rs256(k) => k.verify_token::<AccessClaims>(token, options),
+            VerifyingKey::Es256(k) => k.verify_token::<AccessClaims>(token, options),
+            VerifyingKey::EdDsa(k) => k.verify_token::<AccessClaims>(token, options),
+        }
+    }
 }
 
-/// Verifies tokens and turns them into principals.
+/// Where verifying keys come from.
+pub enum Keys {
+    /// One key, configured at start-up.
+    Static(Box<VerifyingKey>),
+    /// The keys of a JWKS, matched by `kid` ([`super::jwks`]).
+    Jwks(Jwks),
+}
+
+impl From<VerifyingKey> for Keys {
+    fn from(key: VerifyingKey) -> Keys {
+        Keys::Static(Box::new(key))
+    }
+}
+
+impl From<Jwks> for Keys {
+    fn from(jwks: Jwks) -> Keys {
+        Keys::Jwks(jwks)
+    }
+}
+
+/// This server's resource identifier (`ALAYASIKI_RESOURCE`): an absolute
+/// `http(s)` URL without query or fragment, kept exactly as configured
+/// (tokens' `aud` is compared with it exactly).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resource {
+    id: String,
+    /// RFC 9728 §3.1: the well-known path inserted between the host and
+    /// the path of the identifier.
+    metadata_url: String,
+    /// The identifier's path (no trailing slash), under which the metadata
+    /// is also served.
+    metadata_suffix: String,
+}
+
+impl Resource {
+    /// Parses the value of `var`.
+    pub fn parse(var: &str, value: &str) -> Result<Resource, String> {
+        let bad = |why: &str| Err(format!("{var}={value:?} {why}"));
+        if value
+            .chars()
+            .any(|c| !c.is_ascii_graphic() || c == '"' || c == '\\')
+        {
+            return bad("holds spaces, quotes or non-ASCII characters");
+        }
+        let Some((scheme, rest)) = value.split_once("://") else {
+            return bad("is not an absolute http(s) URL, such as https://mcp.example.com/mcp");
+        };
+        if !["http", "https"].contains(&scheme.to_ascii_lowercase().as_str()) {
+            return bad("is not an http(s) URL");
+        }
+        if value.contains('#') || value.contains('?') {
+            return bad("has a fragment or a query; a resource identifier takes neither");
+        }
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        if authority.is_empty() || authority.contains('@') || clean_authority(authority).is_none() {
+            return bad("needs a host name (and optional port), without user information");
+        }
+        let suffix = path.trim_end_matches('/');
+        Ok(Resource {
+            id: value.to_string(),
+            metadata_url: format!("{scheme}://{authority}{METADATA_PATH}{suffix}"),
+            metadata_suffix: suffix.to_string(),
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// What the metadata route answers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Metadata {
+    /// The document; `varies_by_host` when its resource was derived from
+    /// the request's `Host` (no resource identifier configured).
+    Document { body: Value, varies_by_host: bool },
+    /// Not a metadata path of this server.
+    NotFound,
+    /// No resource identifier is configured and `Host` is not a plain
+    /// `host[:port]` to derive one from.
+    BadHost,
+}
+
+/// Verifies tokens and turns them into principals; describes this server
+/// as an OAuth protected resource.
 pub struct Authenticator {
-    key: VerifyingKey,
+    keys: Keys,
     options: VerificationOptions,
+    resource: Option<Resource>,
+    authorization_servers: Vec<String>,
 }
 
 /// Why a request is unauthenticated (HTTP 401). The reason is a fixed
@@ -100,13 +227,115 @@ pub struct Authenticator {
 pub struct AuthError(pub &'static str);
 
 impl AuthError {
-    /// The `WWW-Authenticate` challenge (RFC 6750).
-    pub fn challenge(&self) -> String {
-        format!(
-            "Bearer realm=\"alayasiki\", error=\"invalid_token\", error_description=\"{}\"",
-            self.0
-        )
+    pub const MISSING: AuthError = AuthError("missing bearer token");
+    pub const NOT_BEARER: AuthError = AuthError("not a Bearer token");
+    pub const UNKNOWN_KEY: AuthError = AuthError("token signed by an unknown key");
+    pub const WRONG_AUDIENCE: AuthError = AuthError("token audience is not this server");
+
+    /// Whether the request carried no bearer credentials at all (no
+    /// `Authorization` header, or another scheme): RFC 6750 §3.1 then
+    /// asks for a challenge without an error code.
+    pub fn lacks_credentials(&self) -> bool {
+        *self == AuthError::MISSING || *self == AuthError::NOT_BEARER
     }
+
+    /// The `WWW-Authenticate` value of a 401 (RFC 6750 §3, RFC 9728 §5.1):
+    /// where the metadata is, `invalid_token` with this reason unless no
+    /// credentials were sent, and the scopes the request needs.
+    pub fn challenge(&self, resource_metadata: Option<&str>, scope: &str) -> String {
+        let mut params = Vec::new();
+        if let Some(url) = resource_metadata {
+            params.push(param("resource_metadata", url));
+        }
+        if !self.lacks_credentials() {
+            params.push(param("error", "invalid_token"));
+            params.push(param("error_description", self.0));
+        }
+        params.push(param("scope", scope));
+        format!("Bearer {}", params.join(", "))
+    }
+}
+
+/// The `WWW-Authenticate` value of a 403 for a valid token lacking what
+/// an operation needs (RFC 6750 §3.1 `insufficient_scope`).
+pub fn insufficient_scope(
+    resource_metadata: Option<&str>,
+    scope: &str,
+    description: &str,
+) -> String {
+    let mut params = vec![param("error", "insufficient_scope"), param("scope", scope)];
+    if let Some(url) = resource_metadata {
+        params.push(param("resource_metadata", url));
+    }
+    params.push(param("error_description", description));
+    format!("Bearer {}", params.join(", "))
+}
+
+/// The space-separated scopes granting `permissions`.
+pub fn scopes(permissions: &[Permission]) -> String {
+    permissions
+        .iter()
+        .map(|p| p.scope())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `name="value"` with `"` and `\` escaped (RFC 9110 quoted-string).
+fn param(name: &str, value: &str) -> String {
+    let mut out = format!("{name}=\"");
+    for c in value.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// A `Host` value as a lower-cased `host[:port]`, if it is one: a DNS name
+/// or IPv4 address, or a bracketed IPv6 address, and an optional decimal
+/// port. Anything else (quotes, paths, user information) is refused, so
+/// URLs built from it hold nothing a client sent but a host and a port.
+pub fn clean_authority(host: &str) -> Option<String> {
+    let host = host.trim().to_ascii_lowercase();
+    let (name, port) = match host.strip_prefix('[') {
+        Some(v6) => {
+            let (addr, rest) = v6.split_once(']')?;
+            if addr.is_empty()
+                || !addr
+                    .chars()
+                    .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+            {
+                return None;
+            }
+            (None, rest)
+        }
+        None => {
+            let (name, rest) = match host.find(':') {
+                Some(i) => host.split_at(i),
+                None => (host.as_str(), ""),
+            };
+            (Some(name), rest)
+        }
+    };
+    if let Some(name) = name {
+        let ok = !name.is_empty()
+            && name.len() <= 253
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');
+        if !ok {
+            return None;
+        }
+    }
+    if !port.is_empty() {
+        let digits = port.strip_prefix(':')?;
+        if digits.is_empty() || digits.len() > 5 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+    }
+    Some(host)
 }
 
 /// The claims this server reads beyond the registered ones.
@@ -135,9 +364,29 @@ fn roles<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     })
 }
 
+/// What trying the keys of a set on one token came to.
+enum Tried {
+    Verified(Box<JWTClaims<AccessClaims>>),
+    Refused(AuthError),
+    /// The set holds no key the token could be signed with.
+    NoKey,
+}
+
+fn list_env(name: &str) -> Vec<String> {
+    config::env(name)
+        .map(|v| {
+            v.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 impl Authenticator {
     pub fn new(
-        key: VerifyingKey,
+        keys: impl Into<Keys>,
         issuers: Vec<String>,
         audiences: Vec<String>,
         leeway_secs: u64,
@@ -150,35 +399,74 @@ impl Authenticator {
             max_token_length: Some(MAX_TOKEN_BYTES),
             ..Default::default()
         };
-        Authenticator { key, options }
+        Authenticator {
+            keys: keys.into(),
+            options,
+            resource: None,
+            authorization_servers: Vec::new(),
+        }
+    }
+
+    /// Binds tokens to `resource`: it is added to the accepted audiences
+    /// (so `aud` must name it, or one of the configured audiences) and
+    /// advertised in the metadata.
+    pub fn with_resource(mut self, resource: Resource) -> Authenticator {
+        self.options
+            .allowed_audiences
+            .get_or_insert_with(Default::default)
+            .insert(resource.id.clone());
+        self.resource = Some(resource);
+        self
+    }
+
+    /// The issuers advertised as `authorization_servers`.
+    pub fn with_authorization_servers(mut self, servers: Vec<String>) -> Authenticator {
+        self.authorization_servers = servers;
+        self
     }
 
     /// The authenticator configured by the environment (see API.md). Exactly
-    /// one of a secret, a secret file or a public key file must be given:
-    /// the server never runs unauthenticated.
+    /// one key source must be given: the server never runs unauthenticated.
     pub fn from_env() -> Result<Authenticator, String> {
         let secret = config::env(JWT_SECRET_ENV);
         let secret_file = config::env(JWT_SECRET_FILE_ENV);
         let public_key = config::env(JWT_PUBLIC_KEY_FILE_ENV);
+        let jwks_file = config::env(JWKS_FILE_ENV);
+        let jwks_url = config::env(JWKS_URL_ENV);
         let algorithm = config::env(JWT_ALGORITHM_ENV);
-        let given = [&secret, &secret_file, &public_key]
+        let given = [&secret, &secret_file, &public_key, &jwks_file, &jwks_url]
             .iter()
             .filter(|v| v.is_some())
             .count();
         if given != 1 {
             return Err(format!(
-                "configure exactly one JWT verifying key: {JWT_SECRET_ENV} (HS256 secret), \
-                 {JWT_SECRET_FILE_ENV} (file holding it) or {JWT_PUBLIC_KEY_FILE_ENV} (PEM \
-                 public key, with {JWT_ALGORITHM_ENV}=RS256|ES256|EdDSA)"
+                "configure exactly one source of JWT verifying keys: {JWT_SECRET_ENV} (HS256 \
+                 secret), {JWT_SECRET_FILE_ENV} (file holding it), {JWT_PUBLIC_KEY_FILE_ENV} (PEM \
+                 public key, with {JWT_ALGORITHM_ENV}=RS256|ES256|EdDSA), {JWKS_FILE_ENV} (JWKS \
+                 file) or {JWKS_URL_ENV} (the authorization server's jwks_uri)"
             ));
         }
-        let key = if let Some(path) = public_key {
+        let keys: Keys = if jwks_file.is_some() || jwks_url.is_some() {
+            if algorithm.is_some() {
+                return Err(format!(
+                    "{JWT_ALGORITHM_ENV} does not apply to a JWKS: each key names its own \
+                     ({})",
+                    JWKS_ALGORITHMS.join(", ")
+                ));
+            }
+            let source = match (jwks_file, jwks_url) {
+                (Some(path), _) => Source::File(path.into()),
+                (None, Some(url)) => Source::url(JWKS_URL_ENV, &url)?,
+                (None, None) => unreachable!("one source was counted"),
+            };
+            Jwks::load(source)?.into()
+        } else if let Some(path) = public_key {
             let algorithm = algorithm.ok_or_else(|| {
                 format!("{JWT_PUBLIC_KEY_FILE_ENV} needs {JWT_ALGORITHM_ENV}=RS256|ES256|EdDSA")
             })?;
             let pem = std::fs::read_to_string(&path)
                 .map_err(|e| format!("cannot read {JWT_PUBLIC_KEY_FILE_ENV} {path:?}: {e}"))?;
-            VerifyingKey::from_public_pem(&algorithm, &pem)?
+            VerifyingKey::from_public_pem(&algorithm, &pem)?.into()
         } else {
             if let Some(a) = algorithm.filter(|a| a != "HS256") {
                 return Err(format!(
@@ -199,18 +487,7 @@ impl Authenticator {
                 }
                 (None, None) => unreachable!("one source was counted"),
             };
-            VerifyingKey::from_secret(&secret)?
-        };
-        let list = |name: &str| -> Vec<String> {
-            config::env(name)
-                .map(|v| {
-                    v.split(',')
-                        .map(str::trim)
-                        .filter(|s| !s.is_empty())
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default()
+            VerifyingKey::from_secret(&secret)?.into()
         };
         let leeway = match config::env(JWT_LEEWAY_ENV) {
             None => DEFAULT_LEEWAY_SECS,
@@ -222,39 +499,113 @@ impl Authenticator {
                     format!("{JWT_LEEWAY_ENV}={v:?} is not a number of seconds from 0 to {MAX_LEEWAY_SECS}")
                 })?,
         };
-        Ok(Authenticator::new(
-            key,
-            list(JWT_ISSUER_ENV),
-            list(JWT_AUDIENCE_ENV),
-            leeway,
-        ))
+        let resource = config::env(RESOURCE_ENV)
+            .map(|v| Resource::parse(RESOURCE_ENV, &v))
+            .transpose()?;
+        let servers = list_env(AUTHORIZATION_SERVERS_ENV);
+        for s in &servers {
+            jwks::check_issuer_url(AUTHORIZATION_SERVERS_ENV, s)?;
+        }
+        // Tokens come from the advertised authorization servers unless
+        // the accepted issuers are configured apart.
+        let mut issuers = list_env(JWT_ISSUER_ENV);
+        if issuers.is_empty() {
+            issuers = servers.clone();
+        }
+        let audiences = list_env(JWT_AUDIENCE_ENV);
+        if audiences.is_empty() && resource.is_none() {
+            if matches!(keys, Keys::Jwks(_)) {
+                return Err(format!(
+                    "keys from a JWKS need {RESOURCE_ENV} (this server's resource identifier, \
+                     e.g. https://mcp.example.com/mcp) or {JWT_AUDIENCE_ENV}: an authorization \
+                     server issues tokens for many services, and only those whose aud names this \
+                     one may be accepted"
+                ));
+            }
+            log::warn!(
+                "no {RESOURCE_ENV} or {JWT_AUDIENCE_ENV}: tokens are accepted whatever their aud"
+            );
+        }
+        let mut auth = Authenticator::new(keys, issuers, audiences, leeway)
+            .with_authorization_servers(servers);
+        if let Some(r) = resource {
+            auth = auth.with_resource(r);
+        }
+        Ok(auth)
     }
 
-    /// The algorithm tokens must use (for the start-up log).
-    pub fn algorithm(&self) -> &'static str {
-        self.key.algorithm()
+    /// What tokens are verified with (for the start-up log).
+    pub fn algorithm(&self) -> String {
+        match &self.keys {
+            Keys::Static(k) => k.algorithm().to_string(),
+            Keys::Jwks(j) => format!(
+                "{} from the JWKS at {}",
+                JWKS_ALGORITHMS.join("/"),
+                j.source().describe()
+            ),
+        }
+    }
+
+    /// The configured resource identifier.
+    pub fn resource(&self) -> Option<&Resource> {
+        self.resource.as_ref()
+    }
+
+    /// The absolute URL of the protected resource metadata: derived from
+    /// the configured resource identifier, else from `host` (the request's
+    /// `Host`, already checked against the allow-list) as
+    /// `http://HOST/.well-known/oauth-protected-resource`. `None` when
+    /// neither yields one.
+    pub fn metadata_url(&self, host: Option<&str>) -> Option<String> {
+        match &self.resource {
+            Some(r) => Some(r.metadata_url.clone()),
+            None => Some(format!("http://{}{METADATA_PATH}", clean_authority(host?)?)),
+        }
+    }
+
+    /// The protected resource metadata (RFC 9728 §2) served at
+    /// [`METADATA_PATH`] followed by `suffix`: `""`, `"/mcp"` or the path of
+    /// the configured resource identifier.
+    pub fn metadata(&self, suffix: &str, host: Option<&str>) -> Metadata {
+        let own = self.resource.as_ref().map(|r| r.metadata_suffix.as_str());
+        if !(suffix.is_empty() || suffix == "/mcp" || Some(suffix) == own) {
+            return Metadata::NotFound;
+        }
+        let (resource, varies_by_host) = match &self.resource {
+            Some(r) => (r.id.clone(), false),
+            None => match host.and_then(clean_authority) {
+                Some(h) => (format!("http://{h}"), true),
+                None => return Metadata::BadHost,
+            },
+        };
+        let scopes: Vec<&str> = PERMISSIONS.iter().map(|p| p.scope()).collect();
+        let mut body = json!({
+            "resource": resource,
+            "scopes_supported": scopes,
+            "bearer_methods_supported": ["header"],
+        });
+        if !self.authorization_servers.is_empty() {
+            body["authorization_servers"] = json!(self.authorization_servers);
+        }
+        Metadata::Document {
+            body,
+            varies_by_host,
+        }
     }
 
     /// The principal named by the `Authorization` header value(s) of one
     /// request. More than one header is refused as ambiguous.
     pub fn authenticate(&self, authorization: &[&str]) -> Result<Principal, AuthError> {
         let header = match authorization {
-            [] => return Err(AuthError("missing bearer token")),
+            [] => return Err(AuthError::MISSING),
             [one] => *one,
             _ => return Err(AuthError("more than one Authorization header")),
         };
-        let token = bearer_token(header).ok_or(AuthError("not a Bearer token"))?;
+        let token = bearer_token(header)?;
         if token.len() > MAX_TOKEN_BYTES {
             return Err(AuthError("token too long"));
         }
-        let options = Some(self.options.clone());
-        let verified = match &self.key {
-            VerifyingKey::Hs256(k) => k.verify_token::<AccessClaims>(token, options),
-            VerifyingKey::Rs256(k) => k.verify_token::<AccessClaims>(token, options),
-            VerifyingKey::Es256(k) => k.verify_token::<AccessClaims>(token, options),
-            VerifyingKey::EdDsa(k) => k.verify_token::<AccessClaims>(token, options),
-        };
-        let claims = verified.map_err(|e| AuthError(reason(&e)))?;
+        let claims = self.verify(token)?;
         if claims.expires_at.is_none() {
             return Err(AuthError("token has no exp claim"));
         }
@@ -291,13 +642,83 @@ impl Authenticator {
             scopes,
         })
     }
+
+    /// The token's verified claims: signature, then time, issuer and
+    /// audience.
+    fn verify(&self, token: &str) -> Result<JWTClaims<AccessClaims>, AuthError> {
+        let jwks = match &self.keys {
+            Keys::Static(key) => {
+                return key
+                    .verify(token, &self.options)
+                    .map_err(|e| AuthError(reason(&e)))
+            }
+            Keys::Jwks(jwks) => jwks,
+        };
+        // The header is unverified: it only chooses which keys to try, and
+        // each key verifies its own algorithm only.
+        let meta =
+            Token::decode_metadata(token).map_err(|_| AuthError("token malformed or invalid"))?;
+        let alg = meta.algorithm();
+        if !JWKS_ALGORITHMS.contains(&alg) {
+            return Err(AuthError("token algorithm not accepted"));
+        }
+        let kid = meta.key_id();
+        let keys = jwks.keys();
+        match self.try_keys(&keys, alg, kid, token) {
+            Tried::Verified(c) => Ok(*c),
+            Tried::Refused(e) => Err(e),
+            // The issuer may have rotated a key in: reload (within the rate
+            // bound) and try once more.
+            Tried::NoKey => match jwks.reloaded_since(&keys) {
+                Some(newer) => match self.try_keys(&newer, alg, kid, token) {
+                    Tried::Verified(c) => Ok(*c),
+                    Tried::Refused(e) => Err(e),
+                    Tried::NoKey => Err(AuthError::UNKNOWN_KEY),
+                },
+                None => Err(AuthError::UNKNOWN_KEY),
+            },
+        }
+    }
+
+    fn try_keys(&self, keys: &Arc<KeySet>, alg: &str, kid: Option<&str>, token: &str) -> Tried {
+        let mut tried = false;
+        for key in keys.candidates(alg, kid) {
+            tried = true;
+            match key.verify(token, &self.options) {
+                Ok(claims) => return Tried::Verified(Box::new(claims)),
+                // Another key of the set may have signed it.
+                Err(e) if is_bad_signature(&e) => continue,
+                // Signed by this key, refused for its claims.
+                Err(e) => return Tried::Refused(AuthError(reason(&e))),
+            }
+        }
+        if tried {
+            Tried::Refused(AuthError("token signature invalid"))
+        } else {
+            Tried::NoKey
+        }
+    }
 }
 
 /// The token of `Bearer <token>` (scheme case-insensitive, RFC 7235).
-fn bearer_token(header: &str) -> Option<&str> {
-    let (scheme, token) = header.trim().split_once(' ')?;
+fn bearer_token(header: &str) -> Result<&str, AuthError> {
+    let header = header.trim();
+    let (scheme, token) = header.split_once(' ').unwrap_or((header, ""));
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(AuthError::NOT_BEARER);
+    }
     let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+    if token.is_empty() {
+        return Err(AuthError("empty bearer token"));
+    }
+    Ok(token)
+}
+
+fn is_bad_signature(e: &jwt_simple::Error) -> bool {
+    matches!(
+        e.downcast_ref::<JWTError>(),
+        Some(JWTError::InvalidSignature | JWTError::InvalidAuthenticationTag)
+    )
 }
 
 /// A fixed, client-safe phrase for a verification failure.
@@ -310,7 +731,7 @@ fn reason(e: &jwt_simple::Error) -> &'static str {
             "token issuer not accepted"
         }
         Some(JWTError::RequiredAudienceMismatch | JWTError::RequiredAudienceMissing) => {
-            "token audience not accepted"
+            AuthError::WRONG_AUDIENCE.0
         }
         Some(JWTError::AlgorithmMismatch) => "token algorithm not accepted",
         Some(JWTError::InvalidSignature | JWTError::InvalidAuthenticationTag) => {
@@ -416,8 +837,10 @@ mod tests {
         );
         assert_eq!(
             a.authenticate(&["Bearer"]).unwrap_err(),
-            AuthError("not a Bearer token")
+            AuthError("empty bearer token")
         );
+        assert!(AuthError::NOT_BEARER.lacks_credentials());
+        assert!(!AuthError("empty bearer token").lacks_credentials());
         let t = mint(json!({"tenant": "t"}), |c| c);
         assert!(a.authenticate(&[&format!("bearer {t}")]).is_ok());
         assert_eq!(
@@ -450,6 +873,165 @@ mod tests {
         .authenticate(&[&header(&t)])
         .unwrap_err();
         assert_eq!(err, AuthError("token signature invalid"));
-        assert!(!err.challenge().contains(&t));
+        assert!(!err.challenge(None, "query:execute").contains(&t));
+    }
+
+    #[test]
+    fn challenges_follow_rfc_6750_and_9728() {
+        let url = "https://mcp.example/.well-known/oauth-protected-resource/mcp";
+        assert_eq!(
+            AuthError("token expired").challenge(Some(url), "query:execute ingest:write"),
+            format!(
+                "Bearer resource_metadata=\"{url}\", error=\"invalid_token\", \
+                 error_description=\"token expired\", scope=\"query:execute ingest:write\""
+            )
+        );
+        // No credentials: no error code (RFC 6750 §3.1).
+        assert_eq!(
+            AuthError::MISSING.challenge(Some(url), "query:execute"),
+            format!("Bearer resource_metadata=\"{url}\", scope=\"query:execute\"")
+        );
+        assert_eq!(
+            AuthError::NOT_BEARER.challenge(None, "query:execute"),
+            "Bearer scope=\"query:execute\""
+        );
+        assert_eq!(
+            insufficient_scope(Some(url), "ingest:write", "needs ingest:write"),
+            format!(
+                "Bearer error=\"insufficient_scope\", scope=\"ingest:write\", \
+                 resource_metadata=\"{url}\", error_description=\"needs ingest:write\""
+            )
+        );
+        assert_eq!(param("x", "a\"b\\c"), "x=\"a\\\"b\\\\c\"");
+        assert_eq!(scopes(&BASIC_PERMISSIONS), "query:execute ingest:write");
+    }
+
+    #[test]
+    fn hosts_are_taken_only_as_host_and_port() {
+        assert_eq!(
+            clean_authority("127.0.0.1:8080").as_deref(),
+            Some("127.0.0.1:8080")
+        );
+        assert_eq!(
+            clean_authority("Memory.Example").as_deref(),
+            Some("memory.example")
+        );
+        assert_eq!(clean_authority("[::1]:80").as_deref(), Some("[::1]:80"));
+        for bad in [
+            "",
+            "a.example:8080\"",
+            "a.example:1/x",
+            "user@a.example",
+            "a.example:",
+            "a.example:123456",
+            "[::1",
+            "[zz]:1",
+            "a b",
+            "a.example:80:80",
+        ] {
+            assert_eq!(clean_authority(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn resource_identifiers_give_their_metadata_url() {
+        let r = Resource::parse("R", "https://mcp.example.com/mcp").unwrap();
+        assert_eq!(
+            r.metadata_url,
+            "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
+        );
+        let r = Resource::parse("R", "https://mcp.example.com:8443/").unwrap();
+        assert_eq!(
+            r.metadata_url,
+            "https://mcp.example.com:8443/.well-known/oauth-protected-resource"
+        );
+        assert_eq!(r.metadata_suffix, "");
+        for bad in [
+            "mcp.example.com",
+            "ftp://mcp.example.com",
+            "https://mcp.example.com/mcp#f",
+            "https://mcp.example.com/mcp?q=1",
+            "https://u@mcp.example.com",
+            "https:///mcp",
+            "https://mcp.example.com/a b",
+            "https://mcp.example.com/\"",
+        ] {
+            assert!(Resource::parse("R", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn metadata_names_the_resource_and_its_scopes() {
+        let a = hs256()
+            .with_resource(Resource::parse("R", "https://mcp.example/api/mcp").unwrap())
+            .with_authorization_servers(vec!["https://auth.example".into()]);
+        let expected = json!({
+            "resource": "https://mcp.example/api/mcp",
+            "authorization_servers": ["https://auth.example"],
+            "scopes_supported": ["query:execute", "ingest:write", "admin:*"],
+            "bearer_methods_supported": ["header"],
+        });
+        for suffix in ["", "/mcp", "/api/mcp"] {
+            assert_eq!(
+                a.metadata(suffix, Some("evil.example")),
+                Metadata::Document {
+                    body: expected.clone(),
+                    varies_by_host: false
+                },
+                "{suffix}"
+            );
+        }
+        assert_eq!(a.metadata("/other", None), Metadata::NotFound);
+        assert_eq!(
+            a.metadata_url(Some("evil.example")).unwrap(),
+            "https://mcp.example/.well-known/oauth-protected-resource/api/mcp"
+        );
+        // Unconfigured: the resource is this server as the client named it.
+        let b = hs256();
+        assert_eq!(
+            b.metadata("", Some("127.0.0.1:9")),
+            Metadata::Document {
+                body: json!({
+                    "resource": "http://127.0.0.1:9",
+                    "scopes_supported": ["query:execute", "ingest:write", "admin:*"],
+                    "bearer_methods_supported": ["header"],
+                }),
+                varies_by_host: true
+            }
+        );
+        assert_eq!(b.metadata("", Some("x\"y")), Metadata::BadHost);
+        assert_eq!(
+            b.metadata_url(Some("127.0.0.1:9")).unwrap(),
+            "http://127.0.0.1:9/.well-known/oauth-protected-resource"
+        );
+        assert_eq!(b.metadata_url(Some("a/b")), None);
+    }
+
+    #[test]
+    fn a_configured_resource_must_be_in_the_audience() {
+        let a = Authenticator::new(
+            VerifyingKey::from_secret(SECRET).unwrap(),
+            vec!["issuer-a".into()],
+            vec![],
+            DEFAULT_LEEWAY_SECS,
+        )
+        .with_resource(Resource::parse("R", "https://mcp.example/mcp").unwrap());
+        let other = mint(json!({"tenant": "t"}), |c| c);
+        assert_eq!(
+            a.authenticate(&[&header(&other)]).unwrap_err(),
+            AuthError::WRONG_AUDIENCE
+        );
+        let both = mint(json!({"tenant": "t"}), |c| {
+            c.with_audiences(HashSet::from_iter([
+                "https://mcp.example/mcp".to_string(),
+                "something-else".to_string(),
+            ]))
+        });
+        assert!(a.authenticate(&[&header(&both)]).is_ok());
+        // With ALAYASIKI_JWT_AUDIENCE too, either is accepted.
+        let legacy =
+            hs256().with_resource(Resource::parse("R", "https://mcp.example/mcp").unwrap());
+        assert!(legacy.authenticate(&[&header(&other)]).is_ok());
+        assert!(legacy.authenticate(&[&header(&both)]).is_ok());
     }
 }

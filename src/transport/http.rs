@@ -20,8 +20,10 @@
 //!
 //! Every request passes, in order: shutdown (503), `Origin`/`Host` (403),
 //! no token in the query string (400), declared body size (413), route (404
-//! or 405), a body where none is read (400), authentication (401), the
-//! caller's rate limit (429), then the route's own checks. Nothing is read
+//! or 405), a body where none is read (400), authentication (401, but not
+//! for `/health` and the protected resource metadata), the caller's rate
+//! limit (429), the permission the route needs (403; both with an RFC 6750
+//! challenge), then the route's own checks. Nothing is read
 //! from the body before the caller is authenticated (bodies of at most
 //! [`READ_WITH_THE_HEAD`](super::request::READ_WITH_THE_HEAD) bytes come
 //! with the head), and what needs the body runs on a body reader (503
@@ -47,7 +49,7 @@ use super::acceptor::{self, ConnectionCaps, Connections};
 use super::admission::{
     caller_key, Gate, Permit, RateLimiter, StreamCaps, MAX_CONCURRENT_DISPATCHES, RETRY_AFTER_SECS,
 };
-use super::auth::Authenticator;
+use super::auth::{self, Authenticator, Metadata, BASIC_PERMISSIONS, METADATA_MAX_AGE_SECS};
 use super::body::{self, BodyError, MAX_BODY_BYTES};
 use super::body_readers::BodyReaders;
 use super::listener::Listener;
@@ -58,6 +60,7 @@ use super::streamable::HttpSessions;
 pub use super::wire::{Header, Method, Response};
 use super::{http_api, http_documents, signals, sse, streamable};
 use crate::protocol::mcp::Server;
+use crate::protocol::tools;
 use crate::service::{MemoryService, Permission, Principal};
 
 /// How long shutdown waits for in-flight dispatches (an ingest may wait up
@@ -251,6 +254,9 @@ fn shutdown(ctx: &Context) {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Route {
     Health,
+    /// Protected resource metadata (RFC 9728): what follows
+    /// [`auth::METADATA_PATH`] in the path.
+    ResourceMetadata(String),
     /// Streamable HTTP ([`streamable`]).
     Mcp,
     SseOpen,
@@ -276,7 +282,12 @@ fn resolve(path: &str) -> Option<(Route, &'static [Method])> {
         "/v1/memory/write" => (Route::Tool(http_api::MEMORY_WRITE_TOOL.into()), &[Post]),
         "/v1/memory/read" => (Route::Tool(http_api::MEMORY_READ_TOOL.into()), &[Post]),
         _ => {
-            if let Some(name) = single_segment(path, "/v1/tools/") {
+            if let Some(suffix) = path
+                .strip_prefix(auth::METADATA_PATH)
+                .filter(|s| s.is_empty() || s.starts_with('/'))
+            {
+                (Route::ResourceMetadata(suffix.to_string()), &[Get])
+            } else if let Some(name) = single_segment(path, "/v1/tools/") {
                 (Route::Tool(name), &[Post])
             } else if let Some(id) = single_segment(path, "/v1/documents/") {
                 (Route::Document(id), &[Get, Delete])
@@ -419,11 +430,21 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
         let r = json_response(200, &json!({"status": "ok"}));
         return request.respond(r);
     }
+    if let Route::ResourceMetadata(suffix) = &route {
+        let r = resource_metadata(ctx, &request, suffix);
+        return request.respond(r);
+    }
+    // Challenges point at the metadata (RFC 9728 §5.1) and name the scopes
+    // this request needs; `Host` has passed the allow-list above.
+    let metadata_url = ctx.auth.metadata_url(header(&request, "Host"));
+    let needs = route_permission(&route, request.method());
+    let scope = needs.map_or_else(|| auth::scopes(&BASIC_PERMISSIONS), |p| p.scope().into());
     let principal = match ctx.auth.authenticate(&headers(&request, "Authorization")) {
         Ok(p) => p,
         Err(e) => {
+            let challenge = e.challenge(metadata_url.as_deref(), &scope);
             let r = error(401, "unauthorized", e.0)
-                .with_header(make_header("WWW-Authenticate", &e.challenge()));
+                .with_header(make_header("WWW-Authenticate", &challenge));
             return request.respond(r);
         }
     };
@@ -439,16 +460,29 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
         .with_header(retry_after(wait.as_secs_f64().ceil().max(1.0) as u64));
         return request.respond(r);
     }
-    if !grants_anything(&principal) {
-        let r = error(
+    let lacking = if !grants_anything(&principal) {
+        Some(error(
             403,
             "forbidden",
             "this token grants no role or scope of this server",
+        ))
+    } else {
+        // The JSON API's routes check their permission again; over MCP a
+        // tool the token may not call is a tool error instead.
+        needs
+            .filter(|p| !principal.permits(*p))
+            .map(http_api::forbidden)
+    };
+    if let Some(r) = lacking {
+        let challenge = auth::insufficient_scope(
+            metadata_url.as_deref(),
+            &scope,
+            "this token lacks the scope or role this request needs",
         );
-        return request.respond(r);
+        return request.respond(r.with_header(make_header("WWW-Authenticate", &challenge)));
     }
     match route {
-        Route::Health => unreachable!("answered above"),
+        Route::Health | Route::ResourceMetadata(_) => unreachable!("answered above"),
         Route::Mcp => match request.method() {
             Method::Post => streamable::post(ctx, request, principal),
             Method::Get => streamable::get(ctx, request, principal),
@@ -460,6 +494,49 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
         Route::Tool(name) => http_api::tool(ctx, request, principal, &name),
         Route::Document(id) => http_documents::document(ctx, request, principal, &id),
         Route::Original(id) => http_documents::original(ctx, request, principal, &id),
+    }
+}
+
+/// What a route needs beyond any permission, when it says so before its
+/// body is read: a tool's permission (an unknown tool needs none: it is
+/// 404), or query for reading documents. `None` for the routes open to
+/// any permission, MCP among them.
+fn route_permission(route: &Route, method: &Method) -> Option<Permission> {
+    match route {
+        Route::Tool(name) => tools::find(name).map(|t| t.permission),
+        Route::Document(_) if *method == Method::Delete => {
+            tools::find(http_api::FORGET_TOOL).map(|t| t.permission)
+        }
+        Route::Document(_) | Route::Original(_) => Some(Permission::Query),
+        _ => None,
+    }
+}
+
+/// `GET /.well-known/oauth-protected-resource[/…]`: unauthenticated and
+/// cacheable.
+fn resource_metadata(ctx: &Context, request: &Request, suffix: &str) -> Response {
+    match ctx.auth.metadata(suffix, header(request, "Host")) {
+        Metadata::Document {
+            body,
+            varies_by_host,
+        } => {
+            let mut r = Response::from_data(body.to_string().into_bytes())
+                .with_header(make_header("Content-Type", "application/json"))
+                .with_header(make_header(
+                    "Cache-Control",
+                    &format!("public, max-age={METADATA_MAX_AGE_SECS}"),
+                ));
+            if varies_by_host {
+                r = r.with_header(make_header("Vary", "Host"));
+            }
+            r
+        }
+        Metadata::NotFound => error(404, "no_route", "no such route"),
+        Metadata::BadHost => error(
+            400,
+            "bad_request",
+            "the Host header is not a host name with an optional port",
+        ),
     }
 }
 
@@ -583,6 +660,17 @@ mod tests {
         assert!(resolve("/v1/documents/%zz").is_none());
         assert!(resolve("/nope").is_none());
         assert_eq!(resolve("/mcp/sse").unwrap().1, &[Method::Get]);
+        assert_eq!(
+            resolve("/.well-known/oauth-protected-resource").unwrap(),
+            (Route::ResourceMetadata(String::new()), &[Method::Get][..])
+        );
+        assert_eq!(
+            resolve("/.well-known/oauth-protected-resource/mcp")
+                .unwrap()
+                .0,
+            Route::ResourceMetadata("/mcp".into())
+        );
+        assert!(resolve("/.well-known/oauth-protected-resourcex").is_none());
     }
 
     #[test]
@@ -596,8 +684,8 @@ mod tests {
     #[test]
     fn api_md_limits_table_matches_the_constants() {
         use super::super::{
-            acceptor::*, admission::*, auth::*, body::*, body_readers::*, listener::*, sse::*,
-            wire::*,
+            acceptor::*, admission::*, auth::*, body::*, body_readers::*, jwks::*, listener::*,
+            sse::*, wire::*,
         };
         use crate::limits::MAX_REPLY_BYTES;
         let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/API.md"))
@@ -639,6 +727,18 @@ mod tests {
             (
                 "`MIN_HS256_SECRET_BYTES`",
                 MIN_HS256_SECRET_BYTES.to_string(),
+            ),
+            ("`JWKS_MAX_BYTES`", JWKS_MAX_BYTES.to_string()),
+            ("`JWKS_MAX_KEYS`", JWKS_MAX_KEYS.to_string()),
+            ("`JWKS_FETCH_TIMEOUT`", secs(JWKS_FETCH_TIMEOUT)),
+            (
+                "`JWKS_MIN_REFRESH_INTERVAL`",
+                secs(JWKS_MIN_REFRESH_INTERVAL),
+            ),
+            ("`JWKS_MAX_AGE`", secs(JWKS_MAX_AGE)),
+            (
+                "`METADATA_MAX_AGE_SECS`",
+                format!("{METADATA_MAX_AGE_SECS} s"),
             ),
             ("`MAX_RATE_BUCKETS`", MAX_RATE_BUCKETS.to_string()),
             (

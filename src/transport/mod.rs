@@ -6,7 +6,8 @@
 //! - [`http`]: the `alayasiki-api` server: routing and shutdown, with
 //!   [`sse`] (MCP over HTTP+SSE) and [`http_api`] with [`http_documents`]
 //!   (the JSON API) behind it,
-//!   and the checks every request passes: [`origin`], [`auth`],
+//!   and the checks every request passes: [`origin`], [`auth`] (with
+//!   [`jwks`]),
 //!   [`admission`] and [`body`]. Beneath them the server owns its HTTP/1.1:
 //!   [`listener`] binds the socket, [`acceptor`] bounds connections in
 //!   count and time, [`wire`] parses request heads strictly and writes
@@ -24,6 +25,7 @@ pub mod framing;
 pub mod http;
 pub mod http_api;
 pub mod http_documents;
+pub mod jwks;
 pub mod listener;
 pub mod mcp_http;
 pub mod origin;
