@@ -37,7 +37,9 @@ fn initialize_answers_2024_11_05_with_instructions_and_capabilities() {
 
 #[test]
 fn newer_or_unknown_versions_get_a_counter_offer() {
-    for asked in ["2025-11-25", "1999-01-01", "garbage"] {
+    // 2026-07-28 does not use initialize: the newest revision that does is
+    // the counter-offer (tests/protocol_revisions.rs covers every one).
+    for asked in ["2026-07-28", "1999-01-01", "garbage"] {
         let dir = TempDir::new("counter");
         let mut s = Server::start(dir.path());
         let r = s.request(
@@ -45,7 +47,7 @@ fn newer_or_unknown_versions_get_a_counter_offer() {
             json!({"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}),
         );
         assert_eq!(
-            r["result"]["protocolVersion"], "2024-11-05",
+            r["result"]["protocolVersion"], "2025-11-25",
             "asked {asked}"
         );
     }

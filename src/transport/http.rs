@@ -685,7 +685,7 @@ mod tests {
     fn api_md_limits_table_matches_the_constants() {
         use super::super::{
             acceptor::*, admission::*, auth::*, body::*, body_readers::*, jwks::*, listener::*,
-            sse::*, wire::*,
+            sse::*, streamable::*, wire::*,
         };
         use crate::limits::MAX_REPLY_BYTES;
         let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/API.md"))
@@ -750,6 +750,19 @@ mod tests {
             ("`KEEPALIVE_INTERVAL`", secs(KEEPALIVE_INTERVAL)),
             ("`IO_TIMEOUT`", secs(IO_TIMEOUT)),
             ("`SHUTDOWN_DRAIN_TIMEOUT`", secs(SHUTDOWN_DRAIN_TIMEOUT)),
+            ("`MAX_HTTP_SESSIONS`", MAX_HTTP_SESSIONS.to_string()),
+            (
+                "`MAX_HTTP_SESSIONS_PER_TENANT`",
+                MAX_HTTP_SESSIONS_PER_TENANT.to_string(),
+            ),
+            (
+                "`MAX_HTTP_SESSIONS_PER_CALLER`",
+                MAX_HTTP_SESSIONS_PER_CALLER.to_string(),
+            ),
+            (
+                "`HTTP_SESSION_IDLE_TIMEOUT`",
+                format!("{} min", HTTP_SESSION_IDLE_TIMEOUT.as_secs() / 60),
+            ),
         ];
         for (name, value) in rows {
             let row = format!("| {name} | {value} |");

@@ -4,8 +4,9 @@
 //! response (`application/json`, or one `text/event-stream` event when the
 //! client accepts only that). Which era a POST belongs to is read from it:
 //!
-//! - **Session-based** (2025-03-26 through 2025-11-25): a POST of
-//!   `initialize` with no session opens one and names it in the
+//! - **Session-based** (2025-03-26 through 2025-11-25, and 2024-11-05
+//!   for a client that asks for it here rather than over the deprecated
+//!   HTTP+SSE transport): a POST of `initialize` with no session opens one and names it in the
 //!   `Mcp-Session-Id` response header; every later POST carries it (404
 //!   once the session is gone: deleted, idle for
 //!   [`HTTP_SESSION_IDLE_TIMEOUT`], or evicted). `MCP-Protocol-Version`,
@@ -292,7 +293,7 @@ pub(super) fn post(ctx: &Arc<Context>, request: Request, principal: Principal) {
             406,
             Value::Null,
             INVALID_REQUEST,
-            "Accept must list application/json and text/event-stream",
+            "Accept must list application/json or text/event-stream",
         );
         return request.respond(r);
     }
@@ -472,7 +473,7 @@ fn in_session(
             }
         };
     }
-    let permit = match admit_dispatch(ctx) {
+    let permit = match admit(ctx) {
         Ok(p) => p,
         Err(r) => return request.respond(r),
     };
@@ -546,7 +547,7 @@ fn stateless(
     if let Err(r) = check_stateless(&request, version, method, params, &id) {
         return request.respond(r);
     }
-    let permit = match admit_dispatch(ctx) {
+    let permit = match admit(ctx) {
         Ok(p) => p,
         Err(r) => return request.respond(r),
     };
@@ -667,6 +668,23 @@ fn clip(s: &str) -> String {
 
 fn accepted() -> Response {
     Response::from_data(Vec::new()).with_status_code(202)
+}
+
+/// A dispatch permit, or the 429 refusing one (as a JSON-RPC error, like
+/// every other refusal of this endpoint).
+fn admit(ctx: &Context) -> Result<super::admission::Permit, Response> {
+    admit_dispatch(ctx).map_err(|_| {
+        rpc_refusal(
+            429,
+            Value::Null,
+            INVALID_REQUEST,
+            &format!(
+                "{} requests are already running (MAX_CONCURRENT_DISPATCHES); retry shortly",
+                super::admission::MAX_CONCURRENT_DISPATCHES
+            ),
+        )
+        .with_header(retry_after(RETRY_AFTER_SECS))
+    })
 }
 
 fn overloaded() -> Response {
