@@ -5,10 +5,37 @@
 use serde_json::Value;
 use std::time::Instant;
 
-use super::http::Context;
+use super::http::{Context, Response};
+use super::http_api;
 use crate::limits::MAX_REPLY_BYTES;
 use crate::protocol::jsonrpc::{self, INTERNAL_ERROR};
+use crate::protocol::parse_budget::{ParseBudget, ParseCharge};
 use crate::service::Principal;
+
+/// Why a posted body is no message.
+pub(super) enum Unparsed {
+    /// The parse budget refused it: the answer to send.
+    Refused(Response),
+    /// Not JSON: why, for a -32700 error.
+    Invalid(String),
+}
+
+/// Parses a posted body (read whole) under the shared parse budget; the
+/// charge is held until the message has been handled (see
+/// `parse_budget`).
+pub(super) fn parse_message(body: &[u8]) -> Result<(Value, ParseCharge), Unparsed> {
+    let charge = ParseBudget::shared()
+        .charge(body)
+        .map_err(|refusal| Unparsed::Refused(http_api::parse_refused(&refusal)))?;
+    match serde_json::from_slice(body) {
+        Ok(value) => Ok((value, charge)),
+        Err(e) => Err(Unparsed::Invalid(format!(
+            "parse error: invalid JSON at line {} column {}",
+            e.line(),
+            e.column()
+        ))),
+    }
+}
 
 /// Hex digits of a session id (a random UUID without dashes).
 pub(super) const SESSION_ID_LEN: usize = 32;

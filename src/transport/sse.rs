@@ -39,12 +39,13 @@ use super::event_stream::{EventStream, HANGUP_POLL};
 use super::http::{
     admit_dispatch, error, is_json, make_header, query_param, retry_after, Context, Response,
 };
-use super::mcp_http::{bounded_reply, is_session_id, new_session_id, Call};
+use super::mcp_http::{
+    bounded_reply, is_session_id, new_session_id, parse_message, Call, Unparsed,
+};
 use super::request::Request;
-use super::{body, body_readers, http_api};
+use super::{body, body_readers};
 use crate::protocol::jsonrpc::{self, PARSE_ERROR};
 use crate::protocol::mcp::{self, Server};
-use crate::protocol::parse_budget::ParseBudget;
 use crate::service::Principal;
 
 pub use super::event_stream::KEEPALIVE_INTERVAL;
@@ -297,20 +298,11 @@ fn deliver(
     body: Vec<u8>,
     started: Instant,
 ) {
-    // Held until the message has been handled (see `parse_budget`).
-    let parsed = match ParseBudget::shared().charge(&body) {
-        Ok(charge) => charge,
-        Err(refusal) => return request.respond(http_api::parse_refused(&refusal)),
-    };
-    let value: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
+    let (value, parsed) = match parse_message(&body) {
+        Ok(parsed) => parsed,
+        Err(Unparsed::Refused(r)) => return request.respond(r),
+        Err(Unparsed::Invalid(why)) => {
             // Also tell the session, as JSON-RPC clients expect a -32700.
-            let why = format!(
-                "parse error: invalid JSON at line {} column {}",
-                e.line(),
-                e.column()
-            );
             if let Some(slot) = session.reserve() {
                 session.send(&jsonrpc::error(Value::Null, PARSE_ERROR, &why), slot);
             }

@@ -48,14 +48,16 @@ use super::event_stream::{EventStream, HANGUP_POLL};
 use super::http::{
     admit_dispatch, header, headers, is_json, make_header, retry_after, Context, Response,
 };
-use super::mcp_http::{bounded_reply, is_session_id, new_session_id, Call};
+use super::mcp_http::{
+    bounded_reply, is_session_id, new_session_id, parse_message, Call, Unparsed,
+};
 use super::request::Request;
-use super::{body_readers, http_api, sse};
+use super::{body_readers, sse};
 use crate::protocol::jsonrpc::{
     self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
 };
 use crate::protocol::mcp::{self, Server};
-use crate::protocol::parse_budget::{ParseBudget, ParseCharge};
+use crate::protocol::parse_budget::ParseCharge;
 use crate::protocol::revision::{
     self, Revision, HEADER_MISMATCH, META_PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
 };
@@ -340,20 +342,11 @@ fn deliver(
     body: Vec<u8>,
     started: Instant,
 ) {
-    // Held until the message has been handled (see `parse_budget`).
-    let parsed = match ParseBudget::shared().charge(&body) {
-        Ok(charge) => charge,
-        Err(refusal) => return request.respond(http_api::parse_refused(&refusal)),
-    };
-    let value: Value = match serde_json::from_slice(&body) {
-        Ok(v) => v,
-        Err(e) => {
-            let why = format!(
-                "parse error: invalid JSON at line {} column {}",
-                e.line(),
-                e.column()
-            );
-            return request.respond(rpc_refusal(400, Value::Null, PARSE_ERROR, &why));
+    let (value, parsed) = match parse_message(&body) {
+        Ok(parsed) => parsed,
+        Err(Unparsed::Refused(r)) => return request.respond(r),
+        Err(Unparsed::Invalid(why)) => {
+            return request.respond(rpc_refusal(400, Value::Null, PARSE_ERROR, &why))
         }
     };
     let call = Call::new(&value, body.len(), started);
@@ -464,49 +457,76 @@ fn in_session(
         // initialize (refused: the session has one), ping, notifications
         // and responses: cheap, and ordered before what follows them.
         let reply = ctx.server.handle_as(&session.protocol, &principal, value);
-        return match reply {
-            None => request.respond(accepted()),
-            Some(reply) => {
-                let (r, len) = reply_response(&request, 200, &reply);
-                call.charge(ctx, &principal, &reply, len);
-                request.respond(r)
-            }
-        };
+        return answer(ctx, request, &principal, call, 200, reply);
     }
     let permit = match admit(ctx) {
         Ok(p) => p,
         Err(r) => return request.respond(r),
     };
-    let (tx, rx) = crossbeam_channel::bounded::<Request>(1);
-    let job_ctx = ctx.clone();
-    let job_session = session.clone();
     // The ticket fixes this message's place in the session's order as it
     // arrives (read-your-writes), before any later POST can take one.
     let kind = Server::kind(&value);
-    let submitted = session.protocol.ticket_then(kind, |ticket| {
-        ctx.submit(Box::new(move || {
+    session.protocol.ticket_then(kind, |ticket| {
+        let job_session = session.clone();
+        answer_from_worker(ctx, request, principal, call, move |ctx, principal| {
             let _permit = permit;
             let _parsed = parsed;
-            let reply =
-                job_ctx
-                    .server
-                    .handle_ordered(&job_session.protocol, &principal, value, ticket);
-            let Ok(request) = rx.recv() else { return };
-            match reply {
-                None => request.respond(accepted()),
-                Some(reply) => {
-                    let (r, len) = reply_response(&request, 200, &reply);
-                    call.charge(&job_ctx, &principal, &reply, len);
-                    request.respond(r)
-                }
-            }
-        }))
+            let reply = ctx
+                .server
+                .handle_ordered(&job_session.protocol, principal, value, ticket);
+            (200, reply)
+        })
     });
+}
+
+/// Answers `request` with `reply` (202 when there is none: a
+/// notification or a response), charging the caller for it.
+fn answer(
+    ctx: &Context,
+    request: Request,
+    principal: &Principal,
+    call: Call,
+    status: u16,
+    reply: Option<Value>,
+) {
+    match reply {
+        None => request.respond(accepted()),
+        Some(reply) => {
+            let (r, len) = reply_response(&request, status, &reply);
+            call.charge(ctx, principal, &reply, len);
+            request.respond(r)
+        }
+    }
+}
+
+/// Queues `work` for a dispatch worker, which answers `request` with the
+/// status and reply it returns; 429 when the queue is full. The request
+/// travels to the worker over a channel, so it is still here to be
+/// answered should the job not be queued.
+fn answer_from_worker<W>(
+    ctx: &Arc<Context>,
+    request: Request,
+    principal: Principal,
+    call: Call,
+    work: W,
+) -> bool
+where
+    W: FnOnce(&Context, &Principal) -> (u16, Option<Value>) + Send + 'static,
+{
+    let (tx, rx) = crossbeam_channel::bounded::<Request>(1);
+    let job_ctx = ctx.clone();
+    let submitted = ctx.submit(Box::new(move || {
+        let (status, reply) = work(&job_ctx, &principal);
+        if let Ok(request) = rx.recv() {
+            answer(&job_ctx, request, &principal, call, status, reply);
+        }
+    }));
     if submitted {
         let _ = tx.send(request);
     } else {
         request.respond(overloaded());
     }
+    submitted
 }
 
 /// A request of the stateless revision: its headers and `_meta` checked,
@@ -551,30 +571,17 @@ fn stateless(
         Ok(p) => p,
         Err(r) => return request.respond(r),
     };
-    let (tx, rx) = crossbeam_channel::bounded::<Request>(1);
-    let job_ctx = ctx.clone();
-    let submitted = ctx.submit(Box::new(move || {
+    answer_from_worker(ctx, request, principal, call, move |ctx, principal| {
         let _permit = permit;
         let _parsed = parsed;
-        let reply = job_ctx.server.handle_stateless(&principal, value);
-        let Ok(request) = rx.recv() else { return };
-        let Some(reply) = reply else {
-            return request.respond(accepted());
-        };
-        let status = match reply["error"]["code"].as_i64() {
+        let reply = ctx.server.handle_stateless(principal, value);
+        let status = match reply.as_ref().and_then(|r| r["error"]["code"].as_i64()) {
             Some(METHOD_NOT_FOUND) => 404,
             Some(UNSUPPORTED_PROTOCOL_VERSION | HEADER_MISMATCH) => 400,
             _ => 200,
         };
-        let (r, len) = reply_response(&request, status, &reply);
-        call.charge(&job_ctx, &principal, &reply, len);
-        request.respond(r)
-    }));
-    if submitted {
-        let _ = tx.send(request);
-    } else {
-        request.respond(overloaded());
-    }
+        (status, reply)
+    });
 }
 
 /// The stateless checks, in the specification's order; `Err` is the 400.
