@@ -458,6 +458,7 @@ fn run_batch(
         lock_set(&state.in_flight).extend(&ids);
         let in_flight = state.in_flight.clone();
         let notify = shared.clone();
+        let job_tenant = tenant.clone();
         let llm_extraction = shared.llm.is_some();
         // Lazy: until this commit marks them done the jobs stay pending,
         // so a commit lost to a power cut is replayed at the next start.
@@ -532,6 +533,12 @@ fn run_batch(
                             "committing indexed documents failed: storage {fault:?}: {cause}"
                         );
                         notify.set_storage_fault(Some(fault));
+                        // The disk, not the documents, ended these
+                        // attempts: they must not count towards
+                        // MAX_JOB_ATTEMPTS, or a long-full disk would fail
+                        // acknowledged documents for good.
+                        let retried = ids.iter().map(|id| (job_tenant.clone(), *id)).collect();
+                        end_attempts(&notify, retried);
                         let why = format!(
                             "stored, not yet searchable: {}; indexing resumes by itself once \
                              the disk accepts writes",

@@ -561,8 +561,9 @@ impl TenantWriter<'_> {
     }
 
     /// Takes back an attempt that ended without finishing but also
-    /// without harm (the embedder was unavailable: the job waits and is
-    /// retried), so retries of that kind never use the attempts up.
+    /// without harm (the embedder was unavailable, or the disk refused the
+    /// commit: the job waits and is retried), so retries of that kind never
+    /// use the attempts up.
     pub fn end_attempts(&mut self, job_ids: &[i64], now: i64) -> Result<()> {
         for id in job_ids {
             self.exec(

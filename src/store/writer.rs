@@ -473,9 +473,7 @@ impl Writer {
             let _ = reply_tx.send(result);
         };
         self.submit_then(tenant, Commit::Durable, Batching::Shared, f, reply)?;
-        reply_rx
-            .recv()
-            .map_err(|_| Error::internal("write was dropped before it completed"))?
+        reply_rx.recv().map_err(|_| dropped())?
     }
 
     /// Queues `f` and returns at once; `done` receives its result on the
@@ -540,10 +538,19 @@ impl<T> Once<T> {
 
 impl<T> Drop for Once<T> {
     fn drop(&mut self) {
-        self.call(Err(Error::internal(
-            "write was dropped before it completed",
-        )));
+        if self.f.is_some() {
+            self.call(Err(dropped()));
+        }
     }
+}
+
+/// The error of a write the writer dropped unanswered: it could not begin
+/// its transaction (or savepoint), which on a failing, full or read-only
+/// disk is the disk's doing, so the disk is asked before the error is
+/// called internal.
+fn dropped() -> Error {
+    let msg = "write was dropped before it completed";
+    Error::from_store(msg, crate::disk_health::diagnose())
 }
 
 #[cfg(test)]
