@@ -31,10 +31,7 @@ registry at pinned versions, once.
 """
 
 import argparse
-import base64
 import glob
-import hashlib
-import hmac
 import json
 import os
 import shutil
@@ -43,6 +40,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import api_process
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NODE_VERSION = "22.23.3"
@@ -109,14 +108,7 @@ def free_port():
 
 
 def token():
-    def b64(data):
-        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-    head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    claims = {"sub": "conformance", "tenant": "conformance", "roles": ["admin"],
-              "exp": int(time.time()) + 3600}
-    body = b64(json.dumps(claims).encode())
-    sig = b64(hmac.new(SECRET.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest())
-    return f"{head}.{body}.{sig}"
+    return api_process.token(SECRET, "conformance", "conformance", ["admin"], ttl_s=3600)
 
 
 def wait_for_port(port, proc, what):

@@ -25,11 +25,7 @@ must get 401, and the server must exit 0 on SIGTERM. Exits non-zero with a
 message on any failure.
 """
 import asyncio
-import base64
-import hashlib
-import hmac
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -37,6 +33,7 @@ import sys
 import tempfile
 import time
 
+import api_process
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -55,30 +52,12 @@ def fail(msg):
     sys.exit(1)
 
 
-def b64(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
 def token(sub, tenant, roles):
-    header = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    claims = {"sub": sub, "tenant": tenant, "roles": roles, "exp": int(time.time()) + 600}
-    payload = b64(json.dumps(claims).encode())
-    sig = hmac.new(SECRET.encode(), f"{header}.{payload}".encode(), hashlib.sha256).digest()
-    return f"{header}.{payload}.{b64(sig)}"
+    return api_process.token(SECRET, sub, tenant, roles)
 
 
 def start(binary, data):
-    env = dict(os.environ, ALAYASIKI_JWT_SECRET=SECRET, ALAYASIKI_LOG="warn")
-    proc = subprocess.Popen([binary, "--bind", "127.0.0.1:0", "--data-dir", data],
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env, text=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            fail(f"server exited early with status {proc.wait()}")
-        if line.startswith("alayasiki-api: listening on "):
-            return proc, line.split("listening on ", 1)[1].strip()
-    fail("server did not report its address")
+    return api_process.start(binary, data, SECRET, fail)
 
 
 def tool_json(result):
