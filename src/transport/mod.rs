@@ -4,11 +4,12 @@
 //!
 //! - [`stdio`] (with [`framing`]): MCP on stdin/stdout for one local caller.
 //! - [`http`]: the `alayasiki-api` server: routing and shutdown, with
-//!   [`sse`] (MCP over HTTP+SSE) and [`http_api`] with [`http_documents`]
-//!   (the JSON API) behind it,
-//!   and the checks every request passes: [`origin`], [`auth`] (with
-//!   [`jwks`]),
-//!   [`admission`] and [`body`]. Beneath them the server owns its HTTP/1.1:
+//!   [`streamable`] (MCP over Streamable HTTP at `/mcp`, both eras),
+//!   [`sse`] (the deprecated HTTP+SSE transport; the two share
+//!   [`event_stream`] and [`mcp_http`]) and [`http_api`] with
+//!   [`http_documents`] (the JSON API) behind it, and the checks every
+//!   request passes: [`origin`], [`auth`] (with [`jwks`]), [`admission`]
+//!   and [`body`]. Beneath them the server owns its HTTP/1.1:
 //!   [`listener`] binds the socket, [`acceptor`] bounds connections in
 //!   count and time, [`wire`] parses request heads strictly and writes
 //!   responses, [`request`] reads bodies within their framing and

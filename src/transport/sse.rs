@@ -1,4 +1,6 @@
-//! MCP over the legacy HTTP+SSE transport (protocol 2024-11-05).
+//! MCP over the HTTP+SSE transport of protocol 2024-11-05, deprecated by
+//! the specification and kept for older clients ([`super::streamable`]
+//! is the current transport).
 //!
 //! `GET /mcp/sse` opens a `text/event-stream` whose first event, `endpoint`,
 //! names `/mcp/messages?session_id=<random UUID>`. The client POSTs each
