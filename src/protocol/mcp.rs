@@ -45,10 +45,8 @@ pub const MEMORY_RESULT_TTL_MS: u64 = 0;
 /// range, outside the codes later MCP revisions reserve).
 pub const FORBIDDEN: i64 = -32003;
 
-/// Methods of the legacy revisions (anything else is `-32601`).
-const METHODS: &[&str] = &[
-    "initialize",
-    "ping",
+/// Methods both eras have ([`Server::dispatch`] serves them).
+const SHARED_METHODS: &[&str] = &[
     "tools/list",
     "tools/call",
     "resources/list",
@@ -56,20 +54,23 @@ const METHODS: &[&str] = &[
     "resources/read",
     "prompts/list",
     "prompts/get",
-    "logging/setLevel",
 ];
 
-/// Methods of the modern revision, served statelessly.
-const MODERN_METHODS: &[&str] = &[
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "prompts/list",
-    "prompts/get",
-];
+/// Methods only the legacy revisions have.
+const LEGACY_ONLY_METHODS: &[&str] = &["initialize", "ping", "logging/setLevel"];
+
+/// Methods only the modern revision has.
+const MODERN_ONLY_METHODS: &[&str] = &["server/discover"];
+
+/// Whether the legacy revisions have `method` (anything else is `-32601`).
+fn is_legacy_method(method: &str) -> bool {
+    SHARED_METHODS.contains(&method) || LEGACY_ONLY_METHODS.contains(&method)
+}
+
+/// Whether the modern revision has `method`.
+fn is_modern_method(method: &str) -> bool {
+    SHARED_METHODS.contains(&method) || MODERN_ONLY_METHODS.contains(&method)
+}
 
 /// Told to the model at `initialize`: when to reach for memory.
 pub const INSTRUCTIONS: &str = "alayasiki is your persistent, local knowledge memory. \
@@ -436,7 +437,7 @@ impl Server {
         method: &str,
         params: Map<String, Value>,
     ) -> Value {
-        if !METHODS.contains(&method) {
+        if !is_legacy_method(method) {
             return jsonrpc::error(id, METHOD_NOT_FOUND, &format!("method not found: {method}"));
         }
         if method == "initialize" {
@@ -485,7 +486,7 @@ impl Server {
                 return fault.into_reply(id);
             }
         };
-        if !MODERN_METHODS.contains(&method) {
+        if !is_modern_method(method) {
             return jsonrpc::error(id, METHOD_NOT_FOUND, &format!("method not found: {method}"));
         }
         guarded(id, method, || {
@@ -714,7 +715,7 @@ fn refuse_uninitialized(value: Value) -> Option<Value> {
     let refuse = |item: Value| match jsonrpc::classify(item) {
         Err(reply) => Some(reply),
         // As once initialized, a method we do not have is named as such.
-        Ok(Incoming::Request { id, method, .. }) if !METHODS.contains(&method.as_str()) => Some(
+        Ok(Incoming::Request { id, method, .. }) if !is_legacy_method(&method) => Some(
             jsonrpc::error(id, METHOD_NOT_FOUND, &format!("method not found: {method}")),
         ),
         Ok(Incoming::Request { id, .. }) => Some(jsonrpc::error(
