@@ -1881,12 +1881,20 @@ def check_all_there(counts, c, fault, data, t):
 
 class Tally:
     """What one server run on one disk was told: acknowledged markers (to
-    their documents), refused ones (to the refusal) and unanswered ones."""
+    their documents), refused ones (to the refusal) and unanswered ones,
+    with writes refused as unconfirmed (committed, sync failed: they may be
+    stored) counted among the unanswered."""
 
     def __init__(self):
         self.acked, self.refused, self.unanswered = {}, {}, []
         self.info = {}  # marker -> when it was sent and answered, relative to the fault
         self.sent = {}  # marker -> when it was sent, relative to the fault
+
+    def refuse(self, marker, text):
+        if "may or may not have been stored" in text:
+            self.unanswered.append(marker)
+        else:
+            self.refused[marker] = text
 
 
 def start_ready(binary, data):
@@ -1919,7 +1927,7 @@ def ingest_acked(counts, c, data, fault, t, marker, content, wait=True):
     if judge(counts, data, fault, r, time.time() - t0):
         counts.c["refused"] += 1
         counts.c[f"{fault} refused"] += 1
-        t.refused[marker] = reply_text(r)[1]
+        t.refuse(marker, reply_text(r)[1])
         return False
     receipt = json.loads(reply_text(r)[1])
     counts.c["acknowledged"] += 1
@@ -2055,7 +2063,7 @@ def cycle_ext4(counts, binary, rng, n, fault):
                     counts.c["refused"] += 1
                     counts.c[f"{fault} refused"] += 1
                     refused_here += 1
-                    t.refused[item[0]] = reply_text(r)[1]
+                    t.refuse(item[0], reply_text(r)[1])
                 else:
                     receipt = json.loads(reply_text(r)[1])
                     counts.c["acknowledged"] += 1
@@ -2184,7 +2192,8 @@ def family_disk(args, seed):
     print(f"disk: cycles {done} (a full, a failing and a read-only disk each), writes "
           f"acknowledged {c['acknowledged']} ({per('acknowledged')}; pending on the full disk "
           f"{c['deferred']}), refused {c['refused']} ({per('refused')}{other}), unanswered "
-          f"in 90 s {c['unanswered']} (stored {c['unanswered, stored']}), lost {c['lost']} "
+          f"in 90 s or unconfirmed {c['unanswered']} (stored {c['unanswered, stored']}), "
+          f"lost {c['lost']} "
           f"(sent within {RACE_WINDOW * 1000:.0f} ms of an ext4 fault that loses "
           f"fdatasync'd data by itself: {c['lost at the error']}; ext4 alone lost fdatasync'd "
           f"data in {counts.fs_loses.get('failing', '?')}/{probes} shutdown and "

@@ -27,6 +27,11 @@ pub enum Error {
     /// keep working; the same write may succeed once the disk is fixed.
     /// Shown to clients as `unavailable`; the cause is logged.
     Storage(StorageFault, Box<dyn std::error::Error + Send + Sync>),
+    /// The write was committed, but the disk failed to confirm it durable
+    /// (syncing the log failed): it may or may not be stored. Shown to
+    /// clients as `unavailable`, with the advice to retry under the same
+    /// idempotency key; the cause is logged.
+    Unsynced(StorageFault, Box<dyn std::error::Error + Send + Sync>),
     /// A server fault. The cause is logged, never shown to clients.
     Internal(Box<dyn std::error::Error + Send + Sync>),
 }
@@ -120,6 +125,23 @@ impl Error {
         }
     }
 
+    /// A committed write whose log sync failed (see [`Error::Unsynced`]);
+    /// internal when the sync's error does not name the disk's fault.
+    pub fn unsynced(msg: impl Into<String>, fault: Option<StorageFault>) -> Self {
+        match fault {
+            Some(f) => Error::Unsynced(f, msg.into().into()),
+            None => Error::internal(msg),
+        }
+    }
+
+    /// The disk's fault behind this error, if it is one.
+    pub fn storage_fault(&self) -> Option<StorageFault> {
+        match self {
+            Error::Storage(fault, _) | Error::Unsynced(fault, _) => Some(*fault),
+            _ => None,
+        }
+    }
+
     /// A stable machine-readable code (used by the HTTP API and in logs).
     pub fn code(&self) -> &'static str {
         match self {
@@ -128,7 +150,7 @@ impl Error {
             Error::Conflict(_) => "conflict",
             Error::NotFound(_) => "not_found",
             Error::Forbidden(_) => "forbidden",
-            Error::Unavailable(_) | Error::Storage(..) => "unavailable",
+            Error::Unavailable(_) | Error::Storage(..) | Error::Unsynced(..) => "unavailable",
             Error::Internal(_) => "internal",
         }
     }
@@ -153,6 +175,11 @@ impl Error {
                     StorageFault::Full | StorageFault::ReadOnly => "reads still work",
                 }
             ),
+            Error::Unsynced(fault, _) => format!(
+                "{}; the write may or may not have been stored (the disk did not confirm it); \
+                 retry it with the same idempotency key once the disk accepts writes",
+                fault.describe()
+            ),
             Error::Internal(_) => {
                 "internal error in the memory server; the server log has details".to_string()
             }
@@ -164,7 +191,9 @@ impl Error {
     pub fn logged(self, context: &str) -> Self {
         match &self {
             Error::Internal(cause) => log::error!("{context}: {cause}"),
-            Error::Storage(fault, cause) => log::error!("{context}: storage {fault:?}: {cause}"),
+            Error::Storage(fault, cause) | Error::Unsynced(fault, cause) => {
+                log::error!("{context}: storage {fault:?}: {cause}")
+            }
             _ => {}
         }
         self
@@ -176,6 +205,12 @@ impl fmt::Display for Error {
         match self {
             Error::Internal(cause) => write!(f, "internal: {cause}"),
             Error::Storage(fault, cause) => write!(f, "unavailable: storage {fault:?}: {cause}"),
+            Error::Unsynced(fault, cause) => {
+                write!(
+                    f,
+                    "unavailable: storage {fault:?}, write unconfirmed: {cause}"
+                )
+            }
             other => write!(f, "{}: {}", other.code(), other.client_message()),
         }
     }

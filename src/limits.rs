@@ -84,16 +84,23 @@ pub const MAX_BYTE_ARRAY_ITEMS: usize = 1024 * 1024;
 /// answering with the job still pending (milliseconds).
 pub const INGEST_WAIT_MS: u64 = 60_000;
 
+/// How long that wait goes on while the disk refuses the indexer's writes
+/// (a full, failing or read-only disk) before it answers with the document
+/// stored but pending and the fault named, rather than waiting out
+/// [`INGEST_WAIT_MS`] for writes that cannot happen (milliseconds).
+pub const INGEST_FAULT_GRACE_MS: u64 = 1_000;
+
 /// How long a request waits, at most, for its session's earlier requests
 /// and for the documents they stored with `wait: false` to become
 /// searchable (read-your-writes; milliseconds). Past it the request runs
 /// and its reply says what it may not see.
 pub const READ_YOUR_WRITES_WAIT_MS: u64 = 60_000;
 
-/// Attempts the ingestion worker may begin on a job without finishing it
-/// before the job is failed (an attempt counts when the worker begins the
-/// work, not when a start-up finds the job pending). Bounds a crash loop on
-/// a document that kills the process.
+/// Attempts the ingestion worker may begin on a job alone without finishing
+/// it before the job is failed (an attempt counts when the worker begins the
+/// work in a batch of its own, not when a start-up finds the job pending nor
+/// when the job shared an interrupted batch). Bounds a crash loop on a
+/// document that kills the process.
 pub const MAX_JOB_ATTEMPTS: i64 = 3;
 
 /// Page size of `resources/list`.
@@ -248,6 +255,7 @@ mod tests {
                 format!("{MIN_BUDGET_CHARS} / {MAX_BUDGET_CHARS} / {DEFAULT_BUDGET_CHARS}"),
             ),
             ("`INGEST_WAIT_MS`", INGEST_WAIT_MS.to_string()),
+            ("`INGEST_FAULT_GRACE_MS`", INGEST_FAULT_GRACE_MS.to_string()),
             ("`MAX_JSON_EXPANSION`", MAX_JSON_EXPANSION.to_string()),
             (
                 "`MAX_PARSED_MESSAGE_BYTES`",

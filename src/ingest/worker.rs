@@ -19,13 +19,15 @@
 //!
 //! Attempts: work redone from the store (and embedding) is the work that
 //! could crash the process on a hostile document, so before doing it the
-//! worker commits one more attempt for each such job
-//! ([`crate::store::TenantWriter::begin_attempts`]) and fails instead a job
-//! begun [`crate::limits::MAX_JOB_ATTEMPTS`] times. Work handed over by the
-//! request thread already ran once without harm and is not counted. A job
-//! that was begun and interrupted before runs in a batch of its own, so a
-//! crash is charged to the document that caused it, not to the whole batch
-//! it happened to share.
+//! worker commits that each such job was begun
+//! ([`crate::store::TenantWriter::begin_attempts`]). Work handed over by the
+//! request thread already ran once without harm and is not recorded. A job
+//! that was begun and interrupted before runs in a batch of its own, and
+//! only such a lone run counts as an attempt: a crash is charged to the
+//! document that caused it, never to the batch it happened to share (a
+//! `kill -9` during a large replay would otherwise charge hundreds of
+//! documents at once). A job begun alone
+//! [`crate::limits::MAX_JOB_ATTEMPTS`] times is failed instead.
 
 use crossbeam_channel::{Receiver, Sender};
 use std::collections::{HashMap, HashSet};
@@ -124,9 +126,10 @@ pub struct WorkerShared {
     /// enricher (`super::enrich`) runs.
     pub llm: Option<Arc<Llm>>,
     /// Set while the last indexing commit failed on the disk (full,
-    /// failing, read-only), cleared by the next one that succeeds: waits
-    /// for indexing end early instead of running out their bounds.
-    storage_fault: Mutex<Option<StorageFault>>,
+    /// failing, read-only), with when that was last seen; cleared by the
+    /// next commit that succeeds: waits for indexing end early instead of
+    /// running out their bounds.
+    storage_fault: Mutex<Option<(StorageFault, Instant)>>,
     /// Wakes the worker (new jobs admitted, or a commit freed capacity).
     wake_tx: Sender<()>,
     wake_rx: Receiver<()>,
@@ -161,18 +164,32 @@ impl WorkerShared {
 
     /// The disk's fault, while indexing is held up by one.
     pub fn storage_fault(&self) -> Option<StorageFault> {
+        self.storage_fault_seen().map(|(fault, _)| fault)
+    }
+
+    /// The disk's fault, if indexing met it at or after `since`: a fault
+    /// seen only before (the disk may have recovered, with no commit to
+    /// prove it yet) says nothing about work begun since.
+    pub fn storage_fault_since(&self, since: Instant) -> Option<StorageFault> {
+        self.storage_fault_seen()
+            .filter(|&(_, seen)| seen >= since)
+            .map(|(fault, _)| fault)
+    }
+
+    fn storage_fault_seen(&self) -> Option<(StorageFault, Instant)> {
         *self.storage_fault.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn set_storage_fault(&self, fault: Option<StorageFault>) {
-        *self.storage_fault.lock().unwrap_or_else(|p| p.into_inner()) = fault;
+        *self.storage_fault.lock().unwrap_or_else(|p| p.into_inner()) =
+            fault.map(|f| (f, Instant::now()));
     }
 
     /// Records the disk's fault behind `e`, if it is one: indexing is held
     /// up until a commit succeeds again.
     fn note_storage_error(&self, e: &Error) {
-        if let Error::Storage(fault, _) = e {
-            self.set_storage_fault(Some(*fault));
+        if let Some(fault) = e.storage_fault() {
+            self.set_storage_fault(Some(fault));
         }
     }
 
@@ -406,7 +423,9 @@ fn run_batch(
         warm_up(shared);
         state.warm = true;
     }
-    let work = begin(shared, work)?;
+    // Alone: a crash during this batch could only be this job's doing.
+    let alone = work.len() == 1 && work[0].1.is_none();
+    let work = begin(shared, work, alone)?;
     let backoff = &mut state.backoff;
     let recent = &mut state.recent;
     let mut waiting: Vec<(Tenant, i64)> = Vec::new();
@@ -448,7 +467,7 @@ fn run_batch(
             None => by_tenant.push((tenant, vec![done])),
         }
     }
-    end_attempts(shared, waiting);
+    end_attempts(shared, waiting, alone);
     // Results are committed asynchronously: the worker moves on to the next
     // batch while the writer commits this one, and waiters hear the outcome
     // from the writer thread once it is decided.
@@ -538,12 +557,8 @@ fn run_batch(
                         // MAX_JOB_ATTEMPTS, or a long-full disk would fail
                         // acknowledged documents for good.
                         let retried = ids.iter().map(|id| (job_tenant.clone(), *id)).collect();
-                        end_attempts(&notify, retried);
-                        let why = format!(
-                            "stored, not yet searchable: {}; indexing resumes by itself once \
-                             the disk accepts writes",
-                            fault.describe()
-                        );
+                        end_attempts(&notify, retried, alone);
+                        let why = deferred_reason(fault);
                         for id in &doc_ids {
                             notify
                                 .waiters
@@ -564,6 +579,15 @@ fn run_batch(
     }
     log::debug!("prepared {count} job(s)");
     Ok(())
+}
+
+/// What a caller waiting for a document hears while the disk refuses to
+/// index it: it is stored (its admission committed), not yet searchable.
+pub fn deferred_reason(fault: StorageFault) -> String {
+    format!(
+        "stored, not yet searchable: {}; indexing resumes by itself once the disk accepts writes",
+        fault.describe()
+    )
 }
 
 fn notify_outcomes(shared: &WorkerShared, done: Vec<Done>) {
@@ -661,7 +685,7 @@ fn take_work(shared: &WorkerShared, jobs: Vec<PendingJob>) -> Vec<Work> {
             JobKind::Ingest => shared.handoff.take(&job.doc_id),
             _ => None,
         };
-        if handed.is_none() && job.attempts > 0 {
+        if handed.is_none() && job.begun {
             if work.is_empty() {
                 work.push((job, None));
             }
@@ -684,11 +708,11 @@ fn warm_up(shared: &WorkerShared) {
     log::debug!("embedder warmed up in {:?}", started.elapsed());
 }
 
-/// Commits an attempt for each job whose work will be done here (no
-/// hand-off), waiting for the commit before any of that work starts.
-/// Returns the work to do: jobs given up (failed as interrupted, their
-/// waiters told) and jobs no longer pending are left out.
-fn begin(shared: &Arc<WorkerShared>, work: Vec<Work>) -> Result<Vec<Work>> {
+/// Records an attempt (counted if `alone`) for each job whose work will be
+/// done here (no hand-off), waiting for the commit before any of that work
+/// starts. Returns the work to do: jobs given up (failed as interrupted,
+/// their waiters told) and jobs no longer pending are left out.
+fn begin(shared: &Arc<WorkerShared>, work: Vec<Work>, alone: bool) -> Result<Vec<Work>> {
     let mut by_tenant: Vec<(Tenant, Vec<(i64, i64)>)> = Vec::new();
     for (job, _) in work.iter().filter(|(_, handed)| handed.is_none()) {
         let key = (job.job_id, job.document_key);
@@ -712,7 +736,7 @@ fn begin(shared: &Arc<WorkerShared>, work: Vec<Work>) -> Result<Vec<Work>> {
             Commit::Lazy,
             Batching::Shared,
             move |w| {
-                let decided = w.begin_attempts(&keys, now_ms())?;
+                let decided = w.begin_attempts(&keys, alone, now_ms())?;
                 Ok(keys.into_iter().map(|(id, _)| id).zip(decided).collect())
             },
             move |result: Result<Vec<(i64, Attempt)>>| {
@@ -733,7 +757,7 @@ fn begin(shared: &Arc<WorkerShared>, work: Vec<Work>) -> Result<Vec<Work>> {
             (true, _) | (false, Some(Attempt::Begun)) => kept.push((job, handed)),
             (false, Some(Attempt::GaveUp)) => {
                 log::warn!(
-                    "document {} failed: indexing was begun {} times and never finished",
+                    "document {} failed: indexing was begun alone {} times and never finished",
                     job.doc_id,
                     crate::limits::MAX_JOB_ATTEMPTS
                 );
@@ -748,10 +772,12 @@ fn begin(shared: &Arc<WorkerShared>, work: Vec<Work>) -> Result<Vec<Work>> {
     Ok(kept)
 }
 
-/// Takes back the attempts of embed jobs that wait for the embedder (see
-/// [`crate::store::TenantWriter::end_attempts`]). Best effort: an attempt
-/// not taken back only brings a later failure closer.
-fn end_attempts(shared: &WorkerShared, waiting: Vec<(Tenant, i64)>) {
+/// Takes back the attempts of jobs whose run ended harmlessly: embed jobs
+/// that wait for the embedder, jobs whose commit the disk refused (see
+/// [`crate::store::TenantWriter::end_attempts`]). `alone` as in [`begin`].
+/// Best effort: an attempt not taken back only brings a later failure
+/// closer.
+fn end_attempts(shared: &WorkerShared, waiting: Vec<(Tenant, i64)>, alone: bool) {
     let mut by_tenant: Vec<(Tenant, Vec<i64>)> = Vec::new();
     for (tenant, id) in waiting {
         match by_tenant.iter_mut().find(|(t, _)| *t == tenant) {
@@ -764,7 +790,7 @@ fn end_attempts(shared: &WorkerShared, waiting: Vec<(Tenant, i64)>) {
             &tenant,
             Commit::Lazy,
             Batching::Shared,
-            move |w| w.end_attempts(&ids, now_ms()),
+            move |w| w.end_attempts(&ids, alone, now_ms()),
             |outcome| {
                 if let Err(e) = outcome {
                     log::warn!("attempts not taken back: {e}");

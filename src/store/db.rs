@@ -62,6 +62,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
         11,
         include_str!("../../sql/011_job_attempts_and_failures.sql"),
     ),
+    (12, include_str!("../../sql/012_job_runs_alone.sql")),
 ];
 
 /// Prepared statements kept per connection. rusqlite's default (16) is

@@ -190,11 +190,15 @@ impl WalSync {
 /// it was one (so the caller hears "storage full", not "internal").
 type Failed = (String, Option<StorageFault>);
 
+/// An operation's reply, what it asked for, and how its transaction ended.
+type Decided = (Deliver, Commit, Option<Failed>);
+
 /// One transaction of a batch: what its operations asked for once its
 /// fate is known.
 #[derive(Default)]
 struct Segment {
-    deliveries: Vec<Deliver>,
+    /// Each operation's reply, with whether it was asked to be durable.
+    deliveries: Vec<(Deliver, Commit)>,
     hooks: Vec<CommitHook>,
     /// Tenants registered in this transaction, published when it commits.
     new_tenants: Vec<(String, i64)>,
@@ -219,7 +223,7 @@ fn finish(
     segment: Segment,
     tenants: &TenantIds,
     vectors: &VectorIndex,
-    decided: &mut Vec<(Deliver, Option<Failed>)>,
+    decided: &mut Vec<Decided>,
 ) -> bool {
     // Vector rows the transaction wrote must be on disk before the commit
     // that names them: after a crash SQLite may never point past what
@@ -251,7 +255,12 @@ fn finish(
         }
     };
     let committed = error.is_none();
-    decided.extend(segment.deliveries.into_iter().map(|d| (d, error.clone())));
+    decided.extend(
+        segment
+            .deliveries
+            .into_iter()
+            .map(|(d, commit)| (d, commit, error.clone())),
+    );
     committed
 }
 
@@ -273,11 +282,12 @@ fn commit_batch(
     let started = std::time::Instant::now();
     let ops = batch.len();
     let durable = batch.iter().any(|r| r.commit == Commit::Durable);
-    let mut decided: Vec<(Deliver, Option<Failed>)> = Vec::with_capacity(ops);
+    let mut decided: Vec<Decided> = Vec::with_capacity(ops);
     let mut committed = false;
     let mut open: Option<Segment> = None;
     for req in batch {
         let own = req.batching == Batching::Own;
+        let commit = req.commit;
         if own {
             if let Some(segment) = open.take() {
                 committed |= finish(conn, segment, tenants, vectors, &mut decided);
@@ -287,7 +297,7 @@ fn commit_batch(
             Ok(segment) => open.insert(segment),
             Err(msg) => {
                 let (_, deliver) = fail_op(req.op, &msg);
-                decided.push((deliver, Some((msg, None))));
+                decided.push((deliver, commit, Some((msg, None))));
                 continue;
             }
         };
@@ -297,12 +307,12 @@ fn commit_batch(
                 let msg = format!("cannot register tenant: {e}");
                 log::error!("{msg}");
                 let (_, deliver) = fail_op(req.op, &msg);
-                segment.deliveries.push(deliver);
+                segment.deliveries.push((deliver, commit));
                 continue;
             }
         };
         let (ok, deliver, hooks) = run_op(conn, tenant_id, vectors, names, req.op, !own);
-        segment.deliveries.push(deliver);
+        segment.deliveries.push((deliver, commit));
         segment.hooks.extend(hooks);
         // Vector rows this operation wrote start for the disk now, while
         // the rest of the batch runs; the sync before the commit waits.
@@ -321,7 +331,12 @@ fn commit_batch(
                 if let Err(e) = conn.execute_batch("ROLLBACK") {
                     log::error!("rollback failed: {e}");
                 }
-                decided.extend(segment.deliveries.into_iter().map(|d| (d, None)));
+                decided.extend(
+                    segment
+                        .deliveries
+                        .into_iter()
+                        .map(|(d, commit)| (d, commit, None)),
+                );
             }
         }
     }
@@ -330,8 +345,9 @@ fn commit_batch(
     }
     // Nobody hears of a durable write before the log holding it is on
     // disk. Should that fail, the batch is committed but perhaps not
-    // durable: its callers get an error, and a retry with the same
-    // idempotency key finds what was committed.
+    // durable: its durable writes get an error that says they may be
+    // stored (a retry with the same idempotency key finds what was
+    // committed). Lazy writes asked for no sync: theirs did not fail.
     let mut sync_error = None;
     if durable && committed {
         if let Err(e) = wal.sync() {
@@ -342,12 +358,15 @@ fn commit_batch(
             ));
         }
     }
-    for (deliver, error) in decided {
-        deliver(
-            error
-                .or_else(|| sync_error.clone())
-                .map(|(msg, fault)| Error::from_store(msg, fault)),
-        );
+    for (deliver, commit, error) in decided {
+        let error = match (error, &sync_error) {
+            (Some((msg, fault)), _) => Some(Error::from_store(msg, fault)),
+            (None, Some((msg, fault))) if commit == Commit::Durable => {
+                Some(Error::unsynced(msg.clone(), *fault))
+            }
+            (None, _) => None,
+        };
+        deliver(error);
     }
     log::debug!("committed {ops} write(s) in {:?}", started.elapsed());
 }

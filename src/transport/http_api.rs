@@ -51,7 +51,7 @@ pub fn status_of(e: &Error) -> u16 {
         Error::Conflict(_) => 409,
         Error::LimitExceeded(_) => 413,
         Error::Internal(_) => 500,
-        Error::Unavailable(_) | Error::Storage(..) => 503,
+        Error::Unavailable(_) | Error::Storage(..) | Error::Unsynced(..) => 503,
     }
 }
 

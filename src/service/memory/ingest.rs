@@ -3,18 +3,20 @@
 //! for indexing. What the content is and how it is prepared is
 //! [`super::content`]'s.
 
+use crossbeam_channel::{Receiver, RecvTimeoutError};
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::content::{prepare_guarded, resolve_content, title_for, Content};
 use super::{check_optional_len, Memory};
 use crate::clock::now_ms;
 use crate::error::{Error, Result};
 use crate::ids;
-use crate::ingest::worker::JobOutcome;
+use crate::ingest::worker::{deferred_reason, JobOutcome};
 use crate::limits::{
-    INGEST_WAIT_MS, MAX_IDEMPOTENCY_KEY_BYTES, MAX_METADATA_BYTES, MAX_SOURCE_BYTES,
+    INGEST_FAULT_GRACE_MS, INGEST_WAIT_MS, MAX_IDEMPOTENCY_KEY_BYTES, MAX_METADATA_BYTES,
+    MAX_SOURCE_BYTES,
 };
 use crate::service::principal::Permission;
 use crate::store::{JobState, NewDocument};
@@ -217,8 +219,8 @@ impl Memory<'_> {
         self.service.worker.wake();
         self.note_admitted(&admitted.doc_id);
         let outcome = outcome_rx.and_then(|rx| {
-            let got = rx.recv_timeout(Duration::from_millis(INGEST_WAIT_MS)).ok();
-            if got.is_none() {
+            let got = self.await_outcome(&rx);
+            if got.is_none() || matches!(got, Some(JobOutcome::Deferred(_))) {
                 shared.waiters.forget(&doc_id);
             }
             got
@@ -262,13 +264,41 @@ impl Memory<'_> {
             .document(doc_id)?
             .is_some_and(|row| row.state == "pending");
         if !pending
-            || rx
-                .recv_timeout(Duration::from_millis(INGEST_WAIT_MS))
-                .is_err()
+            || matches!(
+                self.await_outcome(&rx),
+                None | Some(JobOutcome::Deferred(_))
+            )
         {
             shared.waiters.forget(doc_id);
         }
         Ok(())
+    }
+
+    /// Waits for a document's outcome, up to [`INGEST_WAIT_MS`]; but if
+    /// the disk refused the indexer's writes since the wait began, answers
+    /// after [`INGEST_FAULT_GRACE_MS`] that the document is stored and
+    /// waits, naming the fault (the outcome of the job's own commit may
+    /// never come: a failing disk can refuse the indexer's reads first).
+    /// `None` when the wait ran out.
+    fn await_outcome(&self, rx: &Receiver<JobOutcome>) -> Option<JobOutcome> {
+        /// How often the wait looks at the indexer's storage fault.
+        const LOOK: Duration = Duration::from_millis(100);
+        let began = Instant::now();
+        let deadline = began + Duration::from_millis(INGEST_WAIT_MS);
+        let grace = began + Duration::from_millis(INGEST_FAULT_GRACE_MS);
+        loop {
+            let left = deadline.checked_duration_since(Instant::now())?;
+            match rx.recv_timeout(left.min(LOOK)) {
+                Ok(outcome) => return Some(outcome),
+                Err(RecvTimeoutError::Disconnected) => return None,
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+            if Instant::now() >= grace {
+                if let Some(fault) = self.service.shared.storage_fault_since(began) {
+                    return Some(JobOutcome::Deferred(deferred_reason(fault)));
+                }
+            }
+        }
     }
 
     /// The receipt of an already stored document (an idempotent replay).

@@ -293,6 +293,7 @@ impl Memory<'_> {
     pub fn await_searchable(&self, doc_ids: &[String], deadline: Instant) -> usize {
         let mut confirmed = 0;
         let mut pause = Duration::from_millis(1);
+        let began = Instant::now();
         while confirmed < doc_ids.len() {
             let settled = self
                 .service
@@ -319,8 +320,9 @@ impl Memory<'_> {
             }
             let now = Instant::now();
             // Indexing held up by the disk will not finish within any
-            // wait: the reply says what it may miss instead.
-            if now >= deadline || self.service.shared.storage_fault().is_some() {
+            // wait: the reply says what it may miss instead. (A fault seen
+            // only before the wait may be over: the worker looks again.)
+            if now >= deadline || self.service.shared.storage_fault_since(began).is_some() {
                 break;
             }
             self.service.worker.wake();
