@@ -15,8 +15,11 @@
 //! probe file is written, synced and removed in each watched directory. The
 //! first fault found names the error; a healthy disk leaves it internal
 //! (real corruption stays a server fault). Probes touch the disk, so a
-//! diagnosis is reused for `DIAGNOSIS_REUSE_MS`: a failing disk under a
+//! fault found is reused for `DIAGNOSIS_REUSE_MS`: a failing disk under a
 //! burst of requests is probed a few times a second, not once per request.
+//! A healthy verdict is never reused: the errors that ask come in a burst
+//! as a disk starts failing, and one probed a moment too early would have
+//! left the rest of the burst unnamed.
 
 use crate::error::StorageFault;
 use std::io::{Read, Write};
@@ -24,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// How long one diagnosis answers for every error that asks.
+/// How long a fault one diagnosis found answers for every error that asks.
 pub const DIAGNOSIS_REUSE_MS: u64 = 250;
 
 /// Most directories watched at once; a process opening more (the test
@@ -37,8 +40,8 @@ const PROBE_FILE: &str = ".alayasiki-disk-probe";
 struct Watch {
     /// Each directory with the database file whose first page is read.
     dirs: Vec<(PathBuf, PathBuf)>,
-    /// The last diagnosis and when it was made.
-    last: Option<(Instant, Option<StorageFault>)>,
+    /// The last fault a diagnosis found, and when.
+    last: Option<(Instant, StorageFault)>,
 }
 
 static WATCH: Mutex<Watch> = Mutex::new(Watch {
@@ -82,7 +85,7 @@ pub fn diagnose() -> Option<StorageFault> {
         let w = WATCH.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((at, fault)) = w.last {
             if at.elapsed() < Duration::from_millis(DIAGNOSIS_REUSE_MS) {
-                return fault;
+                return Some(fault);
             }
         }
         w.dirs.clone()
@@ -90,7 +93,7 @@ pub fn diagnose() -> Option<StorageFault> {
     // Probed without the lock: a hung disk stalls this caller only.
     let fault = dirs.iter().find_map(|(dir, db)| probe(dir, db));
     let mut w = WATCH.lock().unwrap_or_else(|p| p.into_inner());
-    w.last = Some((Instant::now(), fault));
+    w.last = fault.map(|f| (Instant::now(), f));
     fault
 }
 
