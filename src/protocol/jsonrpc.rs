@@ -114,16 +114,21 @@ pub fn classify(value: Value) -> Result<Incoming, Value> {
     })
 }
 
-/// A success reply.
-/// The `id` of a message, for a reply to it (null when it has none or is
-/// a batch).
+/// The `id` of a message, for a reply to it: null when it has none, is a
+/// batch, or has one no reply may carry (neither a string nor an integer,
+/// as [`classify`] reads ids).
 pub fn id_of(value: &Value) -> Value {
-    value.get("id").cloned().unwrap_or(Value::Null)
+    match value.get("id") {
+        Some(id @ Value::String(_)) => id.clone(),
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Value::Number(n.clone()),
+        _ => Value::Null,
+    }
 }
 
 /// The `id` of a message not yet parsed, read without building its values
 /// (members other than `id` are skipped, not kept): for refusing a message
-/// too costly to parse. Null when it has none or is not a JSON object.
+/// too costly to parse. Null when it has none, is not a JSON object, or
+/// has an id no reply may carry (as [`id_of`]).
 pub fn peek_id(frame: &[u8]) -> Value {
     #[derive(serde::Deserialize)]
     struct IdOnly {
@@ -133,10 +138,11 @@ pub fn peek_id(frame: &[u8]) -> Value {
     serde_json::from_slice::<IdOnly>(frame)
         .ok()
         .and_then(|m| m.id)
-        .filter(|id| id.is_string() || id.is_number())
+        .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
         .unwrap_or(Value::Null)
 }
 
+/// A success reply.
 pub fn result(id: Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
@@ -198,6 +204,32 @@ mod tests {
             let reply = classify(json!({"jsonrpc":"2.0","id":id,"method":"ping"})).unwrap_err();
             assert_eq!(code(&reply), INVALID_REQUEST);
             assert_eq!(reply["id"], Value::Null);
+        }
+    }
+
+    #[test]
+    fn replies_carry_only_ids_a_reply_may_carry() {
+        for id in [json!(7), json!("7"), json!(u64::MAX)] {
+            assert_eq!(id_of(&json!({"jsonrpc":"2.0","id":id.clone()})), id);
+        }
+        for id in [
+            json!(1.5),
+            json!(true),
+            json!([1]),
+            json!({"a":1}),
+            json!(null),
+        ] {
+            assert_eq!(id_of(&json!({"jsonrpc":"2.0","id":id})), Value::Null);
+        }
+        assert_eq!(id_of(&json!([{"id": 1}])), Value::Null);
+        assert_eq!(peek_id(br#"{"id": "a", "x": [0]}"#), json!("a"));
+        assert_eq!(peek_id(br#"{"id": 3, "x": [0]}"#), json!(3));
+        for frame in [
+            &br#"{"id": 1.5}"#[..],
+            br#"{"id": true}"#,
+            br#"[{"id": 1}]"#,
+        ] {
+            assert_eq!(peek_id(frame), Value::Null);
         }
     }
 
