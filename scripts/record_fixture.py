@@ -81,6 +81,7 @@ def main():
     proc.stdin.close()
     proc.wait(timeout=10)
     with open(out_path, "w") as f:
+        f.write(json.dumps({"fixture_format": 1}) + "\n")
         for step in out:
             f.write(json.dumps(step, ensure_ascii=False) + "\n")
 

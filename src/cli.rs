@@ -8,6 +8,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::limits::{MAX_TOP_K, MIN_TOP_K};
+use crate::replay;
 
 /// Exit status for usage errors (bad flags or values), as is customary.
 pub const USAGE_EXIT: i32 = 2;
@@ -65,6 +66,8 @@ pub enum Command {
         tenant: Option<String>,
         file: PathBuf,
     },
+    /// Run recorded sessions against fresh temporary stores.
+    Replay(replay::Options),
     /// The program's help page.
     Help,
     /// `SUBCOMMAND --help`: the page of one subcommand.
@@ -102,6 +105,10 @@ USAGE:
                                               JSON Lines
     alayasiki-mcp import FILE                 restore an export, or import an
                                               MCP memory-server memory.jsonl
+    alayasiki-mcp replay FILE... [--seed EXPORT] [--format text|junit|tap]
+                                              run recorded MCP sessions on
+                                              fresh temporary stores (see
+                                              `alayasiki-mcp replay --help`)
 
     ingest, query, forget, export and import also take [--data-dir DIR]
     and [--tenant T]. Subcommands need the data directory to themselves:
@@ -177,10 +184,38 @@ EXIT STATUS:
     143  interrupted by SIGTERM
 ";
 
+/// `alayasiki-mcp replay --help`.
+pub const REPLAY_HELP: &str = "\
+alayasiki-mcp replay: run recorded MCP sessions (fixtures) and check every reply.
+
+USAGE:
+    alayasiki-mcp replay FILE... [--seed EXPORT] [--format text|junit|tap]
+
+Each FILE is a fixture (README: Fixture replay): JSON Lines starting with
+{\"fixture_format\": 1}, then send, send_raw, expect, expect_silence_ms and
+comment steps. Each runs against this binary on a fresh temporary data
+directory, deleted afterwards; --seed imports an `alayasiki-mcp export`
+into it first. A fixture stops at its first failing step; the report names
+the fixture's line, the JSON path where the reply differed and both values.
+
+    --seed EXPORT    import this export into every fixture's store first
+    --format F       text (default), junit (JUnit XML) or tap (TAP 13),
+                     printed on stdout
+
+EXIT STATUS:
+    0    every fixture passed
+    1    a reply did not match (or the server exited badly)
+    2    a fixture could not run: malformed, a step kind this version does
+         not know, a capture used before it is set, a send over
+         MAX_FRAME_BYTES, a newer fixture format, a seed that would not
+         import; or a bad command line
+";
+
 /// The help page of a subcommand, when it has one of its own.
 fn subcommand_help(subcommand: Option<&str>) -> Option<&'static str> {
     match subcommand {
         Some("ingest") => Some(INGEST_HELP),
+        Some("replay") => Some(REPLAY_HELP),
         _ => None,
     }
 }
@@ -203,6 +238,8 @@ struct Given {
     tenant: Option<String>,
     top_k: Option<u32>,
     forget: Vec<ForgetBy>,
+    seed: Option<PathBuf>,
+    format: Option<replay::Format>,
     positional: Vec<OsString>,
 }
 
@@ -250,6 +287,19 @@ where
                     })?;
                 given.top_k = Some(n);
             }
+            Long("seed") => {
+                let value = parser
+                    .value()
+                    .map_err(|_| UsageError("--seed needs an export file".into()))?;
+                given.seed = Some(PathBuf::from(value));
+            }
+            Long("format") => {
+                let v = text_value(&mut parser, "--format")?;
+                given.format = Some(
+                    replay::Format::parse(&v)
+                        .ok_or_else(|| UsageError("--format is text, junit or tap".into()))?,
+                );
+            }
             Long("id") => given
                 .forget
                 .push(ForgetBy::Id(text_value(&mut parser, "--id")?)),
@@ -295,11 +345,21 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
         };
         return Err(refuse(flag));
     }
+    if subcommand != Some("replay") {
+        if given.seed.is_some() {
+            return Err(refuse("--seed"));
+        }
+        if given.format.is_some() {
+            return Err(refuse("--format"));
+        }
+    }
     let Given {
         data_dir,
         tenant,
         top_k,
         mut forget,
+        seed,
+        format,
         mut positional,
     } = given;
     let no_positional = |positional: &[OsString]| match positional.first() {
@@ -379,6 +439,19 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
                 by: forget.remove(0),
             }
         }
+        Some("replay") => {
+            if data_dir.is_some() {
+                return Err(refuse("--data-dir"));
+            }
+            if positional.is_empty() {
+                return Err(UsageError("replay needs at least one fixture FILE".into()));
+            }
+            Command::Replay(replay::Options {
+                files: positional.into_iter().map(PathBuf::from).collect(),
+                seed,
+                format: format.unwrap_or(replay::Format::Text),
+            })
+        }
         Some(other) => return Err(UsageError(format!("unknown subcommand {other}"))),
     })
 }
@@ -407,6 +480,7 @@ const SUBCOMMANDS: &[&str] = &[
     "forget",
     "export",
     "import",
+    "replay",
 ];
 
 fn describe(arg: &lexopt::Arg<'_>) -> String {

@@ -18,7 +18,8 @@
 //!
 //! The command-line subcommands ([`admin`]: bulk ingest, query, forget,
 //! export, import, reindex, compact) call [`service::Memory`] like a
-//! transport does.
+//! transport does. [`replay`] sits above everything: it runs recorded MCP
+//! sessions against this binary spawned as a child, as a client would.
 //!
 //! The optional model servers sit beside the engine: [`model_endpoint`]
 //! (JSON over HTTP with a deadline and a bounded response), used by the
@@ -48,6 +49,7 @@ pub mod logging;
 pub mod model_endpoint;
 pub mod protocol;
 pub mod query;
+pub mod replay;
 pub mod serve;
 pub mod service;
 pub mod store;

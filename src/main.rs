@@ -47,6 +47,7 @@ fn main() -> ExitCode {
             tenant,
             file,
         }) => alayasiki_mcp::admin::import::import(data_dir, tenant, &file),
+        Ok(Command::Replay(options)) => alayasiki_mcp::replay::replay(&options),
         Err(e) => {
             eprintln!("{e}");
             ExitCode::from(cli::USAGE_EXIT as u8)

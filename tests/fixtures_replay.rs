@@ -1,33 +1,18 @@
-//! Replays every recorded session in `fixtures/sessions/` against the real
-//! binary on a fresh data directory.
+//! The recorded sessions in `fixtures/sessions/` replayed through the real
+//! `alayasiki-mcp replay` command, and that command's own contract: what
+//! it reports, its exit status, its refusal of bad fixtures, seeding from
+//! an export, and that nothing is left behind.
 //!
-//! A fixture is JSON Lines; each line is one step:
-//! - `{"send": <message>}` writes the message as one line. Strings in it may
-//!   use `${name}` to insert a value captured earlier.
-//! - `{"send_raw": "<text>"}` writes the text verbatim plus a newline (for
-//!   malformed input).
-//! - `{"expect": <pattern>}` reads the next reply and matches it.
-//! - `{"expect_silence_ms": n}` asserts nothing arrives for `n` ms.
-//! - `{"comment": "..."}` is ignored.
-//!
-//! Patterns match exactly (same keys, same values) except for these
-//! wildcards: `"<any>"` (any value), `"<string>"`, `"<number>"`,
-//! `"<capture:name>"` (any string, remembered as `name`; later patterns
-//! and sends use it as `${name}`), and
-//! `{"$json": <pattern>}`, which parses a string as JSON and matches the
-//! result (tool results carry JSON inside a text block).
-//!
-//! Set `FIXTURE_PRINT=1` to print each actual reply while writing a new
-//! fixture.
+//! Set `FIXTURE_PRINT=1` to print the full report of the recorded
+//! sessions.
 
 mod common;
 
 use common::*;
-use serde_json::Value;
-use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
-#[test]
-fn every_recorded_session_replays() {
+fn sessions() -> Vec<PathBuf> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/sessions");
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
@@ -35,144 +20,204 @@ fn every_recorded_session_replays() {
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     files.sort();
+    files
+}
+
+/// `alayasiki-mcp replay ARGS...` with `TMPDIR` set to `tmp`.
+fn replay(tmp: &Path, args: &[&std::ffi::OsStr]) -> Output {
+    Command::new(BIN)
+        .arg("replay")
+        .args(args)
+        .env("TMPDIR", tmp)
+        .env_remove("ALAYASIKI_DATA_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run alayasiki-mcp replay")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Writes `lines` as a fixture named `name` in `dir`.
+fn fixture(dir: &Path, name: &str, lines: &[&str]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+const INIT: &str = r#"{"send": {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}}"#;
+const INIT_OK: &str = r#"{"expect": {"jsonrpc": "2.0", "id": 1, "result": "<any>"}}"#;
+
+#[test]
+fn every_recorded_session_replays_through_the_replay_command() {
+    let files = sessions();
     assert!(
-        files.len() >= 3,
-        "expected at least three fixtures, found {}",
-        files.len()
+        files.len() >= 4,
+        "expected the recorded sessions, found {files:?}"
     );
-    for file in files {
-        replay(&file);
+    let tmp = TempDir::new("replay-sessions");
+    let args: Vec<&std::ffi::OsStr> = files.iter().map(|f| f.as_os_str()).collect();
+    let out = replay(tmp.path(), &args);
+    let report = stdout(&out);
+    if std::env::var_os("FIXTURE_PRINT").is_some() {
+        eprintln!("{report}");
     }
+    assert!(
+        out.status.success(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        report.ends_with(&format!(
+            "{n} fixture(s): {n} passed, 0 failed, 0 could not run\n",
+            n = files.len()
+        )),
+        "{report}"
+    );
+    // Every scratch store is gone.
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
-fn replay(file: &std::path::Path) {
-    let name = file.file_name().unwrap().to_string_lossy().to_string();
-    let data = TempDir::new("fixture");
-    let mut server = Server::start(data.path());
-    let mut captures: HashMap<String, String> = HashMap::new();
-    let text = std::fs::read_to_string(file).unwrap();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let at = format!("{name}:{}", n + 1);
-        let step: Value =
-            serde_json::from_str(line).unwrap_or_else(|e| panic!("{at}: bad step: {e}"));
-        if let Some(msg) = step.get("send") {
-            server.send(&substitute(msg, &captures));
-        } else if let Some(raw) = step.get("send_raw").and_then(Value::as_str) {
-            server.send_raw(format!("{raw}\n").as_bytes());
-        } else if let Some(pattern) = step.get("expect") {
-            let actual = server
-                .recv_within(TIMEOUT)
-                .unwrap_or_else(|| panic!("{at}: no reply"));
-            if std::env::var_os("FIXTURE_PRINT").is_some() {
-                eprintln!("{at}: {actual}");
-            }
-            if let Err(why) = matches(pattern, &actual, &mut captures, "$") {
-                panic!("{at}: {why}\n  expected: {pattern}\n  actual:   {actual}");
-            }
-        } else if let Some(ms) = step.get("expect_silence_ms").and_then(Value::as_u64) {
-            if let Some(extra) = server.recv_within(std::time::Duration::from_millis(ms)) {
-                panic!("{at}: expected no reply, got {extra}");
-            }
-        } else if step.get("comment").is_none() {
-            panic!("{at}: unknown step {step}");
-        }
-    }
-    let (status, _) = server.close();
-    assert!(status.success(), "{name}: server exited with {status:?}");
+#[test]
+fn a_mismatch_exits_1_naming_the_line_the_path_and_both_values() {
+    let tmp = TempDir::new("replay-mismatch");
+    let f = fixture(
+        tmp.path(),
+        "m.jsonl",
+        &[
+            r#"{"fixture_format": 1}"#,
+            INIT,
+            INIT_OK,
+            r#"{"send": {"jsonrpc": "2.0", "id": 2, "method": "ping"}}"#,
+            r#"{"expect": {"jsonrpc": "2.0", "id": 2, "result": {"pong": true}}}"#,
+            r#"{"send": {"jsonrpc": "2.0", "id": 3, "method": "ping"}}"#,
+            r#"{"expect": {"jsonrpc": "2.0", "id": 3, "result": {}}}"#,
+        ],
+    );
+    let out = replay(tmp.path(), &[f.as_os_str()]);
+    let report = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(report.contains("m.jsonl:5: expect id 2"), "{report}");
+    assert!(
+        report.contains("at $.result: keys differ: missing [\"pong\"]"),
+        "{report}"
+    );
+    assert!(
+        report.contains("actual:   {\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{}}"),
+        "{report}"
+    );
+    assert!(report.contains("skip line 7: expect id 3"), "{report}");
+    // The same, for CI systems.
+    let junit = stdout(&replay(
+        tmp.path(),
+        &["--format".as_ref(), "junit".as_ref(), f.as_os_str()],
+    ));
+    assert!(
+        junit.contains("failures=\"1\"")
+            && junit.contains("<failure message=\"at $.result: keys differ"),
+        "{junit}"
+    );
+    let tap = stdout(&replay(
+        tmp.path(),
+        &["--format".as_ref(), "tap".as_ref(), f.as_os_str()],
+    ));
+    assert!(tap.starts_with("TAP version 13\n1..6\n"), "{tap}");
+    assert!(
+        tap.contains("not ok 4 - ") && tap.contains("ok 6 - ") && tap.contains("# SKIP"),
+        "{tap}"
+    );
 }
 
-fn substitute(v: &Value, captures: &HashMap<String, String>) -> Value {
-    match v {
-        Value::String(s) if s.contains("${") => {
-            let mut out = s.clone();
-            for (k, val) in captures {
-                out = out.replace(&format!("${{{k}}}"), val);
-            }
-            Value::String(out)
-        }
-        Value::Array(items) => {
-            Value::Array(items.iter().map(|i| substitute(i, captures)).collect())
-        }
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, i)| (k.clone(), substitute(i, captures)))
-                .collect(),
+#[test]
+fn bad_fixtures_exit_2_naming_the_line_and_store_nothing() {
+    let tmp = TempDir::new("replay-bad");
+    let cases: &[(&str, &[&str], &str)] = &[
+        (
+            "nojson.jsonl",
+            &[r#"{"fixture_format": 1}"#, "{not json"],
+            "nojson.jsonl:2: not a JSON object",
         ),
-        other => other.clone(),
+        (
+            "kind.jsonl",
+            &[r#"{"fixture_format": 1}"#, r#"{"sned": {}}"#],
+            "kind.jsonl:2: unknown step kind \"sned\"",
+        ),
+        (
+            "capture.jsonl",
+            &[
+                r#"{"fixture_format": 1}"#,
+                r#"{"send": {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "${doc}"}}}"#,
+            ],
+            "capture.jsonl:2: ${doc} is used before",
+        ),
+        (
+            "newer.jsonl",
+            &[r#"{"fixture_format": 99}"#],
+            "newer.jsonl:1: fixture format 99 is newer",
+        ),
+        (
+            "noformat.jsonl",
+            &[INIT],
+            "noformat.jsonl:1: a fixture starts with its format",
+        ),
+    ];
+    for (name, lines, want) in cases {
+        let f = fixture(tmp.path(), name, lines);
+        let out = replay(tmp.path(), &[f.as_os_str()]);
+        let report = stdout(&out);
+        assert_eq!(out.status.code(), Some(2), "{name}: {report}");
+        assert!(report.contains(want), "{name}: want {want:?} in {report}");
     }
+    // A send over MAX_FRAME_BYTES (8 MiB), refused before anything runs.
+    let big = format!(r#"{{"send_raw": "{}"}}"#, "x".repeat(8 * 1024 * 1024 + 1));
+    let f = fixture(tmp.path(), "big.jsonl", &[r#"{"fixture_format": 1}"#, &big]);
+    let report = stdout(&replay(tmp.path(), &[f.as_os_str()]));
+    assert!(
+        report.contains(
+            "big.jsonl:2: the message is 8388609 bytes; a frame holds at most MAX_FRAME_BYTES"
+        ),
+        "{report}"
+    );
+    // No scratch store was made for any of them, nor left.
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".jsonl"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
-fn matches(
-    pattern: &Value,
-    actual: &Value,
-    captures: &mut HashMap<String, String>,
-    path: &str,
-) -> Result<(), String> {
-    match pattern {
-        Value::String(p) if p == "<any>" => Ok(()),
-        Value::String(p) if p == "<string>" => actual
-            .is_string()
-            .then_some(())
-            .ok_or(format!("{path}: not a string")),
-        Value::String(p) if p == "<number>" => actual
-            .is_number()
-            .then_some(())
-            .ok_or(format!("{path}: not a number")),
-        Value::String(p) if p.contains("${") => {
-            let want = substitute(pattern, captures);
-            (&want == actual)
-                .then_some(())
-                .ok_or(format!("{path}: expected {want}, got {actual}"))
-        }
-        Value::String(p) if p.starts_with("<capture:") && p.ends_with('>') => {
-            let name = &p["<capture:".len()..p.len() - 1];
-            let s = actual
-                .as_str()
-                .ok_or(format!("{path}: capture needs a string"))?;
-            captures.insert(name.to_string(), s.to_string());
-            Ok(())
-        }
-        Value::Object(p) if p.len() == 1 && p.contains_key("$json") => {
-            let s = actual
-                .as_str()
-                .ok_or(format!("{path}: $json needs a string"))?;
-            let parsed: Value =
-                serde_json::from_str(s).map_err(|e| format!("{path}: not JSON: {e}"))?;
-            matches(&p["$json"], &parsed, captures, path)
-        }
-        Value::Object(p) => {
-            let a = actual.as_object().ok_or(format!("{path}: not an object"))?;
-            let mut pk: Vec<&String> = p.keys().collect();
-            let mut ak: Vec<&String> = a.keys().collect();
-            pk.sort();
-            ak.sort();
-            if pk != ak {
-                return Err(format!("{path}: keys differ: expected {pk:?}, got {ak:?}"));
-            }
-            for (k, v) in p {
-                matches(v, &a[k], captures, &format!("{path}.{k}"))?;
-            }
-            Ok(())
-        }
-        Value::Array(p) => {
-            let a = actual.as_array().ok_or(format!("{path}: not an array"))?;
-            if p.len() != a.len() {
-                return Err(format!(
-                    "{path}: expected {} items, got {}",
-                    p.len(),
-                    a.len()
-                ));
-            }
-            for (i, (pv, av)) in p.iter().zip(a).enumerate() {
-                matches(pv, av, captures, &format!("{path}[{i}]"))?;
-            }
-            Ok(())
-        }
-        other => (other == actual)
-            .then_some(())
-            .ok_or(format!("{path}: expected {other}, got {actual}")),
+#[test]
+fn a_seed_export_is_imported_into_every_fixtures_store() {
+    let tmp = TempDir::new("replay-seed");
+    let source = TempDir::new("replay-seed-source");
+    {
+        let mut s = Server::ready(source.path());
+        s.ingest("The lighthouse keeper logs the tide at dawn: marker zq8w.");
+        s.close();
     }
+    let export = cli_ok(source.path(), &["export"]);
+    let seed = tmp.path().join("seed.jsonl");
+    std::fs::write(&seed, export).unwrap();
+    let f = fixture(
+        tmp.path(),
+        "seeded.jsonl",
+        &[
+            r#"{"fixture_format": 1}"#,
+            INIT,
+            INIT_OK,
+            r#"{"send": {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "alayasiki_query", "arguments": {"query": "zq8w", "mode": "evidence", "lanes": ["keyword"]}}}}"#,
+            r#"{"expect": {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": {"$json": {"evidence": [{"text": "The lighthouse keeper logs the tide at dawn: marker zq8w.", "chunk_id": "<string>", "created_at": "<string>", "document_id": "<capture:doc>", "lanes": "<any>", "metadata": {}, "provenance": null, "rank": 1, "score": "<number>", "source": null, "span": "<any>", "title": "<any>"}], "budget": "<any>", "explain": "<any>", "mode": "evidence", "query": "zq8w", "search_mode": "<any>", "terms": "<any>"}}}], "isError": false}}}"#,
+        ],
+    );
+    let out = replay(
+        tmp.path(),
+        &["--seed".as_ref(), seed.as_os_str(), f.as_os_str()],
+    );
+    assert!(out.status.success(), "{}", stdout(&out));
+    // Without the seed the store is empty and the same fixture fails.
+    let out = replay(tmp.path(), &[f.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
 }

@@ -1,0 +1,185 @@
+//! The server a fixture talks to: this same binary, spawned on a fresh
+//! data directory over pipes, exactly as an MCP client starts it.
+
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Receiver;
+
+/// Lines of the server's log kept to show with a failure.
+const LOG_TAIL_LINES: usize = 20;
+
+/// How long the server may take to exit once its input is closed.
+const EXIT_WAIT: Duration = Duration::from_secs(30);
+
+/// What the server wrote on stdout: a reply, or a line that is not JSON.
+pub type Line = Result<Value, String>;
+
+pub struct ServerProcess {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Line>,
+    log: Arc<Mutex<VecDeque<String>>>,
+}
+
+/// This binary, with the environment a replay runs it in: nothing of the
+/// caller's own memory (the data directory is always given), and a log
+/// that says only what matters.
+fn this_binary(env: &[(String, String)]) -> std::io::Result<Command> {
+    let mut cmd = Command::new(std::env::current_exe()?);
+    cmd.env_remove("ALAYASIKI_DATA_DIR");
+    cmd.env("ALAYASIKI_LOG", "warn");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    Ok(cmd)
+}
+
+/// Imports `seed` (an `alayasiki-mcp export`) into `data_dir` with this
+/// binary's `import`. The error is what it printed.
+pub fn seed(data_dir: &Path, seed: &Path, env: &[(String, String)]) -> Result<(), String> {
+    let out = this_binary(env)
+        .and_then(|mut cmd| {
+            cmd.arg("import")
+                .arg(seed)
+                .arg("--data-dir")
+                .arg(data_dir)
+                .stdin(Stdio::null())
+                .output()
+        })
+        .map_err(|e| format!("cannot run import: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
+impl ServerProcess {
+    pub fn start(data_dir: &Path, env: &[(String, String)]) -> std::io::Result<ServerProcess> {
+        let mut child = this_binary(env)?
+            .arg("--data-dir")
+            .arg(data_dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        let (tx, lines) = crossbeam_channel::unbounded();
+        std::thread::Builder::new()
+            .name("replay-stdout".into())
+            .spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    let parsed = serde_json::from_str::<Value>(&line).map_err(|_| line);
+                    if tx.send(parsed).is_err() {
+                        break;
+                    }
+                }
+            })?;
+        let log = Arc::new(Mutex::new(VecDeque::new()));
+        let tail = log.clone();
+        std::thread::Builder::new()
+            .name("replay-stderr".into())
+            .spawn(move || {
+                for line in BufReader::new(stderr).lines() {
+                    let Ok(line) = line else { break };
+                    let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
+                    if tail.len() == LOG_TAIL_LINES {
+                        tail.pop_front();
+                    }
+                    tail.push_back(line);
+                }
+            })?;
+        Ok(ServerProcess {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            log,
+        })
+    }
+
+    /// Writes `text` and a newline.
+    pub fn write_line(&mut self, text: &str) -> std::io::Result<()> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("input closed"))?;
+        stdin.write_all(text.as_bytes())?;
+        stdin.write_all(b"\n")?;
+        stdin.flush()
+    }
+
+    /// The next line within `wait`; `None` when none came.
+    pub fn next_line(&self, wait: Duration) -> Option<Line> {
+        self.lines.recv_timeout(wait).ok()
+    }
+
+    /// The server's last log lines.
+    pub fn log_tail(&self) -> Vec<String> {
+        let tail = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        tail.iter().cloned().collect()
+    }
+
+    /// Closes the server's input and waits for it to exit (killing it
+    /// after [`EXIT_WAIT`]); `None` if it had to be killed.
+    pub fn finish(mut self) -> Option<ExitStatus> {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + EXIT_WAIT;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return Some(status),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                _ => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A fresh, owner-only temporary directory for one replay, removed when
+/// dropped.
+pub struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    pub fn new() -> std::io::Result<ScratchDir> {
+        let path = std::env::temp_dir().join(crate::ids::new_id("alayasiki-replay"));
+        std::fs::create_dir(&path)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700))?;
+        }
+        Ok(ScratchDir(path))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
