@@ -68,6 +68,8 @@ pub enum Command {
     },
     /// Run recorded sessions against fresh temporary stores.
     Replay(replay::Options),
+    /// Serve MCP on stdio through a relay that records the session.
+    Record(replay::record::RecordOptions),
     /// The program's help page.
     Help,
     /// `SUBCOMMAND --help`: the page of one subcommand.
@@ -109,6 +111,10 @@ USAGE:
                                               run recorded MCP sessions on
                                               fresh temporary stores (see
                                               `alayasiki-mcp replay --help`)
+    alayasiki-mcp record --out FILE [--seed EXPORT]
+                                              serve MCP on stdio on a fresh
+                                              temporary store, recording the
+                                              session as a fixture
 
     ingest, query, forget, export and import also take [--data-dir DIR]
     and [--tenant T]. Subcommands need the data directory to themselves:
@@ -240,6 +246,7 @@ struct Given {
     forget: Vec<ForgetBy>,
     seed: Option<PathBuf>,
     format: Option<replay::Format>,
+    out: Option<PathBuf>,
     positional: Vec<OsString>,
 }
 
@@ -293,6 +300,12 @@ where
                     .map_err(|_| UsageError("--seed needs an export file".into()))?;
                 given.seed = Some(PathBuf::from(value));
             }
+            Long("out") => {
+                let value = parser
+                    .value()
+                    .map_err(|_| UsageError("--out needs a file".into()))?;
+                given.out = Some(PathBuf::from(value));
+            }
             Long("format") => {
                 let v = text_value(&mut parser, "--format")?;
                 given.format = Some(
@@ -345,13 +358,14 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
         };
         return Err(refuse(flag));
     }
-    if subcommand != Some("replay") {
-        if given.seed.is_some() {
-            return Err(refuse("--seed"));
-        }
-        if given.format.is_some() {
-            return Err(refuse("--format"));
-        }
+    if given.seed.is_some() && !matches!(subcommand, Some("replay" | "record")) {
+        return Err(refuse("--seed"));
+    }
+    if given.format.is_some() && subcommand != Some("replay") {
+        return Err(refuse("--format"));
+    }
+    if given.out.is_some() && subcommand != Some("record") {
+        return Err(refuse("--out"));
     }
     let Given {
         data_dir,
@@ -360,6 +374,7 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
         mut forget,
         seed,
         format,
+        out,
         mut positional,
     } = given;
     let no_positional = |positional: &[OsString]| match positional.first() {
@@ -452,6 +467,13 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
                 format: format.unwrap_or(replay::Format::Text),
             })
         }
+        Some("record") => {
+            no_positional(&positional)?;
+            if data_dir.is_some() {
+                return Err(refuse("--data-dir"));
+            }
+            Command::Record(replay::record::options(out, seed).map_err(UsageError)?)
+        }
         Some(other) => return Err(UsageError(format!("unknown subcommand {other}"))),
     })
 }
@@ -481,6 +503,7 @@ const SUBCOMMANDS: &[&str] = &[
     "export",
     "import",
     "replay",
+    "record",
 ];
 
 fn describe(arg: &lexopt::Arg<'_>) -> String {

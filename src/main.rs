@@ -48,6 +48,7 @@ fn main() -> ExitCode {
             file,
         }) => alayasiki_mcp::admin::import::import(data_dir, tenant, &file),
         Ok(Command::Replay(options)) => alayasiki_mcp::replay::replay(&options),
+        Ok(Command::Record(options)) => alayasiki_mcp::replay::record::record(&options),
         Err(e) => {
             eprintln!("{e}");
             ExitCode::from(cli::USAGE_EXIT as u8)

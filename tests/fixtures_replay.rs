@@ -221,3 +221,138 @@ fn a_seed_export_is_imported_into_every_fixtures_store() {
     let out = replay(tmp.path(), &[f.as_os_str()]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
 }
+
+/// A client driving `alayasiki-mcp record` one request at a time.
+struct Recorder {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    next_id: u64,
+}
+
+impl Recorder {
+    fn start(tmp: &Path, out: &Path) -> Recorder {
+        let mut child = Command::new(BIN)
+            .arg("record")
+            .arg("--out")
+            .arg(out)
+            .env("TMPDIR", tmp)
+            .env("ALAYASIKI_LOG", "warn")
+            .env_remove("ALAYASIKI_DATA_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run alayasiki-mcp record");
+        Recorder {
+            stdin: child.stdin.take().unwrap(),
+            stdout: std::io::BufReader::new(child.stdout.take().unwrap()),
+            child,
+            next_id: 0,
+        }
+    }
+
+    fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        use std::io::{BufRead, Write};
+        self.next_id += 1;
+        let msg = serde_json::json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
+        writeln!(self.stdin, "{msg}").unwrap();
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        let reply: serde_json::Value = serde_json::from_str(&line).expect("a JSON reply");
+        assert_eq!(reply["id"], self.next_id, "{reply}");
+        reply
+    }
+
+    fn tool(&mut self, name: &str, args: serde_json::Value) -> serde_json::Value {
+        let r = self.request(
+            "tools/call",
+            serde_json::json!({"name": name, "arguments": args}),
+        );
+        let text = r["result"]["content"][0]["text"]
+            .as_str()
+            .expect("a text result");
+        serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
+    }
+
+    fn finish(self) {
+        drop(self.stdin);
+        let mut child = self.child;
+        let status = wait_timeout(&mut child, TIMEOUT).expect("record exits");
+        assert!(status.success(), "record exited with {status}");
+    }
+}
+
+/// Issue 25: a session recorded with every tool, resource and prompt
+/// replays green on the first try, untouched.
+#[test]
+fn a_recorded_session_of_every_tool_resource_and_prompt_replays_as_it_is() {
+    use serde_json::json;
+    let tmp = TempDir::new("record");
+    let out = tmp.path().join("session.jsonl");
+    let mut c = Recorder::start(tmp.path(), &out);
+    c.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "recorder-test", "version": "1"}}),
+    );
+    let doc = c.tool(
+        "alayasiki_ingest",
+        json!({"content": "The night ferry leaves the north pier at 23:40 on weekdays.", "source": "timetable", "idempotency_key": "ferry"}),
+    )["document_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.tool(
+        "alayasiki_ingest",
+        json!({"Text": {"content": "# Ferry\n\nTickets are sold on board.", "media_type": "text/markdown"}}),
+    );
+    c.tool(
+        "alayasiki_query",
+        json!({"query": "When does the night ferry leave?"}),
+    );
+    c.tool(
+        "alayasiki_query",
+        json!({"query": "ferry tickets", "mode": "evidence", "top_k": 2}),
+    );
+    c.tool(
+        "alayasiki_memory_write",
+        json!({"session_id": "trip", "content": "The traveller prefers a window seat."}),
+    );
+    c.tool("alayasiki_memory_read", json!({"session_id": "trip"}));
+    c.tool("alayasiki_memory_promote", json!({"session_id": "trip"}));
+    c.request("resources/list", json!({}));
+    c.request("resources/templates/list", json!({}));
+    c.request(
+        "resources/read",
+        json!({"uri": format!("alayasiki://documents/{doc}")}),
+    );
+    c.request("resources/read", json!({"uri": "alayasiki://communities"}));
+    c.request("prompts/list", json!({}));
+    c.request(
+        "prompts/get",
+        json!({"name": "alayasiki_reasoning", "arguments": {"question": "When does the ferry leave?"}}),
+    );
+    c.tool("alayasiki_forget", json!({"document_id": doc}));
+    c.tool("alayasiki_status", json!({}));
+    c.finish();
+    let recorded = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        recorded.starts_with("{\"fixture_format\":1}\n"),
+        "{recorded:.200}"
+    );
+    assert!(
+        recorded.contains("<capture:doc1>") && recorded.contains("${doc1}"),
+        "{recorded}"
+    );
+    for _ in 0..2 {
+        let run = replay(tmp.path(), &[out.as_os_str()]);
+        assert!(run.status.success(), "{}", stdout(&run));
+    }
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "session.jsonl")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

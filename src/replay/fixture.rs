@@ -102,12 +102,12 @@ pub fn parse(text: &str) -> Result<Vec<Step>, BadFixture> {
                 StepKind::SendRaw(text)
             }
             "expect" => {
+                // A pattern may use what it captures itself (bound before
+                // it is compared) and what earlier steps captured.
                 let mut defined = Vec::new();
                 pattern::captures_of(&body, &mut defined);
-                // A capture may be used later in the same pattern's
-                // strings only once it is set: allow earlier steps' only.
-                check_uses(line, &body, &captured)?;
                 captured.extend(defined);
+                check_uses(line, &body, &captured)?;
                 StepKind::Expect(body)
             }
             "expect_silence_ms" => match body.as_u64() {

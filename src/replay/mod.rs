@@ -19,6 +19,7 @@
 
 pub mod fixture;
 pub mod pattern;
+pub mod record;
 mod report;
 mod server;
 

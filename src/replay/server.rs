@@ -30,7 +30,7 @@ pub struct ServerProcess {
 /// This binary, with the environment a replay runs it in: nothing of the
 /// caller's own memory (the data directory is always given), and a log
 /// that says only what matters.
-fn this_binary(env: &[(String, String)]) -> std::io::Result<Command> {
+pub(super) fn this_binary(env: &[(String, String)]) -> std::io::Result<Command> {
     let mut cmd = Command::new(std::env::current_exe()?);
     cmd.env_remove("ALAYASIKI_DATA_DIR");
     cmd.env("ALAYASIKI_LOG", "warn");
