@@ -23,6 +23,8 @@ pub enum Command {
     /// Serve MCP on stdio.
     Serve {
         data_dir: Option<PathBuf>,
+        /// Deterministic mode (also `ALAYASIKI_DETERMINISTIC=1`).
+        deterministic: bool,
     },
     /// Re-embed everything with the configured embedder.
     Reindex {
@@ -89,7 +91,8 @@ pub const HELP: &str = "\
 alayasiki-mcp: local knowledge memory for AI agents, served over MCP on stdio.
 
 USAGE:
-    alayasiki-mcp [--data-dir DIR]            serve MCP on stdio
+    alayasiki-mcp [--data-dir DIR] [--deterministic]
+                                              serve MCP on stdio
     alayasiki-mcp reindex [--data-dir DIR]    re-embed everything with the
                                               configured embedder
     alayasiki-mcp retry-failed [--data-dir DIR]
@@ -108,7 +111,7 @@ USAGE:
     alayasiki-mcp import FILE                 restore an export, or import an
                                               MCP memory-server memory.jsonl
     alayasiki-mcp replay FILE... [--seed EXPORT] [--format text|junit|tap]
-                                              run recorded MCP sessions on
+                     [--deterministic]        run recorded MCP sessions on
                                               fresh temporary stores (see
                                               `alayasiki-mcp replay --help`)
     alayasiki-mcp record --out FILE [--seed EXPORT]
@@ -134,6 +137,13 @@ ENVIRONMENT:
     ALAYASIKI_MCP_SUBJECT   subject of the stdio caller (default: local-agent)
     ALAYASIKI_DURABILITY    full (default: fsync every commit) or normal
     ALAYASIKI_LOG           error, warn, info (default), debug, trace, off
+    ALAYASIKI_DETERMINISTIC 1: deterministic mode for test suites (as
+                            --deterministic): a fixed clock from
+                            ALAYASIKI_CLOCK_START (2026-01-01T00:00:00Z)
+                            stepped ALAYASIKI_CLOCK_STEP_MS (1000) per
+                            request, ids seeded by ALAYASIKI_ID_SEED (0),
+                            one request at a time, background work before
+                            each request
     ALAYASIKI_EMBED_URL     use an HTTP embedding server instead of the
                             built-in model (see README: Embeddings)
     ALAYASIKI_LLM_URL       optional LLM for triples, answers and community
@@ -196,6 +206,7 @@ alayasiki-mcp replay: run recorded MCP sessions (fixtures) and check every reply
 
 USAGE:
     alayasiki-mcp replay FILE... [--seed EXPORT] [--format text|junit|tap]
+                         [--deterministic]
 
 Each FILE is a fixture (README: Fixture replay): JSON Lines starting with
 {\"fixture_format\": 1}, then send, send_raw, expect, expect_silence_ms and
@@ -207,6 +218,9 @@ the fixture's line, the JSON path where the reply differed and both values.
     --seed EXPORT    import this export into every fixture's store first
     --format F       text (default), junit (JUnit XML) or tap (TAP 13),
                      printed on stdout
+    --deterministic  serve every fixture in deterministic mode (fixed clock,
+                     seeded ids, one request at a time): replies are then
+                     the same bytes on every run
 
 EXIT STATUS:
     0    every fixture passed
@@ -247,6 +261,7 @@ struct Given {
     seed: Option<PathBuf>,
     format: Option<replay::Format>,
     out: Option<PathBuf>,
+    deterministic: bool,
     positional: Vec<OsString>,
 }
 
@@ -300,6 +315,7 @@ where
                     .map_err(|_| UsageError("--seed needs an export file".into()))?;
                 given.seed = Some(PathBuf::from(value));
             }
+            Long("deterministic") => given.deterministic = true,
             Long("out") => {
                 let value = parser
                     .value()
@@ -367,6 +383,9 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
     if given.out.is_some() && subcommand != Some("record") {
         return Err(refuse("--out"));
     }
+    if given.deterministic && !matches!(subcommand, None | Some("replay")) {
+        return Err(refuse("--deterministic"));
+    }
     let Given {
         data_dir,
         tenant,
@@ -375,6 +394,7 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
         seed,
         format,
         out,
+        deterministic,
         mut positional,
     } = given;
     let no_positional = |positional: &[OsString]| match positional.first() {
@@ -387,7 +407,10 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
     Ok(match subcommand {
         None => {
             no_positional(&positional)?;
-            Command::Serve { data_dir }
+            Command::Serve {
+                data_dir,
+                deterministic,
+            }
         }
         Some("reindex") => {
             no_positional(&positional)?;
@@ -465,6 +488,7 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
                 files: positional.into_iter().map(PathBuf::from).collect(),
                 seed,
                 format: format.unwrap_or(replay::Format::Text),
+                deterministic,
             })
         }
         Some("record") => {
@@ -522,14 +546,26 @@ mod tests {
     fn no_arguments_serves_with_default_dir() {
         assert_eq!(
             parse(Vec::<String>::new()),
-            Ok(Command::Serve { data_dir: None })
+            Ok(Command::Serve {
+                data_dir: None,
+                deterministic: false
+            })
         );
+        assert_eq!(
+            parse(["--deterministic"]),
+            Ok(Command::Serve {
+                data_dir: None,
+                deterministic: true
+            })
+        );
+        assert!(parse(["export", "--deterministic"]).is_err());
     }
 
     #[test]
     fn data_dir_is_taken_in_both_spellings() {
         let want = Ok(Command::Serve {
             data_dir: Some(PathBuf::from("/tmp/m")),
+            deterministic: false,
         });
         assert_eq!(parse(["--data-dir", "/tmp/m"]), want);
         assert_eq!(parse(["--data-dir=/tmp/m"]), want);

@@ -1,13 +1,55 @@
 //! Wall-clock time as stored (Unix milliseconds) and as shown (RFC 3339 UTC).
+//!
+//! In deterministic mode (`crate::config::Deterministic`) the clock is
+//! fixed instead: it starts at a given time and moves only when the
+//! protocol layer steps it, once per request, so a session's times are the
+//! same on every run and every machine.
 
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The fixed clock of deterministic mode: now, and the step per request.
+struct Fixed {
+    now: AtomicI64,
+    step: i64,
+}
+
+static FIXED: OnceLock<Fixed> = OnceLock::new();
 
 /// Milliseconds since the Unix epoch (UTC).
 pub fn now_ms() -> i64 {
+    if let Some(fixed) = FIXED.get() {
+        return fixed.now.load(Ordering::SeqCst);
+    }
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+/// Fixes the clock at `start_ms`, to move `step_ms` at each [`step`].
+/// Once per process, before anything reads the time; false if it was
+/// fixed already.
+pub fn fix(start_ms: i64, step_ms: i64) -> bool {
+    FIXED
+        .set(Fixed {
+            now: AtomicI64::new(start_ms),
+            step: step_ms,
+        })
+        .is_ok()
+}
+
+/// Whether the clock is fixed (deterministic mode).
+pub fn is_fixed() -> bool {
+    FIXED.get().is_some()
+}
+
+/// Moves a fixed clock one step on; does nothing to the real one.
+pub fn step() {
+    if let Some(fixed) = FIXED.get() {
+        fixed.now.fetch_add(fixed.step, Ordering::SeqCst);
+    }
 }
 
 /// Formats Unix milliseconds as `YYYY-MM-DDTHH:MM:SS.mmmZ`.

@@ -109,6 +109,85 @@ pub fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
+pub const DETERMINISTIC_ENV: &str = "ALAYASIKI_DETERMINISTIC";
+pub const CLOCK_START_ENV: &str = "ALAYASIKI_CLOCK_START";
+pub const CLOCK_STEP_ENV: &str = "ALAYASIKI_CLOCK_STEP_MS";
+pub const ID_SEED_ENV: &str = "ALAYASIKI_ID_SEED";
+
+/// Where a deterministic run's clock starts unless told.
+pub const DEFAULT_CLOCK_START: &str = "2026-01-01T00:00:00Z";
+/// How far a deterministic run's clock moves per request unless told (ms).
+pub const DEFAULT_CLOCK_STEP_MS: i64 = 1_000;
+
+/// Deterministic mode, for test suites: a fixed clock stepped once per
+/// request, ids from a seeded sequence, one request served at a time, and
+/// background work (retention purges, community rebuilds) run before each
+/// request instead of on timers. Replies are then the same bytes on every
+/// run and every machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deterministic {
+    pub clock_start_ms: i64,
+    pub clock_step_ms: i64,
+    pub id_seed: u64,
+}
+
+impl Deterministic {
+    /// From the environment (`ALAYASIKI_DETERMINISTIC=1`, or `forced` by
+    /// `--deterministic`); `None` when off.
+    pub fn from_env(forced: bool) -> Result<Option<Deterministic>, ConfigError> {
+        let on = match env(DETERMINISTIC_ENV).as_deref() {
+            None | Some("0") => forced,
+            Some("1") => true,
+            Some(other) => {
+                return Err(ConfigError(format!(
+                    "{DETERMINISTIC_ENV} must be 1 or 0, not {other:?}"
+                )))
+            }
+        };
+        if !on {
+            return Ok(None);
+        }
+        let start = env(CLOCK_START_ENV).unwrap_or_else(|| DEFAULT_CLOCK_START.to_string());
+        let clock_start_ms = crate::clock::parse_rfc3339(&start).ok_or_else(|| {
+            ConfigError(format!(
+                "{CLOCK_START_ENV} must be an RFC 3339 time such as {DEFAULT_CLOCK_START}, not {start:?}"
+            ))
+        })?;
+        let clock_step_ms = match env(CLOCK_STEP_ENV) {
+            None => DEFAULT_CLOCK_STEP_MS,
+            Some(v) => v
+                .parse::<i64>()
+                .ok()
+                .filter(|n| (0..=86_400_000).contains(n))
+                .ok_or_else(|| {
+                    ConfigError(format!(
+                        "{CLOCK_STEP_ENV} must be milliseconds from 0 to 86400000, not {v:?}"
+                    ))
+                })?,
+        };
+        let id_seed = match env(ID_SEED_ENV) {
+            None => 0,
+            Some(v) => v.parse::<u64>().map_err(|_| {
+                ConfigError(format!(
+                    "{ID_SEED_ENV} must be an unsigned integer, not {v:?}"
+                ))
+            })?,
+        };
+        Ok(Some(Deterministic {
+            clock_start_ms,
+            clock_step_ms,
+            id_seed,
+        }))
+    }
+
+    /// Fixes the process's clock and id sequence. Before anything else
+    /// runs: the first log line already reads the clock.
+    pub fn apply(self) {
+        crate::clock::fix(self.clock_start_ms, self.clock_step_ms);
+        crate::ids::seed_sequence(self.id_seed);
+    }
+}
+
 impl Config {
     /// Resolves the configuration: `--data-dir`, else `ALAYASIKI_DATA_DIR`,
     /// else `<home>/<default_dir_name>`.

@@ -57,7 +57,8 @@ fn document_id_at(ms: i64) -> String {
 }
 
 /// Unpredictable bytes. Cryptographic strength comes from the OS seed; the
-/// SHA-256 chain only stretches it.
+/// SHA-256 chain only stretches it. (In deterministic mode the seed is
+/// given, and the bytes are a fixed sequence: see [`seed_sequence`].)
 pub fn random_bytes<const N: usize>() -> [u8; N] {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -78,8 +79,19 @@ pub fn random_bytes<const N: usize>() -> [u8; N] {
     out
 }
 
+static SEED: OnceLock<[u8; 32]> = OnceLock::new();
+
+/// Deterministic mode: ids come from `seed` instead of the OS, a fixed
+/// sequence in the order they are made. Once per process, before the
+/// first id; false if ids were seeded (or made) already.
+pub fn seed_sequence(seed: u64) -> bool {
+    let mut h = Sha256::new();
+    h.update(b"alayasiki-mcp deterministic ids");
+    h.update(seed.to_le_bytes());
+    SEED.set(h.finalize().into()).is_ok()
+}
+
 fn seed() -> &'static [u8; 32] {
-    static SEED: OnceLock<[u8; 32]> = OnceLock::new();
     SEED.get_or_init(|| {
         let mut h = Sha256::new();
         if let Some(os) = os_random() {

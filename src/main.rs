@@ -19,7 +19,10 @@ fn main() -> ExitCode {
             println!("alayasiki-mcp {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
-        Ok(Command::Serve { data_dir }) => alayasiki_mcp::serve::stdio(data_dir),
+        Ok(Command::Serve {
+            data_dir,
+            deterministic,
+        }) => alayasiki_mcp::serve::stdio(data_dir, deterministic),
         Ok(Command::Reindex { data_dir }) => alayasiki_mcp::admin::reindex(data_dir),
         Ok(Command::Compact { data_dir }) => alayasiki_mcp::admin::compact(data_dir),
         Ok(Command::RetryFailed { data_dir }) => alayasiki_mcp::admin::retry_failed(data_dir),

@@ -17,8 +17,19 @@ pub const EXIT_DIR_IN_USE: u8 = 3;
 /// Exit status for any other start-up failure.
 pub const EXIT_FAILURE: u8 = 1;
 
-/// `alayasiki-mcp [--data-dir DIR]`: serve MCP on stdio until stdin closes.
-pub fn stdio(data_dir: Option<PathBuf>) -> ExitCode {
+/// `alayasiki-mcp [--data-dir DIR] [--deterministic]`: serve MCP on stdio
+/// until stdin closes.
+pub fn stdio(data_dir: Option<PathBuf>, deterministic: bool) -> ExitCode {
+    let deterministic = match config::Deterministic::from_env(deterministic) {
+        Ok(d) => d,
+        Err(e) => {
+            crate::logging::init();
+            return fail(&e.to_string(), EXIT_FAILURE);
+        }
+    };
+    if let Some(d) = deterministic {
+        d.apply();
+    }
     crate::logging::init();
     let config = match Config::resolve(data_dir, config::DEFAULT_DIR_NAME) {
         Ok(c) => c,
@@ -42,7 +53,11 @@ pub fn stdio(data_dir: Option<PathBuf>) -> ExitCode {
     let server = Arc::new(Server::new(service.clone()));
     let session = Arc::new(Session::new(principal));
     let stdin = std::io::stdin().lock();
-    let outcome = crate::transport::stdio::serve(server, session, stdin, std::io::stdout());
+    if deterministic.is_some() {
+        log::info!("deterministic mode: fixed clock, seeded ids, one request at a time");
+    }
+    let serial = deterministic.is_some();
+    let outcome = crate::transport::stdio::serve(server, session, stdin, std::io::stdout(), serial);
     service.shutdown();
     match outcome {
         Ok(()) => {

@@ -75,6 +75,11 @@ fn every_recorded_session_replays_through_the_replay_command() {
         )),
         "{report}"
     );
+    // And in deterministic mode, as a CI suite would run them.
+    let mut det = vec![std::ffi::OsStr::new("--deterministic")];
+    det.extend(&args);
+    let out = replay(tmp.path(), &det);
+    assert!(out.status.success(), "{}", stdout(&out));
     // Every scratch store is gone.
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");

@@ -18,7 +18,8 @@
 //!
 //! It is a thread of its own, not a chore of the ingestion worker: a
 //! rebuild of a large graph takes seconds, and ingestion must not wait
-//! for it.
+//! for it. In deterministic mode there is no thread: [`run_now`] does both
+//! chores before each request.
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::collections::HashMap;
@@ -103,6 +104,16 @@ fn run(shared: &WorkerShared, stopped: &Receiver<()>) {
             _ => return,
         }
     }
+}
+
+/// Both chores at once, in the caller's thread, every stale tenant rebuilt
+/// whatever the pacing: deterministic mode's defined point (before each
+/// request), where no upkeep thread runs.
+pub fn run_now(shared: &WorkerShared) {
+    let mut pacing = RebuildPacing::default();
+    purge_expired(shared, &mut pacing);
+    let (_keep, stopped) = crossbeam_channel::bounded(1);
+    refresh_communities(shared, &mut pacing, &stopped);
 }
 
 /// Forgets documents past their expiry or the retention period.

@@ -220,7 +220,12 @@ impl IngestWorker {
     /// Starts the worker (it immediately replays whatever is pending) and
     /// the upkeep thread.
     pub fn start(shared: Arc<WorkerShared>) -> std::io::Result<IngestWorker> {
-        let upkeep = super::upkeep::Upkeep::start(shared.clone())?;
+        // Deterministic mode runs upkeep's chores at defined points
+        // instead (`super::upkeep::run_now`), never on a timer.
+        let upkeep = match crate::clock::is_fixed() {
+            true => None,
+            false => Some(super::upkeep::Upkeep::start(shared.clone())?),
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let thread_stop = stop.clone();
         let thread_shared = shared.clone();
@@ -234,7 +239,7 @@ impl IngestWorker {
             shared,
             stop,
             thread: Mutex::new(Some(handle)),
-            upkeep: Mutex::new(Some(upkeep)),
+            upkeep: Mutex::new(upkeep),
         })
     }
 

@@ -67,6 +67,8 @@ pub struct Options {
     pub files: Vec<PathBuf>,
     pub seed: Option<PathBuf>,
     pub format: Format,
+    /// Serve each fixture in deterministic mode (`--deterministic`).
+    pub deterministic: bool,
 }
 
 /// How one step went.
@@ -113,7 +115,7 @@ pub fn replay(options: &Options) -> ExitCode {
     let results: Vec<FixtureResult> = options
         .files
         .iter()
-        .map(|file| run_file(file, options.seed.as_deref()))
+        .map(|file| run_file(file, options.seed.as_deref(), options.deterministic))
         .collect();
     let out = match options.format {
         Format::Text => report::text(&results),
@@ -130,7 +132,7 @@ pub fn replay(options: &Options) -> ExitCode {
     }
 }
 
-fn run_file(file: &Path, seed: Option<&Path>) -> FixtureResult {
+fn run_file(file: &Path, seed: Option<&Path>, deterministic: bool) -> FixtureResult {
     let started = Instant::now();
     let name = file.display().to_string();
     let bad = |bad: BadFixture| FixtureResult {
@@ -157,7 +159,10 @@ fn run_file(file: &Path, seed: Option<&Path>) -> FixtureResult {
             })
         }
     };
-    let env: Vec<(String, String)> = Vec::new();
+    let mut env: Vec<(String, String)> = Vec::new();
+    if deterministic {
+        env.push((crate::config::DETERMINISTIC_ENV.into(), "1".into()));
+    }
     if let Some(seed) = seed {
         if let Err(e) = server::seed(scratch.path(), seed, &env) {
             return bad(BadFixture {

@@ -61,12 +61,15 @@ pub const SERVER_BUSY: i64 = -32000;
 /// it has been answered.
 type Work = (Value, Queued, Option<ParseCharge>);
 
-/// Serves one stdio session until end of input.
+/// Serves one stdio session until end of input. `serial` (deterministic
+/// mode) serves one message at a time, in the reader, each answered before
+/// the next is read: replies then come in the same order on every run.
 pub fn serve<R, W>(
     server: Arc<Server>,
     session: Arc<Session>,
     input: R,
     output: W,
+    serial: bool,
 ) -> std::io::Result<()>
 where
     R: BufRead,
@@ -77,8 +80,9 @@ where
         .name("stdio-writer".into())
         .spawn(move || write_replies(reply_rx, output))?;
     let (work_tx, work_rx) = crossbeam_channel::bounded::<Work>(STDIO_QUEUE);
-    let mut workers = Vec::with_capacity(STDIO_WORKERS);
-    for i in 0..STDIO_WORKERS {
+    let pool = if serial { 0 } else { STDIO_WORKERS };
+    let mut workers = Vec::with_capacity(pool);
+    for i in 0..pool {
         let (server, session, rx, tx) = (
             server.clone(),
             session.clone(),
@@ -92,7 +96,7 @@ where
         );
     }
     drop(work_rx);
-    let read_result = read_frames(&server, &session, input, &work_tx, &reply_tx);
+    let read_result = read_frames(&server, &session, input, &work_tx, &reply_tx, serial);
     drop(work_tx);
     for w in workers {
         let _ = w.join();
@@ -108,6 +112,7 @@ fn read_frames<R: BufRead>(
     input: R,
     work: &Sender<Work>,
     replies: &Sender<Value>,
+    serial: bool,
 ) -> std::io::Result<()> {
     let budget = ParseBudget::shared();
     let mut frames = FrameReader::new(input, MAX_FRAME_BYTES);
@@ -155,6 +160,12 @@ fn read_frames<R: BufRead>(
                 continue;
             }
         };
+        if serial {
+            // Deterministic mode's defined point: background work done,
+            // then the clock's step for this message.
+            server.service().settle_background();
+            crate::clock::step();
+        }
         if Server::is_inline(&value) {
             if let Some(reply) = server.handle(session, value) {
                 let _ = replies.send(reply);
@@ -182,6 +193,14 @@ fn read_frames<R: BufRead>(
         // Tickets are issued here, in the order the client sent the
         // requests, and the queue keeps that order (read-your-writes).
         let queued = session.ticket(&value);
+        if serial {
+            if let Some(reply) = server.handle_ordered(session, session.principal(), value, queued)
+            {
+                let _ = replies.send(reply);
+            }
+            drop(charge);
+            continue;
+        }
         match work.try_send((value, queued, charge)) {
             Ok(()) => {}
             Err(TrySendError::Full((value, _, _))) => {

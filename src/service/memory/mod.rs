@@ -228,6 +228,20 @@ impl MemoryService {
         &self.store
     }
 
+    /// Deterministic mode's defined point, before each request: waits
+    /// (up to [`crate::limits::INGEST_WAIT_MS`]) until indexing has caught
+    /// up, then runs upkeep's chores (retention purges, community
+    /// rebuilds) at once. Whatever the machine's speed, every request then
+    /// finds the memory in the same state.
+    pub fn settle_background(&self) {
+        let deadline = Instant::now() + Duration::from_millis(crate::limits::INGEST_WAIT_MS);
+        while self.store.pending_job_count().is_ok_and(|n| n > 0) && Instant::now() < deadline {
+            self.worker.wake();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        crate::ingest::upkeep::run_now(&self.shared);
+    }
+
     /// Stops the worker at a job boundary, then closes the store (which
     /// checkpoints the WAL). Idempotent.
     pub fn shutdown(&self) {

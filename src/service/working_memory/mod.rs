@@ -136,12 +136,19 @@ struct Registry {
 }
 
 impl WorkingMemory {
-    /// A registry on the process's monotonic clock.
+    /// A registry on the process's monotonic clock (on the fixed clock in
+    /// deterministic mode, so expiry times are the same on every run).
     pub fn new(ttl: Duration) -> WorkingMemory {
+        let wall_at_zero = now_ms();
+        if crate::clock::is_fixed() {
+            let clock: Clock =
+                Arc::new(move || u64::try_from(now_ms() - wall_at_zero).unwrap_or(0));
+            return WorkingMemory::with_clock(ttl, clock, wall_at_zero);
+        }
         let start = Instant::now();
         let clock: Clock =
             Arc::new(move || u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX));
-        WorkingMemory::with_clock(ttl, clock, now_ms())
+        WorkingMemory::with_clock(ttl, clock, wall_at_zero)
     }
 
     /// A registry on an injected clock (tests).
