@@ -1774,7 +1774,7 @@ def reply_text(msg):
     return bool(res.get("isError")), content[0].get("text", json.dumps(res))
 
 
-def judge(counts, data, fault, msg, took):
+def judge(counts, data, fault, msg, took, server=None):
     """Checks one reply during a disk fault; whether it was a refusal."""
     is_error, text = reply_text(msg)
     raw = json.dumps(msg)
@@ -1794,7 +1794,13 @@ def judge(counts, data, fault, msg, took):
     internal = "internal" in raw
     if internal:
         counts.c["internal"] += 1
-        counts.problem(f"{fault}: 'internal' in {raw[:300]}")
+        # The server's log says what the client is not told.
+        why = ""
+        if server is not None:
+            time.sleep(0.2)
+            why = "; server log: " + " | ".join(
+                line.strip()[:200] for line in list(server.err) if "ERROR" in line)[-600:]
+        counts.problem(f"{fault}: 'internal' in {raw[:300]}{why}")
     if data in raw:
         counts.c["leaks"] += 1
         counts.problem(f"{fault}: the data directory in {raw[:300]}")
@@ -1924,7 +1930,7 @@ def ingest_acked(counts, c, data, fault, t, marker, content, wait=True):
             return False
         if r.get("id") == rid:
             break
-    if judge(counts, data, fault, r, time.time() - t0):
+    if judge(counts, data, fault, r, time.time() - t0, c):
         counts.c["refused"] += 1
         counts.c[f"{fault} refused"] += 1
         t.refuse(marker, reply_text(r)[1])
@@ -1978,7 +1984,7 @@ def cycle_full(counts, binary, rng, n):
             t0 = time.time()
             r = c.call("tools/call", {"name": "alayasiki_query",
                                       "arguments": {"query": "north pumps", "mode": "evidence"}})
-            if judge(counts, data, "full", r, time.time() - t0):
+            if judge(counts, data, "full", r, time.time() - t0, c):
                 counts.problem(f"full: a query was refused: {reply_text(r)[1][:200]}")
             # Space returns: no restart.
             os.remove(filler)
@@ -2059,7 +2065,7 @@ def cycle_ext4(counts, binary, rng, n, fault):
                 item = outstanding.pop(r.get("id"), None)
                 if item is None:
                     continue
-                if judge(counts, data, fault, r, time.time() - item[1]):
+                if judge(counts, data, fault, r, time.time() - item[1], c):
                     counts.c["refused"] += 1
                     counts.c[f"{fault} refused"] += 1
                     refused_here += 1
@@ -2080,7 +2086,7 @@ def cycle_ext4(counts, binary, rng, n, fault):
                             ("alayasiki_status", {})):
                 t0 = time.time()
                 r = c.call("tools/call", {"name": tool, "arguments": a})
-                refused = judge(counts, data, fault, r, time.time() - t0)
+                refused = judge(counts, data, fault, r, time.time() - t0, c)
                 if fault == "read-only" and refused:
                     counts.problem(f"read-only: {tool} refused: {reply_text(r)[1][:200]}")
             close_cleanly(counts, c, fault)
