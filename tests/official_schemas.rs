@@ -312,41 +312,12 @@ for case in spec["cases"]:
 json.dump(out, sys.stdout)
 "#;
 
-/// A Python with the `jsonschema` package: `ALAYASIKI_TEST_PYTHON`, else
-/// the venv `scripts/test` creates, else `python3` (as in
-/// `tests/tool_schemas.rs`).
-fn python_with_jsonschema() -> Option<PathBuf> {
-    let works = |p: &Path| {
-        std::process::Command::new(p)
-            .args([
-                "-c",
-                "import jsonschema, referencing; jsonschema.Draft202012Validator; \
-                 jsonschema.Draft7Validator",
-            ])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if let Some(p) = std::env::var_os("ALAYASIKI_TEST_PYTHON") {
-        let p = PathBuf::from(p);
-        assert!(
-            works(&p),
-            "ALAYASIKI_TEST_PYTHON={} cannot import jsonschema",
-            p.display()
-        );
-        return Some(p);
-    }
-    [
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/py-venv/bin/python"),
-        "python3".into(),
-    ]
-    .into_iter()
-    .find(|p| works(p))
-}
-
 /// Validates every case; the errors of each, in order. `None` when no
 /// Python with `jsonschema` is at hand (a note says so).
 fn validate(cases: &[Case]) -> Option<Vec<Vec<SchemaError>>> {
-    let Some(python) = python_with_jsonschema() else {
+    let Some(python) = common::python_with(
+        "import jsonschema, referencing; jsonschema.Draft202012Validator; jsonschema.Draft7Validator",
+    ) else {
         eprintln!(
             "note: no Python with jsonschema (scripts/test creates target/py-venv; or set \
              ALAYASIKI_TEST_PYTHON): {} messages not validated against the official schemas",

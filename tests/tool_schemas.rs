@@ -1075,32 +1075,6 @@ fn drifted(schema: &Value, result: &Value) -> Vec<(String, Value)> {
     out
 }
 
-/// A Python with the `jsonschema` package: `ALAYASIKI_TEST_PYTHON`, else
-/// the venv `scripts/test` creates, else `python3`.
-fn python_with_jsonschema() -> Option<std::path::PathBuf> {
-    let works = |p: &Path| {
-        std::process::Command::new(p)
-            .args(["-c", "import jsonschema; jsonschema.Draft202012Validator"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if let Some(p) = std::env::var_os("ALAYASIKI_TEST_PYTHON") {
-        let p = std::path::PathBuf::from(p);
-        assert!(
-            works(&p),
-            "ALAYASIKI_TEST_PYTHON={} cannot import jsonschema",
-            p.display()
-        );
-        return Some(p);
-    }
-    [
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/py-venv/bin/python"),
-        "python3".into(),
-    ]
-    .into_iter()
-    .find(|p| works(p))
-}
-
 /// The same cases through the `jsonschema` package's Draft 2020-12
 /// validator: each schema checked against the 2020-12 meta-schema, each
 /// value valid or not as expected, read as the schema says and (for
@@ -1248,7 +1222,8 @@ fn every_result_is_structured_content_that_its_output_schema_describes() {
     }
 
     // A real Draft 2020-12 validator agrees with the one above.
-    let Some(python) = python_with_jsonschema() else {
+    let Some(python) = common::python_with("import jsonschema; jsonschema.Draft202012Validator")
+    else {
         eprintln!(
             "note: no Python with jsonschema (scripts/test creates target/py-venv; or set \
              ALAYASIKI_TEST_PYTHON): {} cases checked by the Rust validator only",

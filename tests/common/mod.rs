@@ -274,3 +274,31 @@ pub fn fixture_bytes(path: &str) -> Vec<u8> {
 pub fn b64(bytes: &[u8]) -> String {
     alayasiki_mcp::base64::encode(bytes)
 }
+
+/// A Python that runs `imports` (the `jsonschema` package, say):
+/// `ALAYASIKI_TEST_PYTHON`, which must (`scripts/test` sets it, so CI never
+/// skips), else the venv `scripts/test` creates, else `python3`; `None`
+/// when none does.
+pub fn python_with(imports: &str) -> Option<std::path::PathBuf> {
+    let works = |p: &Path| {
+        Command::new(p)
+            .args(["-c", imports])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if let Some(p) = std::env::var_os("ALAYASIKI_TEST_PYTHON") {
+        let p = std::path::PathBuf::from(p);
+        assert!(
+            works(&p),
+            "ALAYASIKI_TEST_PYTHON={} cannot run {imports:?}",
+            p.display()
+        );
+        return Some(p);
+    }
+    [
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/py-venv/bin/python"),
+        "python3".into(),
+    ]
+    .into_iter()
+    .find(|p| works(p))
+}
