@@ -20,12 +20,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::call::{Call, NoPeer, Peer, PeerError};
+use super::catalog::{Catalog, Feature, MemoryCatalog};
 use super::jsonrpc::{
     self, Incoming, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
 };
 use super::ordering::{Kind, SessionOrder, Ticket, Turn};
 use super::revision::{self, Revision};
-use super::{prompts, resources, tools};
 use crate::limits::MAX_BATCH_MESSAGES;
 use crate::service::{Memory, MemoryService, Principal};
 
@@ -62,14 +63,34 @@ const LEGACY_ONLY_METHODS: &[&str] = &["initialize", "ping", "logging/setLevel"]
 /// Methods only the modern revision has.
 const MODERN_ONLY_METHODS: &[&str] = &["server/discover"];
 
+/// Methods of a [`Feature`] a catalog may offer, and whether the modern
+/// revision has them too.
+const FEATURE_METHODS: &[(&str, Feature, bool)] = &[
+    ("completion/complete", Feature::Completion, true),
+    ("resources/subscribe", Feature::Subscriptions, false),
+    ("resources/unsubscribe", Feature::Subscriptions, false),
+];
+
+/// Whether `catalog` offers `method` as a feature method (in the modern
+/// revision when `modern`).
+fn is_feature_method(catalog: &dyn Catalog, method: &str, modern: bool) -> bool {
+    FEATURE_METHODS
+        .iter()
+        .any(|(m, f, in_modern)| *m == method && (!modern || *in_modern) && catalog.supports(*f))
+}
+
 /// Whether the legacy revisions have `method` (anything else is `-32601`).
-fn is_legacy_method(method: &str) -> bool {
-    SHARED_METHODS.contains(&method) || LEGACY_ONLY_METHODS.contains(&method)
+fn is_legacy_method(catalog: &dyn Catalog, method: &str) -> bool {
+    SHARED_METHODS.contains(&method)
+        || LEGACY_ONLY_METHODS.contains(&method)
+        || is_feature_method(catalog, method, false)
 }
 
 /// Whether the modern revision has `method`.
-fn is_modern_method(method: &str) -> bool {
-    SHARED_METHODS.contains(&method) || MODERN_ONLY_METHODS.contains(&method)
+fn is_modern_method(catalog: &dyn Catalog, method: &str) -> bool {
+    SHARED_METHODS.contains(&method)
+        || MODERN_ONLY_METHODS.contains(&method)
+        || is_feature_method(catalog, method, true)
 }
 
 /// Told to the model at `initialize`: when to reach for memory.
@@ -90,8 +111,13 @@ pub struct Session {
     /// What `initialize` agreed on; `None` before it.
     revision: Mutex<Option<Revision>>,
     log_level: Mutex<String>,
+    /// The capabilities its `initialize` declared.
+    client_capabilities: Mutex<Map<String, Value>>,
     /// Requests being worked on (by serialized id) → cancelled?
     in_flight: Mutex<HashMap<String, bool>>,
+    /// Requests sent to the client (by serialized id), awaiting responses.
+    outbound: Mutex<HashMap<String, crossbeam_channel::Sender<Value>>>,
+    next_outbound: std::sync::atomic::AtomicU64,
     /// The order its requests take effect in (read-your-writes).
     order: Arc<SessionOrder>,
 }
@@ -103,9 +129,58 @@ impl Session {
             initialized: AtomicBool::new(false),
             revision: Mutex::new(None),
             log_level: Mutex::new("info".into()),
+            client_capabilities: Mutex::new(Map::new()),
             in_flight: Mutex::new(HashMap::new()),
+            outbound: Mutex::new(HashMap::new()),
+            next_outbound: std::sync::atomic::AtomicU64::new(1),
             order: SessionOrder::new(),
         }
+    }
+
+    /// The capabilities the client declared in `initialize`.
+    pub fn client_capabilities(&self) -> Map<String, Value> {
+        lock(&self.client_capabilities).clone()
+    }
+
+    /// Sends a request to this session's client and waits up to `timeout`
+    /// for its response, which a transport delivers to
+    /// [`Server::handle`] (and so to [`Session::route_response`]) as it
+    /// arrives. `send` carries the request message to the client; false
+    /// if it could not.
+    pub fn request_client(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: std::time::Duration,
+        send: impl FnOnce(&Value) -> bool,
+    ) -> Result<Value, PeerError> {
+        let n = self.next_outbound.fetch_add(1, Ordering::Relaxed);
+        let id = json!(n);
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        lock(&self.outbound).insert(id.to_string(), tx);
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let outcome = if send(&message) {
+            match rx.recv_timeout(timeout) {
+                Ok(response) => response_outcome(response),
+                Err(_) => Err(PeerError::TimedOut),
+            }
+        } else {
+            Err(PeerError::Unavailable(
+                "the request could not be sent to the client".into(),
+            ))
+        };
+        lock(&self.outbound).remove(&id.to_string());
+        outcome
+    }
+
+    /// Hands a response of the client to the request waiting for it;
+    /// false when none is (unknown id, or it gave up).
+    pub fn route_response(&self, response: Value) -> bool {
+        let Some(id) = response.get("id").map(Value::to_string) else {
+            return false;
+        };
+        let waiting = lock(&self.outbound).remove(&id);
+        waiting.is_some_and(|tx| tx.try_send(response).is_ok())
     }
 
     /// Issues `value` its place in this session's order; the transport
@@ -191,6 +266,38 @@ impl Session {
     }
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A client's response as the outcome of the request it answers.
+fn response_outcome(response: Value) -> Result<Value, PeerError> {
+    if let Some(result) = response.get("result") {
+        return Ok(result.clone());
+    }
+    let error = &response["error"];
+    Err(PeerError::Client {
+        code: error["code"].as_i64().unwrap_or(INTERNAL_ERROR),
+        message: error["message"]
+            .as_str()
+            .unwrap_or("")
+            .chars()
+            .take(512)
+            .collect(),
+        data: error.get("data").cloned(),
+    })
+}
+
+/// Whether `value` is a JSON-RPC response (to a request this server sent).
+fn is_response(value: &Value) -> bool {
+    value.as_object().is_some_and(|o| {
+        !o.contains_key("method")
+            && o.contains_key("id")
+            && (o.contains_key("result") || o.contains_key("error"))
+            && o.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+    })
+}
+
 /// A request received and waiting for a worker: its place in the
 /// session's order, and whether the session was initialized when it came.
 pub struct Queued {
@@ -201,24 +308,43 @@ pub struct Queued {
 /// The dispatcher, shared by every session of the process.
 pub struct Server {
     service: Arc<MemoryService>,
+    catalog: Arc<dyn Catalog>,
 }
 
 impl Server {
+    /// The memory's server ([`MemoryCatalog`]).
     pub fn new(service: Arc<MemoryService>) -> Server {
-        Server { service }
+        Server::with_catalog(service, Arc::new(MemoryCatalog))
+    }
+
+    /// A server offering `catalog`'s content (the memory service still
+    /// answers for identities, usage and read-your-writes).
+    pub fn with_catalog(service: Arc<MemoryService>, catalog: Arc<dyn Catalog>) -> Server {
+        Server { service, catalog }
     }
 
     pub fn service(&self) -> &MemoryService {
         &self.service
     }
 
+    /// The memory service, shared.
+    pub fn shared_service(&self) -> Arc<MemoryService> {
+        self.service.clone()
+    }
+
+    pub fn catalog(&self) -> &dyn Catalog {
+        &*self.catalog
+    }
+
     /// True for messages cheap and order-sensitive enough that a transport
     /// should handle them in its reader, before anything queued after them:
-    /// `initialize`, `ping`, `server/discover` and notifications.
+    /// `initialize`, `ping`, `server/discover`, notifications and
+    /// responses (a call may be waiting for one).
     pub fn is_inline(value: &Value) -> bool {
         match value {
             Value::Object(o) => {
                 !o.contains_key("id")
+                    || is_response(value)
                     || matches!(
                         o.get("method").and_then(Value::as_str),
                         Some("initialize" | "ping" | "server/discover")
@@ -239,41 +365,18 @@ impl Server {
             .is_some_and(|params| session.serves_modern(params))
     }
 
-    /// What a message does to stored memory, for its session's order: a
-    /// call of `alayasiki_ingest` is an ingest (under its idempotency key),
-    /// a call of any other tool that mutates, or a batch holding one, is a
-    /// write, and everything else a read.
+    /// What a message does to stored memory, for its session's order, as
+    /// the memory's own tools define it: a call of `alayasiki_ingest` is an
+    /// ingest (under its idempotency key), a call of any other tool that
+    /// mutates, or a batch holding one, is a write, and everything else a
+    /// read. [`Server::kind_of`] asks this server's catalog instead.
     pub fn kind(value: &Value) -> Kind {
-        match value {
-            Value::Array(items) => {
-                if items.iter().all(|i| Server::kind(i) == Kind::Read) {
-                    Kind::Read
-                } else {
-                    Kind::Write
-                }
-            }
-            Value::Object(o) if o.get("method").and_then(Value::as_str) == Some("tools/call") => {
-                let params = o.get("params");
-                let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
-                match name.and_then(tools::find) {
-                    Some(t) if !t.mutates => Kind::Read,
-                    Some(t) if t.name == tools::INGEST => {
-                        let args = params.and_then(|p| p.get("arguments"));
-                        let key = ["Text", "File"]
-                            .iter()
-                            .filter_map(|shape| args.and_then(|a| a.get(shape)))
-                            .chain(args)
-                            .find_map(|a| a.get("idempotency_key"))
-                            .and_then(Value::as_str)
-                            .map(str::to_string);
-                        Kind::Ingest { key }
-                    }
-                    // Unknown tools are refused; ordered as writes to be safe.
-                    _ => Kind::Write,
-                }
-            }
-            _ => Kind::Read,
-        }
+        kind_in(&MemoryCatalog, value)
+    }
+
+    /// [`Server::kind`] as this server's catalog defines its tools.
+    pub fn kind_of(&self, value: &Value) -> Kind {
+        kind_in(self.catalog(), value)
     }
 
     /// Handles a message or a batch; `None` when nothing is to be sent.
@@ -284,7 +387,7 @@ impl Server {
     /// The replies to a message that arrived before `initialize`, which
     /// is not run: an error for each request in it.
     pub fn refuse_uninitialized(&self, value: Value) -> Option<Value> {
-        refuse_uninitialized(value)
+        refuse_uninitialized(self.catalog(), value)
     }
 
     /// Handles a message in its session's order: once the requests its
@@ -296,13 +399,26 @@ impl Server {
         value: Value,
         queued: Queued,
     ) -> Option<Value> {
+        self.handle_ordered_with(session, caller, value, queued, &NoPeer)
+    }
+
+    /// [`Server::handle_ordered`], with `peer` carrying what the handler
+    /// sends the client while it runs (progress, logs, requests).
+    pub fn handle_ordered_with(
+        &self,
+        session: &Session,
+        caller: &Principal,
+        value: Value,
+        queued: Queued,
+        peer: &dyn Peer,
+    ) -> Option<Value> {
         let Queued {
             ticket,
             initialized,
         } = queued;
         if !initialized && !Server::is_modern(session, &value) {
             // Nothing ran, so the ticket is released at once.
-            return refuse_uninitialized(value);
+            return refuse_uninitialized(self.catalog(), value);
         }
         // An ingest is applied as soon as its document is admitted.
         let on_admitted = |doc_id: &str| ticket.applied(doc_id);
@@ -311,7 +427,7 @@ impl Server {
             _ => self.service.for_caller(caller),
         };
         let turn = ticket.wait_turn(|ids, deadline| memory.await_searchable(ids, deadline));
-        let reply = self.handle_in(session, &memory, value);
+        let reply = self.handle_in(session, &memory, value, peer);
         // An ingest told the order of its document on admission already.
         let unindexed = match ticket.kind() {
             Kind::Ingest { .. } => Vec::new(),
@@ -327,11 +443,22 @@ impl Server {
     /// whatever its `_meta` says (a request lacking the modern `_meta` is
     /// refused as malformed). `None` for a notification.
     pub fn handle_stateless(&self, caller: &Principal, value: Value) -> Option<Value> {
+        self.handle_stateless_with(caller, value, &NoPeer)
+    }
+
+    /// [`Server::handle_stateless`], with `peer` carrying what the handler
+    /// sends the client while it runs (progress, logs).
+    pub fn handle_stateless_with(
+        &self,
+        caller: &Principal,
+        value: Value,
+        peer: &dyn Peer,
+    ) -> Option<Value> {
         let memory = self.service.for_caller(caller);
         match jsonrpc::classify(value) {
             Err(reply) => Some(reply),
             Ok(Incoming::Request { id, method, params }) => {
-                Some(self.modern(&memory, id, &method, params))
+                Some(self.modern(&memory, id, &method, params, peer))
             }
             Ok(_) => None,
         }
@@ -343,10 +470,16 @@ impl Server {
     /// identity and permissions of that message here; the session keeps
     /// only its protocol state.
     pub fn handle_as(&self, session: &Session, caller: &Principal, value: Value) -> Option<Value> {
-        self.handle_in(session, &self.service.for_caller(caller), value)
+        self.handle_in(session, &self.service.for_caller(caller), value, &NoPeer)
     }
 
-    fn handle_in(&self, session: &Session, memory: &Memory<'_>, value: Value) -> Option<Value> {
+    fn handle_in(
+        &self,
+        session: &Session,
+        memory: &Memory<'_>,
+        value: Value,
+        peer: &dyn Peer,
+    ) -> Option<Value> {
         match value {
             Value::Array(_) if !session.legacy_revision().accepts_batches() => {
                 Some(jsonrpc::error(
@@ -359,8 +492,8 @@ impl Server {
                     ),
                 ))
             }
-            Value::Array(items) => self.handle_batch(session, memory, items),
-            single => self.handle_one(session, memory, single, false),
+            Value::Array(items) => self.handle_batch(session, memory, items, peer),
+            single => self.handle_one(session, memory, single, false, peer),
         }
     }
 
@@ -369,13 +502,14 @@ impl Server {
         session: &Session,
         memory: &Memory<'_>,
         items: Vec<Value>,
+        peer: &dyn Peer,
     ) -> Option<Value> {
         if let Some(fault) = batch_fault(&items) {
             return Some(fault);
         }
         let replies: Vec<Value> = items
             .into_iter()
-            .filter_map(|item| self.handle_one(session, memory, item, true))
+            .filter_map(|item| self.handle_one(session, memory, item, true, peer))
             .collect();
         (!replies.is_empty()).then_some(Value::Array(replies))
     }
@@ -386,7 +520,13 @@ impl Server {
         memory: &Memory<'_>,
         value: Value,
         in_batch: bool,
+        peer: &dyn Peer,
     ) -> Option<Value> {
+        if is_response(&value) {
+            // The answer to a request a call of this session sent.
+            session.route_response(value);
+            return None;
+        }
         match jsonrpc::classify(value) {
             Err(reply) => Some(reply),
             Ok(Incoming::Response) => None,
@@ -397,7 +537,7 @@ impl Server {
             Ok(Incoming::Request { id, method, params }) => {
                 if !in_batch && session.serves_modern(&params) {
                     session.begin(&id);
-                    let reply = self.modern(memory, id.clone(), &method, params);
+                    let reply = self.modern(memory, id.clone(), &method, params, peer);
                     let cancelled = session.end(&id);
                     return (!cancelled).then_some(reply);
                 }
@@ -409,7 +549,7 @@ impl Server {
                     ));
                 }
                 session.begin(&id);
-                let reply = self.request(session, memory, id.clone(), &method, params);
+                let reply = self.request(session, memory, id.clone(), &method, params, peer);
                 let cancelled = session.end(&id);
                 (!cancelled).then_some(reply)
             }
@@ -436,8 +576,9 @@ impl Server {
         id: Value,
         method: &str,
         params: Map<String, Value>,
+        peer: &dyn Peer,
     ) -> Value {
-        if !is_legacy_method(method) {
+        if !is_legacy_method(self.catalog(), method) {
             return jsonrpc::error(id, METHOD_NOT_FOUND, &format!("method not found: {method}"));
         }
         if method == "initialize" {
@@ -461,7 +602,16 @@ impl Server {
         }
         let revision = session.legacy_revision();
         guarded(id, method, || {
-            self.dispatch(memory, method, &params, revision)
+            let call = Call::legacy(
+                memory,
+                revision,
+                peer,
+                method,
+                &params,
+                session.client_capabilities(),
+                &session.log_level(),
+            );
+            self.dispatch(call, method, &params, revision)
                 .map(|result| gate_structured_output(method, result, revision))
         })
     }
@@ -474,6 +624,7 @@ impl Server {
         id: Value,
         method: &str,
         params: Map<String, Value>,
+        peer: &dyn Peer,
     ) -> Value {
         let meta = match revision::request_meta(&params) {
             Ok(meta) => meta,
@@ -486,49 +637,80 @@ impl Server {
                 return fault.into_reply(id);
             }
         };
-        if !is_modern_method(method) {
+        if !is_modern_method(self.catalog(), method) {
             return jsonrpc::error(id, METHOD_NOT_FOUND, &format!("method not found: {method}"));
         }
         guarded(id, method, || {
             let result = if method == "server/discover" {
-                Ok(discover())
+                Ok(self.discover())
             } else {
-                self.dispatch(memory, method, &params, meta.revision)
+                let call = Call::modern(
+                    memory,
+                    meta.revision,
+                    peer,
+                    method,
+                    &params,
+                    meta.client_capabilities,
+                )?;
+                self.dispatch(call, method, &params, meta.revision)
             };
-            result.map(|r| modern_result(method, r))
+            result.map(|r| self.modern_result(method, r))
         })
     }
 
-    /// The methods both eras share, as `revision` defines them.
+    /// The methods both eras share (and the catalog's feature methods), as
+    /// `revision` defines them.
     fn dispatch(
         &self,
-        memory: &Memory<'_>,
+        call: Call<'_>,
         method: &str,
         params: &Map<String, Value>,
         revision: Revision,
     ) -> Result<Value, Fault> {
+        let catalog = self.catalog();
         match method {
             "tools/list" => {
                 no_cursor(params)?;
-                Ok(json!({"tools": tools::list()}))
+                Ok(json!({"tools": catalog.tools(revision)}))
             }
-            "tools/call" => tools::call(memory, params),
-            "resources/list" => resources::list(memory, params),
+            "tools/call" => {
+                let outcome = catalog.call_tool(&call, params);
+                call.finish(outcome)
+            }
+            "resources/list" => catalog.resources(call.memory(), params),
             "resources/templates/list" => {
                 no_cursor(params)?;
-                Ok(json!({"resourceTemplates": resources::templates()}))
+                Ok(json!({"resourceTemplates": catalog.resource_templates()}))
             }
-            "resources/read" => resources::read(memory, params).map_err(|mut fault| {
-                if fault.code == jsonrpc::RESOURCE_NOT_FOUND {
-                    fault.code = revision.resource_not_found_code();
-                }
-                fault
-            }),
+            "resources/read" => {
+                let outcome = catalog.read_resource(&call, params);
+                call.finish(outcome).map_err(|mut fault| {
+                    if fault.code == jsonrpc::RESOURCE_NOT_FOUND {
+                        fault.code = revision.resource_not_found_code();
+                    }
+                    fault
+                })
+            }
+            "resources/subscribe" | "resources/unsubscribe" => {
+                let Some(Value::String(uri)) = params.get("uri") else {
+                    return Err(Fault::new(
+                        INVALID_PARAMS,
+                        format!("{method} needs uri (a string)"),
+                    ));
+                };
+                catalog
+                    .subscribe(&call, uri, method == "resources/subscribe")
+                    .map(|()| json!({}))
+            }
             "prompts/list" => {
                 no_cursor(params)?;
-                Ok(json!({"prompts": prompts::list()}))
+                Ok(json!({"prompts": catalog.prompts()}))
             }
-            "prompts/get" => prompts::get(params),
+            "prompts/get" => {
+                let outcome = catalog.get_prompt(&call, params);
+                call.finish(outcome)
+            }
+            "completion/complete" => catalog.complete(&call, params),
             _ => Err(Fault::new(METHOD_NOT_FOUND, "method not found")),
         }
     }
@@ -542,13 +724,13 @@ impl Server {
                 "initialize needs protocolVersion (a string)",
             );
         };
-        if !params.get("capabilities").is_some_and(Value::is_object) {
+        let Some(Value::Object(declared)) = params.get("capabilities") else {
             return jsonrpc::error(
                 id,
                 INVALID_PARAMS,
                 "initialize needs capabilities (an object)",
             );
-        }
+        };
         let Some(Value::Object(client)) = params.get("clientInfo") else {
             return jsonrpc::error(
                 id,
@@ -568,6 +750,7 @@ impl Server {
                 return jsonrpc::error(id, INVALID_REQUEST, "this session is already initialized");
             }
             *revision = Some(agreed);
+            *lock(&session.client_capabilities) = declared.clone();
             session.initialized.store(true, Ordering::SeqCst);
         }
         let name = client.get("name").and_then(Value::as_str).unwrap_or("?");
@@ -576,18 +759,103 @@ impl Server {
             agreed.as_str()
         );
         let version = agreed.as_str();
-        jsonrpc::result(
-            id,
-            json!({
-                "protocolVersion": version,
-                "capabilities": capabilities(false),
-                "serverInfo": server_info(),
-                "instructions": INSTRUCTIONS
-            }),
-        )
+        let mut result = json!({
+            "protocolVersion": version,
+            "capabilities": self.capabilities(false),
+            "serverInfo": self.catalog().server_info(),
+        });
+        if let Some(instructions) = self.catalog().instructions() {
+            result["instructions"] = json!(instructions);
+        }
+        jsonrpc::result(id, result)
+    }
+
+    /// What this server offers: tools, resources and prompts, logging in
+    /// the legacy revisions, and the catalog's features (no list-changed
+    /// notifications are sent).
+    fn capabilities(&self, modern: bool) -> Value {
+        let catalog = self.catalog();
+        let mut caps = json!({"tools": {}, "resources": {}, "prompts": {}});
+        if !modern {
+            // Logging is deprecated in the modern revision (a request asks
+            // for logs in its `_meta`).
+            caps["logging"] = json!({});
+            if catalog.supports(Feature::Subscriptions) {
+                caps["resources"]["subscribe"] = json!(true);
+            }
+        }
+        if catalog.supports(Feature::Completion) {
+            caps["completions"] = json!({});
+        }
+        caps
+    }
+
+    /// `server/discover`: the revisions, capabilities and identity.
+    fn discover(&self) -> Value {
+        let mut result = json!({
+            "supportedVersions": revision::supported_versions(),
+            "capabilities": self.capabilities(true),
+        });
+        if let Some(instructions) = self.catalog().instructions() {
+            result["instructions"] = json!(instructions);
+        }
+        result
+    }
+
+    /// A modern result: `resultType` (`complete` unless the handler said
+    /// otherwise), the server's identity in `_meta`, and caching hints on
+    /// lists and reads.
+    fn modern_result(&self, method: &str, mut result: Value) -> Value {
+        let Value::Object(o) = &mut result else {
+            return result;
+        };
+        let input_required = o.get("resultType").and_then(Value::as_str) == Some("input_required");
+        o.entry("resultType").or_insert_with(|| json!("complete"));
+        let meta = o
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.insert(
+                revision::META_SERVER_INFO.into(),
+                self.catalog().server_info(),
+            );
+        }
+        let cache = match method {
+            "server/discover" | "tools/list" | "prompts/list" | "resources/templates/list" => {
+                Some((STATIC_RESULT_TTL_MS, "public"))
+            }
+            "resources/list" | "resources/read" => Some((MEMORY_RESULT_TTL_MS, "private")),
+            _ => None,
+        };
+        if let Some((ttl, scope)) = cache.filter(|_| !input_required) {
+            o.insert("ttlMs".into(), json!(ttl));
+            o.insert("cacheScope".into(), json!(scope));
+        }
+        result
     }
 }
 
+/// [`Server::kind`] as `catalog` defines its tools.
+fn kind_in(catalog: &dyn Catalog, value: &Value) -> Kind {
+    match value {
+        Value::Array(items) => {
+            if items.iter().all(|i| kind_in(catalog, i) == Kind::Read) {
+                Kind::Read
+            } else {
+                Kind::Write
+            }
+        }
+        Value::Object(o) if o.get("method").and_then(Value::as_str) == Some("tools/call") => {
+            let params = o.get("params");
+            match params.and_then(|p| p.get("name")).and_then(Value::as_str) {
+                Some(name) => catalog.tool_kind(name, params.and_then(|p| p.get("arguments"))),
+                // Refused; ordered as a write to be safe.
+                None => Kind::Write,
+            }
+        }
+        _ => Kind::Read,
+    }
+}
 /// Runs a handler so that a bug in it costs one request, not the
 /// connection.
 fn guarded(id: Value, method: &str, run: impl FnOnce() -> Result<Value, Fault>) -> Value {
@@ -613,59 +881,6 @@ fn set_log_level(session: &Session, params: &Map<String, Value>) -> Result<Value
     }
     *session.log_level.lock().unwrap_or_else(|p| p.into_inner()) = level.to_string();
     Ok(json!({}))
-}
-
-/// The server's identity, as `initialize` and modern results give it.
-fn server_info() -> Value {
-    json!({"name": "alayasiki-mcp", "version": env!("CARGO_PKG_VERSION")})
-}
-
-/// What this server offers (the same in both eras: no list-changed or
-/// subscription notifications are sent).
-fn capabilities(modern: bool) -> Value {
-    if modern {
-        // Logging is deprecated in the modern revision, and this server
-        // sends no log notifications.
-        json!({"tools": {}, "resources": {}, "prompts": {}})
-    } else {
-        json!({"tools": {}, "resources": {}, "prompts": {}, "logging": {}})
-    }
-}
-
-/// `server/discover`: the revisions, capabilities and identity.
-fn discover() -> Value {
-    json!({
-        "supportedVersions": revision::supported_versions(),
-        "capabilities": capabilities(true),
-        "instructions": INSTRUCTIONS
-    })
-}
-
-/// A modern result: `resultType`, the server's identity in `_meta`, and
-/// caching hints on lists and reads.
-fn modern_result(method: &str, mut result: Value) -> Value {
-    let Value::Object(o) = &mut result else {
-        return result;
-    };
-    o.insert("resultType".into(), json!("complete"));
-    let meta = o
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(meta) = meta {
-        meta.insert(revision::META_SERVER_INFO.into(), server_info());
-    }
-    let cache = match method {
-        "server/discover" | "tools/list" | "prompts/list" | "resources/templates/list" => {
-            Some((STATIC_RESULT_TTL_MS, "public"))
-        }
-        "resources/list" | "resources/read" => Some((MEMORY_RESULT_TTL_MS, "private")),
-        _ => None,
-    };
-    if let Some((ttl, scope)) = cache {
-        o.insert("ttlMs".into(), json!(ttl));
-        o.insert("cacheScope".into(), json!(scope));
-    }
-    result
 }
 
 /// Drops what revisions before 2025-06-18 do not define: tools'
@@ -711,11 +926,11 @@ fn batch_fault(items: &[Value]) -> Option<Value> {
 
 /// The replies to requests that arrived before `initialize`: an error for
 /// each request (notifications and responses get none).
-fn refuse_uninitialized(value: Value) -> Option<Value> {
+fn refuse_uninitialized(catalog: &dyn Catalog, value: Value) -> Option<Value> {
     let refuse = |item: Value| match jsonrpc::classify(item) {
         Err(reply) => Some(reply),
         // As once initialized, a method we do not have is named as such.
-        Ok(Incoming::Request { id, method, .. }) if !is_legacy_method(&method) => Some(
+        Ok(Incoming::Request { id, method, .. }) if !is_legacy_method(catalog, &method) => Some(
             jsonrpc::error(id, METHOD_NOT_FOUND, &format!("method not found: {method}")),
         ),
         Ok(Incoming::Request { id, .. }) => Some(jsonrpc::error(

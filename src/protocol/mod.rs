@@ -6,7 +6,14 @@
 //! - [`mcp`]: the session state machine and method dispatch.
 //! - [`tools`]: the declarative tool table (one file per tool).
 //! - [`resources`], [`prompts`]: the other MCP server features.
+//! - [`catalog`]: what a server offers (the memory's tools, resources and
+//!   prompts, or a conformance fixture's), behind one trait.
+//! - [`call`]: one request being handled: progress, logs, asking the
+//!   client for input (server-to-client requests, or the stateless
+//!   revision's input-required results).
 
+pub mod call;
+pub mod catalog;
 pub mod jsonrpc;
 pub mod mcp;
 pub mod ordering;

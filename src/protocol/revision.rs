@@ -37,6 +37,11 @@ pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 /// 2026-07-28: HTTP headers disagree with the body, or are missing.
 pub const HEADER_MISMATCH: i64 = -32020;
+/// 2026-07-28: the request needs a client capability its `_meta` did not
+/// declare (`MissingRequiredClientCapabilityError`, data
+/// `requiredCapabilities`). Used for the same refusal in the session-based
+/// revisions, which name no code for it.
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
 
 impl Revision {
     /// Every revision, newest first: the order `supported` lists them in.
