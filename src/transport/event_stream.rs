@@ -3,8 +3,10 @@
 //!
 //! Shared by the streams that outlive their request: the legacy SSE
 //! transport's `GET /mcp/sse` and Streamable HTTP's `GET /mcp` listening
-//! stream. Each owns one [`EventStream`] on its own writer thread, the only
-//! code that touches that socket.
+//! stream, each owning one [`EventStream`] on its own writer thread, the
+//! only code that touches that socket; and Streamable HTTP's response
+//! streams (a POST answered with events while its call runs, and the
+//! `GET` resuming one), written by the call's worker under a lock.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
@@ -32,10 +34,13 @@ pub(super) struct EventStream {
 
 impl EventStream {
     /// Writes the response head (chunked on HTTP/1.1, else until close).
+    /// Every stream ends with its connection, and says so: a client (or a
+    /// proxy's connection pool) that took the last chunk for the end of a
+    /// reusable response would send its next request on a closed socket.
     pub fn open(mut out: TcpStream, chunked: bool) -> std::io::Result<EventStream> {
         let head = if chunked {
             "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
-             Connection: keep-alive\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n\r\n"
+             Connection: close\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n\r\n"
         } else {
             "HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
              Connection: close\r\n\r\n"

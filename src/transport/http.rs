@@ -136,6 +136,15 @@ pub fn serve(
     listener: Listener,
     settings: Settings,
 ) -> std::io::Result<()> {
+    serve_with(Server::new(service), listener, settings)
+}
+
+/// [`serve`] with `server` answering MCP: a server of another catalog
+/// than the memory's (the conformance fixture server in
+/// `tests/conformance_fixtures` serves the official suite's fixtures
+/// through this same transport).
+pub fn serve_with(server: Server, listener: Listener, settings: Settings) -> std::io::Result<()> {
+    let service = server.shared_service();
     let listener = listener.into_socket();
     let bound = listener.local_addr()?;
     let caps = ConnectionCaps::for_limit(acceptor::descriptor_limit());
@@ -146,7 +155,7 @@ pub fn serve(
     );
     let (jobs_tx, jobs_rx) = crossbeam_channel::bounded::<Job>(MAX_CONCURRENT_DISPATCHES);
     let ctx = Arc::new(Context {
-        server: Server::new(service.clone()),
+        server,
         service,
         auth: settings.auth,
         origins: OriginPolicy::from_env(bound),

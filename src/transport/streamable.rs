@@ -37,11 +37,17 @@
 //! [`MAX_CONCURRENT_DISPATCHES`](super::admission::MAX_CONCURRENT_DISPATCHES)
 //! permits, taken before anything runs, so a 429 never follows a write.
 
+mod reply;
+
 use crossbeam_channel::Sender;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use reply::{Reply, ReplyPeer, MAX_DETACHED_STREAMS};
+pub use reply::{MAX_KEPT_EVENTS, SSE_RETRY_MS};
 
 use super::admission::{caller_key, RETRY_AFTER_SECS};
 use super::event_stream::{EventStream, HANGUP_POLL};
@@ -59,7 +65,8 @@ use crate::protocol::jsonrpc::{
 use crate::protocol::mcp::{self, Server};
 use crate::protocol::parse_budget::ParseCharge;
 use crate::protocol::revision::{
-    self, Revision, HEADER_MISMATCH, META_PROTOCOL_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
+    self, Revision, HEADER_MISMATCH, META_PROTOCOL_VERSION, MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::service::Principal;
 
@@ -89,6 +96,16 @@ const VERSION_HEADER: &str = "MCP-Protocol-Version";
 const METHOD_HEADER: &str = "Mcp-Method";
 /// 2026-07-28: the tool, prompt or resource a request names.
 const NAME_HEADER: &str = "Mcp-Name";
+/// 2026-07-28: a tool argument mirrored into a header (`Mcp-Param-{x-mcp-header}`).
+const PARAM_HEADER_PREFIX: &str = "Mcp-Param-";
+/// The last event a client saw of a stream it resumes.
+const LAST_EVENT_ID_HEADER: &str = "Last-Event-ID";
+
+/// A response stream's event id, `{stream}-{seq}`.
+fn parse_event_id(id: &str) -> Option<(u64, u64)> {
+    let (stream, seq) = id.trim().split_once('-')?;
+    Some((stream.parse().ok()?, seq.parse().ok()?))
+}
 
 /// One session of the session-based revisions.
 pub(super) struct HttpSession {
@@ -101,6 +118,9 @@ pub(super) struct HttpSession {
     /// The open listening stream's stop signal: dropping it ends the
     /// stream.
     listening: Mutex<Option<Sender<()>>>,
+    /// Response streams that may be resumed, by number.
+    streams: Mutex<BTreeMap<u64, Arc<Reply>>>,
+    next_stream: AtomicU64,
 }
 
 impl HttpSession {
@@ -124,6 +144,37 @@ impl HttpSession {
     fn end_listening(&self) {
         lock(&self.listening).take();
     }
+
+    /// The session is over: its listening stream ends, and the response
+    /// streams it kept for resumption are let go (a call still running
+    /// finishes on its own connection, if it has one).
+    fn end(&self) {
+        self.end_listening();
+        std::mem::take(&mut *lock(&self.streams));
+    }
+
+    /// A number for a new response stream (event ids).
+    fn next_stream(&self) -> u64 {
+        self.next_stream.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Keeps `reply`'s stream resumable; past [`MAX_DETACHED_STREAMS`]
+    /// the oldest kept one is dropped.
+    fn keep_stream(&self, stream: u64, reply: Arc<Reply>) {
+        let mut streams = lock(&self.streams);
+        while streams.len() >= MAX_DETACHED_STREAMS {
+            streams.pop_first();
+        }
+        streams.insert(stream, reply);
+    }
+
+    fn forget_stream(&self, stream: u64) {
+        lock(&self.streams).remove(&stream);
+    }
+
+    fn find_stream(&self, stream: u64) -> Option<Arc<Reply>> {
+        lock(&self.streams).get(&stream).cloned()
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -142,7 +193,13 @@ impl HttpSessions {
         let owner = caller_key(principal.tenant.name(), &principal.subject);
         let tenant = principal.tenant.name().to_string();
         let mut map = lock(&self.by_id);
-        map.retain(|_, s| !s.expired());
+        map.retain(|_, s| {
+            let expired = s.expired();
+            if expired {
+                s.end();
+            }
+            !expired
+        });
         let mine: Vec<&Arc<HttpSession>> = map.values().filter(|s| s.owner == owner).collect();
         if mine.len() >= MAX_HTTP_SESSIONS_PER_CALLER {
             let oldest = mine
@@ -153,7 +210,9 @@ impl HttpSessions {
             match oldest {
                 Some(id) => {
                     log::debug!("HTTP session {id} ended for a newer one of its caller");
-                    map.remove(&id);
+                    if let Some(s) = map.remove(&id) {
+                        s.end();
+                    }
                 }
                 None => return Err(refuse_session(429, "too_many_sessions_for_caller")),
             }
@@ -171,6 +230,8 @@ impl HttpSessions {
             protocol: mcp::Session::new(principal.clone()),
             last_used: Mutex::new(Instant::now()),
             listening: Mutex::new(None),
+            streams: Mutex::new(BTreeMap::new()),
+            next_stream: AtomicU64::new(1),
         });
         map.insert(session.id.clone(), session.clone());
         Ok(session)
@@ -182,6 +243,7 @@ impl HttpSessions {
         let session = map.get(id).filter(|s| s.owner == owner)?.clone();
         if session.expired() {
             map.remove(id);
+            session.end();
             return None;
         }
         session.touch();
@@ -195,7 +257,7 @@ impl HttpSessions {
             return false;
         }
         if let Some(s) = map.remove(id) {
-            s.end_listening();
+            s.end();
         }
         true
     }
@@ -203,7 +265,7 @@ impl HttpSessions {
     /// Ends every session (at shutdown), and with them their streams.
     pub fn close_all(&self) {
         for (_, s) in lock(&self.by_id).drain() {
-            s.end_listening();
+            s.end();
         }
     }
 }
@@ -465,17 +527,29 @@ fn in_session(
     };
     // The ticket fixes this message's place in the session's order as it
     // arrives (read-your-writes), before any later POST can take one.
-    let kind = Server::kind(&value);
+    let kind = ctx.server.kind_of(&value);
     session.protocol.ticket_then(kind, |ticket| {
         let job_session = session.clone();
-        answer_from_worker(ctx, request, principal, call, move |ctx, principal| {
-            let _permit = permit;
-            let _parsed = parsed;
-            let reply = ctx
-                .server
-                .handle_ordered(&job_session.protocol, principal, value, ticket);
-            (200, reply)
-        })
+        let stream_session = Some(session.clone());
+        answer_from_worker(
+            ctx,
+            request,
+            principal,
+            call,
+            stream_session,
+            move |ctx, principal, peer| {
+                let _permit = permit;
+                let _parsed = parsed;
+                let reply = ctx.server.handle_ordered_with(
+                    &job_session.protocol,
+                    principal,
+                    value,
+                    ticket,
+                    peer,
+                );
+                (200, reply)
+            },
+        )
     });
 }
 
@@ -500,26 +574,33 @@ fn answer(
 }
 
 /// Queues `work` for a dispatch worker, which answers `request` with the
-/// status and reply it returns; 429 when the queue is full. The request
-/// travels to the worker over a channel, so it is still here to be
-/// answered should the job not be queued.
+/// status and reply it returns ([`reply`]: JSON, or a stream when the
+/// work sent the client something first through the peer it is given;
+/// resumable when it is `session`'s); 429 when the queue is full. The
+/// request travels to the worker over a channel, so it is still here to
+/// be answered should the job not be queued.
 fn answer_from_worker<W>(
     ctx: &Arc<Context>,
     request: Request,
     principal: Principal,
     call: Call,
+    session: Option<Arc<HttpSession>>,
     work: W,
 ) -> bool
 where
-    W: FnOnce(&Context, &Principal) -> (u16, Option<Value>) + Send + 'static,
+    W: FnOnce(&Context, &Principal, &dyn crate::protocol::call::Peer) -> (u16, Option<Value>)
+        + Send
+        + 'static,
 {
     let (tx, rx) = crossbeam_channel::bounded::<Request>(1);
     let job_ctx = ctx.clone();
     let submitted = ctx.submit(Box::new(move || {
-        let (status, reply) = work(&job_ctx, &principal);
-        if let Ok(request) = rx.recv() {
-            answer(&job_ctx, request, &principal, call, status, reply);
-        }
+        let Ok(request) = rx.recv() else {
+            return;
+        };
+        let reply = Reply::new(request, session);
+        let (status, value) = work(&job_ctx, &principal, &ReplyPeer { reply: &reply });
+        reply.finish(&job_ctx, &principal, call, status, value);
     }));
     if submitted {
         let _ = tx.send(request);
@@ -567,21 +648,35 @@ fn stateless(
     if let Err(r) = check_stateless(&request, version, method, params, &id) {
         return request.respond(r);
     }
+    if let Err(why) = check_param_headers(ctx, &request, method, params) {
+        return request.respond(rpc_refusal(400, id, HEADER_MISMATCH, &why));
+    }
     let permit = match admit(ctx) {
         Ok(p) => p,
         Err(r) => return request.respond(r),
     };
-    answer_from_worker(ctx, request, principal, call, move |ctx, principal| {
-        let _permit = permit;
-        let _parsed = parsed;
-        let reply = ctx.server.handle_stateless(principal, value);
-        let status = match reply.as_ref().and_then(|r| r["error"]["code"].as_i64()) {
-            Some(METHOD_NOT_FOUND) => 404,
-            Some(UNSUPPORTED_PROTOCOL_VERSION | HEADER_MISMATCH) => 400,
-            _ => 200,
-        };
-        (status, reply)
-    });
+    answer_from_worker(
+        ctx,
+        request,
+        principal,
+        call,
+        None,
+        move |ctx, principal, peer| {
+            let _permit = permit;
+            let _parsed = parsed;
+            let reply = ctx.server.handle_stateless_with(principal, value, peer);
+            let status = match reply.as_ref().and_then(|r| r["error"]["code"].as_i64()) {
+                Some(METHOD_NOT_FOUND) => 404,
+                Some(
+                    UNSUPPORTED_PROTOCOL_VERSION
+                    | HEADER_MISMATCH
+                    | MISSING_REQUIRED_CLIENT_CAPABILITY,
+                ) => 400,
+                _ => 200,
+            };
+            (status, reply)
+        },
+    );
 }
 
 /// The stateless checks, in the specification's order; `Err` is the 400.
@@ -652,6 +747,117 @@ fn check_stateless(
         }
     }
     Ok(())
+}
+
+/// 2026-07-28 (SEP-2243): the arguments of a `tools/call` that the tool's
+/// input schema mirrors into headers (`x-mcp-header` on a top-level
+/// string, integer or boolean property) must come with their
+/// `Mcp-Param-{name}` header, equal to the argument once decoded (strict
+/// Base64 inside `=?base64?…?=`, literal otherwise; integers compare as
+/// numbers). An argument that is absent or null expects no header.
+/// `Err` says what disagrees.
+fn check_param_headers(
+    ctx: &Context,
+    request: &Request,
+    method: &str,
+    params: &Map<String, Value>,
+) -> Result<(), String> {
+    if method != "tools/call" {
+        return Ok(());
+    }
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    let tools = ctx.server.catalog().tools(Revision::V2026_07_28);
+    let Some(properties) = tools
+        .iter()
+        .find(|t| t["name"] == name)
+        .and_then(|t| t["inputSchema"]["properties"].as_object())
+    else {
+        return Ok(());
+    };
+    let arguments = params.get("arguments").and_then(Value::as_object);
+    for (property, schema) in properties {
+        let Some(suffix) = schema.get("x-mcp-header").and_then(Value::as_str) else {
+            continue;
+        };
+        if !matches!(
+            schema.get("type").and_then(Value::as_str),
+            Some("string" | "integer" | "boolean")
+        ) {
+            // Not a valid annotation: not enforced.
+            continue;
+        }
+        let Some(argument) = arguments
+            .and_then(|a| a.get(property))
+            .filter(|a| !a.is_null())
+        else {
+            continue;
+        };
+        let header_name = format!("{PARAM_HEADER_PREFIX}{suffix}");
+        let sent: Vec<&str> = request
+            .headers()
+            .iter()
+            .filter(|h| h.is(&header_name))
+            .map(|h| h.value.as_str())
+            .collect();
+        if sent.is_empty() {
+            return Err(format!(
+                "header mismatch: arguments.{property} is in the body, so the {header_name} \
+                 header is required"
+            ));
+        }
+        for raw in sent {
+            let Some(value) = decode_param_value(raw) else {
+                return Err(format!(
+                    "header mismatch: {header_name} is not valid =?base64?...?= (strict \
+                     Base64 of UTF-8)"
+                ));
+            };
+            let agrees = match argument {
+                Value::String(s) => *s == value,
+                Value::Bool(b) => value == b.to_string(),
+                Value::Number(n) => value
+                    .parse::<f64>()
+                    .ok()
+                    .zip(n.as_f64())
+                    .is_some_and(|(h, b)| h == b),
+                _ => false,
+            };
+            if !agrees {
+                return Err(format!(
+                    "header mismatch: {header_name} does not equal arguments.{property}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An `Mcp-Param-*` value as meant: trimmed, and decoded when it is
+/// exactly `=?base64?…?=` (the payload strict Base64: padded, standard
+/// alphabet); `None` when such a payload is not valid Base64 of UTF-8.
+fn decode_param_value(raw: &str) -> Option<String> {
+    let v = raw.trim();
+    let Some(payload) = v
+        .strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+    else {
+        return Some(v.to_string());
+    };
+    let padding = payload.bytes().rev().take_while(|&b| b == b'=').count();
+    let data = &payload[..payload.len() - padding];
+    let strict = payload.len() % 4 == 0
+        && padding <= 2
+        && data
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/');
+    if !strict {
+        return None;
+    }
+    crate::base64::decode(payload)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
 }
 
 /// A header value as sent: trimmed, and decoded when it uses the
@@ -743,6 +949,27 @@ pub(super) fn get(ctx: &Arc<Context>, request: Request, principal: Principal) {
         Ok(p) => p,
         Err(why) => return request.respond(sse::refuse_stream(why)),
     };
+    // A response stream of the session being resumed (SEP-1699); an id
+    // naming none (finished, dropped, or never issued) opens the
+    // listening stream instead.
+    let resumed = header(&request, LAST_EVENT_ID_HEADER)
+        .and_then(parse_event_id)
+        .and_then(|(stream, seq)| session.find_stream(stream).map(|r| (r, seq)));
+    if let Some((reply, after)) = resumed {
+        let chunked = request.is_http11();
+        let Some(conn) = request.into_conn() else {
+            return;
+        };
+        let (out, connection) = conn.into_stream();
+        match EventStream::open(out, chunked) {
+            Ok(events) => reply.resume(after, events, connection, place),
+            Err(e) => log::debug!(
+                "resuming a stream of HTTP session {} failed: {e}",
+                session.id
+            ),
+        }
+        return;
+    }
     let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
     {
         let mut listening = lock(&session.listening);
@@ -821,6 +1048,30 @@ mod tests {
         let modern = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list",
             "params": {"_meta": {META_PROTOCOL_VERSION: "2026-07-28"}}});
         assert_eq!(era(&modern, None), Era::Stateless);
+    }
+
+    #[test]
+    fn param_headers_decode_strict_base64_only_inside_the_wrapper() {
+        assert_eq!(decode_param_value(" Hello ").as_deref(), Some("Hello"));
+        assert_eq!(
+            decode_param_value("=?base64?SGVsbG8=?=").as_deref(),
+            Some("Hello")
+        );
+        assert_eq!(decode_param_value("=?base64?SGVsbG8?="), None);
+        assert_eq!(decode_param_value("=?base64?SGVs!!!bG8=?="), None);
+        assert_eq!(
+            decode_param_value("=?base64?SGVsbG8=").as_deref(),
+            Some("=?base64?SGVsbG8=")
+        );
+        assert_eq!(decode_param_value("SGVsbG8=").as_deref(), Some("SGVsbG8="));
+    }
+
+    #[test]
+    fn event_ids_name_a_stream_and_a_sequence() {
+        assert_eq!(parse_event_id("3-0"), Some((3, 0)));
+        assert_eq!(parse_event_id(" 12-7 "), Some((12, 7)));
+        assert_eq!(parse_event_id("x-1"), None);
+        assert_eq!(parse_event_id("5"), None);
     }
 
     #[test]
