@@ -24,7 +24,8 @@ const server = http.createServer((req, res) => {
       answer.pipe(res);
     },
   );
-  upstream.on("error", () => {
+  upstream.on("error", (e) => {
+    console.error(`bearer_proxy: ${req.method} ${req.url} upstream error: ${e.code || e.message}`);
     if (!res.headersSent) res.writeHead(502);
     res.end();
   });
