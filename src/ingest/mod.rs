@@ -16,6 +16,7 @@
 //! Nothing here talks to clients; errors carry client-safe messages because
 //! a failed job's reason is shown in its document's status.
 
+mod attempts;
 pub mod chunk;
 pub mod enrich;
 pub mod extract;
