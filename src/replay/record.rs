@@ -1,0 +1,327 @@
+//! `alayasiki-mcp record`: serves MCP on stdio by relaying to this binary
+//! on a fresh temporary store, and writes the session as a fixture that
+//! `replay` runs as it is.
+//!
+//! Point a client at `alayasiki-mcp record --out session.jsonl` instead of
+//! the server: every line the client sends is passed on and recorded as a
+//! `send` step, every line the server answers is passed back and recorded
+//! as an `expect` step. When the client closes the session, values that
+//! differ from run to run are turned into what matches any run: a document
+//! id becomes a capture where it first appears (`<capture:doc1>`) and
+//! `${doc1}` after, in replies and sends alike; times, versions, paths,
+//! sizes and scores become `<string>` or `<number>`; JSON inside a text
+//! block becomes `{"$json": ...}`, so it is matched as JSON.
+
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{ExitCode, Stdio};
+
+use super::server::{self, ScratchDir};
+use crate::limits::MAX_FRAME_BYTES;
+
+/// Keys whose string values differ from run to run.
+const VOLATILE_STRINGS: &[&str] = &[
+    "created_at",
+    "data_dir",
+    "since",
+    "version",
+    "built_at",
+    "updated_at",
+    "expires_at",
+    "written_at",
+];
+
+/// Keys whose numbers differ from run to run (or from build to build).
+const VOLATILE_NUMBERS: &[&str] = &["store_bytes", "score", "schema_version", "duration_ms"];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordOptions {
+    pub out: PathBuf,
+    pub seed: Option<PathBuf>,
+}
+
+/// One line of the session, in the order it crossed the relay.
+enum Event {
+    Sent(String),
+    Received(String),
+}
+
+pub fn record(options: &RecordOptions) -> ExitCode {
+    match relay(options) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("alayasiki-mcp record: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn relay(options: &RecordOptions) -> Result<ExitCode, String> {
+    // Refuse before serving anything if the recording cannot be written.
+    std::fs::File::create(&options.out)
+        .map_err(|e| format!("cannot write {}: {e}", options.out.display()))?;
+    let scratch = ScratchDir::new().map_err(|e| format!("cannot make a temporary store: {e}"))?;
+    if let Some(seed) = &options.seed {
+        server::seed(scratch.path(), seed, &[])
+            .map_err(|e| format!("the seed {} did not import: {e}", seed.display()))?;
+    }
+    let mut child = server::this_binary(&[])
+        .and_then(|mut cmd| {
+            cmd.arg("--data-dir")
+                .arg(scratch.path())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+        })
+        .map_err(|e| format!("cannot start the server: {e}"))?;
+    let mut to_server = child.stdin.take().expect("piped");
+    let from_server = child.stdout.take().expect("piped");
+    let (tx, events) = crossbeam_channel::unbounded::<Event>();
+    let replies = {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let mut out = std::io::stdout();
+            for line in BufReader::new(from_server).lines() {
+                let Ok(line) = line else { break };
+                let _ = tx.send(Event::Received(line.clone()));
+                if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
+                    break;
+                }
+            }
+        })
+    };
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        if line.len() <= MAX_FRAME_BYTES {
+            let _ = tx.send(Event::Sent(line.clone()));
+        } else {
+            eprintln!(
+                "alayasiki-mcp record: a line over MAX_FRAME_BYTES ({MAX_FRAME_BYTES}) was passed on but not recorded"
+            );
+        }
+        if writeln!(to_server, "{line}")
+            .and_then(|_| to_server.flush())
+            .is_err()
+        {
+            break;
+        }
+    }
+    drop(to_server);
+    let _ = replies.join();
+    let status = child.wait().map_err(|e| e.to_string())?;
+    drop(tx);
+    let fixture = fixture_of(events.try_iter().collect());
+    std::fs::write(&options.out, fixture)
+        .map_err(|e| format!("cannot write {}: {e}", options.out.display()))?;
+    eprintln!(
+        "alayasiki-mcp record: session written to {}; check it with `alayasiki-mcp replay {}`",
+        options.out.display(),
+        options.out.display()
+    );
+    drop(scratch);
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The fixture text for a session.
+fn fixture_of(events: Vec<Event>) -> String {
+    let mut ids: HashMap<String, String> = HashMap::new();
+    let mut out = String::from("{\"fixture_format\":1}\n");
+    out.push_str(
+        "{\"comment\":\"Recorded by alayasiki-mcp record: document ids are captured, volatile values are wildcards.\"}\n",
+    );
+    for event in events {
+        let step = match event {
+            Event::Sent(line) => match serde_json::from_str::<Value>(&line) {
+                Ok(v) => serde_json::json!({"send": known_ids(&v, &ids)}),
+                Err(_) => serde_json::json!({"send_raw": line}),
+            },
+            Event::Received(line) => match serde_json::from_str::<Value>(&line) {
+                Ok(v) => {
+                    // Ids first seen in this reply are named first, so a
+                    // use that sorts before the capture still refers to it
+                    // (the matcher binds captures before it compares).
+                    let mut fresh = Vec::new();
+                    new_ids(&v, &ids, None, &mut fresh);
+                    for id in &fresh {
+                        let name = format!("doc{}", ids.len() + 1);
+                        ids.insert(id.clone(), name);
+                    }
+                    let mut fresh: std::collections::HashSet<String> = fresh.into_iter().collect();
+                    serde_json::json!({"expect": wildcard(&v, &ids, &mut fresh, None)})
+                }
+                Err(_) => {
+                    serde_json::json!({"comment": format!("the server wrote a line that is not JSON: {line}")})
+                }
+            },
+        };
+        out.push_str(&step.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// Where each document id starts in `s`.
+fn document_ids(s: &str) -> Vec<(usize, &str)> {
+    const LEN: usize = 4 + 24;
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = s[from..].find("doc_").map(|i| i + from) {
+        let candidate = s.get(at..at + LEN);
+        match candidate.filter(|c| crate::ids::is_document_id(c)) {
+            Some(id) => {
+                found.push((at, id));
+                from = at + LEN;
+            }
+            None => from = at + 4,
+        }
+    }
+    found
+}
+
+/// `v` with every document id already captured replaced by its `${name}`.
+fn known_ids(v: &Value, ids: &HashMap<String, String>) -> Value {
+    match v {
+        Value::String(s) => {
+            let mut out = s.clone();
+            for (_, id) in document_ids(s) {
+                if let Some(name) = ids.get(id) {
+                    out = out.replace(id, &format!("${{{name}}}"));
+                }
+            }
+            Value::String(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|i| known_ids(i, ids)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, i)| (k.clone(), known_ids(i, ids)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The document ids `v` holds as whole strings that `ids` does not know,
+/// in the order [`wildcard`] meets them.
+fn new_ids(v: &Value, ids: &HashMap<String, String>, key: Option<&str>, out: &mut Vec<String>) {
+    match v {
+        Value::Object(map) => map.iter().for_each(|(k, i)| new_ids(i, ids, Some(k), out)),
+        Value::Array(items) => items.iter().for_each(|i| new_ids(i, ids, None, out)),
+        // Replaced by a wildcard, never captured.
+        Value::String(_) if key.is_some_and(|k| VOLATILE_STRINGS.contains(&k)) => {}
+        Value::String(s) => {
+            if key == Some("text") {
+                if let Ok(inner @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str(s) {
+                    return new_ids(&inner, ids, None, out);
+                }
+            }
+            if crate::ids::is_document_id(s) && !ids.contains_key(s) && !out.contains(s) {
+                out.push(s.clone());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A reply as a pattern any run of the same session matches. `fresh`
+/// holds the ids first seen in this reply: the first place each is met
+/// becomes its capture.
+fn wildcard(
+    v: &Value,
+    ids: &HashMap<String, String>,
+    fresh: &mut std::collections::HashSet<String>,
+    key: Option<&str>,
+) -> Value {
+    let key_is = |list: &[&str]| key.is_some_and(|k| list.contains(&k));
+    match v {
+        Value::Object(map) => {
+            let out: Map<String, Value> = map
+                .iter()
+                .map(|(k, i)| (k.clone(), wildcard(i, ids, fresh, Some(k))))
+                .collect();
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|i| wildcard(i, ids, fresh, None))
+                .collect(),
+        ),
+        Value::Number(_) if key_is(VOLATILE_NUMBERS) => Value::String("<number>".into()),
+        Value::String(_) if key_is(VOLATILE_STRINGS) => Value::String("<string>".into()),
+        Value::String(s) => {
+            if key == Some("text") {
+                if let Ok(inner @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str(s) {
+                    return serde_json::json!({"$json": wildcard(&inner, ids, fresh, None)});
+                }
+            }
+            if fresh.remove(s) {
+                return Value::String(format!("<capture:{}>", ids[s]));
+            }
+            let mut out = s.clone();
+            for (_, id) in document_ids(s) {
+                match ids.get(id) {
+                    Some(name) => out = out.replace(id, &format!("${{{name}}}")),
+                    // A new id only inside a longer string cannot be
+                    // captured: any string matches.
+                    None => return Value::String("<string>".into()),
+                }
+            }
+            Value::String(out)
+        }
+        other => other.clone(),
+    }
+}
+
+/// For [`crate::cli`]: the flags `record` takes.
+pub fn options(out: Option<PathBuf>, seed: Option<PathBuf>) -> Result<RecordOptions, String> {
+    let out = out.ok_or("record needs --out FILE")?;
+    if Path::new(&out).is_dir() {
+        return Err("--out names a directory; give the fixture's file name".into());
+    }
+    Ok(RecordOptions { out, seed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn ids_are_captured_once_and_reused_and_volatile_values_become_wildcards() {
+        let id = "doc_0123456789abcdef01234567";
+        let events = vec![
+            Event::Sent(json!({"id": 1, "method": "ping"}).to_string()),
+            Event::Received(
+                json!({"id": 1, "result": {"content": [{"type": "text", "text": json!({"document_id": id, "created_at": "2026-01-01T00:00:00Z", "score": 0.5, "chunk": format!("{id}:0")}).to_string()}]}})
+                    .to_string(),
+            ),
+            Event::Sent(json!({"id": 2, "params": {"uri": format!("alayasiki://documents/{id}")}}).to_string()),
+            Event::Sent("not json".into()),
+        ];
+        let text = fixture_of(events);
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[0], json!({"fixture_format": 1}));
+        assert_eq!(
+            lines[3]["expect"]["result"]["content"][0]["text"]["$json"],
+            json!({"document_id": "<capture:doc1>", "created_at": "<string>", "score": "<number>", "chunk": "${doc1}:0"})
+        );
+        assert_eq!(
+            lines[4]["send"]["params"]["uri"],
+            "alayasiki://documents/${doc1}"
+        );
+        assert_eq!(lines[5], json!({"send_raw": "not json"}));
+        // What it wrote is a fixture replay reads.
+        assert!(super::super::fixture::parse(&text).is_ok());
+    }
+}
