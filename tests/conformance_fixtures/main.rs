@@ -7,13 +7,15 @@
 //! A test target without the libtest harness:
 //!
 //! - `cargo test` runs it with no arguments (or libtest's): a quick
-//!   self-check through the protocol layer, exiting 0 when it holds;
+//!   self-check through the protocol layer and then over HTTP on a
+//!   loopback port ([`wire`]), exiting 0 when it holds;
 //! - `--serve --bind ADDR --data-dir DIR` serves HTTP until SIGTERM, as
 //!   `alayasiki-api` does (the same environment: `ALAYASIKI_JWT_SECRET`,
 //!   `ALAYASIKI_API_ALLOWED_HOSTS`, ...). `scripts/conformance.py` starts
 //!   it this way, built by `cargo test --no-run --test conformance_fixtures`.
 
 mod catalog;
+mod wire;
 
 use serde_json::{json, Value};
 use std::net::SocketAddr;
@@ -111,15 +113,15 @@ fn open(dir: &std::path::Path) -> Result<Arc<MemoryService>, String> {
         .map_err(|e| format!("cannot open the memory store: {e}"))
 }
 
-/// The fixture catalog through the protocol layer, in both eras: what
-/// `cargo test` runs.
+/// The fixture catalog through the protocol layer, in both eras, then
+/// over the wire: what `cargo test` runs.
 fn self_check() -> ExitCode {
     let dir = std::env::temp_dir().join(format!(
         "alayasiki-conformance-fixtures-{}",
         std::process::id()
     ));
     let outcome = open(&dir).and_then(|service| {
-        let checked = check(&service);
+        let checked = check(&service).and_then(|n| Ok(n + check_http(&service)?));
         service.shutdown();
         checked
     });
@@ -134,6 +136,28 @@ fn self_check() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The fixture server on a loopback port, driven by [`wire::check`], then
+/// shut down as on SIGTERM.
+fn check_http(service: &Arc<MemoryService>) -> Result<usize, String> {
+    let key = auth::VerifyingKey::from_secret(wire::secret())?;
+    let settings = http::Settings {
+        auth: auth::Authenticator::new(key, vec![], vec![], 0),
+        rate: admission::RateLimiter::new(1000.0, 1000),
+    };
+    let listener = listener::listen("127.0.0.1:0".parse().map_err(|e| format!("{e}"))?)
+        .map_err(|e| format!("cannot listen: {e}"))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let server = Server::with_catalog(service.clone(), Arc::new(catalog::Fixtures::default()));
+    let serving = std::thread::spawn(move || http::serve_with(server, listener, settings));
+    let checked = wire::check(addr);
+    signals::request();
+    let stopped = serving
+        .join()
+        .map_err(|_| "the server thread panicked".to_string())?;
+    stopped.map_err(|e| format!("the server failed: {e}"))?;
+    checked
 }
 
 fn check(service: &Arc<MemoryService>) -> Result<usize, String> {
