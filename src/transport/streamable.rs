@@ -2,7 +2,12 @@
 //!
 //! Every client message is a POST to `/mcp`; the reply is the POST's
 //! response (`application/json`, or one `text/event-stream` event when the
-//! client accepts only that). Which era a POST belongs to is read from it:
+//! client accepts only that). A call that talks to the client before it
+//! answers (progress, logs, a request to the client: see
+//! [`crate::protocol::call`]) gets a live `text/event-stream` instead,
+//! opened at its first message and ended by its reply (module `reply`); the
+//! memory's own tools never do, so `alayasiki-api` answers JSON. Which era
+//! a POST belongs to is read from it:
 //!
 //! - **Session-based** (2025-03-26 through 2025-11-25, and 2024-11-05
 //!   for a client that asks for it here rather than over the deprecated
@@ -11,10 +16,13 @@
 //!   once the session is gone: deleted, idle for
 //!   [`HTTP_SESSION_IDLE_TIMEOUT`], or evicted). `MCP-Protocol-Version`,
 //!   when sent, must be the session's revision. `GET /mcp` with the session
-//!   opens its listening stream (keep-alive comments only: this server
-//!   sends no server-initiated messages), `DELETE /mcp` ends the session.
-//!   Requests of one session take effect in the order they arrive
-//!   (read-your-writes, as on stdio and SSE).
+//!   opens its listening stream (keep-alive comments only: requests to the
+//!   client go on the stream of the call that sends them), or, with a
+//!   `Last-Event-ID` of one of its response streams, resumes that stream
+//!   (SEP-1699); `DELETE /mcp` ends the session. A POST carrying a
+//!   response goes to the call waiting for it (202). Requests of one
+//!   session take effect in the order they arrive (read-your-writes, as on
+//!   stdio and SSE).
 //! - **Stateless** (2026-07-28): a POST without a session whose
 //!   `MCP-Protocol-Version` header or `params._meta` names a revision that
 //!   is not a legacy one. It is checked in the order the specification
@@ -23,9 +31,13 @@
 //!   capabilities (-32602), header and `_meta` agree (-32020), the version
 //!   is one we speak (`UnsupportedProtocolVersion` -32022, listing them),
 //!   and `Mcp-Method` (and `Mcp-Name` for `tools/call`, `resources/read`,
-//!   `prompts/get`) match the body (-32020); each with 400. An unknown
-//!   method is 404 with -32601. `Mcp-Session-Id` is then ignored, and GET
-//!   and DELETE without a session answer 405.
+//!   `prompts/get`) match the body (-32020), as must the `Mcp-Param-*`
+//!   headers of the arguments a tool's input schema marks `x-mcp-header`
+//!   (SEP-2243: -32020); each with 400. A missing client capability
+//!   (-32021) is 400 too, an unknown method 404 with -32601.
+//!   `Mcp-Session-Id` is then ignored, and GET and DELETE without a
+//!   session answer 405. Such a call never sends the client a request: it
+//!   asks with an input-required result.
 //!
 //! Identity works as everywhere else: every request is authenticated
 //! (routing did so before this module runs), a session is bound to the
