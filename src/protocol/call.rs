@@ -19,8 +19,9 @@
 //!   `inputResponses` and the `requestState` it was given;
 //! - keeps state across those rounds ([`Call::state`], [`Call::carry`]):
 //!   the `requestState` is the state, signed with a key of this process
-//!   (HMAC-SHA256) and bound to the method, the tool, prompt or resource,
-//!   and an expiry, so a client cannot forge or replay it elsewhere.
+//!   (HMAC-SHA256) and bound to the caller, the method, the tool, prompt
+//!   or resource, and an expiry, so a client cannot forge it or replay it
+//!   elsewhere or as someone else.
 //!
 //! What reaches the client goes through a [`Peer`], the transport's side:
 //! stdio and the deprecated SSE transport have none ([`NoPeer`]: progress
@@ -222,7 +223,9 @@ impl<'a> Call<'a> {
         };
         let state = match params.get("requestState").filter(|_| rounds) {
             None => None,
-            Some(Value::String(token)) => Some(open_state(token, method, subject(params))?),
+            Some(Value::String(token)) => {
+                Some(open_state(token, method, &binding(memory, params))?)
+            }
             Some(_) => return Err(Fault::new(INVALID_PARAMS, "requestState must be a string")),
         };
         Ok(Call {
@@ -407,7 +410,8 @@ impl<'a> Call<'a> {
             .into_inner()
             .or_else(|| self.rounds.and_then(|r| r.state));
         if let Some(state) = state {
-            result["requestState"] = json!(seal_state(&state, self.method, subject(self.params)));
+            let bound = binding(self.memory, self.params);
+            result["requestState"] = json!(seal_state(&state, self.method, &bound));
         }
         Ok(result)
     }
@@ -465,14 +469,16 @@ fn peer_fault(e: PeerError) -> Fault {
     }
 }
 
-/// What a request's state is bound to besides its method: the tool or
-/// prompt name, or the resource URI.
-fn subject(params: &Map<String, Value>) -> &str {
-    params
+/// What a request's state is bound to besides its method: the caller
+/// (tenant and subject), and the tool or prompt name or the resource URI.
+fn binding(memory: &Memory<'_>, params: &Map<String, Value>) -> String {
+    let named = params
         .get("name")
         .or_else(|| params.get("uri"))
         .and_then(Value::as_str)
-        .unwrap_or("")
+        .unwrap_or("");
+    let caller = memory.principal();
+    json!([caller.tenant.name(), caller.subject, named]).to_string()
 }
 
 /// This process's key for `requestState`.

@@ -162,7 +162,10 @@ impl Session {
         let outcome = if send(&message) {
             match rx.recv_timeout(timeout) {
                 Ok(response) => response_outcome(response),
-                Err(_) => Err(PeerError::TimedOut),
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => Err(PeerError::TimedOut),
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Err(
+                    PeerError::Unavailable("the session ended before the client answered".into()),
+                ),
             }
         } else {
             Err(PeerError::Unavailable(
@@ -171,6 +174,12 @@ impl Session {
         };
         lock(&self.outbound).remove(&id.to_string());
         outcome
+    }
+
+    /// Gives up every request this session sent its client: their calls
+    /// stop waiting at once (the session ended).
+    pub fn abandon_requests(&self) {
+        lock(&self.outbound).clear();
     }
 
     /// Hands a response of the client to the request waiting for it;

@@ -157,11 +157,13 @@ impl HttpSession {
         lock(&self.listening).take();
     }
 
-    /// The session is over: its listening stream ends, and the response
-    /// streams it kept for resumption are let go (a call still running
-    /// finishes on its own connection, if it has one).
+    /// The session is over: its listening stream ends, calls waiting for
+    /// the client's answer stop waiting, and the response streams it kept
+    /// for resumption are let go (a call still running finishes on its own
+    /// connection, if it has one).
     fn end(&self) {
         self.end_listening();
+        self.protocol.abandon_requests();
         std::mem::take(&mut *lock(&self.streams));
     }
 

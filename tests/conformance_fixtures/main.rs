@@ -255,6 +255,15 @@ fn check(service: &Arc<MemoryService>) -> Result<usize, String> {
         server.handle_stateless(&principal, retry(7, &format!("{state}-TAMPERED"))),
         &|r| r["error"]["code"] == -32602,
     )?;
+    let someone_else = Principal {
+        subject: "someone-else".into(),
+        ..principal.clone()
+    };
+    expect(
+        "another caller's retry",
+        server.handle_stateless(&someone_else, retry(9, &state)),
+        &|r| r["error"]["code"] == -32602,
+    )?;
     let missing = rpc(
         8,
         "tools/call",
