@@ -412,14 +412,16 @@ impl Server {
     }
 
     /// [`Server::handle_ordered`], with `peer` carrying what the handler
-    /// sends the client while it runs (progress, logs, requests).
+    /// sends the client while it runs (progress, logs, requests). A request
+    /// that stores a document and asked for progress hears when the
+    /// document is stored, before its indexing is waited for.
     pub fn handle_ordered_with(
         &self,
         session: &Session,
         caller: &Principal,
         value: Value,
         queued: Queued,
-        peer: &dyn Peer,
+        peer: &(dyn Peer + Sync),
     ) -> Option<Value> {
         let Queued {
             ticket,
@@ -430,7 +432,11 @@ impl Server {
             return refuse_uninitialized(self.catalog(), value);
         }
         // An ingest is applied as soon as its document is admitted.
-        let on_admitted = |doc_id: &str| ticket.applied(doc_id);
+        let token = progress_token(&value);
+        let on_admitted = |doc_id: &str| {
+            ticket.applied(doc_id);
+            report_admitted(peer, token.as_ref(), doc_id);
+        };
         let memory = match ticket.kind() {
             Kind::Ingest { .. } => self.service.for_caller_observing(caller, &on_admitted),
             _ => self.service.for_caller(caller),
@@ -456,14 +462,17 @@ impl Server {
     }
 
     /// [`Server::handle_stateless`], with `peer` carrying what the handler
-    /// sends the client while it runs (progress, logs).
+    /// sends the client while it runs (progress, logs; as in
+    /// [`Server::handle_ordered_with`], a stored document is reported).
     pub fn handle_stateless_with(
         &self,
         caller: &Principal,
         value: Value,
-        peer: &dyn Peer,
+        peer: &(dyn Peer + Sync),
     ) -> Option<Value> {
-        let memory = self.service.for_caller(caller);
+        let token = progress_token(&value);
+        let on_admitted = |doc_id: &str| report_admitted(peer, token.as_ref(), doc_id);
+        let memory = self.service.for_caller_observing(caller, &on_admitted);
         match jsonrpc::classify(value) {
             Err(reply) => Some(reply),
             Ok(Incoming::Request { id, method, params }) => {
@@ -841,6 +850,33 @@ impl Server {
             o.insert("cacheScope".into(), json!(scope));
         }
         result
+    }
+}
+
+/// A single request's `_meta.progressToken`.
+fn progress_token(value: &Value) -> Option<Value> {
+    value
+        .get("params")?
+        .get("_meta")?
+        .get("progressToken")
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+        .cloned()
+}
+
+/// Tells a request that asked for progress that the document it stores
+/// is stored (step 1 of 2; its reply is the second).
+fn report_admitted(peer: &dyn Peer, token: Option<&Value>, doc_id: &str) {
+    if let Some(token) = token {
+        peer.notify(&json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {
+                "progressToken": token,
+                "progress": 1,
+                "total": 2,
+                "message": format!("document {doc_id} stored; indexing it")
+            }
+        }));
     }
 }
 

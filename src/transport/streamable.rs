@@ -602,7 +602,11 @@ fn answer_from_worker<W>(
     work: W,
 ) -> bool
 where
-    W: FnOnce(&Context, &Principal, &dyn crate::protocol::call::Peer) -> (u16, Option<Value>)
+    W: FnOnce(
+            &Context,
+            &Principal,
+            &(dyn crate::protocol::call::Peer + Sync),
+        ) -> (u16, Option<Value>)
         + Send
         + 'static,
 {
