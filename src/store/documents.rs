@@ -69,6 +69,14 @@ pub struct DocumentSummary {
     pub byte_size: i64,
 }
 
+/// One line of the newest-first listing: a summary and when it was stored.
+#[derive(Debug, Clone)]
+pub struct DocumentListing {
+    pub summary: DocumentSummary,
+    /// Milliseconds since the epoch.
+    pub created_at: i64,
+}
+
 impl TenantWriter<'_> {
     /// Stores the document, its original, its idempotency record and its
     /// job: the whole acknowledgement of an ingest, in the caller's
@@ -237,6 +245,55 @@ impl TenantReader<'_> {
                     source: r.get(3)?,
                     media_type: r.get(4)?,
                     byte_size: r.get(5)?,
+                })
+            },
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Ready documents before `before` (all when `None`), newest first,
+    /// optionally only those of `source`: one page of the browser's list.
+    pub fn list_documents_newest(
+        &self,
+        before: Option<i64>,
+        source: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<DocumentListing>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT d.id, d.doc_id, d.title, d.source, d.media_type, d.byte_size, d.created_at
+               FROM documents d
+              WHERE d.tenant_id = ?1 AND d.id < ?2 AND d.state = 'ready'
+                AND (?3 IS NULL OR d.source = ?3) AND {VISIBLE}
+              ORDER BY d.id DESC LIMIT ?10"
+        ))?;
+        let v = self.visible;
+        let rows = stmt.query_map(
+            params![
+                tenant_id,
+                before.unwrap_or(i64::MAX),
+                source,
+                0,
+                0,
+                0,
+                0,
+                v.now,
+                v.since,
+                limit as i64
+            ],
+            |r| {
+                Ok(DocumentListing {
+                    summary: DocumentSummary {
+                        cursor: r.get(0)?,
+                        doc_id: r.get(1)?,
+                        title: r.get(2)?,
+                        source: r.get(3)?,
+                        media_type: r.get(4)?,
+                        byte_size: r.get(5)?,
+                    },
+                    created_at: r.get(6)?,
                 })
             },
         )?;

@@ -48,7 +48,7 @@ mod writer;
 pub use chunks::{ChunkHit, NewChunk, UnembeddedChunk};
 pub use communities::Snapshot as CommunitySnapshot;
 pub use db::{latest_schema_version, DB_FILE};
-pub use documents::{AdmitOutcome, DocumentRow, DocumentSummary, NewDocument};
+pub use documents::{AdmitOutcome, DocumentListing, DocumentRow, DocumentSummary, NewDocument};
 pub use forget::{DocumentSelector, Forgotten};
 pub use graph::{EntityRow, RelationRow, FUNCTIONAL_PREDICATES};
 pub use journal::{

@@ -58,7 +58,7 @@ use super::request::Request;
 use super::sse::Sessions;
 use super::streamable::HttpSessions;
 pub use super::wire::{Header, Method, Response};
-use super::{http_api, http_documents, signals, sse, streamable};
+use super::{http_api, http_documents, signals, sse, streamable, ui};
 use crate::protocol::mcp::Server;
 use crate::protocol::tools;
 use crate::service::{MemoryService, Permission, Principal};
@@ -272,8 +272,12 @@ pub(super) enum Route {
     SseMessage,
     Tools,
     Tool(String),
+    /// `GET /v1/documents`: the newest-first list.
+    Documents,
     Document(String),
     Original(String),
+    /// The memory browser's page and assets ([`ui`]): what follows `/ui`.
+    Ui(String),
 }
 
 /// What a path is, and the methods it allows.
@@ -290,7 +294,11 @@ fn resolve(path: &str) -> Option<(Route, &'static [Method])> {
         "/v1/status" => (Route::Tool(http_api::STATUS_TOOL.into()), &[Get]),
         "/v1/memory/write" => (Route::Tool(http_api::MEMORY_WRITE_TOOL.into()), &[Post]),
         "/v1/memory/read" => (Route::Tool(http_api::MEMORY_READ_TOOL.into()), &[Post]),
+        "/v1/documents" => (Route::Documents, &[Get]),
         _ => {
+            if let Some(asset) = ui::asset_path(path) {
+                return Some((Route::Ui(asset.to_string()), &[Get]));
+            }
             if let Some(suffix) = path
                 .strip_prefix(auth::METADATA_PATH)
                 .filter(|s| s.is_empty() || s.starts_with('/'))
@@ -325,7 +333,7 @@ fn single_segment(path: &str, prefix: &str) -> Option<String> {
     percent_decode(rest)
 }
 
-fn percent_decode(s: &str) -> Option<String> {
+pub(super) fn percent_decode(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -383,10 +391,12 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
             .with_header(retry_after(RETRY_AFTER_SECS));
         return request.respond(r);
     }
-    if let Err(refusal) = ctx
-        .origins
-        .check(header(&request, "Origin"), header(&request, "Host"))
-    {
+    // The memory browser's own requests are same-origin: a browser sends
+    // `Origin` on its POST and DELETE, naming the `Host` it was served
+    // from, which the allow-list below still checks.
+    let origin =
+        header(&request, "Origin").filter(|o| !ui::is_same_origin(o, header(&request, "Host")));
+    if let Err(refusal) = ctx.origins.check(origin, header(&request, "Host")) {
         let r = match refusal {
             Refusal::Origin => error(
                 403,
@@ -443,6 +453,11 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
         let r = resource_metadata(ctx, &request, suffix);
         return request.respond(r);
     }
+    if let Route::Ui(asset) = &route {
+        // Static and the same for everyone: the page asks for a token
+        // itself and sends it with every API call.
+        return request.respond(ui::serve(asset));
+    }
     // Challenges point at the metadata (RFC 9728 §5.1) and name the scopes
     // this request needs; `Host` has passed the allow-list above.
     let metadata_url = ctx.auth.metadata_url(header(&request, "Host"));
@@ -491,7 +506,9 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
         return request.respond(r.with_header(make_header("WWW-Authenticate", &challenge)));
     }
     match route {
-        Route::Health | Route::ResourceMetadata(_) => unreachable!("answered above"),
+        Route::Health | Route::ResourceMetadata(_) | Route::Ui(_) => {
+            unreachable!("answered above")
+        }
         Route::Mcp => match request.method() {
             Method::Post => streamable::post(ctx, request, principal),
             Method::Get => streamable::get(ctx, request, principal),
@@ -501,6 +518,7 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
         Route::SseMessage => sse::post(ctx, request, principal, query),
         Route::Tools => request.respond(http_api::tools()),
         Route::Tool(name) => http_api::tool(ctx, request, principal, &name),
+        Route::Documents => http_documents::list(ctx, request, principal, query),
         Route::Document(id) => http_documents::document(ctx, request, principal, &id),
         Route::Original(id) => http_documents::original(ctx, request, principal, &id),
     }
@@ -516,7 +534,7 @@ fn route_permission(route: &Route, method: &Method) -> Option<Permission> {
         Route::Document(_) if *method == Method::Delete => {
             tools::find(http_api::FORGET_TOOL).map(|t| t.permission)
         }
-        Route::Document(_) | Route::Original(_) => Some(Permission::Query),
+        Route::Documents | Route::Document(_) | Route::Original(_) => Some(Permission::Query),
         _ => None,
     }
 }
@@ -680,6 +698,16 @@ mod tests {
             Route::ResourceMetadata("/mcp".into())
         );
         assert!(resolve("/.well-known/oauth-protected-resourcex").is_none());
+        assert_eq!(
+            resolve("/v1/documents").unwrap(),
+            (Route::Documents, &[Method::Get][..])
+        );
+        assert_eq!(resolve("/ui").unwrap().0, Route::Ui(String::new()));
+        assert_eq!(
+            resolve("/ui/app.js").unwrap().0,
+            Route::Ui("/app.js".into())
+        );
+        assert!(resolve("/uix").is_none());
     }
 
     #[test]

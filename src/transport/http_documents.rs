@@ -1,5 +1,6 @@
-//! Document routes of the JSON API: `GET` and `DELETE /v1/documents/{id}`,
-//! and `GET /v1/documents/{id}/original`.
+//! Document routes of the JSON API: `GET /v1/documents` (newest first),
+//! `GET` and `DELETE /v1/documents/{id}`, and
+//! `GET /v1/documents/{id}/original`.
 //!
 //! The original is served as the exact stored bytes (not JSON), with the
 //! stored media type as `Content-Type`, after the same tenant check and
@@ -17,6 +18,15 @@ use crate::service::{Memory, Permission, Principal};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Instant;
+
+/// Usage operation of `GET /v1/documents`.
+pub const LIST_OPERATION: &str = "document.list";
+/// Documents in one page of `GET /v1/documents` unless `limit` says less.
+pub const LIST_DEFAULT_LIMIT: usize = 50;
+/// The largest `limit` of `GET /v1/documents`.
+pub const LIST_MAX_LIMIT: usize = 200;
+/// The longest `source` filter of `GET /v1/documents`, in bytes.
+const LIST_MAX_SOURCE_BYTES: usize = 1024;
 
 /// Usage operation of `GET /v1/documents/{id}`.
 pub const READ_OPERATION: &str = "document.read";
@@ -66,6 +76,104 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
                 Charge::new(READ_OPERATION, 0, started).reply(&memory, body, "application/json")
             }
             Err(e) => service_error(e, READ_OPERATION),
+        }
+    });
+}
+
+/// The parameters of `GET /v1/documents`.
+#[derive(Debug, PartialEq, Eq)]
+struct ListQuery {
+    limit: usize,
+    before: Option<i64>,
+    source: Option<String>,
+}
+
+fn list_query(query: &str) -> Result<ListQuery, String> {
+    let mut q = ListQuery {
+        limit: LIST_DEFAULT_LIMIT,
+        before: None,
+        source: None,
+    };
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (name, raw) = pair.split_once('=').unwrap_or((pair, ""));
+        let value = super::http::percent_decode(&raw.replace('+', " "))
+            .ok_or_else(|| format!("the value of {name:?} is not percent-encoded UTF-8"))?;
+        match name {
+            "limit" => {
+                q.limit = value
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=LIST_MAX_LIMIT).contains(n))
+                    .ok_or_else(|| {
+                        format!("limit must be a whole number from 1 to {LIST_MAX_LIMIT}")
+                    })?;
+            }
+            "before" => {
+                q.before = Some(
+                    value
+                        .parse::<i64>()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or("before must be a next_before of an earlier page")?,
+                );
+            }
+            "source" => {
+                if value.len() > LIST_MAX_SOURCE_BYTES {
+                    return Err(format!(
+                        "source is longer than {LIST_MAX_SOURCE_BYTES} bytes"
+                    ));
+                }
+                q.source = Some(value);
+            }
+            _ => {
+                return Err(format!(
+                    "unknown parameter {name:?} (limit, before, source)"
+                ))
+            }
+        }
+    }
+    Ok(q)
+}
+
+/// `GET /v1/documents[?limit=N&before=CURSOR&source=S]`: this tenant's
+/// ready documents, newest first; `next_before` pages on (null at the end).
+pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, query: &str) {
+    if !principal.permits(Permission::Query) {
+        return request.respond(forbidden(Permission::Query));
+    }
+    let q = match list_query(query) {
+        Ok(q) => q,
+        Err(message) => {
+            return request.respond(super::http::error(400, "invalid_input", &message));
+        }
+    };
+    let started = Instant::now();
+    run(ctx, request, move |ctx| {
+        let memory = ctx.service.for_caller(&principal);
+        match memory.list_documents_newest(q.before, q.source.as_deref(), q.limit + 1) {
+            Ok(mut rows) => {
+                let more = rows.len() > q.limit;
+                rows.truncate(q.limit);
+                let next_before = more.then(|| rows.last().map(|r| r.summary.cursor));
+                let documents: Vec<Value> = rows
+                    .iter()
+                    .map(|r| {
+                        json!({
+                            "document_id": r.summary.doc_id,
+                            "title": r.summary.title,
+                            "source": r.summary.source,
+                            "media_type": r.summary.media_type,
+                            "bytes": r.summary.byte_size,
+                            "created_at": crate::clock::rfc3339(r.created_at),
+                        })
+                    })
+                    .collect();
+                let body = json!({"documents": documents, "next_before": next_before.flatten()})
+                    .to_string()
+                    .into_bytes();
+                Charge::new(LIST_OPERATION, 0, started).reply(&memory, body, "application/json")
+            }
+            Err(e) => service_error(e, LIST_OPERATION),
         }
     });
 }
@@ -138,6 +246,32 @@ fn delete(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn list_parameters_are_checked() {
+        assert_eq!(
+            list_query("").unwrap(),
+            ListQuery {
+                limit: LIST_DEFAULT_LIMIT,
+                before: None,
+                source: None
+            }
+        );
+        let q = list_query("limit=2&before=7&source=notes%2Fa+b").unwrap();
+        assert_eq!((q.limit, q.before), (2, Some(7)));
+        assert_eq!(q.source.as_deref(), Some("notes/a b"));
+        for bad in [
+            "limit=0",
+            "limit=201",
+            "limit=x",
+            "before=-1",
+            "before=",
+            "x=1",
+            "source=%zz",
+        ] {
+            assert!(list_query(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn media_types_unfit_for_a_header_fall_back_to_octet_stream() {

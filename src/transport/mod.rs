@@ -35,4 +35,5 @@ pub mod signals;
 pub mod sse;
 pub mod stdio;
 pub mod streamable;
+pub mod ui;
 pub mod wire;

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::ids;
 use crate::ingest::media::{self, MediaKind};
 use crate::service::principal::Permission;
-use crate::store::{DocumentRow, DocumentSummary, ExportRow};
+use crate::store::{DocumentListing, DocumentRow, DocumentSummary, ExportRow};
 
 /// A document's original bytes, checked against their recorded hash.
 #[derive(Debug, Clone)]
@@ -40,6 +40,21 @@ impl Memory<'_> {
             .store
             .reader(&self.principal.tenant)?
             .list_documents(after, limit)
+    }
+
+    /// Ready documents stored before the position `before` (from the
+    /// newest when `None`), newest first, optionally of one `source`.
+    pub fn list_documents_newest(
+        &self,
+        before: Option<i64>,
+        source: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<DocumentListing>> {
+        self.require(Permission::Query)?;
+        self.service
+            .store
+            .reader(&self.principal.tenant)?
+            .list_documents_newest(before, source, limit)
     }
 
     /// A document's original bytes, exactly as uploaded. The bytes are
