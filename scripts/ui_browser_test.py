@@ -26,7 +26,8 @@ from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
 SECRET = "ui-browser-test-secret-0123456789abcdef"
 SHOTS = os.path.join("target", "ui-screenshots")
-NOTE = "The backup of the billing database runs at 02:00 from the standby replica."
+NOTE = ("Invoices are archived monthly. "
+        "The backup of the billing database runs at 02:00 from the standby replica.")
 XSS = ('<script>window.__pwned = "script"</script>'
        '<img src=x onerror="window.__pwned = \'img\'"> payload note about zanzibar')
 
@@ -145,7 +146,7 @@ def run_views(page, base, admin, reader, other, secret_doc, full, tag):
     expect(first).to_contain_text("02:00")
     expect(first).to_contain_text(f"ops-{tag}.txt")
     expect(first).to_contain_text("lanes:")
-    expect(first.locator("mark")).to_be_visible()
+    expect(first.locator("mark")).to_contain_text("runs at 02:00")
     expect(page.locator("#answer-text")).to_contain_text("[1]")
     expect(page.locator("#citations > li").first).to_contain_text(note_id)
     shot("search")
@@ -153,6 +154,7 @@ def run_views(page, base, admin, reader, other, secret_doc, full, tag):
     page.locator("#search-form").get_by_role("button", name="Search", exact=True).click()
     expect(page.locator("#answer")).to_be_hidden()
     expect(page.locator("#evidence > li").first).to_contain_text("02:00")
+    expect(page.locator("#evidence mark")).to_have_count(0)
     checks += 1
 
     if full:

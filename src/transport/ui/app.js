@@ -141,15 +141,24 @@ async function loadStatus() {
   } catch (e) { failed(e); }
 }
 
-// The chunk text with its span marked; spans count UTF-8 bytes.
-function chunkText(text, span) {
+// An evidence item's text with the sentences the answer quotes from it
+// marked. Spans are UTF-8 byte offsets into the document's text; the
+// item's own span says where its text starts.
+function chunkText(text, itemSpan, quoted) {
   const p = el("p", null, "chunk");
   const enc = new TextEncoder().encode(text || "");
   const dec = new TextDecoder("utf-8", { fatal: true });
+  const base = itemSpan ? itemSpan.start : 0;
+  const ranges = quoted.map((s) => [s.start - base, s.end - base])
+    .filter(([a, b]) => a >= 0 && b <= enc.length && a < b).sort((x, y) => x[0] - y[0]);
   try {
-    if (!span || span.start < 0 || span.end > enc.length || span.start >= span.end) throw new Error("no span");
-    const before = dec.decode(enc.slice(0, span.start)), hit = dec.decode(enc.slice(span.start, span.end));
-    p.append(document.createTextNode(before), el("mark", hit), document.createTextNode(dec.decode(enc.slice(span.end))));
+    let at = 0;
+    for (const [a, b] of ranges) {
+      if (a < at) continue;
+      p.append(document.createTextNode(dec.decode(enc.slice(at, a))), el("mark", dec.decode(enc.slice(a, b))));
+      at = b;
+    }
+    p.append(document.createTextNode(dec.decode(enc.slice(at))));
   } catch (_) { p.textContent = text || ""; }
   return p;
 }
@@ -196,7 +205,8 @@ async function search(ev) {
       const lanes = Object.entries(e.lanes || {}).map(([name, l]) =>
         name + " #" + l.rank + " (" + Number(l.score).toPrecision(3) + ")").join(" · ");
       li.append(el("p", "lanes: " + (lanes || "—"), "meta lanes"));
-      li.append(chunkText(e.text, e.span));
+      const quoted = ((answer && answer.citations) || []).filter((c) => c.chunk_id === e.chunk_id && c.span).map((c) => c.span);
+      li.append(chunkText(e.text, e.span, quoted));
       li.append(openButton(e.document_id));
       list.append(li);
     }
