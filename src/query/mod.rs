@@ -4,7 +4,8 @@
 //! [`terms`] (question → search terms) → [`retrieve`] (candidates from the
 //! keyword and vector lanes) and [`graph`] (the graph lane), plus
 //! [`communities`] (a further lane in global search; [`modes`] chooses the
-//! search mode) → [`fuse`] (one ranked list) → [`pack`] (diversity and the
+//! search mode) → [`fuse`] (one ranked list) → [`neighbours`] (each of the
+//! best lends a share of its score to the chunks beside it) → [`pack`] (diversity and the
 //! character budget) → [`answer`] (cited sentences from the evidence). [`synthesis`] optionally replaces that answer with one an
 //! LLM composed, if it cites the evidence it was given.
 
@@ -13,6 +14,7 @@ pub mod communities;
 pub mod fuse;
 pub mod graph;
 pub mod modes;
+pub mod neighbours;
 pub mod pack;
 pub mod retrieve;
 pub mod stem;
@@ -274,10 +276,16 @@ pub fn candidates(
         round = Round::run(reader, &wide, &terms, &entities, embedder, settings, 2)?;
         explain.rounds = 2;
     }
+    let fused = neighbours::lend(
+        reader,
+        round.fused,
+        neighbours::NEIGHBOUR_SHARE,
+        neighbours::LENDING_CANDIDATES,
+    )?;
     Ok(Candidates {
         terms,
         ignored_terms: round.ignored_terms,
-        fused: round.fused,
+        fused,
         lane_errors: round.lane_errors,
         relations: round.relations,
         search_mode: ModeReport {

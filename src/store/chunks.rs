@@ -264,6 +264,49 @@ impl TenantReader<'_> {
             .optional()?)
     }
 
+    /// The chunks just before and just after `chunk_key` in reading order:
+    /// the neighbouring chunk of the same document, or else the last
+    /// (first) chunk of the document from the same source stored just
+    /// before (after) it. Documents without a source have no neighbours
+    /// beyond their own chunks. Visibility is not checked here: the chunks
+    /// are read through [`Self::chunks_by_keys`], which checks it.
+    pub fn adjacent_chunks(&self, chunk_key: i64) -> Result<(Option<i64>, Option<i64>)> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok((None, None));
+        };
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT COALESCE(
+                     (SELECT p.id FROM chunks p
+                       WHERE p.document_id = c.document_id AND p.ordinal = c.ordinal - 1),
+                     (SELECT p.id FROM chunks p
+                       WHERE p.document_id = (SELECT o.id FROM documents o
+                                               WHERE o.tenant_id = d.tenant_id
+                                                 AND o.source = d.source AND o.id < d.id
+                                                 AND o.state = 'ready'
+                                               ORDER BY o.id DESC LIMIT 1)
+                       ORDER BY p.ordinal DESC LIMIT 1)),
+                        COALESCE(
+                     (SELECT n.id FROM chunks n
+                       WHERE n.document_id = c.document_id AND n.ordinal = c.ordinal + 1),
+                     (SELECT n.id FROM chunks n
+                       WHERE n.document_id = (SELECT o.id FROM documents o
+                                               WHERE o.tenant_id = d.tenant_id
+                                                 AND o.source = d.source AND o.id > d.id
+                                                 AND o.state = 'ready'
+                                               ORDER BY o.id ASC LIMIT 1)
+                       ORDER BY n.ordinal ASC LIMIT 1))
+                   FROM chunks c JOIN documents d ON d.id = c.document_id
+                  WHERE c.tenant_id = ?1 AND c.id = ?2",
+            )?
+            .query_row(params![tenant_id, chunk_key], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?
+            .unwrap_or((None, None)))
+    }
+
     /// Chunks of a document that have no vector yet.
     pub fn unembedded_chunks(&self, document_key: i64) -> Result<Vec<UnembeddedChunk>> {
         let Some(tenant_id) = self.tenant_id else {
