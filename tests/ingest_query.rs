@@ -567,3 +567,41 @@ fn the_turn_before_a_found_turn_comes_back_as_its_neighbour() {
     assert!(q["evidence"][1]["lanes"].get("keyword").is_none());
     assert!(lent["score"].as_f64().unwrap() < q["evidence"][0]["score"].as_f64().unwrap());
 }
+
+#[test]
+fn a_question_naming_a_period_prefers_what_was_dated_in_it() {
+    let dir = TempDir::new("period");
+    let mut s = Server::ready(dir.path());
+    let autumn = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "Jo: I finished the quilt at last.", "metadata": {"date": "20 September 2022"}}),
+    );
+    let spring = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "Jo: I finished the quilt, finally.", "metadata": {"session_date": "10:00 am on 2 March, 2022"}}),
+    );
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": "What did Jo finish in March 2022?", "mode": "evidence"}),
+    );
+    let top = &q["evidence"][0];
+    assert_eq!(top["document_id"], spring["document_id"], "{q}");
+    assert!(top["lanes"].get("time").is_some(), "{q}");
+    let other = q["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["document_id"] == autumn["document_id"])
+        .expect("the other quilt note is still evidence");
+    assert!(other["lanes"].get("time").is_none(), "{q}");
+    // Without a period in the question there is no time lane.
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": "What did Jo finish?", "mode": "evidence"}),
+    );
+    assert!(q["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["lanes"].get("time").is_none()));
+}
