@@ -282,6 +282,7 @@ pub fn candidates(
         reader,
         round.fused,
         neighbours::NEIGHBOUR_SHARE,
+        neighbours::ANSWER_SHARE,
         neighbours::LENDING_CANDIDATES,
     )?;
     Ok(Candidates {

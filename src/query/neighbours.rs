@@ -7,7 +7,9 @@
 //! one?" / "Yes, finished it last week"). Each chunk already indexes the end
 //! of the one before it as context, which finds the reply by what it
 //! answers; this stage covers the other direction, and a neighbour no lane
-//! found at all can enter the list. A neighbour takes the largest share
+//! found at all can enter the list. A chunk that asks a question lends
+//! far more to the chunk after it ([`ANSWER_SHARE`]): that is where the
+//! answer is. A neighbour takes the largest share
 //! lent to it, never a sum, so a run of good chunks cannot lift a weak one
 //! above them.
 
@@ -20,18 +22,32 @@ use crate::store::TenantReader;
 /// The share of a chunk's fused score lent to each neighbour.
 pub const NEIGHBOUR_SHARE: f64 = 0.2;
 
+/// The share a chunk that asks a question lends to the chunk after it,
+/// where its answer usually is.
+pub const ANSWER_SHARE: f64 = 0.8;
+
 /// Candidates, best first, that lend to their neighbours.
-pub const LENDING_CANDIDATES: usize = 10;
+pub const LENDING_CANDIDATES: usize = 20;
 
 /// Name under which a lent score is reported in an item's `lanes`.
 pub const LANE: &str = "neighbour";
 
+/// Whether `text` asks something: a question mark ending it or a sentence.
+fn asks_a_question(text: &str) -> bool {
+    let t = text.trim_end();
+    t.ends_with('?') || t.contains("? ")
+}
+
 /// Adds the neighbours' lent scores to `fused` (new candidates for
-/// neighbours no lane found) and sorts it again, best first.
+/// neighbours no lane found) and sorts it again, best first: each of the
+/// first `lenders` lends `share` of its score to the chunks before and
+/// after it, `answer_share` instead to the one after it if it asks a
+/// question.
 pub fn lend(
     reader: &TenantReader<'_>,
     mut fused: Vec<Fused>,
     share: f64,
+    answer_share: f64,
     lenders: usize,
 ) -> Result<Vec<Fused>> {
     if share <= 0.0 || fused.is_empty() {
@@ -46,7 +62,15 @@ pub fn lend(
     let mut lent: HashMap<i64, (f64, usize)> = HashMap::new();
     for (i, f) in fused.iter().take(lenders).enumerate() {
         let (before, after) = reader.adjacent_chunks(f.hit.chunk_key)?;
-        for key in [before, after].into_iter().flatten() {
+        let to_after = if asks_a_question(&f.hit.text) {
+            answer_share
+        } else {
+            share
+        };
+        for (key, share) in [(before, share), (after, to_after)]
+            .into_iter()
+            .filter_map(|(k, s)| k.map(|k| (k, s)))
+        {
             let amount = share * f.score;
             let e = lent.entry(key).or_insert((0.0, i + 1));
             if amount > e.0 {
@@ -93,4 +117,19 @@ pub fn lend(
             .then(a.hit.chunk_key.cmp(&b.hit.chunk_key))
     });
     Ok(fused)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::asks_a_question;
+
+    #[test]
+    fn a_question_mark_ending_the_text_or_a_sentence_asks() {
+        assert!(asks_a_question("Ann: Which wood did you use? "));
+        assert!(asks_a_question(
+            "Ann: Nice! Did you paint it? It looks great."
+        ));
+        assert!(!asks_a_question("Bo: Cedar, all of it."));
+        assert!(!asks_a_question("See https://example.com/?q=1 for more."));
+    }
 }
