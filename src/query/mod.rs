@@ -284,6 +284,7 @@ pub fn candidates(
         neighbours::NEIGHBOUR_SHARE,
         neighbours::ANSWER_SHARE,
         neighbours::LENDING_CANDIDATES,
+        spec.top_k,
     )?;
     Ok(Candidates {
         terms,
@@ -409,8 +410,9 @@ impl Round {
         let mut lane_errors = BTreeMap::new();
         let mut ignored_terms = Vec::new();
         let mut relations = Default::default();
-        // A question naming a period also ranks wider pools, of which
-        // the chunks dated in the period form the time lane.
+        // A question naming a period also ranks a wider keyword pool; of
+        // it and the vector lane's, the chunks dated in the period form
+        // the time lane.
         let periods = when::question_periods(&spec.text);
         let pool = spec.top_k * retrieve::CANDIDATES_PER_RESULT;
         let time_weight = fuse::TIME_LANE_WEIGHT;
@@ -439,15 +441,16 @@ impl Round {
             ignored_terms = plan.ignored;
         }
         if spec.lanes.vector {
-            match retrieve::vector(reader, &spec.text, embedder, wide)? {
-                Ok(mut hits) => {
+            match retrieve::vector(reader, &spec.text, embedder, pool)? {
+                Ok(hits) => {
+                    // Its usual pool joins the wider keyword pool: ranking
+                    // more vectors cost more than it found.
                     if wide > pool {
                         wide_lanes.push(fuse::Lane {
                             name: "vector",
                             weight: fuse::VECTOR_LANE_WEIGHT,
                             hits: hits.clone(),
                         });
-                        hits.truncate(pool);
                     }
                     lanes.push(fuse::Lane {
                         name: "vector",

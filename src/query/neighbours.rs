@@ -42,15 +42,17 @@ fn asks_a_question(text: &str) -> bool {
 /// neighbours no lane found) and sorts it again, best first: each of the
 /// first `lenders` lends `share` of its score to the chunks before and
 /// after it, `answer_share` instead to the one after it if it asks a
-/// question.
+/// question. A neighbour no lane found is read only if its share could
+/// place it among the first `top_k`.
 pub fn lend(
     reader: &TenantReader<'_>,
     mut fused: Vec<Fused>,
     share: f64,
     answer_share: f64,
     lenders: usize,
+    top_k: usize,
 ) -> Result<Vec<Fused>> {
-    if share <= 0.0 || fused.is_empty() {
+    if share <= 0.0 || fused.is_empty() || lenders == 0 {
         return Ok(fused);
     }
     let position: HashMap<i64, usize> = fused
@@ -58,16 +60,24 @@ pub fn lend(
         .enumerate()
         .map(|(i, f)| (f.hit.chunk_key, i))
         .collect();
+    let keys: Vec<i64> = fused
+        .iter()
+        .take(lenders)
+        .map(|f| f.hit.chunk_key)
+        .collect();
     // Largest share lent to each chunk, and the rank of its lender.
     let mut lent: HashMap<i64, (f64, usize)> = HashMap::new();
-    for (i, f) in fused.iter().take(lenders).enumerate() {
-        let (before, after) = reader.adjacent_chunks(f.hit.chunk_key)?;
+    for a in reader.adjacent_chunks(&keys)? {
+        let Some(&i) = position.get(&a.chunk_key) else {
+            continue;
+        };
+        let f = &fused[i];
         let to_after = if asks_a_question(&f.hit.text) {
             answer_share
         } else {
             share
         };
-        for (key, share) in [(before, share), (after, to_after)]
+        for (key, share) in [(a.before, share), (a.after, to_after)]
             .into_iter()
             .filter_map(|(k, s)| k.map(|k| (k, s)))
         {
@@ -78,10 +88,10 @@ pub fn lend(
             }
         }
     }
-    let mut missing: Vec<(i64, f64)> = Vec::new();
-    let mut lender_of: HashMap<i64, usize> = HashMap::new();
     let mut lent: Vec<(i64, (f64, usize))> = lent.into_iter().collect();
     lent.sort_by_key(|(k, _)| *k);
+    let mut missing: Vec<(i64, f64)> = Vec::new();
+    let mut lender_of: HashMap<i64, usize> = HashMap::new();
     for (key, (amount, lender)) in lent {
         let rank = LaneRank {
             rank: lender,
@@ -98,6 +108,15 @@ pub fn lend(
             }
         }
     }
+    // The score a newcomer must beat to be among the first `top_k`.
+    let mut scores: Vec<f64> = fused.iter().map(|f| f.score).collect();
+    let bar = if scores.len() >= top_k && top_k > 0 {
+        scores.select_nth_unstable_by(top_k - 1, |a, b| b.total_cmp(a));
+        scores[top_k - 1]
+    } else {
+        f64::NEG_INFINITY
+    };
+    missing.retain(|(_, amount)| *amount > bar);
     for hit in reader.chunks_by_keys(&missing)? {
         let amount = -hit.bm25;
         let rank = LaneRank {

@@ -22,8 +22,9 @@ use crate::store::ChunkHit;
 pub const DAYS_BEFORE: i64 = 3;
 /// Documents dated up to this many days after a named period match it.
 pub const DAYS_AFTER: i64 = 14;
-/// Candidates per requested result ranked by the keyword and vector lanes
-/// when the question names a period; those dated in it form the time lane.
+/// Candidates per requested result ranked by the keyword lane when the
+/// question names a period; of these and the vector lane's, those dated in
+/// it form the time lane.
 pub const CANDIDATES_PER_RESULT: usize = 10;
 /// Most periods read from one question.
 pub const MAX_PERIODS: usize = 4;
