@@ -525,3 +525,83 @@ fn very_common_terms_are_left_out_of_ranking_and_reported() {
         "{texts:?}"
     );
 }
+
+#[test]
+fn the_turn_before_a_found_turn_comes_back_as_its_neighbour() {
+    let dir = TempDir::new("neighbour");
+    let mut s = Server::ready(dir.path());
+    let ask = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "Ann: Did you finish the thing you were building?", "source": "chat/1"}),
+    );
+    // Another conversation stored in between is nobody's neighbour here.
+    let other = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "Cy: Lunch at noon?", "source": "chat/2"}),
+    );
+    let reply = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "Bo: Yes, the cedar canoe is done.", "source": "chat/1"}),
+    );
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": "cedar canoe", "mode": "evidence", "lanes": ["keyword"]}),
+    );
+    let ids: Vec<&str> = q["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["document_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            reply["document_id"].as_str().unwrap(),
+            ask["document_id"].as_str().unwrap()
+        ],
+        "{q}"
+    );
+    assert!(!ids.contains(&other["document_id"].as_str().unwrap()));
+    let lent = &q["evidence"][1]["lanes"]["neighbour"];
+    assert_eq!(lent["rank"], 1, "{q}");
+    assert!(q["evidence"][1]["lanes"].get("keyword").is_none());
+    assert!(lent["score"].as_f64().unwrap() < q["evidence"][0]["score"].as_f64().unwrap());
+}
+
+#[test]
+fn a_question_naming_a_period_prefers_what_was_dated_in_it() {
+    let dir = TempDir::new("period");
+    let mut s = Server::ready(dir.path());
+    let autumn = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "Jo: I finished the quilt at last.", "metadata": {"date": "20 September 2022"}}),
+    );
+    let spring = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "Jo: I finished the quilt, finally.", "metadata": {"session_date": "10:00 am on 2 March, 2022"}}),
+    );
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": "What did Jo finish in March 2022?", "mode": "evidence"}),
+    );
+    let top = &q["evidence"][0];
+    assert_eq!(top["document_id"], spring["document_id"], "{q}");
+    assert!(top["lanes"].get("time").is_some(), "{q}");
+    let other = q["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["document_id"] == autumn["document_id"])
+        .expect("the other quilt note is still evidence");
+    assert!(other["lanes"].get("time").is_none(), "{q}");
+    // Without a period in the question there is no time lane.
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": "What did Jo finish?", "mode": "evidence"}),
+    );
+    assert!(q["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["lanes"].get("time").is_none()));
+}

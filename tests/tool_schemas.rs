@@ -821,6 +821,14 @@ const NOT_PRODUCED: &[(&str, &str)] = &[
         "the session search has no community lane",
     ),
     (
+        "alayasiki_memory_read.evidence[].lanes.time",
+        "the session search has no time lane",
+    ),
+    (
+        "alayasiki_memory_read.evidence[].lanes.neighbour",
+        "the session search lends no scores to neighbours",
+    ),
+    (
         "alayasiki_memory_read.evidence[].truncated",
         "the session search's budget is larger than any passage",
     ),
@@ -918,6 +926,18 @@ fn run_every_tool() -> Vec<(String, Value, Value)> {
         json!({"query": "alpine garden soil water", "budget": 100, "mode": "evidence"}),
     );
     assert_eq!(cut["evidence"][0]["truncated"], true, "{cut}");
+    // A question naming a period: the time lane.
+    r.ok(
+        &mut s,
+        "alayasiki_ingest",
+        json!({"content": "The lighthouse lamp was replaced.", "metadata": {"date": "3 March 2021"}}),
+    );
+    let dated = r.ok(
+        &mut s,
+        "alayasiki_query",
+        json!({"query": "What was replaced in March 2021?", "mode": "evidence"}),
+    );
+    assert!(dated["evidence"][0]["lanes"]["time"].is_object(), "{dated}");
     // Working memory: every kind of note, a graph, both reads, a merged
     // query, two promotions.
     let session = "out.s-2";

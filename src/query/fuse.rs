@@ -25,6 +25,8 @@ pub const KEYWORD_LANE_WEIGHT: f64 = 1.0;
 pub const VECTOR_LANE_WEIGHT: f64 = 0.25;
 /// The graph lane's weight (measured on LoCoMo like the others).
 pub const GRAPH_LANE_WEIGHT: f64 = 0.1;
+/// The time lane's weight: chunks dated in a period the question names.
+pub const TIME_LANE_WEIGHT: f64 = 1.0;
 /// The community lane's weight in global search: the summaries' chunks are
 /// what a global question is about.
 pub const COMMUNITY_LANE_WEIGHT: f64 = 1.0;

@@ -4,7 +4,9 @@
 //! [`terms`] (question → search terms) → [`retrieve`] (candidates from the
 //! keyword and vector lanes) and [`graph`] (the graph lane), plus
 //! [`communities`] (a further lane in global search; [`modes`] chooses the
-//! search mode) → [`fuse`] (one ranked list) → [`pack`] (diversity and the
+//! search mode) and [`when`] (the time lane, for a question naming a period)
+//! → [`fuse`] (one ranked list) → [`neighbours`] (each of the
+//! best lends a share of its score to the chunks beside it) → [`pack`] (diversity and the
 //! character budget) → [`answer`] (cited sentences from the evidence). [`synthesis`] optionally replaces that answer with one an
 //! LLM composed, if it cites the evidence it was given.
 
@@ -13,11 +15,13 @@ pub mod communities;
 pub mod fuse;
 pub mod graph;
 pub mod modes;
+pub mod neighbours;
 pub mod pack;
 pub mod retrieve;
 pub mod stem;
 pub mod synthesis;
 pub mod terms;
+pub mod when;
 
 use serde::Serialize;
 
@@ -274,10 +278,18 @@ pub fn candidates(
         round = Round::run(reader, &wide, &terms, &entities, embedder, settings, 2)?;
         explain.rounds = 2;
     }
+    let fused = neighbours::lend(
+        reader,
+        round.fused,
+        neighbours::NEIGHBOUR_SHARE,
+        neighbours::ANSWER_SHARE,
+        neighbours::LENDING_CANDIDATES,
+        spec.top_k,
+    )?;
     Ok(Candidates {
         terms,
         ignored_terms: round.ignored_terms,
-        fused: round.fused,
+        fused,
         lane_errors: round.lane_errors,
         relations: round.relations,
         search_mode: ModeReport {
@@ -398,26 +410,61 @@ impl Round {
         let mut lane_errors = BTreeMap::new();
         let mut ignored_terms = Vec::new();
         let mut relations = Default::default();
+        // A question naming a period also ranks a wider keyword pool; of
+        // it and the vector lane's, the chunks dated in the period form
+        // the time lane.
+        let periods = when::question_periods(&spec.text);
+        let pool = spec.top_k * retrieve::CANDIDATES_PER_RESULT;
+        let time_weight = fuse::TIME_LANE_WEIGHT;
+        let wide = if periods.is_empty() || time_weight <= 0.0 {
+            pool
+        } else {
+            spec.top_k * when::CANDIDATES_PER_RESULT
+        };
+        let mut wide_lanes = Vec::new();
         if spec.lanes.keyword {
             let plan = retrieve::plan(reader, terms)?;
+            let mut hits = retrieve::keyword(reader, &plan, wide)?;
+            if wide > pool {
+                wide_lanes.push(fuse::Lane {
+                    name: "keyword",
+                    weight: fuse::KEYWORD_LANE_WEIGHT,
+                    hits: hits.clone(),
+                });
+                hits.truncate(pool);
+            }
             lanes.push(fuse::Lane {
                 name: "keyword",
                 weight: fuse::KEYWORD_LANE_WEIGHT,
-                hits: retrieve::keyword(reader, &plan, spec.top_k)?,
+                hits,
             });
             ignored_terms = plan.ignored;
         }
         if spec.lanes.vector {
-            match retrieve::vector(reader, &spec.text, embedder, spec.top_k)? {
-                Ok(hits) => lanes.push(fuse::Lane {
-                    name: "vector",
-                    weight: fuse::VECTOR_LANE_WEIGHT,
-                    hits,
-                }),
+            match retrieve::vector(reader, &spec.text, embedder, pool)? {
+                Ok(hits) => {
+                    // Its usual pool joins the wider keyword pool: ranking
+                    // more vectors cost more than it found.
+                    if wide > pool {
+                        wide_lanes.push(fuse::Lane {
+                            name: "vector",
+                            weight: fuse::VECTOR_LANE_WEIGHT,
+                            hits: hits.clone(),
+                        });
+                    }
+                    lanes.push(fuse::Lane {
+                        name: "vector",
+                        weight: fuse::VECTOR_LANE_WEIGHT,
+                        hits,
+                    })
+                }
                 Err(e) => {
                     lane_errors.insert("vector", e.0);
                 }
             }
+        }
+        if let Some(lane) = when::lane(wide_lanes, &periods, time_weight, settings.fusion) {
+            lanes.push(lane);
         }
         if spec.lanes.graph && !entities.is_empty() {
             let found = graph::lane(

@@ -90,13 +90,12 @@ pub fn plan(reader: &TenantReader<'_>, terms: &[String]) -> Result<KeywordPlan> 
     })
 }
 
-/// The keyword lane: the best chunks for the question's terms.
+/// The keyword lane: the best `limit` chunks for the question's terms.
 pub fn keyword(
     reader: &TenantReader<'_>,
     plan: &KeywordPlan,
-    top_k: usize,
+    limit: usize,
 ) -> Result<Vec<ChunkHit>> {
-    let limit = top_k * CANDIDATES_PER_RESULT;
     if !plan.newest_first {
         return match terms::fts_expression(&plan.searched, "OR") {
             Some(expr) => reader.keyword_search(&expr, limit),
@@ -114,19 +113,17 @@ pub fn keyword(
     Ok(Vec::new())
 }
 
-/// The vector lane: chunks nearest the question's embedding. The inner
+/// The vector lane: the `limit` chunks nearest the question's embedding. The inner
 /// `Err` is an embedder failure, which costs this lane, not the query.
 pub fn vector(
     reader: &TenantReader<'_>,
     question: &str,
     embedder: &dyn Embedder,
-    top_k: usize,
+    limit: usize,
 ) -> Result<std::result::Result<Vec<ChunkHit>, EmbedError>> {
     let query = match embedder.embed_batch(&[question]) {
         Ok(mut v) => v.pop().unwrap_or_default(),
         Err(e) => return Ok(Err(e)),
     };
-    Ok(Ok(
-        reader.vector_search(&query, top_k * CANDIDATES_PER_RESULT)?
-    ))
+    Ok(Ok(reader.vector_search(&query, limit)?))
 }

@@ -32,6 +32,15 @@ pub struct UnembeddedChunk {
     pub previous: Option<String>,
 }
 
+/// A chunk's neighbours in reading order (see
+/// [`TenantReader::adjacent_chunks`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Adjacent {
+    pub chunk_key: i64,
+    pub before: Option<i64>,
+    pub after: Option<i64>,
+}
+
 /// A chunk found by a search, with what evidence needs of its document.
 #[derive(Debug, Clone)]
 pub struct ChunkHit {
@@ -262,6 +271,59 @@ impl TenantReader<'_> {
             )?
             .query_row(params![tenant_id, source, document_key], |r| r.get(0))
             .optional()?)
+    }
+
+    /// For each of `chunk_keys`, the chunks just before and just after it in
+    /// reading order: the neighbouring chunk of the same document, or else
+    /// the last (first) chunk of the document from the same source stored
+    /// just before (after) it. Documents without a source have no
+    /// neighbours beyond their own chunks. One statement for all keys;
+    /// keys not of this tenant are left out. Visibility is not checked
+    /// here: the chunks are read through [`Self::chunks_by_keys`], which
+    /// checks it.
+    pub fn adjacent_chunks(&self, chunk_keys: &[i64]) -> Result<Vec<Adjacent>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(Vec::new());
+        };
+        if chunk_keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys = serde_json::to_string(chunk_keys).unwrap_or_else(|_| "[]".into());
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.id,
+                    COALESCE(
+                     (SELECT p.id FROM chunks p
+                       WHERE p.document_id = c.document_id AND p.ordinal = c.ordinal - 1),
+                     (SELECT p.id FROM chunks p
+                       WHERE p.document_id = (SELECT o.id FROM documents o
+                                               WHERE o.tenant_id = d.tenant_id
+                                                 AND o.source = d.source AND o.id < d.id
+                                                 AND o.state = 'ready'
+                                               ORDER BY o.id DESC LIMIT 1)
+                       ORDER BY p.ordinal DESC LIMIT 1)),
+                    COALESCE(
+                     (SELECT n.id FROM chunks n
+                       WHERE n.document_id = c.document_id AND n.ordinal = c.ordinal + 1),
+                     (SELECT n.id FROM chunks n
+                       WHERE n.document_id = (SELECT o.id FROM documents o
+                                               WHERE o.tenant_id = d.tenant_id
+                                                 AND o.source = d.source AND o.id > d.id
+                                                 AND o.state = 'ready'
+                                               ORDER BY o.id ASC LIMIT 1)
+                       ORDER BY n.ordinal ASC LIMIT 1))
+               FROM json_each(?2) k
+               CROSS JOIN chunks c ON c.id = k.value
+               CROSS JOIN documents d ON d.id = c.document_id
+              WHERE c.tenant_id = ?1",
+        )?;
+        let rows = stmt.query_map(params![tenant_id, keys], |r| {
+            Ok(Adjacent {
+                chunk_key: r.get(0)?,
+                before: r.get(1)?,
+                after: r.get(2)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Chunks of a document that have no vector yet.

@@ -45,7 +45,7 @@ mod usage;
 pub mod vectors;
 mod writer;
 
-pub use chunks::{ChunkHit, NewChunk, UnembeddedChunk};
+pub use chunks::{Adjacent, ChunkHit, NewChunk, UnembeddedChunk};
 pub use communities::Snapshot as CommunitySnapshot;
 pub use db::{latest_schema_version, DB_FILE};
 pub use documents::{AdmitOutcome, DocumentListing, DocumentRow, DocumentSummary, NewDocument};

@@ -114,6 +114,8 @@ const EVIDENCE_LANES: &[(&str, &str)] = &[
     ("vector", "Embedding similarity; the score is the cosine."),
     ("graph", "The knowledge graph: chunks naming the question's entities, and evidence of their relations."),
     ("community", "Community summaries (global search)."),
+    ("time", "Dated in a period the question names (from its metadata, else when it was stored); the score is its fused relevance among the wider pools ranked for such a question."),
+    ("neighbour", "Lent by the item just after or before it in reading order (same document, or same source); the rank is the lender's in the fused list, the score the share lent."),
 ];
 
 /// The evidence items of `alayasiki_query` and `alayasiki_memory_read`.

@@ -1,0 +1,154 @@
+//! Reading-order neighbours: a chunk's fused score lends a share to the
+//! chunks just before and after it (its own document's, or the neighbouring
+//! document's from the same `source`).
+//!
+//! In a conversation or a note split into parts, the words a question uses
+//! are often in one turn and the answer in the next ("Is that your third
+//! one?" / "Yes, finished it last week"). Each chunk already indexes the end
+//! of the one before it as context, which finds the reply by what it
+//! answers; this stage covers the other direction, and a neighbour no lane
+//! found at all can enter the list. A chunk that asks a question lends
+//! far more to the chunk after it ([`ANSWER_SHARE`]): that is where the
+//! answer is. A neighbour takes the largest share
+//! lent to it, never a sum, so a run of good chunks cannot lift a weak one
+//! above them.
+
+use std::collections::HashMap;
+
+use super::fuse::{Fused, LaneRank};
+use crate::error::Result;
+use crate::store::TenantReader;
+
+/// The share of a chunk's fused score lent to each neighbour.
+pub const NEIGHBOUR_SHARE: f64 = 0.2;
+
+/// The share a chunk that asks a question lends to the chunk after it,
+/// where its answer usually is.
+pub const ANSWER_SHARE: f64 = 0.8;
+
+/// Candidates, best first, that lend to their neighbours.
+pub const LENDING_CANDIDATES: usize = 20;
+
+/// Name under which a lent score is reported in an item's `lanes`.
+pub const LANE: &str = "neighbour";
+
+/// Whether `text` asks something: a question mark ending it or a sentence.
+fn asks_a_question(text: &str) -> bool {
+    let t = text.trim_end();
+    t.ends_with('?') || t.contains("? ")
+}
+
+/// Adds the neighbours' lent scores to `fused` (new candidates for
+/// neighbours no lane found) and sorts it again, best first: each of the
+/// first `lenders` lends `share` of its score to the chunks before and
+/// after it, `answer_share` instead to the one after it if it asks a
+/// question. A neighbour no lane found is read only if its share could
+/// place it among the first `top_k`.
+pub fn lend(
+    reader: &TenantReader<'_>,
+    mut fused: Vec<Fused>,
+    share: f64,
+    answer_share: f64,
+    lenders: usize,
+    top_k: usize,
+) -> Result<Vec<Fused>> {
+    if share <= 0.0 || fused.is_empty() || lenders == 0 {
+        return Ok(fused);
+    }
+    let position: HashMap<i64, usize> = fused
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.hit.chunk_key, i))
+        .collect();
+    let keys: Vec<i64> = fused
+        .iter()
+        .take(lenders)
+        .map(|f| f.hit.chunk_key)
+        .collect();
+    // Largest share lent to each chunk, and the rank of its lender.
+    let mut lent: HashMap<i64, (f64, usize)> = HashMap::new();
+    for a in reader.adjacent_chunks(&keys)? {
+        let Some(&i) = position.get(&a.chunk_key) else {
+            continue;
+        };
+        let f = &fused[i];
+        let to_after = if asks_a_question(&f.hit.text) {
+            answer_share
+        } else {
+            share
+        };
+        for (key, share) in [(a.before, share), (a.after, to_after)]
+            .into_iter()
+            .filter_map(|(k, s)| k.map(|k| (k, s)))
+        {
+            let amount = share * f.score;
+            let e = lent.entry(key).or_insert((0.0, i + 1));
+            if amount > e.0 {
+                *e = (amount, i + 1);
+            }
+        }
+    }
+    let mut lent: Vec<(i64, (f64, usize))> = lent.into_iter().collect();
+    lent.sort_by_key(|(k, _)| *k);
+    let mut missing: Vec<(i64, f64)> = Vec::new();
+    let mut lender_of: HashMap<i64, usize> = HashMap::new();
+    for (key, (amount, lender)) in lent {
+        let rank = LaneRank {
+            rank: lender,
+            score: amount,
+        };
+        match position.get(&key) {
+            Some(&i) => {
+                fused[i].score += amount;
+                fused[i].lanes.insert(LANE, rank);
+            }
+            None => {
+                missing.push((key, amount));
+                lender_of.insert(key, lender);
+            }
+        }
+    }
+    // The score a newcomer must beat to be among the first `top_k`.
+    let mut scores: Vec<f64> = fused.iter().map(|f| f.score).collect();
+    let bar = if scores.len() >= top_k && top_k > 0 {
+        scores.select_nth_unstable_by(top_k - 1, |a, b| b.total_cmp(a));
+        scores[top_k - 1]
+    } else {
+        f64::NEG_INFINITY
+    };
+    missing.retain(|(_, amount)| *amount > bar);
+    for hit in reader.chunks_by_keys(&missing)? {
+        let amount = -hit.bm25;
+        let rank = LaneRank {
+            rank: lender_of[&hit.chunk_key],
+            score: amount,
+        };
+        fused.push(Fused {
+            hit,
+            score: amount,
+            lanes: [(LANE, rank)].into_iter().collect(),
+            origin: None,
+        });
+    }
+    fused.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.hit.chunk_key.cmp(&b.hit.chunk_key))
+    });
+    Ok(fused)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::asks_a_question;
+
+    #[test]
+    fn a_question_mark_ending_the_text_or_a_sentence_asks() {
+        assert!(asks_a_question("Ann: Which wood did you use? "));
+        assert!(asks_a_question(
+            "Ann: Nice! Did you paint it? It looks great."
+        ));
+        assert!(!asks_a_question("Bo: Cedar, all of it."));
+        assert!(!asks_a_question("See https://example.com/?q=1 for more."));
+    }
+}
