@@ -69,6 +69,19 @@ pub struct DocumentSummary {
     pub byte_size: i64,
 }
 
+/// A [`DocumentSummary`] from a row whose first six columns are `id`,
+/// `doc_id`, `title`, `source`, `media_type` and `byte_size`.
+fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocumentSummary> {
+    Ok(DocumentSummary {
+        cursor: r.get(0)?,
+        doc_id: r.get(1)?,
+        title: r.get(2)?,
+        source: r.get(3)?,
+        media_type: r.get(4)?,
+        byte_size: r.get(5)?,
+    })
+}
+
 /// One line of the newest-first listing: a summary and when it was stored.
 #[derive(Debug, Clone)]
 pub struct DocumentListing {
@@ -237,16 +250,7 @@ impl TenantReader<'_> {
         let v = self.visible;
         let rows = stmt.query_map(
             params![tenant_id, after, limit as i64, 0, 0, 0, 0, v.now, v.since],
-            |r| {
-                Ok(DocumentSummary {
-                    cursor: r.get(0)?,
-                    doc_id: r.get(1)?,
-                    title: r.get(2)?,
-                    source: r.get(3)?,
-                    media_type: r.get(4)?,
-                    byte_size: r.get(5)?,
-                })
-            },
+            summary_row,
         )?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -285,14 +289,7 @@ impl TenantReader<'_> {
             ],
             |r| {
                 Ok(DocumentListing {
-                    summary: DocumentSummary {
-                        cursor: r.get(0)?,
-                        doc_id: r.get(1)?,
-                        title: r.get(2)?,
-                        source: r.get(3)?,
-                        media_type: r.get(4)?,
-                        byte_size: r.get(5)?,
-                    },
+                    summary: summary_row(r)?,
                     created_at: r.get(6)?,
                 })
             },

@@ -349,11 +349,7 @@ impl Fixtures {
                     &["response"],
                 );
                 let answer = call.ask("elicitation", "elicitation/create", schema)?;
-                Ok(content(vec![text(format!(
-                    "User response: action={}, content={}",
-                    answer["action"].as_str().unwrap_or("?"),
-                    answer.get("content").cloned().unwrap_or(json!({}))
-                ))]))
+                Ok(content(vec![text(elicited("User response", &answer))]))
             }
             "test_elicitation_sep1034_defaults" => {
                 let schema = elicit(
@@ -370,10 +366,9 @@ impl Fixtures {
                     &[],
                 );
                 let answer = call.ask("form", "elicitation/create", schema)?;
-                Ok(content(vec![text(format!(
-                    "Elicitation completed: action={}, content={}",
-                    answer["action"].as_str().unwrap_or("?"),
-                    answer.get("content").cloned().unwrap_or(json!({}))
+                Ok(content(vec![text(elicited(
+                    "Elicitation completed",
+                    &answer,
                 ))]))
             }
             "test_elicitation_sep1330_enums" => {
@@ -405,10 +400,9 @@ impl Fixtures {
                     &[],
                 );
                 let answer = call.ask("choices", "elicitation/create", schema)?;
-                Ok(content(vec![text(format!(
-                    "Elicitation completed: action={}, content={}",
-                    answer["action"].as_str().unwrap_or("?"),
-                    answer.get("content").cloned().unwrap_or(json!({}))
+                Ok(content(vec![text(elicited(
+                    "Elicitation completed",
+                    &answer,
                 ))]))
             }
             "json_schema_2020_12_tool" => Ok(content(vec![text(format!(
@@ -858,4 +852,13 @@ impl Catalog for Fixtures {
             .collect();
         Ok(json!({"completion": {"values": values, "total": values.len(), "hasMore": false}}))
     }
+}
+
+/// What an elicitation fixture says of the client's answer.
+fn elicited(what: &str, answer: &Value) -> String {
+    format!(
+        "{what}: action={}, content={}",
+        answer["action"].as_str().unwrap_or("?"),
+        answer.get("content").cloned().unwrap_or(json!({}))
+    )
 }
