@@ -64,18 +64,20 @@ const TOOLS: [&str; 7] = [
     "alayasiki_status",
 ];
 
-/// The one known divergence: error replies to a message whose id could
-/// not be read (unparsable JSON, an id of the wrong type, a batch the
-/// revision removed) carry `"id": null`, as JSON-RPC 2.0 asks. No
-/// official schema allows a null id: through 2025-06-18 `id` is a required
-/// string or integer, and from 2025-11-25 it may be omitted ("except in
-/// error cases where the ID could not be read"), but is a string or
-/// integer where present. Such a reply must still be refused at `/id` (so
-/// this goes when the server or the schemas change), and the rest of it
-/// must be valid: it is checked again with `id` as the schema would have
-/// it (omitted from 2025-11-25, `0` before, where no form is valid).
-const NULL_ID: &str = "an error reply with \"id\": null (JSON-RPC 2.0), which no official \
-                       schema allows";
+/// The one known divergence: before 2025-11-25, an error reply to a
+/// message whose id could not be read (unparsable JSON, an id of the
+/// wrong type, a batch the revision removed) has no valid form. Those
+/// schemas make `id` a required string or integer, while JSON-RPC 2.0
+/// asks for `"id": null` (what stdio and legacy SSE send there) and
+/// Streamable HTTP's text for "a JSON-RPC error response that has no id"
+/// (what it sends on every revision). From 2025-11-25 the schemas allow
+/// the id to be left out, and the server leaves it out on every
+/// transport, so these replies are checked as any other. Such a reply
+/// must still be refused where its id is (so this goes when the schemas
+/// change), and the rest of it must be valid: it is checked again with
+/// `"id": 0`.
+const UNREAD_ID: &str = "before 2025-11-25, an error reply to a message whose id could not be \
+                         read has no form the official schema allows";
 
 fn schema_file(revision: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -209,7 +211,7 @@ struct Case {
     /// `Some(path)`: made wrong on purpose, to be refused with an error
     /// at `path` (or under it).
     broken_at: Option<String>,
-    /// A divergence from the schema the server is known for ([`NULL_ID`]):
+    /// A divergence from the schema the server is known for ([`UNREAD_ID`]):
     /// the message must be refused at `broken_at`.
     divergence: Option<&'static str>,
 }
@@ -739,32 +741,32 @@ impl Driver<'_> {
         });
     }
 
-    /// Records a reply to `method`; one with a null id as [`NULL_ID`]
-    /// says.
+    /// Records a reply to `method`; before 2025-11-25, an error with an
+    /// unread id as [`UNREAD_ID`] says.
     fn record_reply(&mut self, what: String, method: &str, reply: Value) {
         let checks = reply_checks(self.revision, method, &reply, "");
-        if reply.get("id") != Some(&Value::Null) {
+        let unread = reply.get("error").is_some()
+            && reply.get("id").is_none_or(Value::is_null);
+        if !unread || self.revision >= "2025-11-25" {
             return self.record(what, reply, checks);
         }
         let mut conforming = reply.clone();
-        if self.revision >= "2025-11-25" {
-            conforming.as_object_mut().unwrap().remove("id");
-        } else {
-            conforming["id"] = json!(0);
-        }
+        conforming["id"] = json!(0);
         self.record(
             format!("{what}, with id as the schema would have it"),
             conforming,
             checks.clone(),
         );
+        // A null id is refused at it; a missing one at the message.
+        let at = if reply.get("id").is_some() { "/id" } else { "" };
         self.cases.push(Case {
             revision: self.revision,
             transport: self.wire.name(),
             what,
             message: reply,
             checks,
-            broken_at: Some("/id".into()),
-            divergence: Some(NULL_ID),
+            broken_at: Some(at.into()),
+            divergence: Some(UNREAD_ID),
         });
     }
 

@@ -157,6 +157,37 @@ pub fn error_with_data(id: Value, code: i64, message: &str, data: Value) -> Valu
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message, "data": data}})
 }
 
+/// `reply` with the `"id": null` of an error answering a message whose id
+/// could not be read taken out (in a batch of replies, each), as MCP asks
+/// from revision 2025-11-25 on, and Streamable HTTP on every revision
+/// ("a JSON-RPC error response that has no id"). JSON-RPC 2.0 and the
+/// older revisions keep the null, so each transport decides when to call
+/// this.
+pub fn omit_unread_id(mut reply: Value) -> Value {
+    fn omit(one: &mut Value) {
+        if is_unread(one) {
+            one.as_object_mut().map(|m| m.remove("id"));
+        }
+    }
+    match &mut reply {
+        Value::Array(items) => items.iter_mut().for_each(omit),
+        one => omit(one),
+    }
+    reply
+}
+
+/// Whether [`omit_unread_id`] would change `reply`.
+pub fn has_unread_id(reply: &Value) -> bool {
+    match reply {
+        Value::Array(items) => items.iter().any(is_unread),
+        one => is_unread(one),
+    }
+}
+
+fn is_unread(one: &Value) -> bool {
+    one.get("id") == Some(&Value::Null) && one.get("error").is_some()
+}
+
 /// A notification from the server.
 pub fn notification(method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "method": method, "params": params})
@@ -190,6 +221,22 @@ mod tests {
                 }
             );
         }
+    }
+
+    #[test]
+    fn unread_ids_are_omitted_only_from_errors() {
+        let unread = error(Value::Null, PARSE_ERROR, "x");
+        assert!(omit_unread_id(unread).get("id").is_none());
+        let read = error(json!(7), INVALID_PARAMS, "x");
+        assert_eq!(omit_unread_id(read)["id"], 7);
+        let batch = json!([error(Value::Null, PARSE_ERROR, "x"), result(json!("a"), json!({}))]);
+        let batch = omit_unread_id(batch);
+        assert!(batch[0].get("id").is_none());
+        assert_eq!(batch[1]["id"], "a");
+        // Only errors: a result's id is never touched.
+        let odd = json!({"jsonrpc": "2.0", "id": null, "result": {}});
+        assert!(!has_unread_id(&odd));
+        assert_eq!(omit_unread_id(odd.clone()), odd);
     }
 
     #[test]

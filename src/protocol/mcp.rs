@@ -110,6 +110,8 @@ pub struct Session {
     initialized: AtomicBool,
     /// What `initialize` agreed on; `None` before it.
     revision: Mutex<Option<Revision>>,
+    /// Whether a request of the modern revision has been served here.
+    spoke_modern: AtomicBool,
     log_level: Mutex<String>,
     /// The capabilities its `initialize` declared.
     client_capabilities: Mutex<Map<String, Value>>,
@@ -128,6 +130,7 @@ impl Session {
             principal,
             initialized: AtomicBool::new(false),
             revision: Mutex::new(None),
+            spoke_modern: AtomicBool::new(false),
             log_level: Mutex::new("info".into()),
             client_capabilities: Mutex::new(Map::new()),
             in_flight: Mutex::new(HashMap::new()),
@@ -230,6 +233,21 @@ impl Session {
     /// The revision `initialize` agreed on, if it happened.
     pub fn revision(&self) -> Option<Revision> {
         *self.revision.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `reply` as this session's revision has errors to unreadable
+    /// messages: without `id` once it speaks 2025-11-25 or later (by
+    /// `initialize`, or by having sent a modern request), with JSON-RPC
+    /// 2.0's `"id": null` before. For transports that carry one session's
+    /// messages (stdio, legacy SSE).
+    pub fn shape_reply(&self, reply: Value) -> Value {
+        let omits = self.spoke_modern.load(Ordering::Relaxed)
+            || self.revision().is_some_and(Revision::omits_unread_ids);
+        if omits {
+            jsonrpc::omit_unread_id(reply)
+        } else {
+            reply
+        }
     }
 
     /// Whether a request with `params` is served statelessly: see
@@ -554,6 +572,7 @@ impl Server {
             }
             Ok(Incoming::Request { id, method, params }) => {
                 if !in_batch && session.serves_modern(&params) {
+                    session.spoke_modern.store(true, Ordering::Relaxed);
                     session.begin(&id);
                     let reply = self.modern(memory, id.clone(), &method, params, peer);
                     let cancelled = session.end(&id);

@@ -53,6 +53,13 @@ impl Revision {
         Revision::V2024_11_05,
     ];
 
+    /// Whether an error answering a message whose id could not be read
+    /// leaves `id` out (from 2025-11-25; before it, JSON-RPC 2.0's
+    /// `"id": null`). See [`super::jsonrpc::omit_unread_id`].
+    pub fn omits_unread_ids(self) -> bool {
+        self >= Revision::V2025_11_25
+    }
+
     /// The newest revision that still uses `initialize`: the answer to an
     /// `initialize` asking for a revision this server does not speak
     /// through `initialize`.

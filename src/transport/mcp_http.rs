@@ -118,6 +118,17 @@ pub(super) fn succeeded(reply: &Value) -> bool {
     }
 }
 
+/// The reply as Streamable HTTP sends it: [`bounded_reply`], with no
+/// `id` on an error to a message whose id could not be read (the
+/// transport's rule on every revision; see [`jsonrpc::omit_unread_id`]).
+pub(super) fn streamable_reply(reply: &Value) -> String {
+    if jsonrpc::has_unread_id(reply) {
+        bounded_reply(&jsonrpc::omit_unread_id(reply.clone()))
+    } else {
+        bounded_reply(reply)
+    }
+}
+
 /// The reply as sent: compact JSON, or an error naming the limit if it
 /// exceeds [`MAX_REPLY_BYTES`].
 pub(super) fn bounded_reply(reply: &Value) -> String {

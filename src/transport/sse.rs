@@ -80,9 +80,14 @@ impl SseSession {
         self.slots.try_enter()
     }
 
-    /// Queues a reply under a reservation; a closed stream drops it.
+    /// Queues a reply under a reservation, shaped for the session's
+    /// revision ([`mcp::Session::shape_reply`]); a closed stream drops it.
     fn send(&self, reply: &Value, slot: Permit) -> usize {
-        let text = bounded_reply(reply);
+        let text = if jsonrpc::has_unread_id(reply) {
+            bounded_reply(&self.protocol.shape_reply(reply.clone()))
+        } else {
+            bounded_reply(reply)
+        };
         let bytes = text.len();
         let _ = self.replies.try_send(Outbound { text, _slot: slot });
         bytes

@@ -76,9 +76,10 @@ where
     W: Write + Send + 'static,
 {
     let (reply_tx, reply_rx) = crossbeam_channel::bounded::<Value>(STDIO_REPLY_QUEUE);
+    let writing = session.clone();
     let writer = std::thread::Builder::new()
         .name("stdio-writer".into())
-        .spawn(move || write_replies(reply_rx, output))?;
+        .spawn(move || write_replies(&writing, reply_rx, output))?;
     let (work_tx, work_rx) = crossbeam_channel::bounded::<Work>(STDIO_QUEUE);
     let pool = if serial { 0 } else { STDIO_WORKERS };
     let mut workers = Vec::with_capacity(pool);
@@ -238,11 +239,17 @@ fn work(server: &Server, session: &Session, rx: Receiver<Work>, replies: Sender<
     }
 }
 
-/// The only writer of stdout: one compact JSON message per line. Flushes
-/// whenever the queue runs dry, so replies are never held back.
-fn write_replies<W: Write>(rx: Receiver<Value>, output: W) -> std::io::Result<()> {
+/// The only writer of stdout: one compact JSON message per line, shaped
+/// for the session's revision ([`Session::shape_reply`]). Flushes whenever
+/// the queue runs dry, so replies are never held back.
+fn write_replies<W: Write>(
+    session: &Session,
+    rx: Receiver<Value>,
+    output: W,
+) -> std::io::Result<()> {
     let mut out = std::io::BufWriter::new(output);
     for reply in rx.iter() {
+        let reply = session.shape_reply(reply);
         // serde_json's compact form escapes control characters inside
         // strings, so a message can never contain a raw newline.
         serde_json::to_writer(&mut out, &reply)?;

@@ -67,7 +67,7 @@ use super::http::{
     admit_dispatch, header, headers, is_json, make_header, retry_after, Context, Response,
 };
 use super::mcp_http::{
-    bounded_reply, is_session_id, new_session_id, parse_message, Call, Unparsed,
+    is_session_id, new_session_id, parse_message, streamable_reply, Call, Unparsed,
 };
 use super::request::Request;
 use super::{body_readers, sse};
@@ -300,7 +300,7 @@ fn refuse_session(status: u16, code: &str) -> Response {
 
 /// A JSON-RPC message as the whole response.
 fn rpc_response(status: u16, message: &Value) -> Response {
-    Response::from_data(bounded_reply(message).into_bytes())
+    Response::from_data(streamable_reply(message).into_bytes())
         .with_status_code(status)
         .with_header(make_header("Content-Type", "application/json"))
         .with_header(make_header("Cache-Control", "no-store"))
@@ -314,7 +314,7 @@ fn rpc_refusal(status: u16, id: Value, code: i64, message: &str) -> Response {
 /// The reply to a request, in the form the client accepts: JSON, or one
 /// SSE event when it accepts only `text/event-stream`.
 fn reply_response(request: &Request, status: u16, reply: &Value) -> (Response, usize) {
-    let text = bounded_reply(reply);
+    let text = streamable_reply(reply);
     let len = text.len();
     let response = if wants_only_events(request) {
         Response::from_data(format!("event: message\ndata: {text}\n\n").into_bytes())

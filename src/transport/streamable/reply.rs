@@ -31,7 +31,7 @@ use std::time::Duration;
 use super::super::admission::{Permit, StreamPermit};
 use super::super::event_stream::EventStream;
 use super::super::http::{Context, Response};
-use super::super::mcp_http::{bounded_reply, Call};
+use super::super::mcp_http::{streamable_reply, Call};
 use super::super::request::Request;
 use super::{accepted, accepted_types, accepts, lock, reply_response, HttpSession};
 use crate::protocol::call::{Peer, PeerError};
@@ -165,7 +165,7 @@ impl Reply {
         if !self.can_stream {
             return false;
         }
-        let json = bounded_reply(message);
+        let json = streamable_reply(message);
         let mut state = lock(&self.state);
         if state.answered {
             return false;
@@ -256,7 +256,7 @@ impl Reply {
             self.close(&mut state);
             return;
         };
-        let json = bounded_reply(&reply);
+        let json = streamable_reply(&reply);
         call.charge(ctx, principal, &reply, json.len());
         let seq = state.next;
         state.next += 1;
