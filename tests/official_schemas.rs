@@ -745,8 +745,7 @@ impl Driver<'_> {
     /// unread id as [`UNREAD_ID`] says.
     fn record_reply(&mut self, what: String, method: &str, reply: Value) {
         let checks = reply_checks(self.revision, method, &reply, "");
-        let unread = reply.get("error").is_some()
-            && reply.get("id").is_none_or(Value::is_null);
+        let unread = reply.get("error").is_some() && reply.get("id").is_none_or(Value::is_null);
         if !unread || self.revision >= "2025-11-25" {
             return self.record(what, reply, checks);
         }

@@ -229,7 +229,10 @@ mod tests {
         assert!(omit_unread_id(unread).get("id").is_none());
         let read = error(json!(7), INVALID_PARAMS, "x");
         assert_eq!(omit_unread_id(read)["id"], 7);
-        let batch = json!([error(Value::Null, PARSE_ERROR, "x"), result(json!("a"), json!({}))]);
+        let batch = json!([
+            error(Value::Null, PARSE_ERROR, "x"),
+            result(json!("a"), json!({}))
+        ]);
         let batch = omit_unread_id(batch);
         assert!(batch[0].get("id").is_none());
         assert_eq!(batch[1]["id"], "a");
