@@ -166,18 +166,17 @@ impl<'a> Call<'a> {
         client: Map<String, Value>,
         log_level: &str,
     ) -> Call<'a> {
-        Call {
+        let log_threshold = log_rank(log_level);
+        Call::new(
             memory,
             revision,
             peer,
             method,
             params,
             client,
-            log_threshold: log_rank(log_level),
-            rounds: None,
-            pending: RefCell::default(),
-            carried: RefCell::default(),
-        }
+            log_threshold,
+            None,
+        )
     }
 
     /// A call of the stateless revision: capabilities and log level come
@@ -228,7 +227,8 @@ impl<'a> Call<'a> {
             }
             Some(_) => return Err(Fault::new(INVALID_PARAMS, "requestState must be a string")),
         };
-        Ok(Call {
+        let rounds = Some(Rounds { responses, state });
+        Ok(Call::new(
             memory,
             revision,
             peer,
@@ -236,10 +236,33 @@ impl<'a> Call<'a> {
             params,
             client,
             log_threshold,
-            rounds: Some(Rounds { responses, state }),
+            rounds,
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        memory: &'a Memory<'a>,
+        revision: Revision,
+        peer: &'a dyn Peer,
+        method: &'a str,
+        params: &'a Map<String, Value>,
+        client: Map<String, Value>,
+        log_threshold: Option<usize>,
+        rounds: Option<Rounds>,
+    ) -> Call<'a> {
+        Call {
+            memory,
+            revision,
+            peer,
+            method,
+            params,
+            client,
+            log_threshold,
+            rounds,
             pending: RefCell::default(),
             carried: RefCell::default(),
-        })
+        }
     }
 
     /// The caller's memory.

@@ -1,12 +1,12 @@
-//! MCP method dispatch and per-connection session state, for every
-//! revision this server speaks ([`super::revision`]).
+//! MCP method dispatch, for every revision this server speaks
+//! ([`super::revision`]).
 //!
-//! A [`Session`] is one client connection (a stdio process, an SSE stream,
-//! a Streamable HTTP session): its identity, the revision its `initialize`
-//! agreed on, its log level and the requests in flight. [`Server`] is
-//! shared by all sessions and turns one incoming JSON value (a message or
-//! a batch) into at most one reply value. It never panics on input and
-//! never answers a notification.
+//! [`Server`] is shared by all sessions ([`super::session`]: one per
+//! client connection) and turns one incoming JSON value (a message or a
+//! batch) into at most one reply value. It never panics on input and never
+//! answers a notification. What each revision is told at `initialize` or
+//! `server/discover`, and how its results are shaped, is
+//! `negotiation`.
 //!
 //! A request whose `params._meta` names a modern revision (2026-07-28) is
 //! served statelessly whatever the session's state: its `_meta` is checked
@@ -16,17 +16,18 @@
 //! server's identity and, for lists and reads, caching hints.
 
 use serde_json::{json, Map, Value};
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
-use super::call::{Call, NoPeer, Peer, PeerError};
+use super::call::{Call, NoPeer, Peer};
 use super::catalog::{Catalog, Feature, MemoryCatalog};
 use super::jsonrpc::{
     self, Incoming, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
 };
-use super::ordering::{Kind, SessionOrder, Ticket, Turn};
+use super::negotiation::gate_structured_output;
+use super::ordering::{Kind, Turn};
 use super::revision::{self, Revision};
+pub use super::session::{Queued, Session};
 use crate::limits::MAX_BATCH_MESSAGES;
 use crate::service::{Memory, MemoryService, Principal};
 
@@ -104,217 +105,6 @@ idempotency_key so repeats are not stored twice. When the user asks you to forge
 or stored content is wrong, call alayasiki_forget. alayasiki_status reports what is stored and \
 whether indexing is still pending.";
 
-/// One client connection's state.
-pub struct Session {
-    principal: Principal,
-    initialized: AtomicBool,
-    /// What `initialize` agreed on; `None` before it.
-    revision: Mutex<Option<Revision>>,
-    /// Whether a request of the modern revision has been served here.
-    spoke_modern: AtomicBool,
-    log_level: Mutex<String>,
-    /// The capabilities its `initialize` declared.
-    client_capabilities: Mutex<Map<String, Value>>,
-    /// Requests being worked on (by serialized id) → cancelled?
-    in_flight: Mutex<HashMap<String, bool>>,
-    /// Requests sent to the client (by serialized id), awaiting responses.
-    outbound: Mutex<HashMap<String, crossbeam_channel::Sender<Value>>>,
-    next_outbound: std::sync::atomic::AtomicU64,
-    /// The order its requests take effect in (read-your-writes).
-    order: Arc<SessionOrder>,
-}
-
-impl Session {
-    pub fn new(principal: Principal) -> Session {
-        Session {
-            principal,
-            initialized: AtomicBool::new(false),
-            revision: Mutex::new(None),
-            spoke_modern: AtomicBool::new(false),
-            log_level: Mutex::new("info".into()),
-            client_capabilities: Mutex::new(Map::new()),
-            in_flight: Mutex::new(HashMap::new()),
-            outbound: Mutex::new(HashMap::new()),
-            next_outbound: std::sync::atomic::AtomicU64::new(1),
-            order: SessionOrder::new(),
-        }
-    }
-
-    /// The capabilities the client declared in `initialize`.
-    pub fn client_capabilities(&self) -> Map<String, Value> {
-        lock(&self.client_capabilities).clone()
-    }
-
-    /// Sends a request to this session's client and waits up to `timeout`
-    /// for its response, which a transport delivers to
-    /// [`Server::handle`] (and so to [`Session::route_response`]) as it
-    /// arrives. `send` carries the request message to the client; false
-    /// if it could not.
-    pub fn request_client(
-        &self,
-        method: &str,
-        params: Value,
-        timeout: std::time::Duration,
-        send: impl FnOnce(&Value) -> bool,
-    ) -> Result<Value, PeerError> {
-        let n = self.next_outbound.fetch_add(1, Ordering::Relaxed);
-        let id = json!(n);
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        lock(&self.outbound).insert(id.to_string(), tx);
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let outcome = if send(&message) {
-            match rx.recv_timeout(timeout) {
-                Ok(response) => response_outcome(response),
-                Err(crossbeam_channel::RecvTimeoutError::Timeout) => Err(PeerError::TimedOut),
-                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Err(
-                    PeerError::Unavailable("the session ended before the client answered".into()),
-                ),
-            }
-        } else {
-            Err(PeerError::Unavailable(
-                "the request could not be sent to the client".into(),
-            ))
-        };
-        lock(&self.outbound).remove(&id.to_string());
-        outcome
-    }
-
-    /// Gives up every request this session sent its client: their calls
-    /// stop waiting at once (the session ended).
-    pub fn abandon_requests(&self) {
-        lock(&self.outbound).clear();
-    }
-
-    /// Hands a response of the client to the request waiting for it;
-    /// false when none is (unknown id, or it gave up).
-    pub fn route_response(&self, response: Value) -> bool {
-        let Some(id) = response.get("id").map(Value::to_string) else {
-            return false;
-        };
-        let waiting = lock(&self.outbound).remove(&id);
-        waiting.is_some_and(|tx| tx.try_send(response).is_ok())
-    }
-
-    /// Issues `value` its place in this session's order; the transport
-    /// calls this as it receives each request that is not handled inline,
-    /// in arrival order, and hands the ticket to [`Server::handle_ordered`].
-    pub fn ticket(&self, value: &Value) -> Queued {
-        self.queued(self.order.issue(Server::kind(value)))
-    }
-
-    /// [`Session::ticket`], passing the ticket to `hand_over` (which
-    /// queues the request) before any later request of the session can
-    /// take one: for transports where requests arrive on several threads.
-    /// `kind` is [`Server::kind`] of the request.
-    pub fn ticket_then<R>(&self, kind: Kind, hand_over: impl FnOnce(Queued) -> R) -> R {
-        self.order
-            .issue_then(kind, |ticket| hand_over(self.queued(ticket)))
-    }
-
-    /// Whether the session was initialized is decided when a request
-    /// arrives, not when a worker gets to it: a request sent before
-    /// `initialize` is refused even if `initialize`, sent after it, was
-    /// handled first.
-    fn queued(&self, ticket: Ticket) -> Queued {
-        Queued {
-            ticket,
-            initialized: self.is_initialized(),
-        }
-    }
-
-    pub fn principal(&self) -> &Principal {
-        &self.principal
-    }
-
-    pub fn is_initialized(&self) -> bool {
-        self.initialized.load(Ordering::SeqCst)
-    }
-
-    /// The revision `initialize` agreed on, if it happened.
-    pub fn revision(&self) -> Option<Revision> {
-        *self.revision.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// `reply` as this session's revision has errors to unreadable
-    /// messages: without `id` once it speaks 2025-11-25 or later (by
-    /// `initialize`, or by having sent a modern request), with JSON-RPC
-    /// 2.0's `"id": null` before. For transports that carry one session's
-    /// messages (stdio, legacy SSE).
-    pub fn shape_reply(&self, reply: Value) -> Value {
-        let omits = self.spoke_modern.load(Ordering::Relaxed)
-            || self.revision().is_some_and(Revision::omits_unread_ids);
-        if omits {
-            jsonrpc::omit_unread_id(reply)
-        } else {
-            reply
-        }
-    }
-
-    /// Whether a request with `params` is served statelessly: see
-    /// [`Server::is_modern`].
-    fn serves_modern(&self, params: &Map<String, Value>) -> bool {
-        let Some(named) = revision::modern_version_named(params) else {
-            return false;
-        };
-        !self.is_initialized() || Revision::parse(named).is_none_or(Revision::is_modern)
-    }
-
-    /// The legacy revision requests of this session are served under.
-    fn legacy_revision(&self) -> Revision {
-        self.revision().unwrap_or(Revision::V2024_11_05)
-    }
-
-    /// The level last set with `logging/setLevel`.
-    pub fn log_level(&self) -> String {
-        self.log_level
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    fn begin(&self, id: &Value) {
-        self.flights().insert(id.to_string(), false);
-    }
-
-    /// Ends a request; true if it was cancelled meanwhile (so the reply
-    /// must not be sent).
-    fn end(&self, id: &Value) -> bool {
-        self.flights().remove(&id.to_string()).unwrap_or(false)
-    }
-
-    fn cancel(&self, id: &Value) {
-        if let Some(flag) = self.flights().get_mut(&id.to_string()) {
-            *flag = true;
-        }
-    }
-
-    fn flights(&self) -> std::sync::MutexGuard<'_, HashMap<String, bool>> {
-        self.in_flight.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// A client's response as the outcome of the request it answers.
-fn response_outcome(response: Value) -> Result<Value, PeerError> {
-    if let Some(result) = response.get("result") {
-        return Ok(result.clone());
-    }
-    let error = &response["error"];
-    Err(PeerError::Client {
-        code: error["code"].as_i64().unwrap_or(INTERNAL_ERROR),
-        message: error["message"]
-            .as_str()
-            .unwrap_or("")
-            .chars()
-            .take(512)
-            .collect(),
-        data: error.get("data").cloned(),
-    })
-}
-
 /// Whether `value` is a JSON-RPC response (to a request this server sent).
 fn is_response(value: &Value) -> bool {
     value.as_object().is_some_and(|o| {
@@ -323,13 +113,6 @@ fn is_response(value: &Value) -> bool {
             && (o.contains_key("result") || o.contains_key("error"))
             && o.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
     })
-}
-
-/// A request received and waiting for a worker: its place in the
-/// session's order, and whether the session was initialized when it came.
-pub struct Queued {
-    ticket: Ticket,
-    initialized: bool,
 }
 
 /// The dispatcher, shared by every session of the process.
@@ -751,125 +534,6 @@ impl Server {
             _ => Err(Fault::new(METHOD_NOT_FOUND, "method not found")),
         }
     }
-
-    fn initialize(&self, session: &Session, id: Value, params: &Map<String, Value>) -> Value {
-        let version = params.get("protocolVersion");
-        let Some(Value::String(requested)) = version else {
-            return jsonrpc::error(
-                id,
-                INVALID_PARAMS,
-                "initialize needs protocolVersion (a string)",
-            );
-        };
-        let Some(Value::Object(declared)) = params.get("capabilities") else {
-            return jsonrpc::error(
-                id,
-                INVALID_PARAMS,
-                "initialize needs capabilities (an object)",
-            );
-        };
-        let Some(Value::Object(client)) = params.get("clientInfo") else {
-            return jsonrpc::error(
-                id,
-                INVALID_PARAMS,
-                "initialize needs clientInfo (an object)",
-            );
-        };
-        // Answer with the client's revision when we speak it through
-        // initialize, else counter-offer the newest that uses it; the
-        // client decides whether it can continue.
-        let agreed = Revision::for_initialize(requested);
-        {
-            // Set before the flag, so no request sees a session that is
-            // initialized at no revision.
-            let mut revision = session.revision.lock().unwrap_or_else(|p| p.into_inner());
-            if session.initialized.load(Ordering::SeqCst) {
-                return jsonrpc::error(id, INVALID_REQUEST, "this session is already initialized");
-            }
-            *revision = Some(agreed);
-            *lock(&session.client_capabilities) = declared.clone();
-            session.initialized.store(true, Ordering::SeqCst);
-        }
-        let name = client.get("name").and_then(Value::as_str).unwrap_or("?");
-        log::info!(
-            "client {name:?} initialized (asked for protocol {requested}, speaking {})",
-            agreed.as_str()
-        );
-        let version = agreed.as_str();
-        let mut result = json!({
-            "protocolVersion": version,
-            "capabilities": self.capabilities(false),
-            "serverInfo": self.catalog().server_info(),
-        });
-        if let Some(instructions) = self.catalog().instructions() {
-            result["instructions"] = json!(instructions);
-        }
-        jsonrpc::result(id, result)
-    }
-
-    /// What this server offers: tools, resources and prompts, logging in
-    /// the legacy revisions, and the catalog's features (no list-changed
-    /// notifications are sent).
-    fn capabilities(&self, modern: bool) -> Value {
-        let catalog = self.catalog();
-        let mut caps = json!({"tools": {}, "resources": {}, "prompts": {}});
-        if !modern {
-            // Logging is deprecated in the modern revision (a request asks
-            // for logs in its `_meta`).
-            caps["logging"] = json!({});
-            if catalog.supports(Feature::Subscriptions) {
-                caps["resources"]["subscribe"] = json!(true);
-            }
-        }
-        if catalog.supports(Feature::Completion) {
-            caps["completions"] = json!({});
-        }
-        caps
-    }
-
-    /// `server/discover`: the revisions, capabilities and identity.
-    fn discover(&self) -> Value {
-        let mut result = json!({
-            "supportedVersions": revision::supported_versions(),
-            "capabilities": self.capabilities(true),
-        });
-        if let Some(instructions) = self.catalog().instructions() {
-            result["instructions"] = json!(instructions);
-        }
-        result
-    }
-
-    /// A modern result: `resultType` (`complete` unless the handler said
-    /// otherwise), the server's identity in `_meta`, and caching hints on
-    /// lists and reads.
-    fn modern_result(&self, method: &str, mut result: Value) -> Value {
-        let Value::Object(o) = &mut result else {
-            return result;
-        };
-        let input_required = o.get("resultType").and_then(Value::as_str) == Some("input_required");
-        o.entry("resultType").or_insert_with(|| json!("complete"));
-        let meta = o
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(meta) = meta {
-            meta.insert(
-                revision::META_SERVER_INFO.into(),
-                self.catalog().server_info(),
-            );
-        }
-        let cache = match method {
-            "server/discover" | "tools/list" | "prompts/list" | "resources/templates/list" => {
-                Some((STATIC_RESULT_TTL_MS, "public"))
-            }
-            "resources/list" | "resources/read" => Some((MEMORY_RESULT_TTL_MS, "private")),
-            _ => None,
-        };
-        if let Some((ttl, scope)) = cache.filter(|_| !input_required) {
-            o.insert("ttlMs".into(), json!(ttl));
-            o.insert("cacheScope".into(), json!(scope));
-        }
-        result
-    }
 }
 
 /// A single request's `_meta.progressToken`.
@@ -945,30 +609,6 @@ fn set_log_level(session: &Session, params: &Map<String, Value>) -> Result<Value
     }
     *session.log_level.lock().unwrap_or_else(|p| p.into_inner()) = level.to_string();
     Ok(json!({}))
-}
-
-/// Drops what revisions before 2025-06-18 do not define: tools'
-/// `outputSchema` and results' `structuredContent`.
-fn gate_structured_output(method: &str, mut result: Value, revision: Revision) -> Value {
-    if revision.has_structured_output() {
-        return result;
-    }
-    match method {
-        "tools/list" => {
-            if let Some(Value::Array(list)) = result.get_mut("tools") {
-                for tool in list.iter_mut().filter_map(Value::as_object_mut) {
-                    tool.remove("outputSchema");
-                }
-            }
-        }
-        "tools/call" => {
-            if let Some(o) = result.as_object_mut() {
-                o.remove("structuredContent");
-            }
-        }
-        _ => {}
-    }
-    result
 }
 
 /// The error for a batch that is empty or over [`MAX_BATCH_MESSAGES`].

@@ -3,7 +3,8 @@
 //! and carry back what it returns.
 //!
 //! - [`jsonrpc`]: message classification and reply shapes.
-//! - [`mcp`]: the session state machine and method dispatch.
+//! - [`mcp`]: method dispatch; [`session`]: one connection's state;
+//!   `negotiation`: what each revision is told, and its results' shape.
 //! - [`tools`]: the declarative tool table (one file per tool).
 //! - [`resources`], [`prompts`]: the other MCP server features.
 //! - [`catalog`]: what a server offers (the memory's tools, resources and
@@ -16,9 +17,11 @@ pub mod call;
 pub mod catalog;
 pub mod jsonrpc;
 pub mod mcp;
+mod negotiation;
 pub mod ordering;
 pub mod parse_budget;
 pub mod prompts;
 pub mod resources;
 pub mod revision;
+pub mod session;
 pub mod tools;
