@@ -48,57 +48,48 @@
 //! listening streams share the SSE streams' caps; dispatches share the
 //! [`MAX_CONCURRENT_DISPATCHES`](super::admission::MAX_CONCURRENT_DISPATCHES)
 //! permits, taken before anything runs, so a 429 never follows a write.
+//!
+//! Parts: `sessions` (the session table, its caps and expiry), `stateless`
+//! (the 2026-07-28 header checks), `reply` (response streams and their
+//! resumption).
 
 mod reply;
+mod sessions;
+mod stateless;
 
-use crossbeam_channel::Sender;
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
 
-use reply::{Reply, ReplyPeer, MAX_DETACHED_STREAMS};
+use reply::{Reply, ReplyPeer};
 pub use reply::{MAX_KEPT_EVENTS, SSE_RETRY_MS};
+pub(super) use sessions::HttpSessions;
+use sessions::{lock, HttpSession};
+pub use sessions::{
+    HTTP_SESSION_IDLE_TIMEOUT, MAX_HTTP_SESSIONS, MAX_HTTP_SESSIONS_PER_CALLER,
+    MAX_HTTP_SESSIONS_PER_TENANT,
+};
+use stateless::{check_param_headers, check_stateless};
 
 use super::admission::{caller_key, RETRY_AFTER_SECS};
 use super::event_stream::{EventStream, HANGUP_POLL};
 use super::http::{
     admit_dispatch, header, headers, is_json, make_header, retry_after, Context, Response,
 };
-use super::mcp_http::{
-    is_session_id, new_session_id, parse_message, streamable_reply, Call, Unparsed,
-};
+use super::mcp_http::{is_session_id, parse_message, streamable_reply, Call, Unparsed};
 use super::request::Request;
 use super::{body_readers, sse};
-use crate::protocol::jsonrpc::{
-    self, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
-};
-use crate::protocol::mcp::{self, Server};
+use crate::protocol::jsonrpc::{self, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR};
+use crate::protocol::mcp::Server;
 use crate::protocol::parse_budget::ParseCharge;
 use crate::protocol::revision::{
-    self, Revision, HEADER_MISMATCH, META_PROTOCOL_VERSION, MISSING_REQUIRED_CLIENT_CAPABILITY,
+    Revision, HEADER_MISMATCH, META_PROTOCOL_VERSION, MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::service::Principal;
 
 /// The MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
-
-/// Session-based sessions open at once, in all.
-pub const MAX_HTTP_SESSIONS: usize = 1024;
-
-/// Sessions one tenant may hold; past it, opening one is refused (429).
-pub const MAX_HTTP_SESSIONS_PER_TENANT: usize = 256;
-
-/// Sessions one caller (tenant and subject) may hold; opening one more
-/// ends its least recently used session, which a client that reconnects
-/// without `DELETE` has abandoned.
-pub const MAX_HTTP_SESSIONS_PER_CALLER: usize = 32;
-
-/// A session unused for this long is gone (its id then answers 404);
-/// one with a listening stream open is in use.
-pub const HTTP_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
 /// The header naming a session-based session.
 const SESSION_HEADER: &str = "Mcp-Session-Id";
@@ -117,185 +108,6 @@ const LAST_EVENT_ID_HEADER: &str = "Last-Event-ID";
 fn parse_event_id(id: &str) -> Option<(u64, u64)> {
     let (stream, seq) = id.trim().split_once('-')?;
     Some((stream.parse().ok()?, seq.parse().ok()?))
-}
-
-/// One session of the session-based revisions.
-pub(super) struct HttpSession {
-    id: String,
-    /// Tenant and subject that opened it ([`caller_key`]).
-    owner: String,
-    tenant: String,
-    protocol: mcp::Session,
-    last_used: Mutex<Instant>,
-    /// The open listening stream's stop signal: dropping it ends the
-    /// stream.
-    listening: Mutex<Option<Sender<()>>>,
-    /// Response streams that may be resumed, by number.
-    streams: Mutex<BTreeMap<u64, Arc<Reply>>>,
-    next_stream: AtomicU64,
-}
-
-impl HttpSession {
-    fn touch(&self) {
-        *lock(&self.last_used) = Instant::now();
-    }
-
-    fn idle_for(&self) -> Duration {
-        lock(&self.last_used).elapsed()
-    }
-
-    fn is_listening(&self) -> bool {
-        lock(&self.listening).is_some()
-    }
-
-    fn expired(&self) -> bool {
-        !self.is_listening() && self.idle_for() >= HTTP_SESSION_IDLE_TIMEOUT
-    }
-
-    /// Ends the listening stream, if one is open.
-    fn end_listening(&self) {
-        lock(&self.listening).take();
-    }
-
-    /// The session is over: its listening stream ends, calls waiting for
-    /// the client's answer stop waiting, and the response streams it kept
-    /// for resumption are let go (a call still running finishes on its own
-    /// connection, if it has one).
-    fn end(&self) {
-        self.end_listening();
-        self.protocol.abandon_requests();
-        std::mem::take(&mut *lock(&self.streams));
-    }
-
-    /// A number for a new response stream (event ids).
-    fn next_stream(&self) -> u64 {
-        self.next_stream.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// Keeps `reply`'s stream resumable; past [`MAX_DETACHED_STREAMS`]
-    /// the oldest kept one is dropped.
-    fn keep_stream(&self, stream: u64, reply: Arc<Reply>) {
-        let mut streams = lock(&self.streams);
-        while streams.len() >= MAX_DETACHED_STREAMS {
-            streams.pop_first();
-        }
-        streams.insert(stream, reply);
-    }
-
-    fn forget_stream(&self, stream: u64) {
-        lock(&self.streams).remove(&stream);
-    }
-
-    fn find_stream(&self, stream: u64) -> Option<Arc<Reply>> {
-        lock(&self.streams).get(&stream).cloned()
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// The open session-based sessions, by id.
-#[derive(Default)]
-pub(super) struct HttpSessions {
-    by_id: Mutex<HashMap<String, Arc<HttpSession>>>,
-}
-
-impl HttpSessions {
-    /// A new session for `principal`, or the answer refusing one.
-    fn open(&self, principal: &Principal) -> Result<Arc<HttpSession>, Response> {
-        let owner = caller_key(principal.tenant.name(), &principal.subject);
-        let tenant = principal.tenant.name().to_string();
-        let mut map = lock(&self.by_id);
-        map.retain(|_, s| {
-            let expired = s.expired();
-            if expired {
-                s.end();
-            }
-            !expired
-        });
-        let mine: Vec<&Arc<HttpSession>> = map.values().filter(|s| s.owner == owner).collect();
-        if mine.len() >= MAX_HTTP_SESSIONS_PER_CALLER {
-            let oldest = mine
-                .iter()
-                .filter(|s| !s.is_listening())
-                .max_by_key(|s| s.idle_for())
-                .map(|s| s.id.clone());
-            match oldest {
-                Some(id) => {
-                    log::debug!("HTTP session {id} ended for a newer one of its caller");
-                    if let Some(s) = map.remove(&id) {
-                        s.end();
-                    }
-                }
-                None => return Err(refuse_session(429, "too_many_sessions_for_caller")),
-            }
-        }
-        if map.values().filter(|s| s.tenant == tenant).count() >= MAX_HTTP_SESSIONS_PER_TENANT {
-            return Err(refuse_session(429, "too_many_sessions_for_tenant"));
-        }
-        if map.len() >= MAX_HTTP_SESSIONS {
-            return Err(refuse_session(503, "too_many_sessions"));
-        }
-        let session = Arc::new(HttpSession {
-            id: new_session_id(),
-            owner,
-            tenant,
-            protocol: mcp::Session::new(principal.clone()),
-            last_used: Mutex::new(Instant::now()),
-            listening: Mutex::new(None),
-            streams: Mutex::new(BTreeMap::new()),
-            next_stream: AtomicU64::new(1),
-        });
-        map.insert(session.id.clone(), session.clone());
-        Ok(session)
-    }
-
-    /// The session `id` of `owner`, if it is open (and now used).
-    fn get(&self, id: &str, owner: &str) -> Option<Arc<HttpSession>> {
-        let mut map = lock(&self.by_id);
-        let session = map.get(id).filter(|s| s.owner == owner)?.clone();
-        if session.expired() {
-            map.remove(id);
-            session.end();
-            return None;
-        }
-        session.touch();
-        Some(session)
-    }
-
-    /// Ends session `id` of `owner`; whether there was one.
-    fn remove(&self, id: &str, owner: &str) -> bool {
-        let mut map = lock(&self.by_id);
-        if map.get(id).is_none_or(|s| s.owner != owner) {
-            return false;
-        }
-        if let Some(s) = map.remove(id) {
-            s.end();
-        }
-        true
-    }
-
-    /// Ends every session (at shutdown), and with them their streams.
-    pub fn close_all(&self) {
-        for (_, s) in lock(&self.by_id).drain() {
-            s.end();
-        }
-    }
-}
-
-fn refuse_session(status: u16, code: &str) -> Response {
-    let limits = format!(
-        "sessions are limited to {MAX_HTTP_SESSIONS} in all (MAX_HTTP_SESSIONS), \
-         {MAX_HTTP_SESSIONS_PER_TENANT} per tenant (MAX_HTTP_SESSIONS_PER_TENANT) and \
-         {MAX_HTTP_SESSIONS_PER_CALLER} per caller (MAX_HTTP_SESSIONS_PER_CALLER); end one with \
-         DELETE /mcp, or retry later"
-    );
-    rpc_response(
-        status,
-        &jsonrpc::error(Value::Null, INVALID_REQUEST, &format!("{code}: {limits}")),
-    )
-    .with_header(retry_after(RETRY_AFTER_SECS))
 }
 
 /// A JSON-RPC message as the whole response.
@@ -697,206 +509,6 @@ fn stateless(
     );
 }
 
-/// The stateless checks, in the specification's order; `Err` is the 400.
-fn check_stateless(
-    request: &Request,
-    version: Option<&str>,
-    method: &str,
-    params: &Map<String, Value>,
-    id: &Value,
-) -> Result<(), Response> {
-    let refuse = |code: i64, message: &str, data: Option<Value>| {
-        let reply = match data {
-            Some(d) => jsonrpc::error_with_data(id.clone(), code, message, d),
-            None => jsonrpc::error(id.clone(), code, message),
-        };
-        rpc_response(400, &reply)
-    };
-    let mismatch = |message: String| refuse(HEADER_MISMATCH, &message, None);
-    let Some(version) = version else {
-        return Err(mismatch(format!("the {VERSION_HEADER} header is required")));
-    };
-    let checked = revision::request_meta(params);
-    if let Err(f) = &checked {
-        if f.code == INVALID_PARAMS {
-            return Err(refuse(f.code, &f.message, f.data.clone()));
-        }
-    }
-    let named = revision::modern_version_named(params).unwrap_or("");
-    if named != version {
-        return Err(mismatch(format!(
-            "header mismatch: {VERSION_HEADER} {:?} is not the _meta protocol version {:?}",
-            clip(version),
-            clip(named)
-        )));
-    }
-    if let Err(f) = checked {
-        return Err(refuse(f.code, &f.message, f.data));
-    }
-    let sent: Vec<&str> = headers(request, METHOD_HEADER)
-        .into_iter()
-        .map(str::trim)
-        .collect();
-    if sent.is_empty() || sent.iter().any(|m| *m != method) {
-        return Err(mismatch(format!(
-            "header mismatch: {METHOD_HEADER} must be present and equal the method {:?}",
-            clip(method)
-        )));
-    }
-    let named_field = match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    };
-    if let Some(field) = named_field {
-        let body = params.get(field).and_then(Value::as_str);
-        let sent: Vec<Option<String>> = headers(request, NAME_HEADER)
-            .into_iter()
-            .map(decode_header_value)
-            .collect();
-        let agrees = !sent.is_empty()
-            && sent
-                .iter()
-                .all(|v| v.is_some() && v.as_deref() == body && body.is_some());
-        if !agrees {
-            return Err(mismatch(format!(
-                "header mismatch: {NAME_HEADER} must be present and equal params.{field}"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// 2026-07-28 (SEP-2243): the arguments of a `tools/call` that the tool's
-/// input schema mirrors into headers (`x-mcp-header` on a top-level
-/// string, integer or boolean property) must come with their
-/// `Mcp-Param-{name}` header, equal to the argument once decoded (strict
-/// Base64 inside `=?base64?…?=`, literal otherwise; integers compare as
-/// numbers). An argument that is absent or null expects no header.
-/// `Err` says what disagrees.
-fn check_param_headers(
-    ctx: &Context,
-    request: &Request,
-    method: &str,
-    params: &Map<String, Value>,
-) -> Result<(), String> {
-    if method != "tools/call" {
-        return Ok(());
-    }
-    let Some(name) = params.get("name").and_then(Value::as_str) else {
-        return Ok(());
-    };
-    let tools = ctx.server.catalog().tools(Revision::V2026_07_28);
-    let Some(properties) = tools
-        .iter()
-        .find(|t| t["name"] == name)
-        .and_then(|t| t["inputSchema"]["properties"].as_object())
-    else {
-        return Ok(());
-    };
-    let arguments = params.get("arguments").and_then(Value::as_object);
-    for (property, schema) in properties {
-        let Some(suffix) = schema.get("x-mcp-header").and_then(Value::as_str) else {
-            continue;
-        };
-        if !matches!(
-            schema.get("type").and_then(Value::as_str),
-            Some("string" | "integer" | "boolean")
-        ) {
-            // Not a valid annotation: not enforced.
-            continue;
-        }
-        let Some(argument) = arguments
-            .and_then(|a| a.get(property))
-            .filter(|a| !a.is_null())
-        else {
-            continue;
-        };
-        let header_name = format!("{PARAM_HEADER_PREFIX}{suffix}");
-        let sent: Vec<&str> = request
-            .headers()
-            .iter()
-            .filter(|h| h.is(&header_name))
-            .map(|h| h.value.as_str())
-            .collect();
-        if sent.is_empty() {
-            return Err(format!(
-                "header mismatch: arguments.{property} is in the body, so the {header_name} \
-                 header is required"
-            ));
-        }
-        for raw in sent {
-            let Some(value) = decode_param_value(raw) else {
-                return Err(format!(
-                    "header mismatch: {header_name} is not valid =?base64?...?= (strict \
-                     Base64 of UTF-8)"
-                ));
-            };
-            let agrees = match argument {
-                Value::String(s) => *s == value,
-                Value::Bool(b) => value == b.to_string(),
-                Value::Number(n) => value
-                    .parse::<f64>()
-                    .ok()
-                    .zip(n.as_f64())
-                    .is_some_and(|(h, b)| h == b),
-                _ => false,
-            };
-            if !agrees {
-                return Err(format!(
-                    "header mismatch: {header_name} does not equal arguments.{property}"
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// An `Mcp-Param-*` value as meant: trimmed, and decoded when it is
-/// exactly `=?base64?…?=` (the payload strict Base64: padded, standard
-/// alphabet); `None` when such a payload is not valid Base64 of UTF-8.
-fn decode_param_value(raw: &str) -> Option<String> {
-    let v = raw.trim();
-    let Some(payload) = v
-        .strip_prefix("=?base64?")
-        .and_then(|rest| rest.strip_suffix("?="))
-    else {
-        return Some(v.to_string());
-    };
-    let padding = payload.bytes().rev().take_while(|&b| b == b'=').count();
-    let data = &payload[..payload.len() - padding];
-    let strict = payload.len() % 4 == 0
-        && padding <= 2
-        && data
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/');
-    if !strict {
-        return None;
-    }
-    crate::base64::decode(payload)
-        .ok()
-        .and_then(|bytes| String::from_utf8(bytes).ok())
-}
-
-/// A header value as sent: trimmed, and decoded when it uses the
-/// `=?base64?…?=` form; `None` when that form does not decode to UTF-8.
-fn decode_header_value(raw: &str) -> Option<String> {
-    let v = raw.trim();
-    match v
-        .strip_prefix("=?base64?")
-        .and_then(|rest| rest.strip_suffix("?="))
-    {
-        Some(encoded) => crate::base64::decode(encoded)
-            .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok()),
-        None => Some(v.to_string()),
-    }
-}
-
-fn clip(s: &str) -> String {
-    s.chars().take(64).collect()
-}
-
 fn accepted() -> Response {
     Response::from_data(Vec::new()).with_status_code(202)
 }
@@ -1069,40 +681,10 @@ mod tests {
     }
 
     #[test]
-    fn param_headers_decode_strict_base64_only_inside_the_wrapper() {
-        assert_eq!(decode_param_value(" Hello ").as_deref(), Some("Hello"));
-        assert_eq!(
-            decode_param_value("=?base64?SGVsbG8=?=").as_deref(),
-            Some("Hello")
-        );
-        assert_eq!(decode_param_value("=?base64?SGVsbG8?="), None);
-        assert_eq!(decode_param_value("=?base64?SGVs!!!bG8=?="), None);
-        assert_eq!(
-            decode_param_value("=?base64?SGVsbG8=").as_deref(),
-            Some("=?base64?SGVsbG8=")
-        );
-        assert_eq!(decode_param_value("SGVsbG8=").as_deref(), Some("SGVsbG8="));
-    }
-
-    #[test]
     fn event_ids_name_a_stream_and_a_sequence() {
         assert_eq!(parse_event_id("3-0"), Some((3, 0)));
         assert_eq!(parse_event_id(" 12-7 "), Some((12, 7)));
         assert_eq!(parse_event_id("x-1"), None);
         assert_eq!(parse_event_id("5"), None);
-    }
-
-    #[test]
-    fn header_values_are_trimmed_and_base64_decoded() {
-        assert_eq!(decode_header_value("  tool  ").as_deref(), Some("tool"));
-        assert_eq!(
-            decode_header_value("=?base64?SGVsbG8sIOS4lueVjA==?=").as_deref(),
-            Some("Hello, 世界")
-        );
-        assert_eq!(decode_header_value("=?base64?!!!?="), None);
-        assert_eq!(
-            decode_header_value("=?base64?abc").as_deref(),
-            Some("=?base64?abc")
-        );
     }
 }
