@@ -375,3 +375,45 @@ fn evidence_view(ev: crate::store::RelationEvidence) -> EvidenceView {
         supports: ev.supports,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::RelationEvidence;
+
+    fn evidence(chunk: Option<(i64, i64, &str)>, start: i64, end: i64) -> RelationEvidence {
+        RelationEvidence {
+            doc_id: "doc_1".into(),
+            chunk: chunk.map(|(o, s, t)| (o, s, t.to_string())),
+            start,
+            end,
+            provenance: "user".into(),
+            supports: true,
+        }
+    }
+
+    #[test]
+    fn quotes_are_cut_from_the_chunk_at_document_offsets() {
+        // The chunk is bytes 100.. of its document.
+        let chunk = Some((2, 100, "Acme Corp. acquired Widgets Inc."));
+        let v = evidence_view(evidence(chunk, 100, 110));
+        assert_eq!(v.quote.as_deref(), Some("Acme Corp."));
+        assert_eq!(v.chunk_id.as_deref(), Some("doc_1:2"));
+        assert_eq!((v.byte_start, v.byte_end), (100, 110));
+        let v = evidence_view(evidence(chunk, 111, 119));
+        assert_eq!(v.quote.as_deref(), Some("acquired"));
+    }
+
+    #[test]
+    fn a_span_the_chunk_cannot_hold_has_no_quote() {
+        let chunk = Some((0, 100, "Zoë met Dana."));
+        for (start, end) in [(90, 105), (100, 200), (102, 103), (108, 104)] {
+            // Before the chunk, past its end, inside a character, reversed.
+            let v = evidence_view(evidence(chunk, start, end));
+            assert_eq!(v.quote, None, "{start}..{end}");
+            assert_eq!(v.chunk_id.as_deref(), Some("doc_1:0"));
+        }
+        let v = evidence_view(evidence(None, 0, 4));
+        assert_eq!((v.chunk_id, v.quote), (None, None));
+    }
+}

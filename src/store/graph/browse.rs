@@ -382,6 +382,54 @@ impl TenantReader<'_> {
 #[cfg(test)]
 mod tests {
     use super::like_pattern;
+    use crate::store::test_support::{remember, temp_store};
+    use crate::store::Tenant;
+
+    #[test]
+    fn another_tenants_entities_relations_and_evidence_are_not_found() {
+        let (dir, store) = temp_store("alayasiki-browse");
+        let (a, b) = (Tenant::new("a").unwrap(), Tenant::new("b").unwrap());
+        remember(
+            &store,
+            &a,
+            "Acme Corp. acquired Widgets Inc. in May.",
+            "user",
+        );
+        remember(&store, &b, "Initech hired Peter Gibbons.", "user");
+        let ra = store.reader(&a).unwrap();
+        let acme = ra.entities_matching("acme", 5).unwrap().remove(0);
+        let rels = ra.entity_relations(acme.id, 10).unwrap();
+        let acquired = rels
+            .iter()
+            .find(|r| r.label == "acquired")
+            .expect("acquired");
+        assert!(acquired.outgoing && acquired.other.name == "Widgets Inc.");
+        assert_eq!((acquired.support, acquired.contradict), (1, 0));
+        assert_eq!(ra.relation_evidence(acquired.id, 5).unwrap().len(), 1);
+        assert_eq!(ra.neighbours(acme.id, 5).unwrap().len(), rels.len());
+        assert!(!ra.edges_from(acme.id, 5).unwrap().is_empty());
+        drop(ra);
+        let rb = store.reader(&b).unwrap();
+        assert!(rb.entity(acme.id).unwrap().is_none());
+        assert!(rb.entities_by_ids(&[acme.id]).unwrap().is_empty());
+        assert!(rb.entity_relations(acme.id, 10).unwrap().is_empty());
+        assert!(rb.relation_evidence(acquired.id, 5).unwrap().is_empty());
+        assert!(rb.neighbours(acme.id, 5).unwrap().is_empty());
+        assert!(rb.edges_from(acme.id, 5).unwrap().is_empty());
+        assert!(rb.entities_matching("acme", 5).unwrap().is_empty());
+        assert!(rb.aliases_of(acme.id, 5).unwrap().is_empty());
+        let theirs: Vec<String> = rb
+            .top_entities(10)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert!(theirs.contains(&"Initech".to_string()), "{theirs:?}");
+        assert!(!theirs.contains(&"Acme Corp.".to_string()), "{theirs:?}");
+        drop(rb);
+        store.close();
+        std::fs::remove_dir_all(dir).ok();
+    }
 
     #[test]
     fn like_patterns_match_their_text_literally() {
