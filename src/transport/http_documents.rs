@@ -13,6 +13,7 @@ use super::http::{Context, Method};
 use super::http_api::{
     forbidden, not_implemented, run, service_error, Charge, FORGET_ID_ARGUMENT, FORGET_TOOL,
 };
+use super::query_string::{limit_param, query_pairs};
 use super::request::Request;
 use crate::limits::{CHUNKS_DEFAULT_LIMIT, CHUNKS_MAX_LIMIT};
 use crate::protocol::tools::{self, Tool};
@@ -93,35 +94,6 @@ struct ListQuery {
     limit: usize,
     before: Option<i64>,
     filter: DocumentFilter,
-}
-
-/// The query string's `(name, value)` pairs, values percent-decoded (`+`
-/// is a space, but in the time bounds, whose offsets use it).
-pub(super) fn query_pairs(query: &str) -> Result<Vec<(&str, String)>, String> {
-    query
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|pair| {
-            let (name, raw) = pair.split_once('=').unwrap_or((pair, ""));
-            let raw = if matches!(name, "since" | "until") {
-                raw.to_string()
-            } else {
-                raw.replace('+', " ")
-            };
-            let value = super::http::percent_decode(&raw)
-                .ok_or_else(|| format!("the value of {name:?} is not percent-encoded UTF-8"))?;
-            Ok((name, value))
-        })
-        .collect()
-}
-
-/// A whole number from 1 to `max`, or why not.
-pub(super) fn limit_param(value: &str, max: usize) -> Result<usize, String> {
-    value
-        .parse::<usize>()
-        .ok()
-        .filter(|n| (1..=max).contains(n))
-        .ok_or_else(|| format!("limit must be a whole number from 1 to {max}"))
 }
 
 /// An exact-match filter value: at most [`LIST_MAX_FILTER_BYTES`].
@@ -475,8 +447,10 @@ mod tests {
     #[test]
     fn chunk_parameters_are_checked_at_their_edges() {
         assert_eq!(chunks_query("").unwrap(), (None, CHUNKS_DEFAULT_LIMIT));
-        assert_eq!(chunks_query("after=0&limit=500").unwrap(), (Some(0), 500));
-        for bad in ["limit=0", "limit=501", "after=-1", "after=x", "before=1"] {
+        let max = format!("after=0&limit={CHUNKS_MAX_LIMIT}");
+        assert_eq!(chunks_query(&max).unwrap(), (Some(0), CHUNKS_MAX_LIMIT));
+        let over = format!("limit={}", CHUNKS_MAX_LIMIT + 1);
+        for bad in ["limit=0", &over, "after=-1", "after=x", "before=1"] {
             assert!(chunks_query(bad).is_err(), "{bad}");
         }
     }

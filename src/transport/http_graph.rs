@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use super::http::Context;
 use super::http_api::{forbidden, run, service_error, Charge};
-use super::http_documents::{limit_param, query_pairs};
+use super::query_string::{limit_param, query_pairs};
 use super::request::Request;
 use crate::clock::rfc3339;
 use crate::limits::{
@@ -164,7 +164,8 @@ fn graph_query(query: &str) -> Result<(Option<String>, usize, usize), String> {
     let (mut entity, mut depth, mut limit) = (None, 1, GRAPH_DEFAULT_NODES);
     for (name, value) in query_pairs(query)? {
         match name {
-            "entity" => entity = Some(value),
+            // Blank is no centre: the starting picture.
+            "entity" => entity = Some(value).filter(|v| !v.trim().is_empty()),
             "depth" => {
                 depth = value
                     .parse::<usize>()
@@ -254,6 +255,10 @@ mod tests {
     #[test]
     fn graph_parameters_are_checked_at_their_edges() {
         assert_eq!(graph_query("").unwrap(), (None, 1, GRAPH_DEFAULT_NODES));
+        assert_eq!(
+            graph_query("entity=").unwrap(),
+            (None, 1, GRAPH_DEFAULT_NODES)
+        );
         let max = format!("entity=ent_1&depth={GRAPH_MAX_DEPTH}&limit={GRAPH_MAX_NODES}");
         assert_eq!(
             graph_query(&max).unwrap(),

@@ -8,7 +8,8 @@
 //!   [`sse`] (the deprecated HTTP+SSE transport; the two share
 //!   [`event_stream`] and [`mcp_http`]) and [`http_api`] with
 //!   [`http_documents`], [`http_graph`] and [`http_sessions`] (the JSON
-//!   API; the last two serve the memory browser) behind it, and the checks every
+//!   API; the last two serve the memory browser; [`query_string`] parses
+//!   their parameters) behind it, and the checks every
 //!   request passes: [`origin`], [`auth`] (with [`jwks`]), [`admission`]
 //!   and [`body`]. Beneath them the server owns its HTTP/1.1:
 //!   [`listener`] binds the socket, [`acceptor`] bounds connections in
@@ -33,6 +34,7 @@ pub mod jwks;
 pub mod listener;
 pub mod mcp_http;
 pub mod origin;
+pub mod query_string;
 pub mod request;
 pub mod signals;
 pub mod sse;
