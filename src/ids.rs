@@ -150,6 +150,37 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
+/// Prefix of an entity's external id: `ent_` and the entity's store key
+/// in decimal (`ent_42`).
+pub const ENTITY_ID_PREFIX: &str = "ent_";
+/// Prefix of a relation's external id (`rel_7`).
+pub const RELATION_ID_PREFIX: &str = "rel_";
+
+/// The external id of the entity with store key `key`.
+pub fn entity_id(key: i64) -> String {
+    format!("{ENTITY_ID_PREFIX}{key}")
+}
+
+/// The external id of the relation with store key `key`.
+pub fn relation_id(key: i64) -> String {
+    format!("{RELATION_ID_PREFIX}{key}")
+}
+
+/// The store key an entity id names, parsed strictly: the prefix, then a
+/// positive decimal number without sign or leading zeros, so each entity
+/// has exactly one id and anything else names none.
+pub fn parse_entity_id(id: &str) -> Option<i64> {
+    parse_key(id, ENTITY_ID_PREFIX)
+}
+
+fn parse_key(id: &str, prefix: &str) -> Option<i64> {
+    let digits = id.strip_prefix(prefix)?;
+    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,5 +225,29 @@ mod tests {
             sha256_hex(b"abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn entity_ids_round_trip_and_parse_strictly() {
+        assert_eq!(entity_id(42), "ent_42");
+        assert_eq!(parse_entity_id("ent_42"), Some(42));
+        assert_eq!(parse_entity_id(&entity_id(i64::MAX)), Some(i64::MAX));
+        for bad in [
+            "",
+            "ent_",
+            "ent_0",
+            "ent_042",
+            "ent_-1",
+            "ent_+1",
+            "ent_4a",
+            "ent_ 4",
+            "ENT_4",
+            "rel_4",
+            "42",
+            "ent_99999999999999999999",
+        ] {
+            assert_eq!(parse_entity_id(bad), None, "{bad:?}");
+        }
+        assert_eq!(relation_id(7), "rel_7");
     }
 }

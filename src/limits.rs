@@ -224,6 +224,44 @@ pub const MAX_LLM_COMMUNITY_INPUT_BYTES: usize = 8 * 1024;
 /// rejected and the extractive summary stands alone.
 pub const MAX_LLM_COMMUNITY_SUMMARY_BYTES: usize = 2 * 1024;
 
+// The memory browser's reads (`/v1/documents/{id}/chunks`, `/v1/entities`,
+// `/v1/graph`, `/v1/communities`): each bounds one reply, whatever the
+// tenant's size, and API.md's browse limits table quotes them.
+
+/// Chunks in one page of a document's chunks unless `limit` says less.
+pub const CHUNKS_DEFAULT_LIMIT: usize = 100;
+/// The largest `limit` of a page of a document's chunks.
+pub const CHUNKS_MAX_LIMIT: usize = 500;
+/// Entities listed unless `limit` says less.
+pub const ENTITIES_DEFAULT_LIMIT: usize = 50;
+/// The largest `limit` of an entity listing.
+pub const ENTITIES_MAX_LIMIT: usize = 200;
+/// Longest name fragment (`q`) an entity listing searches for, in bytes.
+pub const MAX_ENTITY_QUERY_BYTES: usize = 256;
+/// Other names shown per entity.
+pub const ENTITY_MAX_ALIASES: usize = 20;
+/// Relations shown with one entity (the strongest; `truncated` says
+/// when there are more).
+pub const ENTITY_MAX_RELATIONS: usize = 100;
+/// Documents' evidence shown per relation of an entity (the newest;
+/// `evidence_truncated` says when there is more).
+pub const RELATION_MAX_EVIDENCE: usize = 5;
+/// Nodes of a neighbourhood view unless `limit` says less.
+pub const GRAPH_DEFAULT_NODES: usize = 50;
+/// The largest `limit` of a neighbourhood view.
+pub const GRAPH_MAX_NODES: usize = 200;
+/// The deepest neighbourhood (relations away from the centre).
+pub const GRAPH_MAX_DEPTH: usize = 2;
+/// Relations followed from one node while a neighbourhood grows (its
+/// strongest), and read from one node for the view's edges.
+pub const GRAPH_RELATIONS_PER_NODE: usize = 50;
+/// Edges of a neighbourhood view (the strongest; `truncated` says when
+/// there are more).
+pub const GRAPH_MAX_EDGES: usize = 1000;
+/// Member ids listed per community (the most mentioned;
+/// `entity_ids_truncated` says when there are more).
+pub const COMMUNITY_MAX_MEMBER_IDS: usize = 500;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,6 +385,36 @@ mod tests {
             assert!(
                 readme.contains(&row),
                 "README limits table lacks or misstates: {row}"
+            );
+        }
+    }
+
+    /// API.md's browse limits table quotes these values; keep them in step.
+    #[test]
+    fn api_md_browse_limits_table_matches_the_constants() {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/API.md"))
+            .expect("API.md");
+        let rows: &[(&str, usize)] = &[
+            ("`CHUNKS_DEFAULT_LIMIT`", CHUNKS_DEFAULT_LIMIT),
+            ("`CHUNKS_MAX_LIMIT`", CHUNKS_MAX_LIMIT),
+            ("`ENTITIES_DEFAULT_LIMIT`", ENTITIES_DEFAULT_LIMIT),
+            ("`ENTITIES_MAX_LIMIT`", ENTITIES_MAX_LIMIT),
+            ("`MAX_ENTITY_QUERY_BYTES`", MAX_ENTITY_QUERY_BYTES),
+            ("`ENTITY_MAX_ALIASES`", ENTITY_MAX_ALIASES),
+            ("`ENTITY_MAX_RELATIONS`", ENTITY_MAX_RELATIONS),
+            ("`RELATION_MAX_EVIDENCE`", RELATION_MAX_EVIDENCE),
+            ("`GRAPH_DEFAULT_NODES`", GRAPH_DEFAULT_NODES),
+            ("`GRAPH_MAX_NODES`", GRAPH_MAX_NODES),
+            ("`GRAPH_MAX_DEPTH`", GRAPH_MAX_DEPTH),
+            ("`GRAPH_RELATIONS_PER_NODE`", GRAPH_RELATIONS_PER_NODE),
+            ("`GRAPH_MAX_EDGES`", GRAPH_MAX_EDGES),
+            ("`COMMUNITY_MAX_MEMBER_IDS`", COMMUNITY_MAX_MEMBER_IDS),
+        ];
+        for (name, value) in rows {
+            let row = format!("| {name} | {value} |");
+            assert!(
+                doc.contains(&row),
+                "API.md browse limits table lacks or misstates: {row}"
             );
         }
     }

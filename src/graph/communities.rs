@@ -62,6 +62,12 @@ pub struct Summary {
     /// The strongest relations, as sentences.
     pub facts: Vec<String>,
     pub citations: Vec<CommunityCitation>,
+    /// Store ids of all its members, most mentioned first: which
+    /// community an entity belongs to, for the memory browser. Empty in
+    /// snapshots stored before membership was kept (until the next
+    /// rebuild).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub member_ids: Vec<i64>,
     /// A summary written by the optional LLM, added to a stored snapshot
     /// after it was built; absent otherwise (and in snapshots stored before
     /// it existed).
@@ -248,6 +254,7 @@ fn summarize(
             .take(SUMMARY_CITATIONS)
             .map(|(chunk_key, members)| CommunityCitation { chunk_key, members })
             .collect(),
+        member_ids: members.iter().map(|m| m.0).collect(),
         llm_summary: None,
     }
 }

@@ -179,6 +179,7 @@ mod tests {
                     members: 1,
                 },
             ],
+            member_ids: vec![1, 2],
             llm_summary: None,
         }
     }

@@ -8,10 +8,12 @@ mod memory;
 pub mod principal;
 pub mod working_memory;
 
-pub use crate::store::{DocumentSelector, Forgotten};
+pub use crate::store::{DocumentFilter, DocumentSelector, Forgotten};
 pub use memory::{
-    metadata_source, Content, ForgetReport, IngestReceipt, IngestRequest, Memory, MemoryService,
-    Original, Restore, Status, FORGET_BATCH, FORGET_REPORT_ITEMS,
+    metadata_source, ChunkEntity, ChunkPage, ChunkView, CommunityRef, Content, EntityCard,
+    EntityRef, EntityView, EvidenceView, ForgetReport, GraphEdgeView, GraphNode, GraphView,
+    IngestReceipt, IngestRequest, Memory, MemoryService, Original, RelationView, Restore, Status,
+    FORGET_BATCH, FORGET_REPORT_ITEMS,
 };
 pub use principal::{Permission, Principal, Role};
-pub use working_memory::{MemoryWrite, PromoteReceipt, WriteReceipt};
+pub use working_memory::{MemoryWrite, PromoteReceipt, SessionListing, WriteReceipt};

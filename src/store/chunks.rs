@@ -41,6 +41,28 @@ pub struct Adjacent {
     pub after: Option<i64>,
 }
 
+/// A chunk of one document, as the browser pages through them.
+#[derive(Debug, Clone)]
+pub struct DocumentChunk {
+    pub chunk_key: i64,
+    pub ordinal: i64,
+    /// Byte span in the document's extracted text.
+    pub start: i64,
+    pub end: i64,
+    pub text: String,
+}
+
+/// An entity mentioned in a chunk: its store id, name and kind, and the
+/// span of the mention in the document's text.
+#[derive(Debug, Clone)]
+pub struct ChunkMention {
+    pub entity_id: i64,
+    pub name: String,
+    pub kind: String,
+    pub start: i64,
+    pub end: i64,
+}
+
 /// A chunk found by a search, with what evidence needs of its document.
 #[derive(Debug, Clone)]
 pub struct ChunkHit {
@@ -424,5 +446,70 @@ impl TenantReader<'_> {
               WHERE d.tenant_id = ?1 AND d.doc_id = ?2",
             )?
             .query_row(params![tenant_id, doc_id], |r| r.get(0))?)
+    }
+
+    /// Up to `limit` chunks of the visible document `doc_id` with an
+    /// ordinal above `after`, in reading order; `None` when this tenant
+    /// has no such document (or retention hides it).
+    pub fn chunks_of_document(
+        &self,
+        doc_id: &str,
+        after: Option<i64>,
+        limit: usize,
+    ) -> Result<Option<Vec<DocumentChunk>>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(None);
+        };
+        let v = self.visible;
+        let document: Option<i64> = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT d.id FROM documents d WHERE d.tenant_id = ?1 AND d.doc_id = ?2 AND {VISIBLE}"
+            ))?
+            .query_row(
+                params![tenant_id, doc_id, 0, 0, 0, 0, 0, v.now, v.since],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(document) = document else {
+            return Ok(None);
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, ordinal, byte_start, byte_end, text FROM chunks
+              WHERE document_id = ?1 AND ordinal > ?2 ORDER BY ordinal LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![document, after.unwrap_or(-1), limit as i64], |r| {
+            Ok(DocumentChunk {
+                chunk_key: r.get(0)?,
+                ordinal: r.get(1)?,
+                start: r.get(2)?,
+                end: r.get(3)?,
+                text: r.get(4)?,
+            })
+        })?;
+        Ok(Some(rows.collect::<rusqlite::Result<_>>()?))
+    }
+
+    /// The entities mentioned in a chunk (of this tenant), in text order.
+    pub fn chunk_mentions(&self, chunk_key: i64) -> Result<Vec<ChunkMention>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT e.id, e.name, e.kind, m.byte_start, m.byte_end
+               FROM mentions m JOIN entities e ON e.id = m.entity_id
+              WHERE m.chunk_id = ?1 AND e.tenant_id = ?2
+              ORDER BY m.byte_start, m.byte_end, e.id",
+        )?;
+        let rows = stmt.query_map(params![chunk_key, tenant_id], |r| {
+            Ok(ChunkMention {
+                entity_id: r.get(0)?,
+                name: r.get(1)?,
+                kind: r.get(2)?,
+                start: r.get(3)?,
+                end: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }

@@ -82,13 +82,33 @@ fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocumentSummary> {
     })
 }
 
-/// One line of the newest-first listing: a summary and when it was stored.
+/// One line of the newest-first listing: a summary, its provenance class
+/// and when it was stored.
 #[derive(Debug, Clone)]
 pub struct DocumentListing {
     pub summary: DocumentSummary,
+    pub provenance: Option<String>,
     /// Milliseconds since the epoch.
     pub created_at: i64,
 }
+
+/// Which ready documents a newest-first listing (and its count) takes:
+/// each field that is set must hold; times are Unix milliseconds compared
+/// with `created_at`, `since` inclusive and `until` exclusive.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DocumentFilter {
+    pub source: Option<String>,
+    pub media_type: Option<String>,
+    pub provenance: Option<String>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+}
+
+/// The conditions of a [`DocumentFilter`] on a document aliased `d`
+/// (parameters `?3` to `?7`; `?8`, `?9` are [`VISIBLE`]'s).
+const FILTERED: &str = "(?3 IS NULL OR d.source = ?3) AND (?4 IS NULL OR d.media_type = ?4)
+     AND (?5 IS NULL OR d.provenance = ?5) AND (?6 IS NULL OR d.created_at >= ?6)
+     AND (?7 IS NULL OR d.created_at < ?7)";
 
 impl TenantWriter<'_> {
     /// Stores the document, its original, its idempotency record and its
@@ -256,33 +276,35 @@ impl TenantReader<'_> {
     }
 
     /// Ready documents before `before` (all when `None`), newest first,
-    /// optionally only those of `source`: one page of the browser's list.
+    /// only those `filter` takes: one page of the browser's list.
     pub fn list_documents_newest(
         &self,
         before: Option<i64>,
-        source: Option<&str>,
+        filter: &DocumentFilter,
         limit: usize,
     ) -> Result<Vec<DocumentListing>> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(Vec::new());
         };
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT d.id, d.doc_id, d.title, d.source, d.media_type, d.byte_size, d.created_at
+            "SELECT d.id, d.doc_id, d.title, d.source, d.media_type, d.byte_size, d.created_at,
+                    d.provenance
                FROM documents d
               WHERE d.tenant_id = ?1 AND d.id < ?2 AND d.state = 'ready'
-                AND (?3 IS NULL OR d.source = ?3) AND {VISIBLE}
+                AND {FILTERED} AND {VISIBLE}
               ORDER BY d.id DESC LIMIT ?10"
         ))?;
         let v = self.visible;
+        let f = filter;
         let rows = stmt.query_map(
             params![
                 tenant_id,
                 before.unwrap_or(i64::MAX),
-                source,
-                0,
-                0,
-                0,
-                0,
+                f.source,
+                f.media_type,
+                f.provenance,
+                f.since,
+                f.until,
                 v.now,
                 v.since,
                 limit as i64
@@ -291,10 +313,41 @@ impl TenantReader<'_> {
                 Ok(DocumentListing {
                     summary: summary_row(r)?,
                     created_at: r.get(6)?,
+                    provenance: r.get(7)?,
                 })
             },
         )?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// How many ready documents `filter` takes in all (what forgetting by
+    /// that filter would delete of what a reader sees).
+    pub fn count_documents(&self, filter: &DocumentFilter) -> Result<i64> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(0);
+        };
+        let v = self.visible;
+        let f = filter;
+        Ok(self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT count(*) FROM documents d
+                  WHERE d.tenant_id = ?1 AND ?2 AND d.state = 'ready' AND {FILTERED} AND {VISIBLE}"
+            ))?
+            .query_row(
+                params![
+                    tenant_id,
+                    1,
+                    f.source,
+                    f.media_type,
+                    f.provenance,
+                    f.since,
+                    f.until,
+                    v.now,
+                    v.since
+                ],
+                |r| r.get(0),
+            )?)
     }
 
     /// Number of documents (any state).

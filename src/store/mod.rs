@@ -45,12 +45,17 @@ mod usage;
 pub mod vectors;
 mod writer;
 
-pub use chunks::{Adjacent, ChunkHit, NewChunk, UnembeddedChunk};
+pub use chunks::{Adjacent, ChunkHit, ChunkMention, DocumentChunk, NewChunk, UnembeddedChunk};
 pub use communities::Snapshot as CommunitySnapshot;
 pub use db::{latest_schema_version, DB_FILE};
-pub use documents::{AdmitOutcome, DocumentListing, DocumentRow, DocumentSummary, NewDocument};
+pub use documents::{
+    AdmitOutcome, DocumentFilter, DocumentListing, DocumentRow, DocumentSummary, NewDocument,
+};
 pub use forget::{DocumentSelector, Forgotten};
-pub use graph::{EntityRow, RelationRow, FUNCTIONAL_PREDICATES};
+pub use graph::{
+    EntityDetail, EntityRelation, EntityRow, GraphEdge, RelationEvidence, RelationRow,
+    FUNCTIONAL_PREDICATES,
+};
 pub use journal::{
     interrupted_reason, Attempt, FailureKind, JobInput, JobKind, JobQueue, JobState, PendingJob,
     RecentFailure, StoredChunk,

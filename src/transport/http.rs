@@ -58,7 +58,7 @@ use super::request::Request;
 use super::sse::Sessions;
 use super::streamable::HttpSessions;
 pub use super::wire::{Header, Method, Response};
-use super::{http_api, http_documents, signals, sse, streamable, ui};
+use super::{http_api, http_documents, http_graph, http_sessions, signals, sse, streamable, ui};
 use crate::protocol::mcp::Server;
 use crate::protocol::tools;
 use crate::service::{MemoryService, Permission, Principal};
@@ -275,7 +275,18 @@ pub(super) enum Route {
     /// `GET /v1/documents`: the newest-first list.
     Documents,
     Document(String),
+    /// `GET /v1/documents/{id}/chunks`.
+    Chunks(String),
     Original(String),
+    /// `GET /v1/entities`: most mentioned, or matching `q`.
+    Entities,
+    Entity(String),
+    /// `GET /v1/graph`: a neighbourhood.
+    Graph,
+    Communities,
+    /// `GET /v1/sessions`: the caller's working-memory sessions.
+    Sessions,
+    Session(String),
     /// The memory browser's page and assets ([`ui`]): what follows `/ui`.
     Ui(String),
 }
@@ -295,6 +306,10 @@ fn resolve(path: &str) -> Option<(Route, &'static [Method])> {
         "/v1/memory/write" => (Route::Tool(http_api::MEMORY_WRITE_TOOL.into()), &[Post]),
         "/v1/memory/read" => (Route::Tool(http_api::MEMORY_READ_TOOL.into()), &[Post]),
         "/v1/documents" => (Route::Documents, &[Get]),
+        "/v1/entities" => (Route::Entities, &[Get]),
+        "/v1/graph" => (Route::Graph, &[Get]),
+        "/v1/communities" => (Route::Communities, &[Get]),
+        "/v1/sessions" => (Route::Sessions, &[Get]),
         _ => {
             if let Some(asset) = ui::asset_path(path) {
                 return Some((Route::Ui(asset.to_string()), &[Get]));
@@ -313,6 +328,15 @@ fn resolve(path: &str) -> Option<(Route, &'static [Method])> {
                 .and_then(|p| single_segment(p, "/v1/documents/"))
             {
                 (Route::Original(id), &[Get])
+            } else if let Some(id) = path
+                .strip_suffix(CHUNKS_SUFFIX)
+                .and_then(|p| single_segment(p, "/v1/documents/"))
+            {
+                (Route::Chunks(id), &[Get])
+            } else if let Some(id) = single_segment(path, "/v1/entities/") {
+                (Route::Entity(id), &[Get])
+            } else if let Some(id) = single_segment(path, "/v1/sessions/") {
+                (Route::Session(id), &[Get])
             } else {
                 return None;
             }
@@ -323,6 +347,8 @@ fn resolve(path: &str) -> Option<(Route, &'static [Method])> {
 
 /// What follows a document's path to name its original.
 const ORIGINAL_SUFFIX: &str = "/original";
+/// What follows a document's path to name its chunks.
+const CHUNKS_SUFFIX: &str = "/chunks";
 
 /// The one non-empty segment after `prefix`, percent-decoded.
 fn single_segment(path: &str, prefix: &str) -> Option<String> {
@@ -521,12 +547,20 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
         Route::Documents => http_documents::list(ctx, request, principal, query),
         Route::Document(id) => http_documents::document(ctx, request, principal, &id),
         Route::Original(id) => http_documents::original(ctx, request, principal, &id),
+        Route::Chunks(id) => http_documents::chunks(ctx, request, principal, &id, query),
+        Route::Entities => http_graph::entities(ctx, request, principal, query),
+        Route::Entity(id) => http_graph::entity(ctx, request, principal, &id),
+        Route::Graph => http_graph::graph(ctx, request, principal, query),
+        Route::Communities => http_graph::communities(ctx, request, principal),
+        Route::Sessions => http_sessions::list(ctx, request, principal),
+        Route::Session(id) => http_sessions::session(ctx, request, principal, &id),
     }
 }
 
 /// What a route needs beyond any permission, when it says so before its
 /// body is read: a tool's permission (an unknown tool needs none: it is
-/// 404), or query for reading documents. `None` for the routes open to
+/// 404), or query for reading documents, the graph and sessions. `None`
+/// for the routes open to
 /// any permission, MCP among them.
 fn route_permission(route: &Route, method: &Method) -> Option<Permission> {
     match route {
@@ -534,7 +568,16 @@ fn route_permission(route: &Route, method: &Method) -> Option<Permission> {
         Route::Document(_) if *method == Method::Delete => {
             tools::find(http_api::FORGET_TOOL).map(|t| t.permission)
         }
-        Route::Documents | Route::Document(_) | Route::Original(_) => Some(Permission::Query),
+        Route::Documents
+        | Route::Document(_)
+        | Route::Original(_)
+        | Route::Chunks(_)
+        | Route::Entities
+        | Route::Entity(_)
+        | Route::Graph
+        | Route::Communities
+        | Route::Sessions
+        | Route::Session(_) => Some(Permission::Query),
         _ => None,
     }
 }
@@ -708,6 +751,24 @@ mod tests {
             Route::Ui("/app.js".into())
         );
         assert!(resolve("/uix").is_none());
+        assert_eq!(
+            resolve("/v1/documents/doc_1/chunks").unwrap(),
+            (Route::Chunks("doc_1".into()), &[Method::Get][..])
+        );
+        assert!(resolve("/v1/documents//chunks").is_none());
+        assert_eq!(resolve("/v1/entities").unwrap().0, Route::Entities);
+        assert_eq!(
+            resolve("/v1/entities/ent_4").unwrap(),
+            (Route::Entity("ent_4".into()), &[Method::Get][..])
+        );
+        assert!(resolve("/v1/entities/ent_4/x").is_none());
+        assert_eq!(resolve("/v1/graph").unwrap().0, Route::Graph);
+        assert_eq!(resolve("/v1/communities").unwrap().0, Route::Communities);
+        assert_eq!(resolve("/v1/sessions").unwrap().0, Route::Sessions);
+        assert_eq!(
+            resolve("/v1/sessions/s%201").unwrap().0,
+            Route::Session("s 1".into())
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! Document routes of the JSON API: `GET /v1/documents` (newest first),
-//! `GET` and `DELETE /v1/documents/{id}`, and
-//! `GET /v1/documents/{id}/original`.
+//! Document routes of the JSON API: `GET /v1/documents` (newest first,
+//! filtered, with the filter's total), `GET` and `DELETE
+//! /v1/documents/{id}`, `GET /v1/documents/{id}/chunks` (the chunks with
+//! the entities they mention) and `GET /v1/documents/{id}/original`.
 //!
 //! The original is served as the exact stored bytes (not JSON), with the
 //! stored media type as `Content-Type`, after the same tenant check and
@@ -12,9 +13,11 @@ use super::http::{Context, Method};
 use super::http_api::{
     forbidden, not_implemented, run, service_error, Charge, FORGET_ID_ARGUMENT, FORGET_TOOL,
 };
+use super::query_string::{limit_param, query_pairs};
 use super::request::Request;
+use crate::limits::{CHUNKS_DEFAULT_LIMIT, CHUNKS_MAX_LIMIT};
 use crate::protocol::tools::{self, Tool};
-use crate::service::{Memory, Permission, Principal};
+use crate::service::{DocumentFilter, Memory, Permission, Principal};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Instant;
@@ -25,11 +28,16 @@ pub const LIST_OPERATION: &str = "document.list";
 pub const LIST_DEFAULT_LIMIT: usize = 50;
 /// The largest `limit` of `GET /v1/documents`.
 pub const LIST_MAX_LIMIT: usize = 200;
-/// The longest `source` filter of `GET /v1/documents`, in bytes.
-const LIST_MAX_SOURCE_BYTES: usize = 1024;
+/// The longest `source`, `media_type` or `provenance` filter of
+/// `GET /v1/documents`, in bytes.
+pub const LIST_MAX_FILTER_BYTES: usize = 1024;
+/// A day, for a bare `until` date (which includes the whole day).
+const DAY_MS: i64 = 86_400_000;
 
 /// Usage operation of `GET /v1/documents/{id}`.
 pub const READ_OPERATION: &str = "document.read";
+/// Usage operation of `GET /v1/documents/{id}/chunks`.
+pub const CHUNKS_OPERATION: &str = "document.chunks";
 /// Usage operation of `GET /v1/documents/{id}/original`.
 pub const ORIGINAL_OPERATION: &str = "document.original";
 
@@ -85,29 +93,46 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
 struct ListQuery {
     limit: usize,
     before: Option<i64>,
-    source: Option<String>,
+    filter: DocumentFilter,
+}
+
+/// An exact-match filter value: at most [`LIST_MAX_FILTER_BYTES`].
+fn filter_value(name: &str, value: String) -> Result<String, String> {
+    if value.len() > LIST_MAX_FILTER_BYTES {
+        return Err(format!(
+            "{name} is longer than {LIST_MAX_FILTER_BYTES} bytes"
+        ));
+    }
+    Ok(value)
+}
+
+/// `since` or `until` (`end`) as Unix ms: an RFC 3339 date-time with its
+/// offset, or a bare date `YYYY-MM-DD` (UTC) meaning the whole day, so a
+/// bare `until` ends at the next midnight.
+fn time_bound(name: &str, value: &str, end: bool) -> Result<i64, String> {
+    let refused = || {
+        format!(
+            "{name} must be an RFC 3339 date (YYYY-MM-DD) or date-time with offset \
+             (YYYY-MM-DDTHH:MM:SSZ; send an offset's + as %2B)"
+        )
+    };
+    if value.trim() != value {
+        return Err(refused());
+    }
+    let ms = crate::clock::parse_rfc3339(value).ok_or_else(refused)?;
+    let bare_date = !value.contains(['T', 't', ' ']);
+    Ok(if end && bare_date { ms + DAY_MS } else { ms })
 }
 
 fn list_query(query: &str) -> Result<ListQuery, String> {
     let mut q = ListQuery {
         limit: LIST_DEFAULT_LIMIT,
         before: None,
-        source: None,
+        filter: DocumentFilter::default(),
     };
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (name, raw) = pair.split_once('=').unwrap_or((pair, ""));
-        let value = super::http::percent_decode(&raw.replace('+', " "))
-            .ok_or_else(|| format!("the value of {name:?} is not percent-encoded UTF-8"))?;
+    for (name, value) in query_pairs(query)? {
         match name {
-            "limit" => {
-                q.limit = value
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|n| (1..=LIST_MAX_LIMIT).contains(n))
-                    .ok_or_else(|| {
-                        format!("limit must be a whole number from 1 to {LIST_MAX_LIMIT}")
-                    })?;
-            }
+            "limit" => q.limit = limit_param(&value, LIST_MAX_LIMIT)?,
             "before" => {
                 q.before = Some(
                     value
@@ -117,17 +142,15 @@ fn list_query(query: &str) -> Result<ListQuery, String> {
                         .ok_or("before must be a next_before of an earlier page")?,
                 );
             }
-            "source" => {
-                if value.len() > LIST_MAX_SOURCE_BYTES {
-                    return Err(format!(
-                        "source is longer than {LIST_MAX_SOURCE_BYTES} bytes"
-                    ));
-                }
-                q.source = Some(value);
-            }
+            "source" => q.filter.source = Some(filter_value(name, value)?),
+            "media_type" => q.filter.media_type = Some(filter_value(name, value)?),
+            "provenance" => q.filter.provenance = Some(filter_value(name, value)?),
+            "since" => q.filter.since = Some(time_bound(name, &value, false)?),
+            "until" => q.filter.until = Some(time_bound(name, &value, true)?),
             _ => {
                 return Err(format!(
-                    "unknown parameter {name:?} (limit, before, source)"
+                    "unknown parameter {name:?} (limit, before, source, media_type, provenance, \
+                     since, until)"
                 ))
             }
         }
@@ -135,8 +158,10 @@ fn list_query(query: &str) -> Result<ListQuery, String> {
     Ok(q)
 }
 
-/// `GET /v1/documents[?limit=N&before=CURSOR&source=S]`: this tenant's
-/// ready documents, newest first; `next_before` pages on (null at the end).
+/// `GET /v1/documents[?limit=N&before=CURSOR&source=S&media_type=M&
+/// provenance=P&since=T&until=T]`: this tenant's ready documents the
+/// filters take, newest first; `next_before` pages on (null at the end);
+/// `total` counts every document the filters take, whatever the cursor.
 pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, query: &str) {
     if !principal.permits(Permission::Query) {
         return request.respond(forbidden(Permission::Query));
@@ -150,8 +175,11 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, q
     let started = Instant::now();
     run(ctx, request, move |ctx| {
         let memory = ctx.service.for_caller(&principal);
-        match memory.list_documents_newest(q.before, q.source.as_deref(), q.limit + 1) {
-            Ok(mut rows) => {
+        let listed = memory
+            .list_documents_newest(q.before, &q.filter, q.limit + 1)
+            .and_then(|rows| Ok((rows, memory.count_documents(&q.filter)?)));
+        match listed {
+            Ok((mut rows, total)) => {
                 let more = rows.len() > q.limit;
                 rows.truncate(q.limit);
                 let next_before = more.then(|| rows.last().map(|r| r.summary.cursor));
@@ -163,17 +191,109 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, q
                             "title": r.summary.title,
                             "source": r.summary.source,
                             "media_type": r.summary.media_type,
+                            "provenance": r.provenance,
                             "bytes": r.summary.byte_size,
                             "created_at": crate::clock::rfc3339(r.created_at),
                         })
                     })
                     .collect();
-                let body = json!({"documents": documents, "next_before": next_before.flatten()})
-                    .to_string()
-                    .into_bytes();
+                let body = json!({
+                    "documents": documents,
+                    "next_before": next_before.flatten(),
+                    "total": total,
+                })
+                .to_string()
+                .into_bytes();
                 Charge::new(LIST_OPERATION, 0, started).reply(&memory, body, "application/json")
             }
             Err(e) => service_error(e, LIST_OPERATION),
+        }
+    });
+}
+
+/// The parameters of `GET /v1/documents/{id}/chunks`: `(after, limit)`.
+fn chunks_query(query: &str) -> Result<(Option<i64>, usize), String> {
+    let (mut after, mut limit) = (None, CHUNKS_DEFAULT_LIMIT);
+    for (name, value) in query_pairs(query)? {
+        match name {
+            "after" => {
+                after = Some(
+                    value
+                        .parse::<i64>()
+                        .ok()
+                        .filter(|n| *n >= 0)
+                        .ok_or("after must be a chunk ordinal (a whole number from 0)")?,
+                );
+            }
+            "limit" => limit = limit_param(&value, CHUNKS_MAX_LIMIT)?,
+            _ => return Err(format!("unknown parameter {name:?} (after, limit)")),
+        }
+    }
+    Ok((after, limit))
+}
+
+/// `GET /v1/documents/{id}/chunks[?after=ORDINAL&limit=N]`: the chunks in
+/// reading order, each with the entities it mentions; `next_after` pages
+/// on (null at the end).
+pub(super) fn chunks(
+    ctx: &Arc<Context>,
+    request: Request,
+    principal: Principal,
+    id: &str,
+    query: &str,
+) {
+    if !principal.permits(Permission::Query) {
+        return request.respond(forbidden(Permission::Query));
+    }
+    let (after, limit) = match chunks_query(query) {
+        Ok(q) => q,
+        Err(message) => {
+            return request.respond(super::http::error(400, "invalid_input", &message));
+        }
+    };
+    let started = Instant::now();
+    let id = id.to_string();
+    run(ctx, request, move |ctx| {
+        let memory = ctx.service.for_caller(&principal);
+        match memory.document_chunks(&id, after, limit) {
+            Ok(page) => {
+                let chunks: Vec<Value> = page
+                    .chunks
+                    .iter()
+                    .map(|c| {
+                        let entities: Vec<Value> = c
+                            .entities
+                            .iter()
+                            .map(|e| {
+                                json!({
+                                    "entity_id": e.entity_id,
+                                    "name": e.name,
+                                    "kind": e.kind,
+                                    "byte_start": e.byte_start,
+                                    "byte_end": e.byte_end,
+                                })
+                            })
+                            .collect();
+                        json!({
+                            "chunk_id": c.chunk_id,
+                            "ordinal": c.ordinal,
+                            "byte_start": c.byte_start,
+                            "byte_end": c.byte_end,
+                            "text": c.text,
+                            "entities": entities,
+                        })
+                    })
+                    .collect();
+                let body = json!({
+                    "document_id": page.document_id,
+                    "chunks": chunks,
+                    "next_after": page.next_after,
+                })
+                .to_string()
+                .into_bytes();
+                Charge::new(CHUNKS_OPERATION, 0, started).reply(&memory, body, "application/json")
+            }
+            Err(e) => service_error(e, CHUNKS_OPERATION),
         }
     });
 }
@@ -254,12 +374,20 @@ mod tests {
             ListQuery {
                 limit: LIST_DEFAULT_LIMIT,
                 before: None,
-                source: None
+                filter: DocumentFilter::default(),
             }
         );
-        let q = list_query("limit=2&before=7&source=notes%2Fa+b").unwrap();
+        let q = list_query(
+            "limit=2&before=7&source=notes%2Fa+b&media_type=text%2Fmarkdown&provenance=user",
+        )
+        .unwrap();
         assert_eq!((q.limit, q.before), (2, Some(7)));
-        assert_eq!(q.source.as_deref(), Some("notes/a b"));
+        assert_eq!(q.filter.source.as_deref(), Some("notes/a b"));
+        assert_eq!(q.filter.media_type.as_deref(), Some("text/markdown"));
+        assert_eq!(q.filter.provenance.as_deref(), Some("user"));
+        assert_eq!(list_query("limit=200").unwrap().limit, LIST_MAX_LIMIT);
+        let longest = "s".repeat(LIST_MAX_FILTER_BYTES);
+        assert!(list_query(&format!("media_type={longest}")).is_ok());
         for bad in [
             "limit=0",
             "limit=201",
@@ -268,8 +396,62 @@ mod tests {
             "before=",
             "x=1",
             "source=%zz",
+            "since=yesterday",
+            "until=2026-13-01",
+            "since=",
         ] {
             assert!(list_query(bad).is_err(), "{bad}");
+        }
+        let too_long = format!("provenance={longest}s");
+        assert!(list_query(&too_long).unwrap_err().contains("provenance"));
+        assert!(list_query("until=x").unwrap_err().starts_with("until"));
+    }
+
+    #[test]
+    fn a_bare_date_bounds_the_whole_day() {
+        let day = crate::clock::parse_rfc3339("2026-12-01").unwrap();
+        assert_eq!(time_bound("since", "2026-12-01", false), Ok(day));
+        assert_eq!(time_bound("until", "2026-12-01", true), Ok(day + DAY_MS));
+        let q = list_query("since=2026-12-01&until=2026-12-01").unwrap();
+        assert_eq!(
+            (q.filter.since, q.filter.until),
+            (Some(day), Some(day + DAY_MS))
+        );
+    }
+
+    #[test]
+    fn date_times_bound_at_their_instant_with_their_offset() {
+        let noon = crate::clock::parse_rfc3339("2026-12-01T12:00:00Z").unwrap();
+        assert_eq!(time_bound("until", "2026-12-01T12:00:00Z", true), Ok(noon));
+        assert_eq!(
+            time_bound("since", "2026-12-01T14:00:00.000+02:00", false),
+            Ok(noon)
+        );
+        // A `+` is kept as itself in the time bounds (not a space).
+        let q = list_query("since=2026-12-01T14:00:00+02:00&until=2026-12-01T12:00:00%2B00:00")
+            .unwrap();
+        assert_eq!((q.filter.since, q.filter.until), (Some(noon), Some(noon)));
+        for bad in [
+            "2026-12-01T12:00:00",
+            "2026-12-1",
+            "2026-02-30",
+            " 2026-12-01",
+            "2026-12-01T25:00:00Z",
+            "12/01/2026",
+        ] {
+            let refused = time_bound("since", bad, false).unwrap_err();
+            assert!(refused.starts_with("since must be"), "{bad}: {refused}");
+        }
+    }
+
+    #[test]
+    fn chunk_parameters_are_checked_at_their_edges() {
+        assert_eq!(chunks_query("").unwrap(), (None, CHUNKS_DEFAULT_LIMIT));
+        let max = format!("after=0&limit={CHUNKS_MAX_LIMIT}");
+        assert_eq!(chunks_query(&max).unwrap(), (Some(0), CHUNKS_MAX_LIMIT));
+        let over = format!("limit={}", CHUNKS_MAX_LIMIT + 1);
+        for bad in ["limit=0", &over, "after=-1", "after=x", "before=1"] {
+            assert!(chunks_query(bad).is_err(), "{bad}");
         }
     }
 

@@ -7,7 +7,9 @@
 //!   [`streamable`] (MCP over Streamable HTTP at `/mcp`, both eras),
 //!   [`sse`] (the deprecated HTTP+SSE transport; the two share
 //!   [`event_stream`] and [`mcp_http`]) and [`http_api`] with
-//!   [`http_documents`] (the JSON API) behind it, and the checks every
+//!   [`http_documents`], [`http_graph`] and [`http_sessions`] (the JSON
+//!   API; the last two serve the memory browser; [`query_string`] parses
+//!   their parameters) behind it, and the checks every
 //!   request passes: [`origin`], [`auth`] (with [`jwks`]), [`admission`]
 //!   and [`body`]. Beneath them the server owns its HTTP/1.1:
 //!   [`listener`] binds the socket, [`acceptor`] bounds connections in
@@ -26,10 +28,13 @@ pub mod framing;
 pub mod http;
 pub mod http_api;
 pub mod http_documents;
+pub mod http_graph;
+pub mod http_sessions;
 pub mod jwks;
 pub mod listener;
 pub mod mcp_http;
 pub mod origin;
+pub mod query_string;
 pub mod request;
 pub mod signals;
 pub mod sse;

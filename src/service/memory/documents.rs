@@ -1,13 +1,47 @@
-//! Reading stored documents back: one document, pages of the list and of
-//! an export, an original's bytes (checked against their hash), and the
-//! look-ups by idempotency key and by id.
+//! Reading stored documents back: one document, pages of the list (with
+//! its filters and their total) and of an export, a document's chunks with
+//! the entities they mention, an original's bytes (checked against their
+//! hash), and the look-ups by idempotency key and by id.
 
 use super::Memory;
 use crate::error::{Error, Result};
 use crate::ids;
 use crate::ingest::media::{self, MediaKind};
+use crate::limits::CHUNKS_MAX_LIMIT;
 use crate::service::principal::Permission;
-use crate::store::{DocumentListing, DocumentRow, DocumentSummary, ExportRow};
+use crate::store::{DocumentFilter, DocumentListing, DocumentRow, DocumentSummary, ExportRow};
+
+/// One page of a document's chunks, in reading order.
+#[derive(Debug, Clone)]
+pub struct ChunkPage {
+    pub document_id: String,
+    pub chunks: Vec<ChunkView>,
+    /// The ordinal to page on from (`after`), when there are more.
+    pub next_after: Option<i64>,
+}
+
+/// A chunk with the entities it mentions.
+#[derive(Debug, Clone)]
+pub struct ChunkView {
+    /// `<document_id>:<ordinal>`, as evidence names chunks.
+    pub chunk_id: String,
+    pub ordinal: i64,
+    /// Byte span in the document's extracted text.
+    pub byte_start: i64,
+    pub byte_end: i64,
+    pub text: String,
+    pub entities: Vec<ChunkEntity>,
+}
+
+/// An entity mentioned in a chunk, where (a span in the document's text).
+#[derive(Debug, Clone)]
+pub struct ChunkEntity {
+    pub entity_id: String,
+    pub name: String,
+    pub kind: String,
+    pub byte_start: i64,
+    pub byte_end: i64,
+}
 
 /// A document's original bytes, checked against their recorded hash.
 #[derive(Debug, Clone)]
@@ -43,18 +77,74 @@ impl Memory<'_> {
     }
 
     /// Ready documents stored before the position `before` (from the
-    /// newest when `None`), newest first, optionally of one `source`.
+    /// newest when `None`), newest first, only those `filter` takes.
     pub fn list_documents_newest(
         &self,
         before: Option<i64>,
-        source: Option<&str>,
+        filter: &DocumentFilter,
         limit: usize,
     ) -> Result<Vec<DocumentListing>> {
         self.require(Permission::Query)?;
         self.service
             .store
             .reader(&self.principal.tenant)?
-            .list_documents_newest(before, source, limit)
+            .list_documents_newest(before, filter, limit)
+    }
+
+    /// How many ready documents `filter` takes in all, whatever the page.
+    pub fn count_documents(&self, filter: &DocumentFilter) -> Result<i64> {
+        self.require(Permission::Query)?;
+        self.service
+            .store
+            .reader(&self.principal.tenant)?
+            .count_documents(filter)
+    }
+
+    /// Up to `limit` (at most [`CHUNKS_MAX_LIMIT`]) chunks of a document
+    /// with an ordinal above `after`, each with the entities it mentions.
+    /// Another tenant's document is not found, like an unknown one.
+    pub fn document_chunks(
+        &self,
+        doc_id: &str,
+        after: Option<i64>,
+        limit: usize,
+    ) -> Result<ChunkPage> {
+        self.require(Permission::Query)?;
+        let limit = limit.clamp(1, CHUNKS_MAX_LIMIT);
+        let reader = self.service.store.reader(&self.principal.tenant)?;
+        let mut chunks = reader
+            .chunks_of_document(doc_id, after, limit + 1)?
+            .ok_or_else(|| Error::NotFound(format!("no document {doc_id:?} in this memory")))?;
+        let more = chunks.len() > limit;
+        chunks.truncate(limit);
+        let next_after = more.then(|| chunks.last().map(|c| c.ordinal)).flatten();
+        let mut views = Vec::with_capacity(chunks.len());
+        for c in chunks {
+            let entities = reader
+                .chunk_mentions(c.chunk_key)?
+                .into_iter()
+                .map(|m| ChunkEntity {
+                    entity_id: ids::entity_id(m.entity_id),
+                    name: m.name,
+                    kind: m.kind,
+                    byte_start: m.start,
+                    byte_end: m.end,
+                })
+                .collect();
+            views.push(ChunkView {
+                chunk_id: format!("{doc_id}:{}", c.ordinal),
+                ordinal: c.ordinal,
+                byte_start: c.start,
+                byte_end: c.end,
+                text: c.text,
+                entities,
+            });
+        }
+        Ok(ChunkPage {
+            document_id: doc_id.to_string(),
+            chunks: views,
+            next_after,
+        })
     }
 
     /// A document's original bytes, exactly as uploaded. The bytes are

@@ -9,7 +9,9 @@
 //! split by concern:
 //! - [`content`]: what is stored, its type, extraction and title.
 //! - [`ingest`]: storing a document and the receipt for it.
-//! - [`documents`]: reading stored documents and originals back.
+//! - [`documents`]: reading stored documents, their chunks and originals
+//!   back.
+//! - [`graph_view`]: the knowledge graph as the memory browser shows it.
 //! - [`forget`]: deleting documents and what was derived from them.
 //! - [`recall`]: queries and community summaries.
 //! - [`status`]: the caller's status and usage charges.
@@ -17,13 +19,18 @@
 mod content;
 mod documents;
 mod forget;
+mod graph_view;
 mod ingest;
 mod recall;
 mod status;
 
 pub use content::Content;
-pub use documents::Original;
+pub use documents::{ChunkEntity, ChunkPage, ChunkView, Original};
 pub use forget::{ForgetReport, FORGET_BATCH, FORGET_REPORT_ITEMS};
+pub use graph_view::{
+    CommunityRef, EntityCard, EntityRef, EntityView, EvidenceView, GraphEdgeView, GraphNode,
+    GraphView, RelationView,
+};
 pub use ingest::{metadata_source, IngestReceipt, IngestRequest, Restore};
 pub use status::Status;
 

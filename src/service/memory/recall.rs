@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::Memory;
 use crate::error::Result;
+use crate::limits::COMMUNITY_MAX_MEMBER_IDS;
 use crate::query::{self, QueryOutcome, QuerySpec};
 use crate::service::principal::Permission;
 
@@ -45,6 +46,18 @@ impl Memory<'_> {
     /// The tenant's community summaries, rebuilt first if the graph changed
     /// since the last build, as JSON (citations as chunk ids).
     pub fn communities(&self) -> Result<Value> {
+        self.community_summaries(false)
+    }
+
+    /// [`Memory::communities`], each community also listing its members'
+    /// entity ids (`entity_ids`, the most mentioned first, at most
+    /// [`COMMUNITY_MAX_MEMBER_IDS`], with `entity_ids_truncated`): what the
+    /// memory browser colours its graph by.
+    pub fn communities_with_members(&self) -> Result<Value> {
+        self.community_summaries(true)
+    }
+
+    fn community_summaries(&self, members: bool) -> Result<Value> {
         self.require(Permission::Query)?;
         crate::graph::communities::refresh(&self.service.store, &self.principal.tenant)?;
         let reader = self.service.store.reader(&self.principal.tenant)?;
@@ -89,6 +102,17 @@ impl Memory<'_> {
                     "facts": s.facts,
                     "citations": s.citations.iter().filter_map(|c| chunk_ids.get(&c.chunk_key)).collect::<Vec<_>>(),
                 });
+                if members {
+                    let ids: Vec<String> = s
+                        .member_ids
+                        .iter()
+                        .take(COMMUNITY_MAX_MEMBER_IDS)
+                        .map(|id| crate::ids::entity_id(*id))
+                        .collect();
+                    community["entity_ids"] = serde_json::json!(ids);
+                    community["entity_ids_truncated"] =
+                        Value::Bool(s.member_ids.len() > COMMUNITY_MAX_MEMBER_IDS);
+                }
                 // Written by the LLM: shown apart from the extractive fields,
                 // and only while a chunk it cites can still be shown.
                 if let Some(llm) = &s.llm_summary {

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use super::note;
 use super::search;
 use super::session_graph::{EdgeInput, NodeInput, Note, SessionId, SessionSnapshot};
-use super::{Owner, WorkingMemoryStatus};
+use super::{Owner, SessionListing, WorkingMemoryStatus};
 use crate::clock::rfc3339;
 use crate::error::Result;
 use crate::ids;
@@ -150,6 +150,17 @@ impl Memory<'_> {
         self.own_session(session_id)
     }
 
+    /// [`Memory::memory_session`], where a malformed id, which can name
+    /// no session, is not found like any other id this caller has none for.
+    pub fn find_memory_session(&self, session_id: &str) -> Result<SessionSnapshot> {
+        match self.memory_session(session_id) {
+            Err(crate::error::Error::InvalidInput(_)) => {
+                Err(super::unknown_session_named(session_id))
+            }
+            found => found,
+        }
+    }
+
     /// The caller's session; permission is the calling method's business.
     fn own_session(&self, session_id: &str) -> Result<SessionSnapshot> {
         let id = SessionId::parse(session_id)?;
@@ -271,6 +282,12 @@ impl Memory<'_> {
             nodes_not_promoted: snapshot.nodes.len(),
             edges_not_promoted: snapshot.edges.len(),
         })
+    }
+
+    /// The caller's live sessions (never another identity's).
+    pub fn memory_sessions(&self) -> Result<Vec<SessionListing>> {
+        self.require(Permission::Query)?;
+        Ok(self.service().working_memory().listing(&self.owner()))
     }
 
     /// The caller's sessions and the limits, for `alayasiki_status`.

@@ -71,10 +71,14 @@ impl Owner {
 /// The one error for a session this identity cannot see: never written,
 /// expired, or another identity's. Identical in every case by design.
 pub fn unknown_session(id: &SessionId) -> Error {
+    unknown_session_named(id.as_str())
+}
+
+/// [`unknown_session`] for any text, a malformed id included.
+pub fn unknown_session_named(id: &str) -> Error {
     Error::NotFound(format!(
-        "no working-memory session {:?} for this identity (sessions expire after their last \
-         write; see alayasiki_status for yours)",
-        id.as_str()
+        "no working-memory session {id:?} for this identity (sessions expire after their last \
+         write; see alayasiki_status for yours)"
     ))
 }
 
@@ -97,6 +101,23 @@ pub struct SessionSummary {
     pub writes: usize,
     pub bytes_charged: usize,
     pub expires_at: String,
+}
+
+/// One of the caller's live sessions as the memory browser lists it.
+#[derive(Debug, Clone)]
+pub struct SessionListing {
+    pub session_id: String,
+    pub notes: usize,
+    pub nodes: usize,
+    pub edges: usize,
+    pub writes: usize,
+    pub bytes_charged: usize,
+    /// Wall-clock Unix ms.
+    pub created_at_ms: i64,
+    pub updated_at_ms: i64,
+    pub expires_at_ms: i64,
+    /// Milliseconds until it expires, on the registry's monotonic clock.
+    pub ms_left: u64,
 }
 
 /// Working memory as `alayasiki_status` reports it: the caller's own
@@ -263,6 +284,33 @@ impl WorkingMemory {
                     writes: g.writes,
                     bytes_charged: g.bytes,
                     expires_at: rfc3339(snap.expires_at_ms),
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| a.session_id.cmp(&b.session_id));
+        out
+    }
+
+    /// The caller's live sessions with their times, by id.
+    pub fn listing(&self, owner: &Owner) -> Vec<SessionListing> {
+        let (registry, now) = self.open();
+        let mut out: Vec<SessionListing> = registry
+            .graphs
+            .iter()
+            .filter(|((o, _), _)| o == owner)
+            .map(|((_, id), g)| {
+                let snap = g.snapshot(|t| self.wall(t));
+                SessionListing {
+                    session_id: id.as_str().to_string(),
+                    notes: snap.notes.len(),
+                    nodes: snap.nodes.len(),
+                    edges: snap.edges.len(),
+                    writes: snap.writes,
+                    bytes_charged: snap.bytes,
+                    created_at_ms: snap.created_at_ms,
+                    updated_at_ms: snap.updated_at_ms,
+                    expires_at_ms: snap.expires_at_ms,
+                    ms_left: g.expires_at.saturating_sub(now),
                 }
             })
             .collect();

@@ -11,12 +11,16 @@
 //! - [`evidence`]: a relation's evidence counters and the Beta confidence
 //!   computed from them.
 //! - [`read`]: the graph queries of a [`TenantReader`](super::TenantReader).
+//! - [`browse`]: the memory browser's reads (entities, one entity's
+//!   relations and evidence, neighbourhoods).
 
+mod browse;
 mod evidence;
 mod forget;
 mod read;
 mod record;
 
+pub use browse::{EntityDetail, EntityRelation, GraphEdge, RelationEvidence};
 pub use read::{EntityRow, RelationRow};
 
 /// Predicates that hold one value at a time: a new object supersedes the

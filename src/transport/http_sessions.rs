@@ -1,0 +1,78 @@
+//! Working-memory routes of the JSON API, for the memory browser:
+//! `GET /v1/sessions` (the caller's live sessions) and
+//! `GET /v1/sessions/{id}` (one session's contents, as the MCP resource
+//! `alayasiki://sessions/{id}` gives them).
+//!
+//! Sessions belong to an identity (tenant and subject): another identity's
+//! session, an expired one, one never written and a malformed id all read
+//! as the same 404 `not_found`.
+
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::http::Context;
+use super::http_api::{forbidden, run, service_error, Charge};
+use super::request::Request;
+use crate::clock::rfc3339;
+use crate::service::{Permission, Principal};
+
+/// Usage operation of `GET /v1/sessions`.
+pub const SESSIONS_OPERATION: &str = "session.list";
+/// Usage operation of `GET /v1/sessions/{id}`.
+pub const SESSION_OPERATION: &str = "session.read";
+
+/// `GET /v1/sessions`.
+pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal) {
+    if !principal.permits(Permission::Query) {
+        return request.respond(forbidden(Permission::Query));
+    }
+    let started = Instant::now();
+    run(ctx, request, move |ctx| {
+        let memory = ctx.service.for_caller(&principal);
+        match memory.memory_sessions() {
+            Ok(sessions) => {
+                let sessions: Vec<Value> = sessions
+                    .iter()
+                    .map(|s| {
+                        json!({
+                            "session_id": s.session_id,
+                            "notes": s.notes,
+                            "nodes": s.nodes,
+                            "edges": s.edges,
+                            "writes": s.writes,
+                            "bytes_charged": s.bytes_charged,
+                            "created_at": rfc3339(s.created_at_ms),
+                            "updated_at": rfc3339(s.updated_at_ms),
+                            "expires_at": rfc3339(s.expires_at_ms),
+                            "ms_left": s.ms_left,
+                        })
+                    })
+                    .collect();
+                let body = json!({"sessions": sessions}).to_string().into_bytes();
+                Charge::new(SESSIONS_OPERATION, 0, started).reply(&memory, body, "application/json")
+            }
+            Err(e) => service_error(e, SESSIONS_OPERATION),
+        }
+    });
+}
+
+/// `GET /v1/sessions/{id}`.
+pub(super) fn session(ctx: &Arc<Context>, request: Request, principal: Principal, id: &str) {
+    if !principal.permits(Permission::Query) {
+        return request.respond(forbidden(Permission::Query));
+    }
+    let started = Instant::now();
+    let id = id.to_string();
+    run(ctx, request, move |ctx| {
+        let memory = ctx.service.for_caller(&principal);
+        match memory.find_memory_session(&id) {
+            Ok(snapshot) => Charge::new(SESSION_OPERATION, 0, started).reply(
+                &memory,
+                snapshot.to_json().to_string().into_bytes(),
+                "application/json",
+            ),
+            Err(e) => service_error(e, SESSION_OPERATION),
+        }
+    });
+}
