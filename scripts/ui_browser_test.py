@@ -1,19 +1,32 @@
 """The memory browser (/ui) in a real browser: Debian's chromium driven by
 Playwright, against a real `alayasiki-api` on a fresh data directory.
 
-Signs in with a pasted token, ingests a note through the page, searches
-and checks the evidence shown, opens a document and downloads its original
-(bytes compared), forgets it through the confirmation dialog and sees it
-gone, checks that stored `<script>` and `<img onerror>` payloads render as
-text and run nothing, that a token of tenant A sees nothing of tenant B,
-that a reader cannot forget, and that the page asks for nothing outside
-the server. Screenshots of the main views go to target/ui-screenshots/.
+Signs in with a pasted token, ingests a note and uploads a file through
+the page, searches and checks the evidence shown, opens a document, its
+chunks and entities, and downloads its original (bytes compared), opens
+an entity in the graph (relations with confidence and evidence), expands
+the neighbourhood and zooms, sees the communities and the caller's
+working-memory sessions, filters documents, forgets one document and then
+a whole source through confirmations that name what goes, checks that
+stored `<script>` and `<img onerror>` payloads render as text and run
+nothing, that a token of tenant A sees nothing of tenant B, that a reader
+cannot forget, and that the page asks for nothing outside the server. Then
+the same server and browser run again inside a network namespace with no
+route out (`unshare --net`): the page loads, signs in and searches there.
+Screenshots of the main views go to target/ui-screenshots/.
 
 Usage: ui_browser_test.py path/to/alayasiki-api [path/to/chromium]
-(chromium from PATH by default; playwright is pinned in requirements-test.txt)
+(the browser: the argument, else $ALAYASIKI_CHROMIUM, else chromium from PATH;
+playwright is pinned in requirements-test.txt)
 """
+import base64
+import errno
+import fcntl
 import json
 import os
+import socket
+import struct
+import subprocess
 import shutil
 import sys
 import tempfile
@@ -30,6 +43,20 @@ NOTE = ("Invoices are archived monthly. "
         "The backup of the billing database runs at 02:00 from the standby replica.")
 XSS = ('<script>window.__pwned = "script"</script>'
        '<img src=x onerror="window.__pwned = \'img\'"> payload note about zanzibar')
+# Two topics that share no entities (as tests/graph.rs): relations and
+# communities for the graph view.
+GRAPH = [
+    "Acme Corp. acquired Widgets Inc. in 2023.",
+    "Dana Scully works at Acme Corp. as chief engineer.",
+    "Widgets Inc. makes gears for bicycles.",
+    "Acme Corp. acquired Widgets Inc. after a long negotiation.",
+    "Lisbon is the capital of Portugal.",
+    "Porto is a city in Portugal famous for wine.",
+]
+# A file uploaded through the page: not valid UTF-8 as a whole would be
+# refused as text, so it is a small PNG with its description.
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
 
 
 def fail(message):
@@ -47,7 +74,8 @@ def call(base, token, method, path, body=None):
 
 def main():
     binary = sys.argv[1]
-    chromium = sys.argv[2] if len(sys.argv) > 2 else shutil.which("chromium")
+    chromium = (sys.argv[2] if len(sys.argv) > 2 else None) or os.environ.get("ALAYASIKI_CHROMIUM") \
+        or shutil.which("chromium")
     if not chromium:
         fail("no chromium found (apt-get install chromium)")
     started = time.monotonic()
@@ -60,6 +88,11 @@ def main():
     secret_doc = call(base, other, "POST", "/v1/ingest", {
         "content": "Globex keeps its launch codes in the blue folder.",
         "source": "globex-secrets.txt", "wait": True})["document_id"]
+    for i, text in enumerate(GRAPH):
+        call(base, admin, "POST", "/v1/ingest", {"content": text, "source": "graph.txt",
+                                                   "idempotency_key": f"graph-{i}", "wait": True})
+    call(base, admin, "POST", "/v1/memory/write", {
+        "session_id": "triage-42", "content": "Check the standby replica lag before 02:00."})
     passed = 0
     try:
         with sync_playwright() as p:
@@ -86,8 +119,70 @@ def main():
         proc.terminate()
         proc.wait(timeout=30)
         shutil.rmtree(data, ignore_errors=True)
+    passed += offline(binary, chromium)
     print(f"ui browser test took {time.monotonic() - started:.1f} s")
     print(f"ui-browser: {passed} passed, 0 failed")
+
+
+def offline(binary, chromium):
+    """Runs `offline_child` in new user and network namespaces: only a
+    loopback interface, no route anywhere else."""
+    # As root a network namespace alone will do; otherwise a user
+    # namespace too, where this user is root.
+    unshare = ["unshare", "--net"] if os.geteuid() == 0 else \
+        ["unshare", "--user", "--map-root-user", "--net"]
+    r = subprocess.run(unshare + [sys.executable, os.path.abspath(__file__), "--offline-child",
+                                  os.path.abspath(binary), chromium], timeout=300)
+    if r.returncode != 0:
+        fail(f"the offline run failed (exit {r.returncode})")
+    return 1
+
+
+def loopback_up():
+    """Brings `lo` up in this network namespace (SIOCGIFFLAGS/SIOCSIFFLAGS),
+    without needing iproute2."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    flags = struct.unpack("16sh", fcntl.ioctl(s, 0x8913, struct.pack("16sh", b"lo", 0)))[1]
+    fcntl.ioctl(s, 0x8914, struct.pack("16sh", b"lo", flags | 0x1))
+    s.close()
+
+
+def offline_child(binary, chromium):
+    loopback_up()
+    # The cut is real: nothing beyond loopback can be reached from here.
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    probe.settimeout(5)
+    code = probe.connect_ex(("1.1.1.1", 443))
+    probe.close()
+    if code not in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+        fail(f"the network namespace is not cut off (connect gave {code})")
+    data = tempfile.mkdtemp(prefix="alayasiki-ui-offline-")
+    proc, base = api_process.start(binary, data, SECRET, fail)
+    admin = api_process.token(SECRET, "olga", "offline", ["admin"])
+    call(base, admin, "POST", "/v1/ingest", {"content": NOTE, "source": "offline.txt", "wait": True})
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            page = browser.new_page()
+            failed_requests, errors = [], []
+            page.on("requestfailed", lambda r: failed_requests.append(r.url))
+            page.on("request", lambda r: None if r.url.startswith(base) else failed_requests.append(r.url))
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            sign_in(page, base, admin)
+            page.locator("nav").get_by_role("button", name="Search", exact=True).click()
+            page.get_by_label("Question", exact=True).fill("When does the billing database backup run?")
+            page.locator("#search-form").get_by_role("button", name="Search", exact=True).click()
+            expect(page.locator("#evidence > li").first).to_contain_text("02:00")
+            page.locator("nav").get_by_role("button", name="Graph", exact=True).click()
+            expect(page.locator("#graph-summary")).to_contain_text("entit")
+            if failed_requests or errors:
+                fail(f"offline: requests {failed_requests}, script errors {errors}")
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        shutil.rmtree(data, ignore_errors=True)
+    print("ui-browser offline: the page loaded, signed in and searched with no network")
 
 
 def sign_in(page, base, token):
@@ -105,6 +200,118 @@ def sign_out(page):
         fail("sign-out left the token behind")
 
 
+def graph_views(page, shot):
+    """A document's chunks and entities; an entity's relations with their
+    evidence; the neighbourhood expanded and zoomed; the communities."""
+    page.get_by_role("button", name="Documents", exact=True).click()
+    page.get_by_label("Source", exact=True).fill("graph.txt")
+    page.locator("#documents-form").get_by_role("button", name="Show", exact=True).click()
+    expect(page.locator("#documents-total")).to_contain_text("6 document(s) match")
+    page.locator("#documents > li", has_text="Dana Scully").get_by_role("button", name="Open", exact=True).click()
+    expect(page.locator("#document-chunks")).to_contain_text("Dana Scully works at Acme Corp.")
+    chip = page.locator("#document-entities button", has_text="Acme Corp.")
+    expect(chip).to_have_count(1)
+    expect(page.locator("#document-chunks mark.entity").first).to_be_visible()
+    chip.click()
+    expect(page.locator("#view-graph")).to_be_visible()
+    expect(page.locator("#entity-title")).to_have_text("Acme Corp.")
+    relations = page.locator("#entity-relations")
+    expect(relations).to_contain_text("Widgets Inc.")
+    expect(relations).to_contain_text("confidence")
+    expect(relations.locator("blockquote", has_text="acquired Widgets Inc.").first).to_be_visible()
+    nodes = page.locator("#graph g.node")
+    expect(nodes.first).to_be_visible()
+    before = nodes.count()
+    if before < 2:
+        fail(f"the neighbourhood of Acme Corp. shows {before} entities")
+    # Expand a neighbour by clicking it: it becomes the entity shown.
+    page.locator('#graph g.node[aria-label^="Widgets Inc."]').click()
+    expect(page.locator("#entity-title")).to_have_text("Widgets Inc.")
+    if nodes.count() < before:
+        fail("expanding an entity lost nodes")
+    # Zoom with the buttons, and by keyboard on the graph.
+    scale = lambda: page.locator("#graph > g").get_attribute("transform")
+    at = scale()
+    page.get_by_role("button", name="Zoom in", exact=True).click()
+    if scale() == at:
+        fail("zoom in did not change the view")
+    page.locator("#graph").focus()
+    page.keyboard.press("ArrowLeft")
+    expect(page.locator("#communities > li").first).to_be_visible()
+    if page.locator("#communities .swatch").count() == 0:
+        fail("communities have no colours")
+    shot("graph")
+    return 1
+
+
+def sessions_view(page, shot, tag):
+    page.locator("nav").get_by_role("button", name="Working memory", exact=True).click()
+    row = page.locator("#sessions > li", has_text="triage-42")
+    expect(row).to_contain_text("time left:")
+    row.get_by_role("button", name="Open", exact=True).click()
+    expect(page.locator("#session-notes")).to_contain_text("standby replica lag")
+    shot("sessions")
+    return 1
+
+
+def upload_file(page, base, admin, tag):
+    """A file through the page's upload form, then its original back."""
+    page.locator("nav").get_by_role("button", name="Add", exact=True).click()
+    name = f"pixel-{tag}.png"
+    page.get_by_label("File (", exact=False).set_input_files(
+        files=[{"name": name, "mimeType": "image/png", "buffer": PNG}])
+    page.get_by_label("Description", exact=False).fill("a single grey pixel")
+    page.get_by_role("button", name="Upload", exact=True).click()
+    expect(page.locator("#add-result")).to_contain_text("Stored as doc_")
+    doc = page.locator("#add-result").inner_text().split("Stored as ", 1)[1].split(" ", 1)[0]
+    page.get_by_role("button", name="Open the new document", exact=True).click()
+    expect(page.locator("#document-facts")).to_contain_text("image/png")
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download original", exact=True).click()
+    if open(info.value.path(), "rb").read() != PNG:
+        fail("the uploaded file came back different")
+    # Filters: by source and type, and a period with nothing in it.
+    page.get_by_role("button", name="Documents", exact=True).click()
+    page.get_by_label("Source", exact=True).fill(name)
+    page.get_by_label("Media type", exact=True).select_option("image/png")
+    page.locator("#documents-form").get_by_role("button", name="Show", exact=True).click()
+    expect(page.locator("#documents-total")).to_contain_text("1 document(s) match")
+    expect(page.locator(f'#documents > li[data-document-id="{doc}"]')).to_have_count(1)
+    page.get_by_label("Stored until", exact=True).fill("2000-01-01")
+    page.locator("#documents-form").get_by_role("button", name="Show", exact=True).click()
+    expect(page.locator("#documents-total")).to_contain_text("0 document(s) match")
+    page.get_by_label("Stored until", exact=True).fill("")
+    page.get_by_label("Media type", exact=True).select_option("")
+    return 1
+
+
+def forget_source(page, base, admin, shot, tag):
+    """Forgetting a whole source: the dialog counts and names what goes."""
+    source = f"bulk-{tag}.txt"
+    for i in range(3):
+        call(base, admin, "POST", "/v1/ingest", {"content": f"Bulk note {i} about rotation schedules.",
+                                                   "source": source, "wait": True})
+    page.get_by_role("button", name="Documents", exact=True).click()
+    page.get_by_label("Source", exact=True).fill(source)
+    page.locator("#documents-form").get_by_role("button", name="Show", exact=True).click()
+    expect(page.locator("#documents-total")).to_contain_text("3 document(s) match")
+    page.get_by_role("button", name="Forget every document of this source…", exact=True).click()
+    dialog = page.locator("#source-dialog")
+    expect(dialog).to_contain_text(f"all 3 document(s) whose source is exactly \u201c{source}\u201d")
+    expect(dialog.locator("li")).to_have_count(3)
+    shot("forget-source")
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    if call(base, admin, "GET", "/v1/documents?source=" + source)["total"] != 3:
+        fail("cancelling forgot something")
+    page.get_by_role("button", name="Forget every document of this source…", exact=True).click()
+    dialog.get_by_role("button", name="Forget them", exact=True).click()
+    expect(page.locator("#message")).to_contain_text(f"Forgot 3 document(s) of source \u201c{source}\u201d")
+    if call(base, admin, "GET", "/v1/documents?source=" + source)["total"] != 0:
+        fail("the source's documents are still there")
+    return 1
+
+
 def run_views(page, base, admin, reader, other, secret_doc, full, tag):
     checks = 0
     shot = lambda name: page.screenshot(path=os.path.join(SHOTS, f"{name}-{tag}.png"), full_page=True)
@@ -119,7 +326,7 @@ def run_views(page, base, admin, reader, other, secret_doc, full, tag):
     checks += 1
 
     # Add a note (ingest through the page); keyboard only.
-    page.get_by_role("button", name="Add a note", exact=True).click()
+    page.locator("nav").get_by_role("button", name="Add", exact=True).click()
     page.get_by_label("Note", exact=True).fill(NOTE + f" ({tag})")
     page.get_by_label("Note source", exact=True).fill(f"ops-{tag}.txt")
     page.get_by_label("Note", exact=True).focus()
@@ -194,6 +401,15 @@ def run_views(page, base, admin, reader, other, secret_doc, full, tag):
         fail(f"downloaded original differs: {got!r}")
     checks += 1
 
+    checks += graph_views(page, shot)
+    checks += sessions_view(page, shot, tag)
+    checks += upload_file(page, base, admin, tag)
+    checks += forget_source(page, base, admin, shot, tag)
+    # Back to the note for the single-document forget below.
+    page.get_by_role("button", name="Documents", exact=True).click()
+    page.locator(f'#documents > li[data-document-id="{note_id}"]').get_by_role("button", name="Open", exact=True).click()
+    expect(page.locator("#document-facts")).to_contain_text(note_id)
+
     # Forget: the dialog names the document; cancel keeps it, confirm removes it.
     page.get_by_role("button", name="Forget…", exact=True).click()
     dialog = page.locator("#forget-dialog")
@@ -219,7 +435,8 @@ def run_views(page, base, admin, reader, other, secret_doc, full, tag):
     # Tenant isolation: acme's token sees nothing of globex.
     page.get_by_label("Source", exact=True).fill("globex-secrets.txt")
     page.locator("#documents-form").get_by_role("button", name="Show", exact=True).click()
-    expect(page.locator("#documents")).to_contain_text("No documents from this source.")
+    expect(page.locator("#documents")).to_contain_text("No documents match.")
+    expect(page.locator("#documents-total")).to_contain_text("0 document(s) match")
     page.locator("nav").get_by_role("button", name="Search", exact=True).click()
     page.get_by_label("Question", exact=True).fill("launch codes blue folder")
     page.locator("#search-form").get_by_role("button", name="Search", exact=True).click()
@@ -232,6 +449,13 @@ def run_views(page, base, admin, reader, other, secret_doc, full, tag):
     expect(page.locator(f'#documents > li[data-document-id="{secret_doc}"]')).to_have_count(1)
     if "ops-" in page.locator("#documents").inner_text():
         fail("tenant B saw tenant A's documents")
+    page.locator("nav").get_by_role("button", name="Graph", exact=True).click()
+    expect(page.locator("#graph-summary")).to_contain_text("entit")
+    for name in ["Acme", "Widgets", "Lisbon"]:
+        if name in page.locator("#view-graph").inner_text():
+            fail("tenant B saw tenant A's entities")
+    page.locator("nav").get_by_role("button", name="Working memory", exact=True).click()
+    expect(page.locator("#sessions")).to_contain_text("No working-memory sessions")
     sign_out(page)
     checks += 1
 
@@ -241,7 +465,12 @@ def run_views(page, base, admin, reader, other, secret_doc, full, tag):
     page.locator("#documents > li").first.get_by_role("button", name="Open", exact=True).click()
     expect(page.get_by_role("button", name="Forget…", exact=True)).to_be_disabled()
     expect(page.locator("#forget-note")).to_contain_text("cannot forget")
-    page.get_by_role("button", name="Add a note", exact=True).click()
+    page.get_by_role("button", name="Documents", exact=True).click()
+    page.get_by_label("Source", exact=True).fill("graph.txt")
+    page.locator("#documents-form").get_by_role("button", name="Show", exact=True).click()
+    expect(page.locator("#documents-total")).to_contain_text("6 document(s) match")
+    expect(page.locator("#source-forget")).to_be_hidden()
+    page.locator("nav").get_by_role("button", name="Add", exact=True).click()
     page.get_by_label("Note", exact=True).fill("a reader's note")
     page.get_by_role("button", name="Add to memory", exact=True).click()
     expect(page.locator("#message")).to_contain_text("Not allowed")
@@ -259,4 +488,7 @@ def run_views(page, base, admin, reader, other, secret_doc, full, tag):
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1 and sys.argv[1] == "--offline-child":
+        offline_child(sys.argv[2], sys.argv[3])
+    else:
+        main()

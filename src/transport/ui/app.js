@@ -8,7 +8,10 @@ const $ = (id) => document.getElementById(id);
 
 let current = null; // the document open in the document view
 let nextBefore = null; // the documents list's next page
+let listed = null; // the filters and total of the documents list shown
+let chunksAfter = null; // the open document's next page of chunks
 let mayForget = false;
+let sessionTimer = null; // ticks the working-memory countdowns
 
 function token() { return sessionStorage.getItem(TOKEN_KEY); }
 
@@ -84,8 +87,11 @@ function view(name) {
     if (t.dataset.view === name) t.setAttribute("aria-current", "page"); else t.removeAttribute("aria-current");
   }
   show("");
+  if (sessionTimer && name !== "sessions") { clearInterval(sessionTimer); sessionTimer = null; }
   if (name === "status") loadStatus();
   if (name === "documents") loadDocuments(false);
+  if (name === "graph") Graph.start();
+  if (name === "sessions") loadSessions();
   const h = document.querySelector("#view-" + name + " h2");
   if (h) { h.tabIndex = -1; h.focus(); }
 }
@@ -96,7 +102,8 @@ async function signIn(t) {
     const s = await api("GET", "/v1/status");
     $("who").textContent = "Signed in as " + s.subject + " · tenant " + s.tenant;
     $("sign-in").hidden = true; $("app").hidden = false; $("sign-out").hidden = false;
-    mayForget = grantsIngest();
+    // data_dir is reported only to admins, who may forget too.
+    mayForget = grantsIngest() || s.data_dir !== undefined;
     view("status");
   } catch (e) {
     sessionStorage.removeItem(TOKEN_KEY);
@@ -109,7 +116,12 @@ function signOut() {
   current = null;
   $("who").textContent = "";
   $("app").hidden = true; $("sign-out").hidden = true; $("sign-in").hidden = false;
-  for (const id of ["status-list", "evidence", "citations", "documents", "document-facts"]) $(id).replaceChildren();
+  for (const id of ["status-list", "evidence", "citations", "documents", "document-facts", "document-chunks",
+    "document-entities", "sessions", "session-notes", "session-facts"]) $(id).replaceChildren();
+  $("documents-total").textContent = "";
+  $("source-forget").hidden = true;
+  $("session-detail").hidden = true;
+  Graph.reset();
   $("usage-table").tBodies[0].replaceChildren();
   $("answer").hidden = true;
   $("token").value = "";
@@ -141,21 +153,22 @@ async function loadStatus() {
   } catch (e) { failed(e); }
 }
 
-// An evidence item's text with the sentences the answer quotes from it
-// marked. Spans are UTF-8 byte offsets into the document's text; the
-// item's own span says where its text starts.
-function chunkText(text, itemSpan, quoted) {
+// A chunk's text with some spans marked: the sentences an answer quotes,
+// or the entities a chunk mentions. Spans are UTF-8 byte offsets into the
+// document's text; `base` is where the chunk's text starts. `mark(span,
+// text)` makes the element of one marked span (a <mark> by default).
+function chunkText(text, base, spans, mark) {
   const p = el("p", null, "chunk");
   const enc = new TextEncoder().encode(text || "");
   const dec = new TextDecoder("utf-8", { fatal: true });
-  const base = itemSpan ? itemSpan.start : 0;
-  const ranges = quoted.map((s) => [s.start - base, s.end - base])
+  const ranges = spans.map((s) => [s.start - base, s.end - base, s])
     .filter(([a, b]) => a >= 0 && b <= enc.length && a < b).sort((x, y) => x[0] - y[0]);
   try {
     let at = 0;
-    for (const [a, b] of ranges) {
+    for (const [a, b, span] of ranges) {
       if (a < at) continue;
-      p.append(document.createTextNode(dec.decode(enc.slice(at, a))), el("mark", dec.decode(enc.slice(a, b))));
+      const t = dec.decode(enc.slice(a, b));
+      p.append(document.createTextNode(dec.decode(enc.slice(at, a))), mark ? mark(span, t) : el("mark", t));
       at = b;
     }
     p.append(document.createTextNode(dec.decode(enc.slice(at))));
@@ -206,31 +219,56 @@ async function search(ev) {
         name + " #" + l.rank + " (" + Number(l.score).toPrecision(3) + ")").join(" · ");
       li.append(el("p", "lanes: " + (lanes || "—"), "meta lanes"));
       const quoted = ((answer && answer.citations) || []).filter((c) => c.chunk_id === e.chunk_id && c.span).map((c) => c.span);
-      li.append(chunkText(e.text, e.span, quoted));
+      li.append(chunkText(e.text, e.span ? e.span.start : 0, quoted));
       li.append(openButton(e.document_id));
       list.append(li);
     }
   } catch (e) { failed(e); }
 }
 
+// The documents list's filters, as the form has them (empty ones left out).
+function documentFilters() {
+  const f = {};
+  for (const [name, id] of [["source", "source-filter"], ["media_type", "type-filter"],
+    ["provenance", "provenance-filter"], ["since", "since-filter"], ["until", "until-filter"]]) {
+    const v = $(id).value.trim();
+    if (v) f[name] = v;
+  }
+  return f;
+}
+
+let listing = 0; // the newest documents request: older answers are dropped
+
 async function loadDocuments(more) {
-  const source = $("source-filter").value.trim();
-  const q = new URLSearchParams({ limit: "20" });
-  if (source) q.set("source", source);
+  const mine = ++listing;
+  const filters = documentFilters();
+  const source = filters.source;
+  const q = new URLSearchParams({ limit: "20", ...filters });
   if (more && nextBefore !== null) q.set("before", String(nextBefore));
   try {
     const r = await api("GET", "/v1/documents?" + q.toString());
+    if (mine !== listing) return;
     const list = $("documents");
     if (!more) list.replaceChildren();
+    listed = { filters, total: r.total };
+    const filtered = Object.keys(filters).length > 0;
+    $("documents-total").textContent = typeof r.total === "number"
+      ? r.total + " document(s)" + (filtered ? " match" : " in all") : "";
+    // Forgetting by source goes by the source alone: offered only when
+    // nothing else narrows the list, so its count is what would go.
+    $("source-forget").hidden = !(mayForget && source && Object.keys(filters).length === 1 && r.total > 0);
     for (const d of r.documents) {
       const li = el("li");
       li.dataset.documentId = d.document_id;
       li.append(el("p", d.title || d.document_id, "item-title"));
-      li.append(el("p", (d.source || "no source") + " · " + d.media_type + " · " + bytes(d.bytes) + " · " + d.created_at, "meta"));
+      li.append(el("p", (d.source || "no source") + " · " + d.media_type + " · " + bytes(d.bytes) + " · " +
+        (d.provenance || "") + " · " + d.created_at, "meta"));
       li.append(openButton(d.document_id, "Open"));
       list.append(li);
     }
-    if (!more && r.documents.length === 0) list.append(el("li", source ? "No documents from this source." : "No documents yet.", "muted"));
+    if (!more && r.documents.length === 0) {
+      list.append(el("li", Object.keys(filters).length ? "No documents match." : "No documents yet.", "muted"));
+    }
     nextBefore = r.next_before;
     $("documents-more").hidden = nextBefore === null;
   } catch (e) { failed(e); }
@@ -255,10 +293,52 @@ async function openDocument(id) {
     if (d.error) fact(dl, "Error", d.error);
     $("document-metadata").textContent = JSON.stringify({ metadata: d.metadata, provenance: d.provenance }, null, 2);
     $("document-text").textContent = d.text || "";
+    $("document-chunks").replaceChildren();
+    $("document-entities").replaceChildren();
+    chunksAfter = null;
+    await loadChunks(d.document_id, false);
     $("document-forget").disabled = !mayForget;
     $("forget-note").hidden = mayForget;
     $("forget-note").textContent = mayForget ? "" : "This token cannot forget documents (it needs the ingest:write scope or the ingestor or admin role).";
   } catch (e) { failed(e); }
+}
+
+// One page of the open document's chunks, each with the entities it
+// mentions marked (click one to see it in the graph), and the entities
+// gathered above them.
+async function loadChunks(id, more) {
+  const q = new URLSearchParams({ limit: "50" });
+  if (more && chunksAfter !== null) q.set("after", String(chunksAfter));
+  const r = await api("GET", "/v1/documents/" + encodeURIComponent(id) + "/chunks?" + q.toString());
+  if (!current || current.document_id !== id) return;
+  const list = $("document-chunks"), chips = $("document-entities");
+  const seen = new Set([...chips.querySelectorAll("[data-entity-id]")].map((b) => b.dataset.entityId));
+  for (const c of r.chunks || []) {
+    const li = el("li");
+    li.append(el("p", "chunk " + c.ordinal + " · bytes " + c.byte_start + "–" + c.byte_end + " · " + c.chunk_id, "meta"));
+    const spans = (c.entities || []).map((m) => ({ start: m.byte_start, end: m.byte_end, entity: m }));
+    li.append(chunkText(c.text, c.byte_start, spans, (span, text) => {
+      const m = el("mark", text, "entity");
+      m.title = span.entity.name + " (" + span.entity.kind + ")";
+      return m;
+    }));
+    list.append(li);
+    for (const m of c.entities || []) {
+      if (seen.has(m.entity_id)) continue;
+      seen.add(m.entity_id);
+      const item = el("li");
+      const b = el("button", m.name + " · " + m.kind, "chip");
+      b.type = "button";
+      b.dataset.entityId = m.entity_id;
+      b.addEventListener("click", () => Graph.show(m.entity_id));
+      item.append(b);
+      chips.append(item);
+    }
+  }
+  if (!more && !(r.chunks || []).length) list.append(el("li", "No chunks (the document is not indexed yet, or has no text).", "muted"));
+  if (!chips.children.length && (r.chunks || []).length && r.next_after === null) chips.append(el("li", "No entities found.", "muted"));
+  chunksAfter = r.next_after === undefined ? null : r.next_after;
+  $("chunks-more").hidden = chunksAfter === null;
 }
 
 function filename(d) {
@@ -304,20 +384,156 @@ async function forget() {
   } catch (e) { failed(e); }
 }
 
+async function askForgetSource() {
+  if (!listed || !listed.filters.source) return;
+  const source = listed.filters.source;
+  try {
+    // The exact count and the first titles, read now, not from the list.
+    const r = await api("GET", "/v1/documents?" + new URLSearchParams({ source, limit: "10" }).toString());
+    $("source-forget-what").textContent = "This deletes, for good, all " + r.total +
+      " document(s) whose source is exactly \u201c" + source + "\u201d:";
+    const ul = $("source-forget-list");
+    ul.replaceChildren();
+    for (const d of r.documents) ul.append(el("li", (d.title || "(untitled)") + " · " + d.document_id + " · " + bytes(d.bytes)));
+    if (r.total > r.documents.length) ul.append(el("li", "and " + (r.total - r.documents.length) + " more", "muted"));
+    $("source-dialog").dataset.source = source;
+    $("source-dialog").returnValue = "";
+    $("source-dialog").showModal();
+  } catch (e) { failed(e); }
+}
+
+async function forgetSource() {
+  const source = $("source-dialog").dataset.source;
+  try {
+    const r = await api("POST", "/v1/tools/alayasiki_forget", { source });
+    $("source-filter").value = "";
+    await loadDocuments(false);
+    show("Forgot " + r.documents + " document(s) of source \u201c" + source + "\u201d: " + (r.chunks || 0) +
+      " chunk(s), " + (r.vectors || 0) + " vector(s)", true);
+  } catch (e) { failed(e); }
+}
+
+// --- working memory --------------------------------------------------------
+
+function timeLeft(ms) {
+  if (typeof ms !== "number") return "—";
+  if (ms <= 0) return "expired";
+  const s = Math.floor(ms / 1000), m = Math.floor(s / 60), h = Math.floor(m / 60);
+  return h > 0 ? h + " h " + (m % 60) + " min" : m > 0 ? m + " min " + (s % 60) + " s" : s + " s";
+}
+
+// Counts every shown session's time down, once a second, from what the
+// server said and when it said it.
+function tickSessions(at) {
+  if (sessionTimer) clearInterval(sessionTimer);
+  const tick = () => {
+    for (const e of document.querySelectorAll("[data-ms-left]")) {
+      e.textContent = "time left: " + timeLeft(Number(e.dataset.msLeft) - (Date.now() - at));
+    }
+  };
+  tick();
+  sessionTimer = setInterval(tick, 1000);
+}
+
+async function loadSessions() {
+  try {
+    const r = await api("GET", "/v1/sessions");
+    const at = Date.now();
+    const list = $("sessions");
+    list.replaceChildren();
+    for (const s of r.sessions || []) {
+      const li = el("li");
+      li.append(el("p", s.session_id, "item-title"));
+      li.append(el("p", (s.notes !== undefined ? s.notes + " note(s) · " : "") + "updated " + (s.updated_at || "—") +
+        " · expires " + (s.expires_at || "—"), "meta"));
+      const left = el("p", null, "meta");
+      left.dataset.msLeft = String(s.ms_left);
+      li.append(left);
+      const b = el("button", "Open");
+      b.type = "button";
+      b.addEventListener("click", () => openSession(s.session_id));
+      li.append(b);
+      list.append(li);
+    }
+    if (!(r.sessions || []).length) list.append(el("li", "No working-memory sessions right now.", "muted"));
+    tickSessions(at);
+  } catch (e) { failed(e); }
+}
+
+async function openSession(id) {
+  try {
+    const s = await api("GET", "/v1/sessions/" + encodeURIComponent(id));
+    $("session-detail").hidden = false;
+    $("session-title").textContent = "Session " + (s.session_id || id);
+    const dl = $("session-facts");
+    dl.replaceChildren();
+    fact(dl, "Created", s.created_at);
+    fact(dl, "Updated", s.updated_at);
+    fact(dl, "Expires", s.expires_at);
+    fact(dl, "Nodes", (s.nodes || []).length);
+    fact(dl, "Edges", (s.edges || []).length);
+    const notes = $("session-notes");
+    notes.replaceChildren();
+    for (const n of s.notes || []) {
+      const li = el("li");
+      li.append(el("p", "note " + (n.seq !== undefined ? n.seq : n.note_id) + " · " + (n.media_type || "") +
+        (n.written_at ? " · " + n.written_at : ""), "item-title"));
+      li.append(el("p", n.text !== undefined ? n.text : JSON.stringify(n), "chunk"));
+      notes.append(li);
+    }
+    if (!(s.notes || []).length) notes.append(el("li", "No notes.", "muted"));
+  } catch (e) { failed(e); }
+}
+
+// --- adding ----------------------------------------------------------------
+
 async function addNote(ev) {
   ev.preventDefault();
   const f = ev.target;
   const args = { content: f.content.value, media_type: f.media_type.value, wait: true };
+  $("add-result").textContent = "Storing…";
   if (f.source.value.trim()) args.source = f.source.value.trim();
   $("add-open").hidden = true;
   try {
     const r = await api("POST", "/v1/ingest", args);
-    $("add-result").textContent = "Stored as " + r.document_id + " (" + r.state + ", " + r.chunks + " chunk(s))" +
-      (r.idempotent_replay ? ", already stored before" : "");
-    $("add-open").hidden = false;
-    $("add-open").dataset.documentId = r.document_id;
+    stored(r);
     f.content.value = "";
-  } catch (e) { failed(e); }
+  } catch (e) { $("add-result").textContent = ""; failed(e); }
+}
+
+function stored(r) {
+  $("add-result").textContent = "Stored as " + r.document_id + " (" + r.state + ", " + (r.chunks || 0) + " chunk(s))" +
+    (r.idempotent_replay ? ", already stored before" : "");
+  $("add-open").hidden = false;
+  $("add-open").dataset.documentId = r.document_id;
+}
+
+// The file's bytes as base64, in slices (a whole file at once would
+// overflow String.fromCharCode's arguments).
+function base64Of(buffer) {
+  const b = new Uint8Array(buffer);
+  let s = "";
+  for (let i = 0; i < b.length; i += 0x8000) s += String.fromCharCode.apply(null, b.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+
+async function upload(ev) {
+  ev.preventDefault();
+  const f = ev.target;
+  const file = f.file.files[0];
+  if (!file) return;
+  $("add-result").textContent = "Uploading " + file.name + "…";
+  if (file.size > 4 * 1048576) { show("The file is " + bytes(file.size) + "; the limit is 4 MiB."); return; }
+  const upload = { filename: file.name, content: base64Of(await file.arrayBuffer()) };
+  if (file.type) upload.mime_type = file.type;
+  const description = f.description.value.trim();
+  if (description) upload.metadata = { description };
+  upload.source = f.source.value.trim() || file.name;
+  $("add-open").hidden = true;
+  try {
+    stored(await api("POST", "/v1/ingest", { File: upload, wait: true }));
+    f.reset();
+  } catch (e) { $("add-result").textContent = ""; failed(e); }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -333,6 +549,18 @@ document.addEventListener("DOMContentLoaded", () => {
   $("document-forget").addEventListener("click", askForget);
   $("forget-dialog").addEventListener("close", () => { if ($("forget-dialog").returnValue === "forget") forget(); });
   $("add-form").addEventListener("submit", addNote);
+  $("upload-form").addEventListener("submit", upload);
+  $("source-forget").addEventListener("click", askForgetSource);
+  $("source-dialog").addEventListener("close", () => { if ($("source-dialog").returnValue === "forget") forgetSource(); });
+  $("chunks-more").addEventListener("click", () => { if (current) loadChunks(current.document_id, true).catch(failed); });
+  $("sessions-refresh").addEventListener("click", loadSessions);
   $("add-open").addEventListener("click", () => openDocument($("add-open").dataset.documentId));
-  if (token()) signIn(token()); else $("token").focus();
+  // The local server's link carries its per-start secret in the fragment
+  // (never sent in a request): taken as the token, then cleared from the
+  // address bar and the history entry.
+  const secret = new URLSearchParams(location.hash.slice(1)).get("secret");
+  if (secret) {
+    history.replaceState(null, "", location.pathname + location.search);
+    signIn(secret);
+  } else if (token()) signIn(token()); else $("token").focus();
 });
