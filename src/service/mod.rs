@@ -10,8 +10,8 @@ pub mod working_memory;
 
 pub use crate::store::{DocumentSelector, Forgotten};
 pub use memory::{
-    metadata_source, Content, ForgetReport, IngestReceipt, IngestRequest, Memory, MemoryService,
-    Original, Restore, Status, FORGET_BATCH, FORGET_REPORT_ITEMS,
+    metadata_source, BrowserStatus, Content, ForgetReport, IngestReceipt, IngestRequest, Memory,
+    MemoryService, Original, Restore, Status, FORGET_BATCH, FORGET_REPORT_ITEMS,
 };
 pub use principal::{Permission, Principal, Role};
 pub use working_memory::{MemoryWrite, PromoteReceipt, WriteReceipt};

@@ -25,7 +25,7 @@ pub use content::Content;
 pub use documents::Original;
 pub use forget::{ForgetReport, FORGET_BATCH, FORGET_REPORT_ITEMS};
 pub use ingest::{metadata_source, IngestReceipt, IngestRequest, Restore};
-pub use status::Status;
+pub use status::{BrowserStatus, Status};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -78,6 +78,8 @@ pub struct MemoryService {
     answer_llm: Option<Arc<Llm>>,
     /// Session graphs: one registry per process, shared by every transport.
     working: WorkingMemory,
+    /// The loopback memory browser, while one is served ([`status`]).
+    browser: Mutex<Option<status::BrowserStatus>>,
 }
 
 impl MemoryService {
@@ -157,6 +159,7 @@ impl MemoryService {
             shared,
             answer_llm: llm.filter(|l| l.config().answer),
             working: WorkingMemory::new(wm_ttl),
+            browser: Mutex::new(None),
         })
     }
 
