@@ -151,7 +151,8 @@ OPTIONS:
     --ui-bind ADDR   Where the memory browser listens (implies --ui): PORT
                      (on 127.0.0.1) or IP:PORT. Another address than
                      loopback lets other machines reach it over plain HTTP
-                     (a warning is logged). For `ui`, the same as --bind.
+                     (a warning is logged).
+    --bind ADDR      Where `ui` listens, as --ui-bind does for the server.
     -h, --help       Print this help and exit.
     -V, --version    Print the version and exit.
 
@@ -161,7 +162,7 @@ ENVIRONMENT:
     ALAYASIKI_MCP_SUBJECT   subject of the stdio caller (default: local-agent)
     ALAYASIKI_DURABILITY    full (default: fsync every commit) or normal
     ALAYASIKI_UI            1: serve the memory browser too (as --ui)
-    ALAYASIKI_UI_BIND       where it listens (as --ui-bind)
+    ALAYASIKI_UI_BIND       where it listens (as --ui-bind; for `ui`, --bind)
     ALAYASIKI_LOG           error, warn, info (default), debug, trace, off
     ALAYASIKI_DETERMINISTIC 1: deterministic mode for test suites (as
                             --deterministic): a fixed clock from

@@ -144,12 +144,20 @@ pub fn ui_from_env(
     if !on {
         return Ok(None);
     }
-    if let Some(bind) = bind {
-        return Ok(Some(bind));
+    match bind {
+        Some(bind) => Ok(Some(bind)),
+        None => ui_bind_from_env(default).map(Some),
     }
+}
+
+/// Where the memory browser listens when no flag says: `ALAYASIKI_UI_BIND`,
+/// else `default`.
+pub fn ui_bind_from_env(
+    default: std::net::SocketAddr,
+) -> Result<std::net::SocketAddr, ConfigError> {
     match env(UI_BIND_ENV) {
-        None => Ok(Some(default)),
-        Some(v) => parse_ui_bind(&v).map(Some).ok_or_else(|| {
+        None => Ok(default),
+        Some(v) => parse_ui_bind(&v).ok_or_else(|| {
             ConfigError(format!(
                 "{UI_BIND_ENV}={v:?} is not a port or an IP address with a port, such as \
                  127.0.0.1:8765"

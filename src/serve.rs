@@ -80,7 +80,11 @@ pub fn stdio(
                 return fail(&e, EXIT_FAILURE);
             }
         },
-        None => None,
+        None => {
+            // A URL left by a run that was killed names a dead secret.
+            loopback_ui::remove_url_file(&config.data_dir);
+            None
+        }
     };
     let server = Arc::new(Server::new(service.clone()));
     let session = Arc::new(Session::new(principal));
@@ -124,6 +128,13 @@ pub fn browse(data_dir: Option<PathBuf>, bind: Option<SocketAddr>) -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail(&e, EXIT_FAILURE),
     };
+    let bind = match bind {
+        Some(b) => b,
+        None => match config::ui_bind_from_env(loopback_ui::DEFAULT_UI_BIND) {
+            Ok(b) => b,
+            Err(e) => return fail(&e.to_string(), EXIT_FAILURE),
+        },
+    };
     let owner = match own_dir(&config, "alayasiki-mcp ui", held_by_a_server) {
         Ok(o) => o,
         Err(code) => return code,
@@ -132,7 +143,6 @@ pub fn browse(data_dir: Option<PathBuf>, bind: Option<SocketAddr>) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let bind = bind.unwrap_or(loopback_ui::DEFAULT_UI_BIND);
     let browser = match start_browser(&service, &principal, bind, &config.data_dir) {
         Ok(b) => b,
         Err(e) => {
@@ -198,9 +208,10 @@ fn held_by_a_server(e: &OwnerError) -> String {
     };
     let who = holder.as_deref().unwrap_or("another process");
     let url_file = dir.join(loopback_ui::URL_FILE);
+    // The file may be left by a server that was killed: say "if".
     let where_ = if url_file.exists() {
         format!(
-            " Its memory browser is already on: open the URL in {}.",
+            " If its memory browser is on, its URL is in {}.",
             url_file.display()
         )
     } else {

@@ -172,6 +172,9 @@ fn the_ui_environment_variable_does_the_same() {
 #[test]
 fn without_the_flag_no_browser_is_served_or_reported() {
     let dir = TempDir::new("ui-off");
+    // Left by a run that was killed: its secret is dead, so it goes.
+    let stale = "http://127.0.0.1:9/ui#secret=00";
+    std::fs::write(dir.path().join("ui.url"), stale).unwrap();
     let mut s = Server::capturing(dir.path(), &[], &[]);
     s.initialize();
     let status = s.ok("alayasiki_status", json!({}));

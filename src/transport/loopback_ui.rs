@@ -145,12 +145,22 @@ impl LoopbackUi {
         let outcome = serving
             .join()
             .unwrap_or_else(|_| Err(std::io::Error::other("the memory browser panicked")));
-        match std::fs::remove_file(&self.url_file) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => log::warn!("cannot remove {}: {e}", self.url_file.display()),
-        }
+        remove_quietly(&self.url_file);
         outcome
+    }
+}
+
+/// Removes [`URL_FILE`] from `data_dir` (which the caller owns), if there.
+pub fn remove_url_file(data_dir: &Path) {
+    remove_quietly(&data_dir.join(URL_FILE));
+}
+
+/// Removes `path`; one already gone is fine, another failure is logged.
+fn remove_quietly(path: &Path) {
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => log::warn!("cannot remove {}: {e}", path.display()),
     }
 }
 
