@@ -5,6 +5,7 @@
 //! opened. A bad flag is one line on stderr naming it, and exit status 2.
 
 use std::ffi::OsString;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use crate::limits::{MAX_TOP_K, MIN_TOP_K};
@@ -25,6 +26,15 @@ pub enum Command {
         data_dir: Option<PathBuf>,
         /// Deterministic mode (also `ALAYASIKI_DETERMINISTIC=1`).
         deterministic: bool,
+        /// `--ui`: also serve the memory browser (also `ALAYASIKI_UI=1`).
+        ui: bool,
+        /// `--ui-bind ADDR`: where (implies `--ui`).
+        ui_bind: Option<SocketAddr>,
+    },
+    /// Serve the memory browser alone until SIGINT or SIGTERM.
+    Ui {
+        data_dir: Option<PathBuf>,
+        bind: Option<SocketAddr>,
     },
     /// Re-embed everything with the configured embedder.
     Reindex {
@@ -91,8 +101,13 @@ pub const HELP: &str = "\
 alayasiki-mcp: local knowledge memory for AI agents, served over MCP on stdio.
 
 USAGE:
-    alayasiki-mcp [--data-dir DIR] [--deterministic]
-                                              serve MCP on stdio
+    alayasiki-mcp [--data-dir DIR] [--deterministic] [--ui] [--ui-bind ADDR]
+                                              serve MCP on stdio (and, with
+                                              --ui, the memory browser)
+    alayasiki-mcp ui [--data-dir DIR] [--bind ADDR]
+                                              serve the memory browser when
+                                              no server is running, until
+                                              Ctrl-C or SIGTERM
     alayasiki-mcp reindex [--data-dir DIR]    re-embed everything with the
                                               configured embedder
     alayasiki-mcp retry-failed [--data-dir DIR]
@@ -128,6 +143,16 @@ OPTIONS:
                      Default: $ALAYASIKI_DATA_DIR, else $HOME/.alayasiki-mcp
                      (%USERPROFILE%\\.alayasiki-mcp on Windows).
     --tenant T       Tenant to use (default: $ALAYASIKI_MCP_TENANT, else local).
+    --ui             Also serve the memory browser (the /ui page and the
+                     JSON API it uses) on 127.0.0.1 at a free port, in this
+                     process. Its URL, with a secret made for this start,
+                     goes to stderr and to DIR/ui.url (owner-only, removed
+                     on exit); alayasiki_status gives the address.
+    --ui-bind ADDR   Where the memory browser listens (implies --ui): PORT
+                     (on 127.0.0.1) or IP:PORT. Another address than
+                     loopback lets other machines reach it over plain HTTP
+                     (a warning is logged).
+    --bind ADDR      Where `ui` listens, as --ui-bind does for the server.
     -h, --help       Print this help and exit.
     -V, --version    Print the version and exit.
 
@@ -136,6 +161,8 @@ ENVIRONMENT:
     ALAYASIKI_MCP_TENANT    tenant of the stdio caller (default: local)
     ALAYASIKI_MCP_SUBJECT   subject of the stdio caller (default: local-agent)
     ALAYASIKI_DURABILITY    full (default: fsync every commit) or normal
+    ALAYASIKI_UI            1: serve the memory browser too (as --ui)
+    ALAYASIKI_UI_BIND       where it listens (as --ui-bind; for `ui`, --bind)
     ALAYASIKI_LOG           error, warn, info (default), debug, trace, off
     ALAYASIKI_DETERMINISTIC 1: deterministic mode for test suites (as
                             --deterministic): a fixed clock from
@@ -154,14 +181,16 @@ ENVIRONMENT:
                             retrieval tuning (README)
 
 EXIT STATUS:
-    0 done, 1 failure (the message says what), 2 bad command line, 3 data
-    directory in use by another process. An interrupted ingest exits 130
+    0 done (and `ui` stopped by SIGINT or SIGTERM), 1 failure (the message
+    says what), 2 bad command line, 3 data directory in use by another
+    process. An interrupted ingest exits 130
     (SIGINT, Ctrl-C) or 143 (SIGTERM): 128 + the signal's number.
     See `alayasiki-mcp ingest --help`.
 
 The server reads newline-delimited JSON-RPC on stdin and writes only protocol
 messages to stdout; logs go to stderr. One process owns a data directory; to
 share one memory between clients, run alayasiki-api and connect over SSE.
+To browse the memory of a running server, start it with --ui.
 ";
 
 /// `alayasiki-mcp ingest --help`.
@@ -262,6 +291,9 @@ struct Given {
     format: Option<replay::Format>,
     out: Option<PathBuf>,
     deterministic: bool,
+    ui: bool,
+    ui_bind: Option<SocketAddr>,
+    bind: Option<SocketAddr>,
     positional: Vec<OsString>,
 }
 
@@ -316,6 +348,9 @@ where
                 given.seed = Some(PathBuf::from(value));
             }
             Long("deterministic") => given.deterministic = true,
+            Long("ui") => given.ui = true,
+            Long("ui-bind") => given.ui_bind = Some(bind_value(&mut parser, "--ui-bind")?),
+            Long("bind") => given.bind = Some(bind_value(&mut parser, "--bind")?),
             Long("out") => {
                 let value = parser
                     .value()
@@ -386,6 +421,15 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
     if given.deterministic && !matches!(subcommand, None | Some("replay")) {
         return Err(refuse("--deterministic"));
     }
+    if given.ui && subcommand.is_some() {
+        return Err(refuse("--ui"));
+    }
+    if given.ui_bind.is_some() && subcommand.is_some() {
+        return Err(refuse("--ui-bind"));
+    }
+    if given.bind.is_some() && subcommand != Some("ui") {
+        return Err(refuse("--bind"));
+    }
     let Given {
         data_dir,
         tenant,
@@ -395,6 +439,9 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
         format,
         out,
         deterministic,
+        ui,
+        ui_bind,
+        bind,
         mut positional,
     } = given;
     let no_positional = |positional: &[OsString]| match positional.first() {
@@ -410,7 +457,13 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
             Command::Serve {
                 data_dir,
                 deterministic,
+                ui,
+                ui_bind,
             }
+        }
+        Some("ui") => {
+            no_positional(&positional)?;
+            Command::Ui { data_dir, bind }
         }
         Some("reindex") => {
             no_positional(&positional)?;
@@ -516,8 +569,19 @@ fn text_value(parser: &mut lexopt::Parser, flag: &str) -> Result<String, UsageEr
     Ok(value)
 }
 
+/// The address a `--bind` or `--ui-bind` flag names.
+fn bind_value(parser: &mut lexopt::Parser, flag: &str) -> Result<SocketAddr, UsageError> {
+    let text = text_value(parser, flag)?;
+    crate::config::parse_ui_bind(&text).ok_or_else(|| {
+        UsageError(format!(
+            "{flag} {text:?} is not a port or an IP address with a port, such as 127.0.0.1:8765"
+        ))
+    })
+}
+
 /// Subcommand names (the first positional argument).
 const SUBCOMMANDS: &[&str] = &[
+    "ui",
     "reindex",
     "retry-failed",
     "compact",
@@ -548,14 +612,18 @@ mod tests {
             parse(Vec::<String>::new()),
             Ok(Command::Serve {
                 data_dir: None,
-                deterministic: false
+                deterministic: false,
+                ui: false,
+                ui_bind: None,
             })
         );
         assert_eq!(
             parse(["--deterministic"]),
             Ok(Command::Serve {
                 data_dir: None,
-                deterministic: true
+                deterministic: true,
+                ui: false,
+                ui_bind: None,
             })
         );
         assert!(parse(["export", "--deterministic"]).is_err());
@@ -566,6 +634,8 @@ mod tests {
         let want = Ok(Command::Serve {
             data_dir: Some(PathBuf::from("/tmp/m")),
             deterministic: false,
+            ui: false,
+            ui_bind: None,
         });
         assert_eq!(parse(["--data-dir", "/tmp/m"]), want);
         assert_eq!(parse(["--data-dir=/tmp/m"]), want);
@@ -683,6 +753,48 @@ mod tests {
             let status = format!("\n    {}  interrupted", SIGNAL_EXIT_BASE + signal);
             assert!(INGEST_HELP.contains(&status), "{status}");
         }
+    }
+
+    #[test]
+    fn the_memory_browser_flags_belong_to_the_server_and_ui() {
+        assert_eq!(
+            parse(["--ui"]),
+            Ok(Command::Serve {
+                data_dir: None,
+                deterministic: false,
+                ui: true,
+                ui_bind: None,
+            })
+        );
+        assert_eq!(
+            parse(["--ui-bind", "8765"]),
+            Ok(Command::Serve {
+                data_dir: None,
+                deterministic: false,
+                ui: false,
+                ui_bind: Some("127.0.0.1:8765".parse().unwrap()),
+            })
+        );
+        assert_eq!(
+            parse(["ui", "--data-dir", "/m", "--bind", "[::1]:0"]),
+            Ok(Command::Ui {
+                data_dir: Some(PathBuf::from("/m")),
+                bind: Some("[::1]:0".parse().unwrap()),
+            })
+        );
+        assert_eq!(
+            parse(["ui"]),
+            Ok(Command::Ui {
+                data_dir: None,
+                bind: None
+            })
+        );
+        assert!(parse(["ui", "--ui"]).is_err());
+        assert!(parse(["export", "--ui-bind", "80"]).is_err());
+        assert!(parse(["--bind", "80"]).is_err());
+        assert!(parse(["ui", "extra"]).is_err());
+        let err = parse(["--ui-bind", "localhost"]).unwrap_err();
+        assert!(err.0.contains("--ui-bind"), "{err}");
     }
 
     #[test]

@@ -109,6 +109,63 @@ pub fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
+/// `1`: the stdio server also serves the memory browser on loopback, as
+/// `--ui` does.
+pub const UI_ENV: &str = "ALAYASIKI_UI";
+/// Where the memory browser listens (`PORT` or `IP:PORT`), as `--ui-bind`.
+pub const UI_BIND_ENV: &str = "ALAYASIKI_UI_BIND";
+
+/// A memory browser address: `PORT` (on 127.0.0.1) or `IP:PORT`.
+pub fn parse_ui_bind(text: &str) -> Option<std::net::SocketAddr> {
+    let text = text.trim();
+    if let Ok(port) = text.parse::<u16>() {
+        return Some(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    text.parse().ok()
+}
+
+/// Where the stdio server serves the memory browser, if it does: on when
+/// `flag` (`--ui`), `bind` (`--ui-bind`) or `ALAYASIKI_UI=1` says so, at
+/// `bind`, else `ALAYASIKI_UI_BIND`, else `default`.
+pub fn ui_from_env(
+    flag: bool,
+    bind: Option<std::net::SocketAddr>,
+    default: std::net::SocketAddr,
+) -> Result<Option<std::net::SocketAddr>, ConfigError> {
+    let on = match env(UI_ENV).as_deref() {
+        None | Some("0") => flag || bind.is_some(),
+        Some("1") => true,
+        Some(other) => {
+            return Err(ConfigError(format!(
+                "{UI_ENV} must be 1 or 0, not {other:?}"
+            )))
+        }
+    };
+    if !on {
+        return Ok(None);
+    }
+    match bind {
+        Some(bind) => Ok(Some(bind)),
+        None => ui_bind_from_env(default).map(Some),
+    }
+}
+
+/// Where the memory browser listens when no flag says: `ALAYASIKI_UI_BIND`,
+/// else `default`.
+pub fn ui_bind_from_env(
+    default: std::net::SocketAddr,
+) -> Result<std::net::SocketAddr, ConfigError> {
+    match env(UI_BIND_ENV) {
+        None => Ok(default),
+        Some(v) => parse_ui_bind(&v).ok_or_else(|| {
+            ConfigError(format!(
+                "{UI_BIND_ENV}={v:?} is not a port or an IP address with a port, such as \
+                 127.0.0.1:8765"
+            ))
+        }),
+    }
+}
+
 pub const DETERMINISTIC_ENV: &str = "ALAYASIKI_DETERMINISTIC";
 pub const CLOCK_START_ENV: &str = "ALAYASIKI_CLOCK_START";
 pub const CLOCK_STEP_ENV: &str = "ALAYASIKI_CLOCK_STEP_MS";
@@ -469,6 +526,21 @@ pub fn ensure_data_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ui_binds_are_a_port_or_an_address() {
+        assert_eq!(
+            parse_ui_bind("8765"),
+            Some("127.0.0.1:8765".parse().unwrap())
+        );
+        assert_eq!(
+            parse_ui_bind("0.0.0.0:80"),
+            Some("0.0.0.0:80".parse().unwrap())
+        );
+        assert_eq!(parse_ui_bind("[::1]:0"), Some("[::1]:0".parse().unwrap()));
+        assert_eq!(parse_ui_bind("localhost:80"), None);
+        assert_eq!(parse_ui_bind("99999"), None);
+    }
 
     #[test]
     fn chunk_target_is_validated_at_its_edges() {

@@ -2,24 +2,35 @@
 //! server and its outcome into an exit status.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::config::{self, Config};
 use crate::protocol::mcp::{Server, Session};
 use crate::service::{MemoryService, Principal};
 use crate::store::owner::{OwnerError, OwnerLock};
 use crate::store::Tenant;
+use crate::transport::loopback_ui::{self, LoopbackUi};
 
 /// Exit status when another process owns the data directory.
 pub const EXIT_DIR_IN_USE: u8 = 3;
 /// Exit status for any other start-up failure.
 pub const EXIT_FAILURE: u8 = 1;
 
-/// `alayasiki-mcp [--data-dir DIR] [--deterministic]`: serve MCP on stdio
-/// until stdin closes.
-pub fn stdio(data_dir: Option<PathBuf>, deterministic: bool) -> ExitCode {
+/// How often `alayasiki-mcp ui` looks for a termination signal.
+const SIGNAL_POLL: Duration = Duration::from_millis(10);
+
+/// `alayasiki-mcp [--data-dir DIR] [--deterministic] [--ui] [--ui-bind
+/// ADDR]`: serve MCP on stdio until stdin closes, and the memory browser
+/// beside it when asked (`ui`, `ui_bind` or the environment).
+pub fn stdio(
+    data_dir: Option<PathBuf>,
+    deterministic: bool,
+    ui: bool,
+    ui_bind: Option<SocketAddr>,
+) -> ExitCode {
     let deterministic = match config::Deterministic::from_env(deterministic) {
         Ok(d) => d,
         Err(e) => {
@@ -33,6 +44,10 @@ pub fn stdio(data_dir: Option<PathBuf>, deterministic: bool) -> ExitCode {
     crate::logging::init();
     let config = match Config::resolve(data_dir, config::DEFAULT_DIR_NAME) {
         Ok(c) => c,
+        Err(e) => return fail(&e.to_string(), EXIT_FAILURE),
+    };
+    let ui_bind = match config::ui_from_env(ui, ui_bind, loopback_ui::DEFAULT_UI_BIND) {
+        Ok(b) => b,
         Err(e) => return fail(&e.to_string(), EXIT_FAILURE),
     };
     let (_owner, service) = match open_memory(&config, "alayasiki-mcp") {
@@ -50,6 +65,27 @@ pub fn stdio(data_dir: Option<PathBuf>, deterministic: bool) -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail(&e, EXIT_FAILURE),
     };
+    // Started before stdin is read, so the URL is announced at once; it
+    // has threads of its own and stops before the store does.
+    let browser = match ui_bind {
+        Some(bind) => match start_browser(&service, &principal, bind, &config.data_dir) {
+            Ok(b) => {
+                // The one line that carries the secret, whatever the log
+                // level: the user opens it from here or from the file.
+                eprintln!("alayasiki-mcp: memory browser at {}", b.url());
+                Some(b)
+            }
+            Err(e) => {
+                service.shutdown();
+                return fail(&e, EXIT_FAILURE);
+            }
+        },
+        None => {
+            // A URL left by a run that was killed names a dead secret.
+            loopback_ui::remove_url_file(&config.data_dir);
+            None
+        }
+    };
     let server = Arc::new(Server::new(service.clone()));
     let session = Arc::new(Session::new(principal));
     let stdin = std::io::stdin().lock();
@@ -58,6 +94,9 @@ pub fn stdio(data_dir: Option<PathBuf>, deterministic: bool) -> ExitCode {
     }
     let serial = deterministic.is_some();
     let outcome = crate::transport::stdio::serve(server, session, stdin, std::io::stdout(), serial);
+    if let Some(browser) = browser {
+        stop_browser(browser);
+    }
     service.shutdown();
     match outcome {
         Ok(()) => {
@@ -68,6 +107,122 @@ pub fn stdio(data_dir: Option<PathBuf>, deterministic: bool) -> ExitCode {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => fail(&format!("stdio failed: {e}"), EXIT_FAILURE),
     }
+}
+
+/// `alayasiki-mcp ui [--data-dir DIR] [--bind ADDR]`: serve the memory
+/// browser alone until SIGTERM or SIGINT, for when no server is running.
+/// When one owns the directory, says to start that one with `--ui`.
+pub fn browse(data_dir: Option<PathBuf>, bind: Option<SocketAddr>) -> ExitCode {
+    crate::logging::init();
+    let config = match Config::resolve(data_dir, config::DEFAULT_DIR_NAME) {
+        Ok(c) => c,
+        Err(e) => return fail(&e.to_string(), EXIT_FAILURE),
+    };
+    if let Err(e) = crate::transport::signals::install() {
+        return fail(
+            &format!("cannot install signal handlers: {e}"),
+            EXIT_FAILURE,
+        );
+    }
+    let principal = match principal(&config) {
+        Ok(p) => p,
+        Err(e) => return fail(&e, EXIT_FAILURE),
+    };
+    let bind = match bind {
+        Some(b) => b,
+        None => match config::ui_bind_from_env(loopback_ui::DEFAULT_UI_BIND) {
+            Ok(b) => b,
+            Err(e) => return fail(&e.to_string(), EXIT_FAILURE),
+        },
+    };
+    let owner = match own_dir(&config, "alayasiki-mcp ui", held_by_a_server) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let service = match open_service(&config) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let browser = match start_browser(&service, &principal, bind, &config.data_dir) {
+        Ok(b) => b,
+        Err(e) => {
+            service.shutdown();
+            return fail(&e, EXIT_FAILURE);
+        }
+    };
+    // The command's output: the URL, once.
+    println!("{}", browser.url());
+    log::info!(
+        "serving the memory browser at {}; data dir {}; Ctrl-C stops it",
+        browser.status().address,
+        config.data_dir.display()
+    );
+    while !crate::transport::signals::requested() && !browser.has_stopped() {
+        std::thread::sleep(SIGNAL_POLL);
+    }
+    let failed = browser.has_stopped() && !crate::transport::signals::requested();
+    stop_browser(browser);
+    service.shutdown();
+    drop(owner);
+    if failed {
+        return fail(
+            "the memory browser stopped: its socket failed",
+            EXIT_FAILURE,
+        );
+    }
+    log::info!("shut down cleanly");
+    ExitCode::SUCCESS
+}
+
+/// Serves the memory browser of `service` to `principal` at `bind`.
+fn start_browser(
+    service: &Arc<MemoryService>,
+    principal: &Principal,
+    bind: SocketAddr,
+    data_dir: &Path,
+) -> Result<LoopbackUi, String> {
+    let browser = LoopbackUi::start(
+        Server::new(service.clone()),
+        principal.clone(),
+        bind,
+        data_dir,
+    )?;
+    log::info!(
+        "memory browser at {}; its URL is in {}",
+        browser.status().address,
+        browser.status().url_file
+    );
+    Ok(browser)
+}
+
+fn stop_browser(browser: LoopbackUi) {
+    if let Err(e) = browser.stop() {
+        log::error!("the memory browser failed: {e}");
+    }
+}
+
+/// The refusal of `alayasiki-mcp ui` on a directory a process holds.
+fn held_by_a_server(e: &OwnerError) -> String {
+    let OwnerError::Held { dir, holder } = e else {
+        return e.to_string();
+    };
+    let who = holder.as_deref().unwrap_or("another process");
+    let url_file = dir.join(loopback_ui::URL_FILE);
+    // The file may be left by a server that was killed: say "if".
+    let where_ = if url_file.exists() {
+        format!(
+            " If its memory browser is on, its URL is in {}.",
+            url_file.display()
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "data directory {} is in use by {who}: a running server owns it, and only the \
+         process that owns a data directory may serve its memory browser. Start that \
+         server with --ui (or ALAYASIKI_UI=1) to browse its memory, or stop it first.{where_}",
+        dir.display()
+    )
 }
 
 /// `alayasiki-api [--bind ADDR] [--data-dir DIR]`: serve the HTTP API and
@@ -139,6 +294,17 @@ fn open_memory(
     config: &Config,
     program: &str,
 ) -> Result<(OwnerLock, Arc<MemoryService>), ExitCode> {
+    let owner = own_dir(config, program, OwnerError::to_string)?;
+    Ok((owner, open_service(config)?))
+}
+
+/// Creates the data directory and takes ownership of it for `program`;
+/// `explain_held` words the refusal when another process holds it.
+fn own_dir(
+    config: &Config,
+    program: &str,
+    explain_held: impl Fn(&OwnerError) -> String,
+) -> Result<OwnerLock, ExitCode> {
     if let Err(e) = config::ensure_data_dir(&config.data_dir) {
         return Err(fail(
             &format!(
@@ -148,14 +314,18 @@ fn open_memory(
             EXIT_FAILURE,
         ));
     }
-    let owner = match OwnerLock::acquire(&config.data_dir, program) {
-        Ok(lock) => lock,
-        Err(e @ OwnerError::Held { .. }) => return Err(fail(&e.to_string(), EXIT_DIR_IN_USE)),
-        Err(e) => return Err(fail(&e.to_string(), EXIT_FAILURE)),
-    };
+    match OwnerLock::acquire(&config.data_dir, program) {
+        Ok(lock) => Ok(lock),
+        Err(e @ OwnerError::Held { .. }) => Err(fail(&explain_held(&e), EXIT_DIR_IN_USE)),
+        Err(e) => Err(fail(&e.to_string(), EXIT_FAILURE)),
+    }
+}
+
+/// Opens the memory in the data directory, which the caller owns.
+fn open_service(config: &Config) -> Result<Arc<MemoryService>, ExitCode> {
     let embedder = crate::embed::embedder::from_env().map_err(|e| fail(&e, EXIT_FAILURE))?;
     match MemoryService::open(&config.data_dir, config.durability, embedder) {
-        Ok(s) => Ok((owner, Arc::new(s))),
+        Ok(s) => Ok(Arc::new(s)),
         Err(e) => Err(fail(
             &format!("cannot open the memory store: {e}"),
             EXIT_FAILURE,

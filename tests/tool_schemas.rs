@@ -856,7 +856,8 @@ const NOT_PRODUCED: &[(&str, &str)] = &[
 fn run_every_tool() -> Vec<(String, Value, Value)> {
     let mut seen = Vec::new();
     let dir = TempDir::new("output-a");
-    let mut s = structured_server(dir.path(), &[]);
+    // With the memory browser on, so that the status names it.
+    let mut s = structured_server(dir.path(), &[("ALAYASIKI_UI", "1")]);
     let mut r = Results::new(&mut s);
     r.ok(&mut s, "alayasiki_status", json!({}));
     // A small graph corpus: relations, communities, a global search.

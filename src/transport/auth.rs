@@ -25,6 +25,7 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 
 use super::jwks::{self, Jwks, KeySet, Source, JWKS_ALGORITHMS};
+use super::local_secret::LocalSecret;
 use crate::config::{
     self, AUTHORIZATION_SERVERS_ENV, JWKS_FILE_ENV, JWKS_URL_ENV, JWT_ALGORITHM_ENV,
     JWT_AUDIENCE_ENV, JWT_ISSUER_ENV, JWT_LEEWAY_ENV, JWT_PUBLIC_KEY_FILE_ENV, JWT_SECRET_ENV,
@@ -135,6 +136,16 @@ pub enum Keys {
     Static(Box<VerifyingKey>),
     /// The keys of a JWKS, matched by `kid` ([`super::jwks`]).
     Jwks(Jwks),
+    /// No JWT at all: the loopback memory browser's per-start secret is
+    /// the token, and it names the one local principal
+    /// ([`Authenticator::local`]).
+    Local(Box<LocalKey>),
+}
+
+/// The loopback memory browser's credential and whom it names.
+pub struct LocalKey {
+    secret: LocalSecret,
+    principal: Principal,
 }
 
 impl From<VerifyingKey> for Keys {
@@ -231,6 +242,8 @@ impl AuthError {
     pub const NOT_BEARER: AuthError = AuthError("not a Bearer token");
     pub const UNKNOWN_KEY: AuthError = AuthError("token signed by an unknown key");
     pub const WRONG_AUDIENCE: AuthError = AuthError("token audience is not this server");
+    pub const NOT_THE_SECRET: AuthError =
+        AuthError("not this memory browser's secret; open the URL the server wrote to ui.url");
 
     /// Whether the request carried no bearer credentials at all (no
     /// `Authorization` header, or another scheme): RFC 6750 §3.1 then
@@ -419,6 +432,18 @@ impl Authenticator {
         self
     }
 
+    /// Accepts exactly `secret` as the bearer token, as `principal`, and
+    /// nothing else (no JWT): the loopback memory browser of the local
+    /// user ([`super::loopback_ui`]).
+    pub fn local(secret: LocalSecret, principal: Principal) -> Authenticator {
+        Authenticator::new(
+            Keys::Local(Box::new(LocalKey { secret, principal })),
+            Vec::new(),
+            Vec::new(),
+            0,
+        )
+    }
+
     /// The issuers advertised as `authorization_servers`.
     pub fn with_authorization_servers(mut self, servers: Vec<String>) -> Authenticator {
         self.authorization_servers = servers;
@@ -538,6 +563,7 @@ impl Authenticator {
     pub fn algorithm(&self) -> String {
         match &self.keys {
             Keys::Static(k) => k.algorithm().to_string(),
+            Keys::Local(_) => "the per-start secret of the memory browser".to_string(),
             Keys::Jwks(j) => format!(
                 "{} from the JWKS at {}",
                 JWKS_ALGORITHMS.join("/"),
@@ -605,6 +631,13 @@ impl Authenticator {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(AuthError("token too long"));
         }
+        if let Keys::Local(local) = &self.keys {
+            return if local.secret.matches(token) {
+                Ok(local.principal.clone())
+            } else {
+                Err(AuthError::NOT_THE_SECRET)
+            };
+        }
         let claims = self.verify(token)?;
         if claims.expires_at.is_none() {
             return Err(AuthError("token has no exp claim"));
@@ -653,6 +686,8 @@ impl Authenticator {
                     .map_err(|e| AuthError(reason(&e)))
             }
             Keys::Jwks(jwks) => jwks,
+            // Answered by `authenticate` before any JWT is decoded.
+            Keys::Local(_) => return Err(AuthError::NOT_THE_SECRET),
         };
         // The header is unverified: it only chooses which keys to try, and
         // each key verifies its own algorithm only.

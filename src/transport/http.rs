@@ -74,8 +74,8 @@ pub const SHUTDOWN_STREAM_TIMEOUT: Duration = Duration::from_secs(10);
 /// at once (see [`stop_threads`]); this only bounds a missed wake-up.
 const POLL: Duration = Duration::from_millis(100);
 
-/// How often the main thread looks for a termination signal: the delay
-/// it adds to a shutdown.
+/// How often the main thread looks for a termination signal (or the stop
+/// condition of [`serve_until`]): the delay it adds to a shutdown.
 const SIGNAL_POLL: Duration = Duration::from_millis(10);
 
 /// A job for the dispatch workers; it owns the permit it was admitted with.
@@ -124,8 +124,8 @@ impl Context {
 
     /// The listening socket failed: shut down, then exit non-zero.
     pub(super) fn listener_failed(&self) {
+        // `serve_until` watches this flag beside its stop condition.
         self.failed.store(true, Ordering::SeqCst);
-        signals::request();
     }
 }
 
@@ -144,6 +144,18 @@ pub fn serve(
 /// `tests/conformance_fixtures` serves the official suite's fixtures
 /// through this same transport).
 pub fn serve_with(server: Server, listener: Listener, settings: Settings) -> std::io::Result<()> {
+    serve_until(server, listener, settings, &signals::requested)
+}
+
+/// [`serve_with`] until `stop` says so instead of a termination signal:
+/// the memory browser beside the stdio server stops when stdin ends
+/// ([`super::loopback_ui`]).
+pub fn serve_until(
+    server: Server,
+    listener: Listener,
+    settings: Settings,
+    stop: &dyn Fn() -> bool,
+) -> std::io::Result<()> {
     let service = server.shared_service();
     let listener = listener.into_socket();
     let bound = listener.local_addr()?;
@@ -176,7 +188,7 @@ pub fn serve_with(server: Server, listener: Listener, settings: Settings) -> std
     let accepting = std::thread::Builder::new()
         .name("http-accept".into())
         .spawn(move || acceptor::accept_loop(accept_ctx, listener))?;
-    while !signals::requested() {
+    while !stop() && !ctx.failed.load(Ordering::SeqCst) {
         std::thread::sleep(SIGNAL_POLL);
     }
     shutdown(&ctx);

@@ -17,6 +17,9 @@
 //!   responses, [`request`] reads bodies within their framing and
 //!   deadline and answers; [`body_readers`] await bodies off the routing
 //!   code. [`signals`] turns SIGTERM/SIGINT into a graceful shutdown.
+//! - [`loopback_ui`]: the same HTTP stack serving the memory browser to
+//!   the local user beside stdio (or alone), signed in with a per-start
+//!   [`local_secret`].
 
 pub mod acceptor;
 pub mod admission;
@@ -32,6 +35,8 @@ pub mod http_graph;
 pub mod http_sessions;
 pub mod jwks;
 pub mod listener;
+pub mod local_secret;
+pub mod loopback_ui;
 pub mod mcp_http;
 pub mod origin;
 pub mod query_string;

@@ -11,6 +11,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_alayasiki-mcp");
@@ -52,13 +53,26 @@ pub struct Server {
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     next_id: i64,
+    /// What it wrote to stderr so far, when captured ([`Server::capturing`]).
+    stderr: Option<Arc<Mutex<String>>>,
 }
 
 impl Server {
     /// Spawns the binary on `dir` with extra environment variables.
     pub fn start_with(dir: &Path, env: &[(&str, &str)]) -> Server {
+        Server::spawn(dir, &[], env, false)
+    }
+
+    /// Spawns the binary on `dir` with extra arguments and environment
+    /// variables, keeping what it writes to stderr ([`Server::stderr`]).
+    pub fn capturing(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
+        Server::spawn(dir, args, env, true)
+    }
+
+    fn spawn(dir: &Path, args: &[&str], env: &[(&str, &str)], capture: bool) -> Server {
         let mut cmd = Command::new(BIN);
-        cmd.arg("--data-dir")
+        cmd.args(args)
+            .arg("--data-dir")
             .arg(dir)
             .env("ALAYASIKI_LOG", "warn")
             .env_remove("ALAYASIKI_DATA_DIR")
@@ -66,11 +80,29 @@ impl Server {
             .env_remove("ALAYASIKI_MCP_SUBJECT")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(if capture {
+                Stdio::piped()
+            } else {
+                Stdio::inherit()
+            });
         for (k, v) in env {
             cmd.env(k, v);
         }
         let mut child = cmd.spawn().expect("spawn alayasiki-mcp");
+        let stderr = child.stderr.take().map(|pipe| {
+            let text = Arc::new(Mutex::new(String::new()));
+            let sink = text.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines() {
+                    let Ok(line) = line else { break };
+                    eprintln!("{line}");
+                    let mut t = sink.lock().unwrap();
+                    t.push_str(&line);
+                    t.push('\n');
+                }
+            });
+            text
+        });
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -87,7 +119,15 @@ impl Server {
             child,
             lines: rx,
             next_id: 1000,
+            stderr,
         }
+    }
+
+    /// What the server wrote to stderr so far (started with
+    /// [`Server::capturing`]).
+    pub fn stderr(&self) -> String {
+        let text = self.stderr.as_ref().expect("stderr is captured");
+        text.lock().unwrap().clone()
     }
 
     pub fn start(dir: &Path) -> Server {

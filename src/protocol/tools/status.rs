@@ -11,8 +11,9 @@ pub static TOOL: Tool = Tool {
     name: "alayasiki_status",
     description: "Report the memory server's version, document and chunk counts, pending and \
 failed indexing jobs, and store size for the calling identity's tenant, and the caller's live \
-working-memory sessions with their expiry times. The server's data directory is told only to \
-callers with the admin permission (the local stdio identity, the admin role).",
+working-memory sessions with their expiry times. The server's data directory, and where its \
+memory browser is served when it is on, are told only to callers with the admin permission (the \
+local stdio identity, the admin role).",
     input_schema: || object(None, json!({}), &[]),
     output_schema,
     permission: Permission::Query,
@@ -162,6 +163,14 @@ fn output_schema() -> Value {
                 "What this caller (tenant and subject) has used over the HTTP API and SSE; calls over stdio are not charged.",
                 usage,
                 &["calls", "request_bytes", "reply_bytes", "duration_ms", "by_operation"],
+            ),
+            "ui": record(
+                "The memory browser this process serves on loopback (alayasiki-mcp --ui or ALAYASIKI_UI=1, or alayasiki-mcp ui); present only while it is on and only for callers with the admin permission.",
+                json!({
+                    "address": string("The page's address, such as http://127.0.0.1:PORT/ui; open the URL in url_file, which adds the secret the page signs in with."),
+                    "url_file": string("The owner-only file holding the full URL with its per-start secret.")
+                }),
+                &["address", "url_file"],
             )
         }),
         &[

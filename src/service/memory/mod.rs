@@ -32,7 +32,7 @@ pub use graph_view::{
     GraphView, RelationView,
 };
 pub use ingest::{metadata_source, IngestReceipt, IngestRequest, Restore};
-pub use status::Status;
+pub use status::{BrowserStatus, Status};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -85,6 +85,8 @@ pub struct MemoryService {
     answer_llm: Option<Arc<Llm>>,
     /// Session graphs: one registry per process, shared by every transport.
     working: WorkingMemory,
+    /// The loopback memory browser, while one is served ([`status`]).
+    browser: Mutex<Option<status::BrowserStatus>>,
 }
 
 impl MemoryService {
@@ -164,6 +166,7 @@ impl MemoryService {
             shared,
             answer_llm: llm.filter(|l| l.config().answer),
             working: WorkingMemory::new(wm_ttl),
+            browser: Mutex::new(None),
         })
     }
 

@@ -38,6 +38,19 @@ pub struct Status {
     /// What this caller (tenant and subject) has used over the HTTP API and
     /// SSE; calls over stdio are not charged.
     pub usage: UsageTotals,
+    /// The memory browser this process serves on loopback, when it does:
+    /// told only to admin callers, like `data_dir` (it names a path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ui: Option<BrowserStatus>,
+}
+
+/// Where the memory browser of this process is (never its secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BrowserStatus {
+    /// The page's address, e.g. `http://127.0.0.1:PORT/ui`.
+    pub address: String,
+    /// The owner-only file that holds the full URL with the secret.
+    pub url_file: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -74,6 +87,20 @@ impl super::MemoryService {
         self.worker.wake();
         Ok(requeued)
     }
+
+    /// Records where the memory browser of this process is served (`None`
+    /// once it stops), for `alayasiki_status`. The transport that serves
+    /// it tells the service; the service knows nothing of HTTP.
+    pub fn announce_browser(&self, browser: Option<BrowserStatus>) {
+        *self.browser.lock().unwrap_or_else(|e| e.into_inner()) = browser;
+    }
+
+    fn browser(&self) -> Option<BrowserStatus> {
+        self.browser
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
 }
 
 impl Memory<'_> {
@@ -104,6 +131,11 @@ impl Memory<'_> {
             store_bytes: self.service.store.size_bytes(),
             working_memory: self.memory_status(),
             usage: reader.usage(&self.principal.subject)?,
+            ui: self
+                .principal
+                .permits(Permission::Admin)
+                .then(|| self.service.browser())
+                .flatten(),
         })
     }
 
