@@ -13,6 +13,9 @@ nothing, that a token of tenant A sees nothing of tenant B, that a reader
 cannot forget, and that the page asks for nothing outside the server. Then
 the same server and browser run again inside a network namespace with no
 route out (`unshare --net`): the page loads, signs in and searches there.
+Last, the stdio server's own page (`alayasiki-mcp --ui`, the alayasiki-mcp
+beside the given alayasiki-api): the link from `ui.url` signs in by itself,
+leaves no secret in the address bar, and adds and forgets.
 Screenshots of the main views go to target/ui-screenshots/.
 
 Usage: ui_browser_test.py path/to/alayasiki-api [path/to/chromium]
@@ -120,6 +123,7 @@ def main():
         proc.wait(timeout=30)
         shutil.rmtree(data, ignore_errors=True)
     passed += offline(binary, chromium)
+    passed += local_page(os.path.join(os.path.dirname(os.path.abspath(binary)), "alayasiki-mcp"), chromium)
     print(f"ui browser test took {time.monotonic() - started:.1f} s")
     print(f"ui-browser: {passed} passed, 0 failed")
 
@@ -135,6 +139,54 @@ def offline(binary, chromium):
                                   os.path.abspath(binary), chromium], timeout=300)
     if r.returncode != 0:
         fail(f"the offline run failed (exit {r.returncode})")
+    return 1
+
+
+def local_page(mcp, chromium):
+    """The stdio server's page, opened from the link it writes."""
+    data = tempfile.mkdtemp(prefix="alayasiki-ui-local-")
+    url_file = os.path.join(data, "ui.url")
+    proc = subprocess.Popen([mcp, "--ui", "--data-dir", data], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(url_file):
+            if time.monotonic() > deadline or proc.poll() is not None:
+                fail(f"alayasiki-mcp --ui wrote no ui.url: {proc.stderr.read1(4096)!r}")
+            time.sleep(0.05)
+        url = open(url_file).read().strip()
+        if "#secret=" not in url or not url.startswith("http://127.0.0.1:"):
+            fail(f"unexpected ui.url {url!r}")
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            page = browser.new_page()
+            errors = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(url)
+            expect(page.locator("#who")).to_contain_text("Signed in as")
+            if "secret" in page.url or page.evaluate("() => history.length") > 1 and "secret" in page.evaluate("() => location.href"):
+                fail(f"the secret stayed in the address bar: {page.url}")
+            page.locator("nav").get_by_role("button", name="Add", exact=True).click()
+            page.get_by_label("Note", exact=True).fill("The local page stores notes too: kiwi harvest in May.")
+            page.get_by_role("button", name="Add to memory", exact=True).click()
+            expect(page.locator("#add-result")).to_contain_text("Stored as doc_")
+            page.get_by_role("button", name="Open the new document", exact=True).click()
+            expect(page.get_by_role("button", name="Forget…", exact=True)).to_be_enabled()
+            page.get_by_role("button", name="Forget…", exact=True).click()
+            page.locator("#forget-dialog").get_by_role("button", name="Forget it", exact=True).click()
+            expect(page.locator("#message")).to_contain_text("Forgot 1 document")
+            if errors:
+                fail(f"script errors on the local page: {errors}")
+            browser.close()
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            fail("alayasiki-mcp --ui did not exit when stdin closed")
+        shutil.rmtree(data, ignore_errors=True)
+    print("ui-browser local: alayasiki-mcp --ui's link signed in, stored and forgot")
     return 1
 
 
