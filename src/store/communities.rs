@@ -198,6 +198,32 @@ impl TenantReader<'_> {
             .query_row([tenant_id], |r| Ok((r.get(0)?, r.get(1)?)))?)
     }
 
+    /// What identifies the snapshot [`Self::latest_communities`] would
+    /// return (its graph version and build time), read without the
+    /// snapshot itself; `None` when it would return none. For caches of
+    /// what is derived from a snapshot.
+    pub fn latest_communities_stamp(&self) -> Result<Option<(i64, i64)>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(None);
+        };
+        let (_, version) = self.community_versions()?;
+        if version < 0 {
+            return Ok(None);
+        }
+        let built_at: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT built_at FROM communities WHERE tenant_id = ?1 AND graph_version = ?2
+                  LIMIT 1",
+            )?
+            .query_row(params![tenant_id, version], |r| r.get(0))
+            .optional()?;
+        match built_at {
+            Some(at) if !self.expired_since(at)? => Ok(Some((version, at))),
+            _ => Ok(None),
+        }
+    }
+
     /// The latest snapshot, if any.
     pub fn latest_communities(&self) -> Result<Option<Snapshot>> {
         let Some(tenant_id) = self.tenant_id else {

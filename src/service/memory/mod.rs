@@ -87,6 +87,9 @@ pub struct MemoryService {
     working: WorkingMemory,
     /// The loopback memory browser, while one is served ([`status`]).
     browser: Mutex<Option<status::BrowserStatus>>,
+    /// Community membership of each tenant's latest snapshot, for the
+    /// graph views.
+    memberships: graph_view::Memberships,
 }
 
 impl MemoryService {
@@ -167,6 +170,7 @@ impl MemoryService {
             answer_llm: llm.filter(|l| l.config().answer),
             working: WorkingMemory::new(wm_ttl),
             browser: Mutex::new(None),
+            memberships: graph_view::Memberships::default(),
         })
     }
 

@@ -72,7 +72,7 @@ const TOUCHING: &str = "r.id IN (SELECT id FROM relations WHERE tenant_id = ?1 A
 
 /// A relation `r` has evidence in a document a reader can see.
 const EVIDENCED: &str =
-    "EXISTS (SELECT 1 FROM relation_evidence ev JOIN documents d ON d.id = ev.document_id
+    "EXISTS (SELECT 1 FROM relation_evidence ev CROSS JOIN documents d ON d.id = ev.document_id
                 WHERE ev.relation_id = r.id AND {VISIBLE})";
 
 fn evidenced() -> String {
@@ -263,7 +263,7 @@ impl TenantReader<'_> {
             "SELECT d.doc_id, c.ordinal, c.byte_start, c.text, ev.byte_start, ev.byte_end,
                     ev.provenance, ev.supports
                FROM relation_evidence ev
-               JOIN documents d ON d.id = ev.document_id
+               CROSS JOIN documents d ON d.id = ev.document_id
                LEFT JOIN chunks c ON c.id = ev.chunk_id AND c.document_id = ev.document_id
               WHERE ev.relation_id = ?1 AND d.tenant_id = ?2 AND {VISIBLE}
               ORDER BY ev.at DESC, ev.document_id DESC
