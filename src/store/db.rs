@@ -63,7 +63,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
         include_str!("../../sql/011_job_attempts_and_failures.sql"),
     ),
     (12, include_str!("../../sql/012_job_runs_alone.sql")),
-    (13, include_str!("../../sql/013_entities_by_mentions.sql")),
+    (13, include_str!("../../sql/013_browse_indexes.sql")),
 ];
 
 /// Prepared statements kept per connection. rusqlite's default (16) is

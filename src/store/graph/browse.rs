@@ -304,34 +304,14 @@ impl TenantReader<'_> {
     /// The entities at the other end of up to `limit` current relations of
     /// an entity, strongest relation first (an entity once per relation).
     pub fn neighbours(&self, entity_id: i64, limit: usize) -> Result<Vec<i64>> {
-        let Some(tenant_id) = self.tenant_id else {
-            return Ok(Vec::new());
-        };
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT CASE WHEN r.subject_id = ?2 THEN r.object_id ELSE r.subject_id END
+        let sql = format!(
+            "SELECT r.id, CASE WHEN r.subject_id = ?2 THEN r.object_id ELSE r.subject_id END
                FROM relations r
-              WHERE {TOUCHING} AND r.valid_to IS NULL AND {}
+              WHERE {TOUCHING} AND r.valid_to IS NULL AND {{evidenced}}
               ORDER BY {STRONGEST_FIRST}
-              LIMIT ?10",
-            evidenced()
-        ))?;
-        let v = self.visible;
-        let rows = stmt.query_map(
-            params![
-                tenant_id,
-                entity_id,
-                0,
-                0,
-                0,
-                0,
-                0,
-                v.now,
-                v.since,
-                limit as i64
-            ],
-            |r| r.get(0),
-        )?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+              LIMIT ?10"
+        );
+        self.first_evidenced(&sql, entity_id, limit, |r| Ok((r.get(0)?, r.get(1)?)))
     }
 
     /// Up to `limit` current relations whose subject is `subject_id`, with
@@ -339,45 +319,89 @@ impl TenantReader<'_> {
     /// of a neighbourhood view (the caller keeps those whose object is
     /// also in the view).
     pub fn edges_from(&self, subject_id: i64, limit: usize) -> Result<Vec<GraphEdge>> {
-        let Some(tenant_id) = self.tenant_id else {
-            return Ok(Vec::new());
-        };
-        let mut stmt = self.conn.prepare_cached(&format!(
+        let sql = format!(
             "SELECT r.id, r.subject_id, r.object_id, r.label, r.alpha, r.beta
                FROM relations r
-              WHERE r.tenant_id = ?1 AND r.subject_id = ?2 AND r.valid_to IS NULL AND {}
+              WHERE r.tenant_id = ?1 AND r.subject_id = ?2 AND r.valid_to IS NULL
+                AND {{evidenced}}
               ORDER BY {STRONGEST_FIRST}
-              LIMIT ?10",
-            evidenced()
-        ))?;
-        let v = self.visible;
-        let rows = stmt.query_map(
-            params![
-                tenant_id,
-                subject_id,
-                0,
-                0,
-                0,
-                0,
-                0,
-                v.now,
-                v.since,
-                limit as i64
-            ],
-            |r| {
-                Ok(GraphEdge {
-                    id: r.get(0)?,
+              LIMIT ?10"
+        );
+        self.first_evidenced(&sql, subject_id, limit, |r| {
+            let id = r.get(0)?;
+            Ok((
+                id,
+                GraphEdge {
+                    id,
                     subject_id: r.get(1)?,
                     object_id: r.get(2)?,
                     label: r.get(3)?,
                     alpha: r.get(4)?,
                     beta: r.get(5)?,
-                })
-            },
-        )?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+                },
+            ))
+        })
+    }
+
+    /// The first `limit` rows of `sql` (relations, strongest first; `?1`
+    /// the tenant, `?2` `key`, `?10` the limit, `{evidenced}` where the
+    /// evidence check goes) whose relation has evidence the reader can
+    /// see. The check is what costs (a hub entity at 100k documents has
+    /// thousands of relations, each checked before sorting), and evidence
+    /// is hidden only by retention: so the ordered candidates are read
+    /// without it, [`EVIDENCE_PROBE_FACTOR`] per row wanted, and checked
+    /// one by one; only when too many lack visible evidence does the whole
+    /// query run with the check.
+    fn first_evidenced<T>(
+        &self,
+        sql: &str,
+        key: i64,
+        limit: usize,
+        row: impl Fn(&rusqlite::Row<'_>) -> rusqlite::Result<(i64, T)>,
+    ) -> Result<Vec<T>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(Vec::new());
+        };
+        let v = self.visible;
+        let run = |sql: &str, limit: usize| -> Result<Vec<(i64, T)>> {
+            let mut stmt = self.conn.prepare_cached(sql)?;
+            let rows = stmt.query_map(
+                params![tenant_id, key, 0, 0, 0, 0, 0, v.now, v.since, limit as i64],
+                &row,
+            )?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        };
+        let probe = limit.saturating_mul(EVIDENCE_PROBE_FACTOR).max(limit + 8);
+        let candidates = run(&sql.replace("{evidenced}", "1"), probe)?;
+        let exhausted = candidates.len() < probe;
+        let mut check = self.conn.prepare_cached(&format!(
+            "SELECT {}",
+            evidenced().replace("ev.relation_id = r.id", "ev.relation_id = ?1")
+        ))?;
+        let mut out = Vec::with_capacity(limit);
+        for (relation, value) in candidates {
+            if out.len() == limit {
+                return Ok(out);
+            }
+            let seen: bool = check
+                .query_row(params![relation, 0, 0, 0, 0, 0, 0, v.now, v.since], |r| {
+                    r.get(0)
+                })?;
+            if seen {
+                out.push(value);
+            }
+        }
+        if out.len() == limit || exhausted {
+            return Ok(out);
+        }
+        let full = run(&sql.replace("{evidenced}", &evidenced()), limit)?;
+        Ok(full.into_iter().map(|(_, value)| value).collect())
     }
 }
+
+/// Candidate relations read per row wanted before the evidence check (see
+/// `TenantReader::first_evidenced`).
+const EVIDENCE_PROBE_FACTOR: usize = 4;
 
 #[cfg(test)]
 mod tests {
