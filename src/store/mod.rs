@@ -57,8 +57,8 @@ pub use graph::{
     FUNCTIONAL_PREDICATES,
 };
 pub use journal::{
-    interrupted_reason, Attempt, FailureKind, JobInput, JobKind, JobQueue, JobState, PendingJob,
-    RecentFailure, StoredChunk,
+    interrupted_reason, Attempt, FailureKind, IndexedDocument, JobInput, JobKind, JobQueue,
+    JobState, PendingJob, RecentFailure, StoredChunk,
 };
 pub use maintenance::Compaction;
 pub use name_hints::{NameAnswer, NameHint, NameHints};

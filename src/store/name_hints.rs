@@ -31,8 +31,8 @@ use std::hash::{Hash, Hasher};
 use super::resolution::{merge_decision, stored_entity};
 use super::tenant::TenantReader;
 use crate::error::Result;
-use crate::graph::fragment::{Fragment, FragmentEntity};
-use crate::graph::resolution::{is_resolvable_kind, Evidence, NAME_TERMS_VERSION};
+use crate::knowledge::fragment::{Fragment, FragmentEntity};
+use crate::knowledge::resolution::{is_resolvable_kind, Evidence, NAME_TERMS_VERSION};
 
 /// Most fingerprints the log holds, all tenants together (about 2 MiB).
 /// When full, every tenant's log starts again from the version it is

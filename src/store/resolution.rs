@@ -2,10 +2,11 @@
 //! that finds candidates, and merges recorded as aliases.
 //!
 //! The policy (which pairs merge, thresholds, which terms to index) is
-//! `graph::resolution`'s; this module runs its lookups against the
-//! tenant's `entity_name_terms` and writes what it decides: a merged name
-//! becomes an alias of the existing entity (so later documents and
-//! questions find it by key) plus an `entity_merges` row saying why.
+//! `graph::resolution`'s, the values it records `knowledge::resolution`'s;
+//! this module runs its lookups against the tenant's `entity_name_terms`
+//! and writes what it decides: a merged name becomes an alias of the
+//! existing entity (so later documents and questions find it by key) plus
+//! an `entity_merges` row saying why.
 //!
 //! Must never: read more than `MAX_CANDIDATES_PER_TERM` rows per term or
 //! `MAX_CANDIDATES` entities per name (a tenant's size does not change the
@@ -17,8 +18,9 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::graph::EntityRow;
 use super::tenant::{TenantReader, TenantWriter};
 use crate::error::Result;
-use crate::graph::resolution::{
-    self, Candidate, Evidence, NameProfile, MAX_CANDIDATES, MAX_CANDIDATES_PER_TERM,
+use crate::graph::resolution::{self, NameProfile};
+use crate::knowledge::resolution::{
+    is_resolvable_kind, Candidate, Evidence, MAX_CANDIDATES, MAX_CANDIDATES_PER_TERM,
     NAME_TERMS_VERSION,
 };
 
@@ -120,7 +122,7 @@ pub(super) fn merge_decision(
     exclude: &[i64],
     open_terms: Option<&mut Vec<String>>,
 ) -> rusqlite::Result<Option<(i64, Evidence)>> {
-    if !resolution::is_resolvable_kind(kind) {
+    if !is_resolvable_kind(kind) {
         return Ok(None);
     }
     let terms = resolution::merge_lookup_terms(&NameProfile::new(key, name), kind);
@@ -198,7 +200,7 @@ impl TenantWriter<'_> {
         name: &str,
         kind: &str,
     ) -> Result<()> {
-        if !resolution::is_resolvable_kind(kind) {
+        if !is_resolvable_kind(kind) {
             return Ok(());
         }
         for term in resolution::index_terms(&NameProfile::new(key, name)) {

@@ -126,7 +126,7 @@ impl MemoryService {
         if failed > 0 {
             log::info!("{failed} ingestion job(s) have failed; see alayasiki_status");
         }
-        let llm = crate::config::llm_from_env()
+        let llm = crate::llm::LlmConfig::from_env()
             .map_err(Error::Unavailable)?
             .map(|c| Arc::new(Llm::new(c)));
         if let Some(llm) = &llm {
@@ -151,9 +151,9 @@ impl MemoryService {
         let worker = IngestWorker::start(shared.clone())?;
         let enricher = Enricher::start(shared.clone())?;
         let summarizer = Summarizer::start(store.clone(), llm.clone())?;
-        let fusion = crate::config::fusion_from_env().map_err(Error::Unavailable)?;
+        let fusion = crate::query::Fusion::from_env().map_err(Error::Unavailable)?;
         let half_life_days =
-            crate::graph::confidence::half_life_from_env().map_err(Error::Unavailable)?;
+            crate::knowledge::confidence::half_life_from_env().map_err(Error::Unavailable)?;
         let wm_ttl = crate::config::wm_ttl_from_env().map_err(Error::Unavailable)?;
         Ok(MemoryService {
             data_dir: data_dir.to_path_buf(),
