@@ -9,7 +9,8 @@
 //! name-term derivation ([`NAME_TERMS_VERSION`]).
 //!
 //! The policy (name profiles, similarity, which terms to index and look
-//! up, the thresholds' values, the choice) is `graph::resolution`'s; the
+//! up, the thresholds' values, the choice) is `graph::resolution`'s, which
+//! hands it to the store as a [`NamePolicy`] when the store opens; the
 //! term index and the merges are `store::resolution`'s.
 
 /// Lowest scores a pair needs on both signals.
@@ -100,4 +101,28 @@ pub fn is_resolvable_kind(kind: &str) -> bool {
         kind,
         "person" | "organization" | "place" | "artifact" | "unknown"
     )
+}
+
+/// The resolution policy as the store runs it, inside its lookups and
+/// writes: which terms a name is indexed and looked up by, and which
+/// candidate (if any) a name is another name of. Implemented by
+/// `graph::resolution::POLICY`; every method is a pure function of its
+/// inputs (same names in, same answer out).
+pub trait NamePolicy: Send + Sync {
+    /// Terms the store indexes for a stored name (`key`, display `name`).
+    fn index_terms(&self, key: &str, name: &str) -> Vec<String>;
+    /// Terms a name in a question is looked up by.
+    fn lookup_terms(&self, key: &str, name: &str) -> Vec<String>;
+    /// Terms a new name of `kind` that may merge is looked up by.
+    fn merge_lookup_terms(&self, key: &str, name: &str, kind: &str) -> Vec<String>;
+    /// The one candidate a new name is another name of, with the evidence.
+    fn choose_merge(
+        &self,
+        key: &str,
+        name: &str,
+        kind: &str,
+        candidates: &[Candidate],
+    ) -> Option<(i64, Evidence)>;
+    /// The candidates a name in a question stands for, best first.
+    fn question_matches(&self, key: &str, name: &str, candidates: &[Candidate]) -> Vec<i64>;
 }

@@ -17,7 +17,13 @@ pub fn temp_store(prefix: &str) -> (std::path::PathBuf, Store) {
         embedder_id: "t".into(),
         dim: crate::embed::embedder::BUILTIN_DIM,
     };
-    let store = Store::open(&dir, Durability::Normal, spec).unwrap();
+    let store = Store::open(
+        &dir,
+        Durability::Normal,
+        spec,
+        &crate::graph::resolution::POLICY,
+    )
+    .unwrap();
     (dir, store)
 }
 

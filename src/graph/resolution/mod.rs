@@ -27,7 +27,8 @@
 //!   the memory a wrong fact).
 //!
 //! The store (`store::resolution`) runs the lookups, records a merge as an
-//! alias of the existing entity, and keeps the term index; the query
+//! alias of the existing entity, and keeps the term index, calling this
+//! policy through [`POLICY`] (a [`NamePolicy`] it is handed when it opens); the query
 //! engine (`query::graph`) calls [`question_matches`]. The thresholds were
 //! measured on `fixtures/extraction/resolution_pairs.jsonl` by
 //! `cargo run --release --example sweep_resolution` (figures in
@@ -45,8 +46,8 @@ mod tests;
 /// The values the store records and the bounds it reads by are the
 /// knowledge model's, below the store; kept at these paths.
 pub use crate::knowledge::resolution::{
-    is_resolvable_kind, Candidate, Evidence, NameMatch, NameRule, Thresholds, MAX_CANDIDATES,
-    MAX_CANDIDATES_PER_TERM, NAME_TERMS_VERSION,
+    is_resolvable_kind, Candidate, Evidence, NameMatch, NamePolicy, NameRule, Thresholds,
+    MAX_CANDIDATES, MAX_CANDIDATES_PER_TERM, NAME_TERMS_VERSION,
 };
 pub use names::{similarity, NameProfile};
 
@@ -297,5 +298,41 @@ fn word_terms(words: &[String], out: &mut Vec<String>) {
 fn push(out: &mut Vec<String>, term: String) {
     if !out.contains(&term) {
         out.push(term);
+    }
+}
+
+/// This module's policy, as the store runs it (handed to `store::Store`
+/// when it opens).
+pub static POLICY: Policy = Policy;
+
+/// [`NamePolicy`] by this module's functions.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Policy;
+
+impl NamePolicy for Policy {
+    fn index_terms(&self, key: &str, name: &str) -> Vec<String> {
+        index_terms(&NameProfile::new(key, name))
+    }
+
+    fn lookup_terms(&self, key: &str, name: &str) -> Vec<String> {
+        lookup_terms(&NameProfile::new(key, name))
+    }
+
+    fn merge_lookup_terms(&self, key: &str, name: &str, kind: &str) -> Vec<String> {
+        merge_lookup_terms(&NameProfile::new(key, name), kind)
+    }
+
+    fn choose_merge(
+        &self,
+        key: &str,
+        name: &str,
+        kind: &str,
+        candidates: &[Candidate],
+    ) -> Option<(i64, Evidence)> {
+        choose_merge(key, name, kind, candidates)
+    }
+
+    fn question_matches(&self, key: &str, name: &str, candidates: &[Candidate]) -> Vec<i64> {
+        question_matches(key, name, candidates)
     }
 }

@@ -116,7 +116,13 @@ impl MemoryService {
         crate::ingest::chunk::set_target_bytes(
             crate::config::chunk_target_from_env().map_err(Error::Unavailable)?,
         );
-        let store = Arc::new(Store::open_with(data_dir, durability, spec, policy)?);
+        let store = Arc::new(Store::open_with(
+            data_dir,
+            durability,
+            spec,
+            policy,
+            &crate::graph::resolution::POLICY,
+        )?);
         // Before the worker starts: its first sweep must see the period.
         store.set_retention(crate::config::retention_from_env().map_err(Error::Unavailable)?);
         let (pending, failed) = store.journal_backlog()?;
