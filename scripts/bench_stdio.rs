@@ -558,7 +558,13 @@ fn time_community_rebuild(dir: &std::path::Path) {
         embedder_id: BuiltinEmbedder.id().to_string(),
         dim: BuiltinEmbedder.dim(),
     };
-    let store = Store::open(dir, alayasiki_mcp::config::Durability::Normal, spec).unwrap();
+    let store = Store::open(
+        dir,
+        alayasiki_mcp::config::Durability::Normal,
+        spec,
+        &alayasiki_mcp::graph::resolution::POLICY,
+    )
+    .unwrap();
     let reader = store.reader(&Tenant::new("local").unwrap()).unwrap();
     let (entities, relations) = reader.graph_counts().unwrap();
     let t = Instant::now();

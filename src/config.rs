@@ -4,18 +4,18 @@
 //! Every environment variable the server reads is named here, except the
 //! embedding server's (`ALAYASIKI_EMBED_*`, in [`crate::embed::http`]), the
 //! confidence half-life (`ALAYASIKI_HALF_LIFE_DAYS`, in
-//! [`crate::graph::confidence`]) and the log level (`ALAYASIKI_LOG`, in
-//! [`crate::logging`]).
+//! [`crate::knowledge::confidence`]) and the log level (`ALAYASIKI_LOG`, in
+//! [`crate::logging`]). The settings of the engine's own modules are parsed
+//! there, from the names here: the LLM's in `llm::LlmConfig::from_env`,
+//! the fusion's in `query::Fusion::from_env` (this module is a leaf below
+//! them).
 
 use std::path::{Path, PathBuf};
 
 use crate::limits::{
-    DEFAULT_CHUNK_TARGET_BYTES, DEFAULT_LLM_TIMEOUT_MS, DEFAULT_WM_TTL_SECS,
-    MAX_CHUNK_TARGET_BYTES, MAX_IDENTITY_BYTES, MAX_LLM_TIMEOUT_MS, MAX_RETENTION_DAYS,
-    MAX_WM_TTL_SECS, MIN_CHUNK_TARGET_BYTES,
+    DEFAULT_CHUNK_TARGET_BYTES, DEFAULT_WM_TTL_SECS, MAX_CHUNK_TARGET_BYTES, MAX_IDENTITY_BYTES,
+    MAX_RETENTION_DAYS, MAX_WM_TTL_SECS, MIN_CHUNK_TARGET_BYTES,
 };
-use crate::llm::LlmConfig;
-use crate::model_endpoint::{check_url, parse_timeout_ms, Api};
 
 pub const DATA_DIR_ENV: &str = "ALAYASIKI_DATA_DIR";
 pub const TENANT_ENV: &str = "ALAYASIKI_MCP_TENANT";
@@ -25,7 +25,8 @@ pub const FUSION_ENV: &str = "ALAYASIKI_FUSION";
 pub const CHUNK_TARGET_ENV: &str = "ALAYASIKI_CHUNK_TARGET_BYTES";
 pub const WM_TTL_ENV: &str = "ALAYASIKI_WM_TTL_SECS";
 pub const RETENTION_ENV: &str = "ALAYASIKI_RETENTION_DAYS";
-/// The LLM server (see [`llm_from_env`]); unset, no LLM is ever called.
+/// The LLM server (see `llm::LlmConfig::from_env`); unset, no LLM is ever
+/// called.
 pub const LLM_URL_ENV: &str = "ALAYASIKI_LLM_URL";
 pub const LLM_API_ENV: &str = "ALAYASIKI_LLM_API";
 pub const LLM_MODEL_ENV: &str = "ALAYASIKI_LLM_MODEL";
@@ -286,16 +287,6 @@ impl Config {
     }
 }
 
-/// How the retrieval lanes are fused: `ALAYASIKI_FUSION` = `calibrated`
-/// (default) or `rrf`. An evaluation knob; see BENCHMARKS.md for figures.
-pub fn fusion_from_env() -> Result<crate::query::Fusion, String> {
-    match env(FUSION_ENV) {
-        None => Ok(crate::query::Fusion::Calibrated),
-        Some(v) => crate::query::Fusion::parse(&v)
-            .ok_or_else(|| format!("{FUSION_ENV}={v:?} is not one of: rrf, calibrated")),
-    }
-}
-
 /// The chunk target (bytes) from `ALAYASIKI_CHUNK_TARGET_BYTES`: a whole
 /// number from [`MIN_CHUNK_TARGET_BYTES`] to [`MAX_CHUNK_TARGET_BYTES`],
 /// else [`DEFAULT_CHUNK_TARGET_BYTES`]. An evaluation knob; see
@@ -355,81 +346,6 @@ pub fn retention_from_env() -> Result<Option<std::time::Duration>, String> {
         .ok_or_else(|| {
             format!("{RETENTION_ENV}={v:?} is not a number of days above 0 and at most {MAX_RETENTION_DAYS}")
         })
-}
-
-/// The optional LLM, from `ALAYASIKI_LLM_*`; `None` when
-/// `ALAYASIKI_LLM_URL` is unset (the default: nothing is ever sent).
-///
-/// `ALAYASIKI_LLM_URL` is the server's base URL (`http://127.0.0.1:11434`,
-/// `http://127.0.0.1:8000/v1`) or its full chat endpoint.
-/// `ALAYASIKI_LLM_API` is `openai` (`POST …/v1/chat/completions` with a
-/// `json_schema` response format) or `ollama` (`POST …/api/chat` with the
-/// schema as `format`); by default `ollama` when the URL ends in
-/// `/api/chat`, else `openai`. `ALAYASIKI_LLM_MODEL` is required;
-/// `ALAYASIKI_LLM_USE` lists what the LLM does ([`LLM_USES`]; default all
-/// of them). Errors are for the operator, so they name variables.
-pub fn llm_from_env() -> Result<Option<LlmConfig>, String> {
-    llm_config(env)
-}
-
-/// [`llm_from_env`] over any variable source (for tests).
-fn llm_config(var: impl Fn(&str) -> Option<String>) -> Result<Option<LlmConfig>, String> {
-    let var = |k: &str| {
-        var(k)
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-    };
-    let Some(base) = var(LLM_URL_ENV) else {
-        return Ok(None);
-    };
-    check_url(LLM_URL_ENV, &base)?;
-    let base = base.trim_end_matches('/').to_string();
-    let api = match var(LLM_API_ENV) {
-        Some(name) => Api::parse(LLM_API_ENV, &name)?,
-        None if base.ends_with("/api/chat") => Api::Ollama,
-        None => Api::OpenAi,
-    };
-    let url = match api {
-        Api::OpenAi if base.ends_with("/chat/completions") => base,
-        Api::OpenAi if base.ends_with("/v1") => format!("{base}/chat/completions"),
-        Api::OpenAi => format!("{base}/v1/chat/completions"),
-        Api::Ollama if base.ends_with("/api/chat") => base,
-        Api::Ollama => format!("{base}/api/chat"),
-    };
-    let model = var(LLM_MODEL_ENV)
-        .ok_or_else(|| format!("{LLM_MODEL_ENV} is required with {LLM_URL_ENV}"))?;
-    let timeout = match var(LLM_TIMEOUT_ENV) {
-        None => std::time::Duration::from_millis(DEFAULT_LLM_TIMEOUT_MS),
-        Some(t) => parse_timeout_ms(LLM_TIMEOUT_ENV, &t, MAX_LLM_TIMEOUT_MS)?,
-    };
-    let (mut extract, mut answer, mut summarize) = (false, false, false);
-    let uses = LLM_USES.join(", ");
-    for part in var(LLM_USE_ENV)
-        .unwrap_or_else(|| LLM_USES.join(","))
-        .split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-    {
-        match part {
-            "extract" => extract = true,
-            "answer" => answer = true,
-            "summarize" => summarize = true,
-            other => return Err(format!("{LLM_USE_ENV}: {other:?} is not one of: {uses}")),
-        }
-    }
-    if !(extract || answer || summarize) {
-        return Err(format!("{LLM_USE_ENV} must name at least one of: {uses}"));
-    }
-    Ok(Some(LlmConfig {
-        url,
-        api,
-        model,
-        api_key: var(LLM_API_KEY_ENV),
-        timeout,
-        extract,
-        answer,
-        summarize,
-    }))
 }
 
 /// `HOME`, or `USERPROFILE` on Windows.
@@ -594,90 +510,5 @@ mod tests {
         );
         assert!(validate_identity(&"x".repeat(MAX_IDENTITY_BYTES)).is_ok());
         assert!(validate_identity(&"x".repeat(MAX_IDENTITY_BYTES + 1)).is_err());
-    }
-
-    fn llm(vars: &[(&str, &str)]) -> Result<Option<LlmConfig>, String> {
-        let vars: Vec<(String, String)> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        llm_config(|k| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()))
-    }
-
-    #[test]
-    fn llm_is_off_unless_its_url_is_set() {
-        assert!(llm(&[]).unwrap().is_none());
-        assert!(llm(&[(LLM_URL_ENV, "  "), (LLM_MODEL_ENV, "m")])
-            .unwrap()
-            .is_none());
-        assert!(llm(&[(LLM_MODEL_ENV, "m")]).unwrap().is_none());
-    }
-
-    #[test]
-    fn llm_base_urls_become_chat_endpoints() {
-        let url = |base: &str, api: Option<&str>| {
-            let mut vars = vec![(LLM_URL_ENV, base), (LLM_MODEL_ENV, "m")];
-            if let Some(api) = api {
-                vars.push((LLM_API_ENV, api));
-            }
-            let c = llm(&vars).unwrap().unwrap();
-            (c.url, c.api)
-        };
-        assert_eq!(
-            url("http://h:8000", None),
-            ("http://h:8000/v1/chat/completions".into(), Api::OpenAi)
-        );
-        assert_eq!(
-            url("http://h:8000/v1/", None),
-            ("http://h:8000/v1/chat/completions".into(), Api::OpenAi)
-        );
-        assert_eq!(
-            url("http://h/x/chat/completions", None),
-            ("http://h/x/chat/completions".into(), Api::OpenAi)
-        );
-        assert_eq!(
-            url("http://h:11434", Some("ollama")),
-            ("http://h:11434/api/chat".into(), Api::Ollama)
-        );
-        assert_eq!(
-            url("http://h:11434/api/chat", None),
-            ("http://h:11434/api/chat".into(), Api::Ollama)
-        );
-    }
-
-    #[test]
-    fn llm_settings_are_validated() {
-        let base = [(LLM_URL_ENV, "http://h"), (LLM_MODEL_ENV, "m")];
-        let with = |extra: (&'static str, &'static str)| {
-            let mut v = base.to_vec();
-            v.push(extra);
-            llm(&v)
-        };
-        assert!(llm(&[(LLM_URL_ENV, "http://h")])
-            .unwrap_err()
-            .contains(LLM_MODEL_ENV));
-        assert!(llm(&[(LLM_URL_ENV, "ftp://h"), (LLM_MODEL_ENV, "m")]).is_err());
-        assert!(with((LLM_API_ENV, "gpt")).is_err());
-        assert!(with((LLM_TIMEOUT_ENV, "0")).is_err());
-        assert!(with((LLM_TIMEOUT_ENV, "soon")).is_err());
-        let unknown = with((LLM_USE_ENV, "summarise")).unwrap_err();
-        assert!(
-            unknown.contains("\"summarise\" is not one of: extract, answer, summarize"),
-            "{unknown}"
-        );
-        assert!(with((LLM_USE_ENV, ","))
-            .unwrap_err()
-            .contains("extract, answer, summarize"));
-        let c = with((LLM_USE_ENV, "answer")).unwrap().unwrap();
-        assert!(c.answer && !c.extract && !c.summarize);
-        let c = with((LLM_USE_ENV, " summarize ,extract")).unwrap().unwrap();
-        assert!(c.summarize && c.extract && !c.answer);
-        let c = llm(&base).unwrap().unwrap();
-        assert!(c.answer && c.extract && c.summarize, "all by default");
-        assert_eq!(
-            c.timeout,
-            std::time::Duration::from_millis(DEFAULT_LLM_TIMEOUT_MS)
-        );
-        assert!(c.api_key.is_none());
     }
 }

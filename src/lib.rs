@@ -11,10 +11,15 @@
 //! - [`service`]: [`service::Memory`], the one API every transport calls,
 //!   bound to a [`service::Principal`]; and working memory, the per-identity
 //!   session graphs shared by every transport of the process.
-//! - [`ingest`] and [`query`]: the engine (extraction and chunking; retrieval,
-//!   packing and answers).
+//! - [`ingest`], [`query`] and [`graph`]: the engine (extraction and
+//!   chunking; retrieval, packing and answers; entities, relations,
+//!   resolution and communities), with [`embed`] and [`llm`].
 //! - [`store`]: SQLite (WAL, FTS5) behind tenant-bound handles, the writer
 //!   thread, the journal, and data-directory ownership.
+//! - [`knowledge`]: the knowledge model's values, which the engine computes
+//!   and the store records (graph fragments, provenance and confidence,
+//!   resolution evidence, community summaries, the stemmer of relation
+//!   keys), below both so the store never names the engine.
 //!
 //! The command-line subcommands ([`admin`]: bulk ingest, query, forget,
 //! export, import, reindex, compact) call [`service::Memory`] like a
@@ -43,6 +48,7 @@ pub mod error;
 pub mod graph;
 pub mod ids;
 pub mod ingest;
+pub mod knowledge;
 pub mod limits;
 pub mod llm;
 pub mod logging;

@@ -1,5 +1,7 @@
 //! A document's contribution to the graph, computed before it is stored:
 //! the entities its chunks mention, where, and the relations between them.
+//! This module builds it ([`from_chunks`]) and decides which entities are
+//! nodes (`is_node`); the types are `knowledge::fragment`'s.
 //!
 //! Extraction runs per chunk (so every span falls inside one chunk and can
 //! be cited); entities are then merged across the document's chunks by
@@ -11,69 +13,11 @@ use std::collections::HashMap;
 use super::extract::{self, EntityKind, RelationKind};
 use crate::store::NewChunk;
 
-/// An entity of the document.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FragmentEntity {
-    pub key: String,
-    pub name: String,
-    pub kind: EntityKind,
-    /// Other names used for it, each with its key.
-    pub aliases: Vec<(String, String)>,
-    pub mentions: usize,
-}
-
-/// A mention: entity index, chunk ordinal, byte span in the document.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FragmentMention {
-    pub entity: usize,
-    pub chunk: usize,
-    pub start: usize,
-    pub end: usize,
-}
-
-/// What found a relation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Extractor {
-    /// The offline rule-based extractor ([`super::extract`]).
-    Rules,
-    /// The optional LLM ([`super::llm_triples`]), checked against the text.
-    Llm,
-    /// The document's own declaration ([`super::declared`]), checked
-    /// against the text the same way.
-    Declared,
-}
-
-impl Extractor {
-    /// Stable name, as stored with the relation's evidence.
-    pub fn name(self) -> &'static str {
-        match self {
-            Extractor::Rules => "rules",
-            Extractor::Llm => "llm",
-            Extractor::Declared => "declared",
-        }
-    }
-}
-
-/// A relation with its evidence span in the document.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FragmentRelation {
-    pub subject: usize,
-    pub predicate: String,
-    pub object: usize,
-    pub negated: bool,
-    pub pattern: bool,
-    pub chunk: usize,
-    pub start: usize,
-    pub end: usize,
-    pub extractor: Extractor,
-}
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Fragment {
-    pub entities: Vec<FragmentEntity>,
-    pub mentions: Vec<FragmentMention>,
-    pub relations: Vec<FragmentRelation>,
-}
+/// The fragment's types are values of the knowledge model, below the store
+/// that records them; kept at this path.
+pub use crate::knowledge::fragment::{
+    predicate_key, Extractor, Fragment, FragmentEntity, FragmentMention, FragmentRelation,
+};
 
 /// Whether an entity is worth a graph node. Dates and quantities are
 /// values: they make poor nodes (every note from May 2024 would link) but
@@ -86,17 +30,6 @@ pub(crate) fn is_node(kind: EntityKind, key: &str) -> bool {
         EntityKind::Unknown => key.chars().next().is_some_and(char::is_alphabetic),
         _ => true,
     }
-}
-
-/// A predicate's relation key: its words Porter-stemmed, so "acquired",
-/// "acquire" and "acquires" are one relation (and "did not acquire"
-/// contradicts "acquired").
-pub fn predicate_key(predicate: &str) -> String {
-    predicate
-        .split_whitespace()
-        .map(|w| crate::query::stem::stem(&w.to_lowercase()))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Extracts the graph fragment of a document's chunks.

@@ -9,7 +9,8 @@
 //! - [`declared`]: facts a document declares in its metadata (an imported
 //!   MCP memory-server file's entities and relations), checked the same way.
 //! - [`confidence`]: Beta confidence of relations from corroborating and
-//!   contradicting evidence, weighted by provenance, decayed with age.
+//!   contradicting evidence, weighted by provenance, decayed with age
+//!   (`knowledge::confidence`, re-exported).
 //! - [`leiden`]: hierarchical community detection over the entity graph.
 //! - [`communities`]: building community summaries from the store.
 //! - [`llm_summaries`]: community summaries written by the optional LLM,
@@ -18,11 +19,13 @@
 //!   an entity it holds (across documents), and which stored entities a
 //!   question names.
 //!
-//! Storage of entities, mentions, relations and communities is in
+//! The values these produce (fragments, provenance and confidence,
+//! resolution evidence, community summaries) are defined in
+//! [`crate::knowledge`], below the store, and re-exported here at their old
+//! paths. Storage of entities, mentions, relations and communities is in
 //! `store::graph`; retrieval through the graph is in `query::graph`.
 
 pub mod communities;
-pub mod confidence;
 pub mod declared;
 pub mod extract;
 pub mod fragment;
@@ -30,3 +33,7 @@ pub mod leiden;
 pub mod llm_summaries;
 pub mod llm_triples;
 pub mod resolution;
+
+/// The Beta confidence math is a value of the knowledge model, below the
+/// store; kept at this path.
+pub use crate::knowledge::confidence;

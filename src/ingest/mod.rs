@@ -62,6 +62,18 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// The parts the store writes when the document's job completes.
+    pub fn indexed(&self) -> crate::store::IndexedDocument<'_> {
+        crate::store::IndexedDocument {
+            text: self.text.as_deref(),
+            chunks: &self.chunks,
+            vectors: self.vectors.as_deref(),
+            graph: &self.graph,
+            declared: &self.declared,
+            names: self.names.as_ref(),
+        }
+    }
+
     /// Bytes held in memory (for budgeting work handed between threads).
     pub fn weight(&self) -> usize {
         let vectors = self

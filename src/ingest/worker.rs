@@ -491,7 +491,7 @@ fn run_batch(
                             let stored = w.complete_job(
                                 job.job_id,
                                 job.document_key,
-                                p,
+                                p.indexed(),
                                 job.provenance,
                                 now,
                             )?;

@@ -2,7 +2,7 @@
 //! JSON that follows a schema.
 //!
 //! Off by default. When `ALAYASIKI_LLM_URL` is set (see
-//! [`crate::config::llm_from_env`]) the server may use it for three things,
+//! [`LlmConfig::from_env`]) the server may use it for three things,
 //! each checked before it is trusted:
 //!
 //! - **extraction** (`graph::llm_triples`): triples for an indexed
@@ -25,6 +25,7 @@
 //! [`MAX_LLM_RESPONSE_BYTES`], panic on any response, or put the URL, key
 //! or response text into a message a client can see (those go to the log).
 
+mod config;
 pub mod wire;
 
 use serde_json::Value;

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use crate::config::{env, FUSION_ENV};
 use crate::store::ChunkHit;
 
 /// The `k` of reciprocal rank fusion (the customary 60).
@@ -43,6 +44,16 @@ impl Fusion {
             "rrf" => Some(Fusion::Rrf),
             "calibrated" => Some(Fusion::Calibrated),
             _ => None,
+        }
+    }
+
+    /// How the retrieval lanes are fused: `ALAYASIKI_FUSION` = `calibrated`
+    /// (default) or `rrf`. An evaluation knob; see BENCHMARKS.md for figures.
+    pub fn from_env() -> Result<Fusion, String> {
+        match env(FUSION_ENV) {
+            None => Ok(Fusion::Calibrated),
+            Some(v) => Fusion::parse(&v)
+                .ok_or_else(|| format!("{FUSION_ENV}={v:?} is not one of: rrf, calibrated")),
         }
     }
 }

@@ -18,7 +18,6 @@ pub mod modes;
 pub mod neighbours;
 pub mod pack;
 pub mod retrieve;
-pub mod stem;
 pub mod synthesis;
 pub mod terms;
 pub mod when;
@@ -29,6 +28,9 @@ use std::collections::BTreeMap;
 
 use crate::embed::Embedder;
 use crate::error::Result;
+/// The Porter stemmer lives with the knowledge model (relation keys are
+/// stemmed too); kept at this path for the query stages that use it.
+pub use crate::knowledge::stem;
 use crate::store::TenantReader;
 pub use answer::{Answer, AnswerMethod, Citation};
 pub use fuse::{Fusion, LaneRank};

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use super::tenant::{TenantReader, TenantWriter, VISIBLE};
 use super::Store;
 use crate::error::Result;
-use crate::graph::communities::{GraphInput, LlmSummary, Summary};
-use crate::graph::confidence;
+use crate::knowledge::community::{GraphInput, LlmSummary, Summary};
+use crate::knowledge::confidence;
 
 /// Snapshots kept per tenant (older ones are deleted when a new one is
 /// stored).

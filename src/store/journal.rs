@@ -22,10 +22,32 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::chunks::NewChunk;
+use super::name_hints::NameHints;
 use super::tenant::{Tenant, TenantReader, TenantWriter};
 use crate::error::{Error, Result};
-use crate::graph::confidence::Provenance;
+use crate::knowledge::confidence::Provenance;
+use crate::knowledge::fragment::Fragment;
 use crate::limits::MAX_JOB_ATTEMPTS;
+
+/// What completing an index job writes of a prepared document
+/// ([`TenantWriter::complete_job`]): the parts of `ingest::Prepared` the
+/// store keeps, borrowed.
+#[derive(Debug, Clone, Copy)]
+pub struct IndexedDocument<'a> {
+    /// The extracted text, or `None` when it is the original itself.
+    pub text: Option<&'a str>,
+    pub chunks: &'a [NewChunk],
+    /// One vector per chunk; `None` if the embedder failed (an embed job
+    /// is then queued).
+    pub vectors: Option<&'a [Vec<f32>]>,
+    /// Entities, mentions and relations the chunks contain.
+    pub graph: &'a Fragment,
+    /// The facts the document's metadata declares; recorded before `graph`.
+    pub declared: &'a Fragment,
+    /// `graph`'s names as a read snapshot resolved them, if one did.
+    pub names: Option<&'a NameHints>,
+}
 
 /// Where a job stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -378,25 +400,21 @@ impl TenantWriter<'_> {
         &mut self,
         job_id: i64,
         document_key: i64,
-        prepared: &crate::ingest::Prepared,
+        prepared: IndexedDocument<'_>,
         provenance: Provenance,
         now: i64,
     ) -> Result<bool> {
         if !self.claim(job_id, document_key)? {
             return Ok(false);
         }
-        let (text, chunks, vectors) = (
-            prepared.text.as_deref(),
-            &prepared.chunks,
-            prepared.vectors.as_deref(),
-        );
+        let (text, chunks, vectors) = (prepared.text, prepared.chunks, prepared.vectors);
         let chunk_keys = self.insert_chunks(document_key, chunks, vectors)?;
         // Declared facts first: their kinds name new entities and their
         // evidence is the one kept when the rules found the same relation.
         self.record_graph(
             document_key,
             &chunk_keys,
-            &prepared.declared,
+            prepared.declared,
             None,
             provenance,
             now,
@@ -404,8 +422,8 @@ impl TenantWriter<'_> {
         self.record_graph(
             document_key,
             &chunk_keys,
-            &prepared.graph,
-            prepared.names.as_ref(),
+            prepared.graph,
+            prepared.names,
             provenance,
             now,
         )?;
@@ -480,7 +498,7 @@ impl TenantWriter<'_> {
         &mut self,
         job: &PendingJob,
         chunk_keys: &[i64],
-        fragment: &crate::graph::fragment::Fragment,
+        fragment: &Fragment,
         note: Option<&str>,
         now: i64,
     ) -> Result<bool> {

@@ -57,8 +57,8 @@ pub use graph::{
     FUNCTIONAL_PREDICATES,
 };
 pub use journal::{
-    interrupted_reason, Attempt, FailureKind, JobInput, JobKind, JobQueue, JobState, PendingJob,
-    RecentFailure, StoredChunk,
+    interrupted_reason, Attempt, FailureKind, IndexedDocument, JobInput, JobKind, JobQueue,
+    JobState, PendingJob, RecentFailure, StoredChunk,
 };
 pub use maintenance::Compaction;
 pub use name_hints::{NameAnswer, NameHint, NameHints};
@@ -77,6 +77,7 @@ use std::thread::JoinHandle;
 
 use crate::config::Durability;
 use crate::error::{Error, Result};
+use crate::knowledge::resolution::NamePolicy;
 use tenant::PooledConn;
 use vectors::VectorIndex;
 use writer::{TenantIds, Writer};
@@ -105,6 +106,8 @@ pub struct Store {
     vectors: Arc<VectorIndex>,
     /// The tenant retention period (see `retention`).
     retention: retention::RetentionPeriod,
+    /// The entity-resolution policy (the engine's, handed in at open).
+    resolver: &'static dyn NamePolicy,
 }
 
 /// Read connections for reuse across threads.
@@ -135,9 +138,15 @@ impl Store {
     /// own (see [`owner::OwnerLock`]), for vectors of `spec`. Pending jobs
     /// are replayed by the worker, which counts an attempt only when it
     /// begins one (see `journal`). Vector files written by another
-    /// embedder are refused.
-    pub fn open(dir: &Path, durability: Durability, spec: VectorSpec) -> Result<Store> {
-        Store::open_with(dir, durability, spec, VectorPolicy::Keep)
+    /// embedder are refused. `resolver` is the entity-resolution policy
+    /// its name lookups and term index run (`graph::resolution::POLICY`).
+    pub fn open(
+        dir: &Path,
+        durability: Durability,
+        spec: VectorSpec,
+        resolver: &'static dyn NamePolicy,
+    ) -> Result<Store> {
+        Store::open_with(dir, durability, spec, VectorPolicy::Keep, resolver)
     }
 
     /// [`Store::open`], choosing what happens to the stored vectors.
@@ -146,6 +155,7 @@ impl Store {
         durability: Durability,
         spec: VectorSpec,
         policy: VectorPolicy,
+        resolver: &'static dyn NamePolicy,
     ) -> Result<Store> {
         crate::disk_health::watch(dir, &dir.join(db::DB_FILE));
         let mut conn = db::open_writer(dir, durability)?;
@@ -190,7 +200,7 @@ impl Store {
         let handle = std::thread::Builder::new()
             .name("store-writer".into())
             .spawn(move || {
-                writer::run(conn, rx, thread_tenants, thread_vectors, wal);
+                writer::run(conn, rx, thread_tenants, thread_vectors, wal, resolver);
                 // The connection is gone, and with it the checkpointer's
                 // only sender: it ends; closing the store waits for it.
                 let _ = checkpointer.join();
@@ -207,6 +217,7 @@ impl Store {
             durability,
             vectors,
             retention: retention::RetentionPeriod::default(),
+            resolver,
         })
     }
 
@@ -224,6 +235,7 @@ impl Store {
             tenant_id,
             vectors,
             visible: self.visibility(),
+            resolver: self.resolver,
         })
     }
 

@@ -31,8 +31,8 @@ use std::hash::{Hash, Hasher};
 use super::resolution::{merge_decision, stored_entity};
 use super::tenant::TenantReader;
 use crate::error::Result;
-use crate::graph::fragment::{Fragment, FragmentEntity};
-use crate::graph::resolution::{is_resolvable_kind, Evidence, NAME_TERMS_VERSION};
+use crate::knowledge::fragment::{Fragment, FragmentEntity};
+use crate::knowledge::resolution::{is_resolvable_kind, Evidence, NamePolicy, NAME_TERMS_VERSION};
 
 /// Most fingerprints the log holds, all tenants together (about 2 MiB).
 /// When full, every tenant's log starts again from the version it is
@@ -57,6 +57,7 @@ impl NameAnswer {
     /// keys and aliases, else a merge into a stored entity not in
     /// `exclude` (see [`merge_decision`]; `open_terms` as there).
     pub(super) fn look_up(
+        policy: &dyn NamePolicy,
         conn: &rusqlite::Connection,
         tenant_id: i64,
         e: &FragmentEntity,
@@ -66,9 +67,8 @@ impl NameAnswer {
         if let Some(id) = stored_entity(conn, tenant_id, &e.key)? {
             return Ok(NameAnswer::Stored(id));
         }
-        let kind = e.kind.as_str();
         Ok(
-            match merge_decision(conn, tenant_id, &e.key, &e.name, kind, exclude, open_terms)? {
+            match merge_decision(policy, conn, tenant_id, e, exclude, open_terms)? {
                 Some((id, evidence)) => NameAnswer::Merge(id, evidence),
                 None => NameAnswer::New,
             },
@@ -245,8 +245,14 @@ impl TenantReader<'_> {
                     continue;
                 }
                 let mut open_terms = Vec::new();
-                let answer =
-                    NameAnswer::look_up(&self.conn, tenant_id, e, &[], Some(&mut open_terms))?;
+                let answer = NameAnswer::look_up(
+                    self.resolver,
+                    &self.conn,
+                    tenant_id,
+                    e,
+                    &[],
+                    Some(&mut open_terms),
+                )?;
                 names.push(Some(NameHint { answer, open_terms }));
             }
             out.push(Some(NameHints {

@@ -2,10 +2,12 @@
 //! that finds candidates, and merges recorded as aliases.
 //!
 //! The policy (which pairs merge, thresholds, which terms to index) is
-//! `graph::resolution`'s; this module runs its lookups against the
-//! tenant's `entity_name_terms` and writes what it decides: a merged name
-//! becomes an alias of the existing entity (so later documents and
-//! questions find it by key) plus an `entity_merges` row saying why.
+//! `graph::resolution`'s (handed to the store as a `NamePolicy` when it
+//! opens), the values it records `knowledge::resolution`'s; this module
+//! runs its lookups against the tenant's `entity_name_terms`
+//! and writes what it decides: a merged name becomes an alias of the
+//! existing entity (so later documents and questions find it by key) plus
+//! an `entity_merges` row saying why.
 //!
 //! Must never: read more than `MAX_CANDIDATES_PER_TERM` rows per term or
 //! `MAX_CANDIDATES` entities per name (a tenant's size does not change the
@@ -17,8 +19,9 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::graph::EntityRow;
 use super::tenant::{TenantReader, TenantWriter};
 use crate::error::Result;
-use crate::graph::resolution::{
-    self, Candidate, Evidence, NameProfile, MAX_CANDIDATES, MAX_CANDIDATES_PER_TERM,
+use crate::knowledge::fragment::FragmentEntity;
+use crate::knowledge::resolution::{
+    is_resolvable_kind, Candidate, Evidence, NamePolicy, MAX_CANDIDATES, MAX_CANDIDATES_PER_TERM,
     NAME_TERMS_VERSION,
 };
 
@@ -112,23 +115,23 @@ pub(super) fn stored_entity(
 /// entity or alias has its key) is another name of, if the resolver finds
 /// exactly one, with the evidence. `open_terms` as for [`candidates`].
 pub(super) fn merge_decision(
+    policy: &dyn NamePolicy,
     conn: &Connection,
     tenant_id: i64,
-    key: &str,
-    name: &str,
-    kind: &str,
+    entity: &FragmentEntity,
     exclude: &[i64],
     open_terms: Option<&mut Vec<String>>,
 ) -> rusqlite::Result<Option<(i64, Evidence)>> {
-    if !resolution::is_resolvable_kind(kind) {
+    let (key, name, kind) = (&entity.key, &entity.name, entity.kind.as_str());
+    if !is_resolvable_kind(kind) {
         return Ok(None);
     }
-    let terms = resolution::merge_lookup_terms(&NameProfile::new(key, name), kind);
+    let terms = policy.merge_lookup_terms(key, name, kind);
     if terms.is_empty() {
         return Ok(None);
     }
     let found = candidates(conn, tenant_id, &terms, exclude, open_terms)?;
-    Ok(resolution::choose_merge(key, name, kind, &found))
+    Ok(policy.choose_merge(key, name, kind, &found))
 }
 
 impl TenantWriter<'_> {
@@ -198,10 +201,10 @@ impl TenantWriter<'_> {
         name: &str,
         kind: &str,
     ) -> Result<()> {
-        if !resolution::is_resolvable_kind(kind) {
+        if !is_resolvable_kind(kind) {
             return Ok(());
         }
-        for term in resolution::index_terms(&NameProfile::new(key, name)) {
+        for term in self.resolver.index_terms(key, name) {
             self.exec(
                 "INSERT OR IGNORE INTO entity_name_terms(tenant_id, term, entity_id)
                  VALUES (?1, ?2, ?3)",
@@ -228,7 +231,7 @@ impl TenantWriter<'_> {
         };
         // Names resolved before may have resolved to it.
         self.names.discard(self.tenant_id);
-        for term in resolution::index_terms(&NameProfile::new(&key, &name)) {
+        for term in self.resolver.index_terms(&key, &name) {
             self.exec(
                 "DELETE FROM entity_name_terms WHERE tenant_id = ?1 AND term = ?2 AND entity_id = ?3",
                 params![self.tenant_id, term, entity],
@@ -291,12 +294,12 @@ impl TenantWriter<'_> {
 impl TenantReader<'_> {
     /// Stored entities a name in a question stands for when its own key
     /// and aliases matched nothing: bounded lookups in the name-term index,
-    /// judged by `graph::resolution::question_matches`.
+    /// judged by the resolution policy (`NamePolicy::question_matches`).
     pub fn entities_named_like(&self, key: &str, name: &str) -> Result<Vec<EntityRow>> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(Vec::new());
         };
-        let terms = resolution::lookup_terms(&NameProfile::new(key, name));
+        let terms = self.resolver.lookup_terms(key, name);
         if terms.is_empty() {
             return Ok(Vec::new());
         }
@@ -305,7 +308,7 @@ impl TenantReader<'_> {
             "SELECT id, key, name, kind, mention_count FROM entities WHERE id = ?1",
         )?;
         let mut out = Vec::new();
-        for id in resolution::question_matches(key, name, &found) {
+        for id in self.resolver.question_matches(key, name, &found) {
             out.push(stmt.query_row([id], EntityRow::from_row)?);
         }
         Ok(out)

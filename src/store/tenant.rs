@@ -67,6 +67,8 @@ pub struct TenantReader<'s> {
     pub(super) vectors: Option<std::sync::Arc<super::vectors::TenantVectors>>,
     /// Which documents reads may see (retention).
     pub(super) visible: Visibility,
+    /// The entity-resolution policy name lookups run.
+    pub(super) resolver: &'static dyn crate::knowledge::resolution::NamePolicy,
 }
 
 /// The retention window reads apply: a document is visible unless it
@@ -91,6 +93,8 @@ pub struct TenantWriter<'c> {
     /// What the writer wrote to the tenants' name indexes, for trusting
     /// names resolved ahead of it.
     pub(super) names: &'c mut super::name_hints::NameLog,
+    /// The entity-resolution policy name lookups and the term index run.
+    pub(super) resolver: &'static dyn crate::knowledge::resolution::NamePolicy,
     pub(super) hooks: Vec<super::writer::CommitHook>,
 }
 

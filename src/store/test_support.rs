@@ -4,9 +4,9 @@
 
 use crate::config::Durability;
 use crate::embed::BuiltinEmbedder;
-use crate::graph::confidence::Provenance;
 use crate::ingest::media::MediaKind;
 use crate::ingest::Prepared;
+use crate::knowledge::confidence::Provenance;
 use crate::store::{NewDocument, Store, Tenant, VectorSpec};
 
 /// A new store under a unique temporary directory named after `prefix`.
@@ -17,7 +17,13 @@ pub fn temp_store(prefix: &str) -> (std::path::PathBuf, Store) {
         embedder_id: "t".into(),
         dim: crate::embed::embedder::BUILTIN_DIM,
     };
-    let store = Store::open(&dir, Durability::Normal, spec).unwrap();
+    let store = Store::open(
+        &dir,
+        Durability::Normal,
+        spec,
+        &crate::graph::resolution::POLICY,
+    )
+    .unwrap();
     (dir, store)
 }
 
@@ -85,7 +91,7 @@ pub fn remember_prepared(
     store
         .write(tenant, move |w| {
             let a = w.admit(doc, 1)?;
-            w.complete_job(a.job_id, a.document_key, &prepared, p, 1)?;
+            w.complete_job(a.job_id, a.document_key, prepared.indexed(), p, 1)?;
             Ok(a.document_key)
         })
         .unwrap()

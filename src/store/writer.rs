@@ -47,6 +47,7 @@ use super::tenant::{create_tenant_tables, TenantWriter};
 use super::vectors::VectorIndex;
 use crate::config::Durability;
 use crate::error::{Error, Result, StorageFault};
+use crate::knowledge::resolution::NamePolicy;
 
 /// Most operations folded into one transaction.
 pub const MAX_WRITE_BATCH: usize = 256;
@@ -103,6 +104,7 @@ pub(super) fn run(
     tenants: TenantIds,
     vectors: Arc<VectorIndex>,
     wal: WalSync,
+    resolver: &'static dyn NamePolicy,
 ) {
     let mut names = NameLog::default();
     // Whether the log may hold frames the idle checkpoint has not emptied,
@@ -136,7 +138,7 @@ pub(super) fn run(
                 Err(_) => break,
             }
         }
-        commit_batch(&conn, batch, &tenants, &vectors, &mut names, &wal);
+        commit_batch(&conn, batch, &tenants, &vectors, &mut names, &wal, resolver);
     }
     // All senders are gone: the store is closing. Fold the WAL back into
     // the database so the next start (or a copy of the file) is clean.
@@ -278,6 +280,7 @@ fn commit_batch(
     vectors: &VectorIndex,
     names: &mut NameLog,
     wal: &WalSync,
+    resolver: &'static dyn NamePolicy,
 ) {
     let started = std::time::Instant::now();
     let ops = batch.len();
@@ -311,7 +314,7 @@ fn commit_batch(
                 continue;
             }
         };
-        let (ok, deliver, hooks) = run_op(conn, tenant_id, vectors, names, req.op, !own);
+        let (ok, deliver, hooks) = run_op(conn, tenant_id, vectors, names, resolver, req.op, !own);
         segment.deliveries.push((deliver, commit));
         segment.hooks.extend(hooks);
         // Vector rows this operation wrote start for the disk now, while
@@ -380,6 +383,7 @@ fn run_op(
     tenant_id: i64,
     vectors: &VectorIndex,
     names: &mut NameLog,
+    resolver: &'static dyn NamePolicy,
     op: Op,
     guarded: bool,
 ) -> (bool, Deliver, Vec<CommitHook>) {
@@ -397,6 +401,7 @@ fn run_op(
         tenant_id,
         vectors,
         names,
+        resolver,
         hooks: Vec::new(),
     };
     // A bug in one operation must not take the writer thread (and with it

@@ -44,6 +44,7 @@ mod tests;
 
 use std::collections::HashSet;
 
+pub use crate::knowledge::fragment::EntityKind;
 pub use normalize::entity_key;
 
 /// Membership in the extractor's word lists, for callers outside it (the
@@ -76,56 +77,6 @@ pub use relations::COOCCURRENCE_PREDICATE;
 use mentions::{Category, Detector, RawMention};
 use relations::{Seen, Slot};
 use tokens::{Shape, Token};
-
-/// What kind of thing an entity is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EntityKind {
-    Person,
-    Organization,
-    Place,
-    /// Dates, times and relative dates ("yesterday").
-    Date,
-    /// Products, software, code identifiers, files, URLs, emails, titles.
-    Artifact,
-    /// Lowercase noun phrases and quoted terms.
-    Concept,
-    /// No usable evidence; also quantities ("$30 million", "5 km"), which
-    /// are values rather than things.
-    Unknown,
-}
-
-impl EntityKind {
-    /// Every kind, in declaration order.
-    pub const ALL: [EntityKind; 7] = [
-        EntityKind::Person,
-        EntityKind::Organization,
-        EntityKind::Place,
-        EntityKind::Date,
-        EntityKind::Artifact,
-        EntityKind::Concept,
-        EntityKind::Unknown,
-    ];
-
-    /// Stable lowercase name ("person", "organization", ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EntityKind::Person => "person",
-            EntityKind::Organization => "organization",
-            EntityKind::Place => "place",
-            EntityKind::Date => "date",
-            EntityKind::Artifact => "artifact",
-            EntityKind::Concept => "concept",
-            EntityKind::Unknown => "unknown",
-        }
-    }
-
-    /// Parses a kind name, case-insensitively.
-    pub fn parse(name: &str) -> Option<EntityKind> {
-        EntityKind::ALL
-            .into_iter()
-            .find(|k| k.as_str().eq_ignore_ascii_case(name))
-    }
-}
 
 /// One span of the text that mentions an entity.
 #[derive(Debug, Clone, PartialEq, Eq)]

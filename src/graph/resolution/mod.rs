@@ -27,7 +27,8 @@
 //!   the memory a wrong fact).
 //!
 //! The store (`store::resolution`) runs the lookups, records a merge as an
-//! alias of the existing entity, and keeps the term index; the query
+//! alias of the existing entity, and keeps the term index, calling this
+//! policy through [`POLICY`] (a [`NamePolicy`] it is handed when it opens); the query
 //! engine (`query::graph`) calls [`question_matches`]. The thresholds were
 //! measured on `fixtures/extraction/resolution_pairs.jsonl` by
 //! `cargo run --release --example sweep_resolution` (figures in
@@ -42,16 +43,13 @@ pub mod names;
 #[cfg(test)]
 mod tests;
 
-pub use names::{similarity, NameMatch, NameProfile, NameRule};
-
-/// Lowest scores a pair needs on both signals.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Thresholds {
-    /// [`names::similarity`], in [0, 1].
-    pub name: f64,
-    /// Cosine of the names' built-in embeddings, in [-1, 1].
-    pub embedding: f32,
-}
+/// The values the store records and the bounds it reads by are the
+/// knowledge model's, below the store; kept at these paths.
+pub use crate::knowledge::resolution::{
+    is_resolvable_kind, Candidate, Evidence, NameMatch, NamePolicy, NameRule, Thresholds,
+    MAX_CANDIDATES, MAX_CANDIDATES_PER_TERM, NAME_TERMS_VERSION,
+};
+pub use names::{similarity, NameProfile};
 
 /// Thresholds for merging a new name into a stored entity, picked as the
 /// best F0.5 (precision counts double: a wrong merge mixes two things'
@@ -79,60 +77,12 @@ pub const QUESTION: Thresholds = Thresholds {
     embedding: MERGE.embedding,
 };
 
-/// Most entities read back for one lookup term: a word shared by more
-/// names than this ("john", "university") finds only the oldest ones. Kept
-/// small so that common words neither dominate the lookup cost on the
-/// writer thread nor use up [`MAX_CANDIDATES`] before the name's rarer
-/// terms are looked up.
-pub const MAX_CANDIDATES_PER_TERM: usize = 8;
-
-/// Most candidate entities compared with one new name.
-pub const MAX_CANDIDATES: usize = 32;
-
 /// Most lookup terms tried for one name (and most index terms stored for
 /// one entity): names longer than this are sentences, not names.
 pub const MAX_NAME_TERMS: usize = 16;
 
 /// Most stored entities one name in a question may stand for.
 pub const MAX_QUESTION_MATCHES: usize = 2;
-
-/// Version of [`index_terms`]: bump it whenever the terms change, and the
-/// store rebuilds every tenant's term index at its next graph write.
-/// 2: only entities of a resolvable kind are indexed.
-pub const NAME_TERMS_VERSION: i64 = 2;
-
-/// A stored entity the resolver may compare a new name with.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Candidate {
-    pub id: i64,
-    pub key: String,
-    pub name: String,
-    pub kind: String,
-}
-
-/// Both signals for one pair.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Evidence {
-    pub name: NameMatch,
-    pub cosine: f32,
-}
-
-impl Evidence {
-    pub fn passes(&self, t: Thresholds) -> bool {
-        self.name.score >= t.name && self.cosine >= t.embedding
-    }
-}
-
-/// Kinds whose names the resolver compares: things with proper names.
-/// Concepts ("support group" / "lgbtq support group") are more or less
-/// specific things, not other names of one thing; dates and values have
-/// canonical keys already.
-pub fn is_resolvable_kind(kind: &str) -> bool {
-    matches!(
-        kind,
-        "person" | "organization" | "place" | "artifact" | "unknown"
-    )
-}
 
 /// Two kinds may name one thing when they are the same, or one of them is
 /// unknown (a name seen without kind evidence).
@@ -348,5 +298,41 @@ fn word_terms(words: &[String], out: &mut Vec<String>) {
 fn push(out: &mut Vec<String>, term: String) {
     if !out.contains(&term) {
         out.push(term);
+    }
+}
+
+/// This module's policy, as the store runs it (handed to `store::Store`
+/// when it opens).
+pub static POLICY: Policy = Policy;
+
+/// [`NamePolicy`] by this module's functions.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Policy;
+
+impl NamePolicy for Policy {
+    fn index_terms(&self, key: &str, name: &str) -> Vec<String> {
+        index_terms(&NameProfile::new(key, name))
+    }
+
+    fn lookup_terms(&self, key: &str, name: &str) -> Vec<String> {
+        lookup_terms(&NameProfile::new(key, name))
+    }
+
+    fn merge_lookup_terms(&self, key: &str, name: &str, kind: &str) -> Vec<String> {
+        merge_lookup_terms(&NameProfile::new(key, name), kind)
+    }
+
+    fn choose_merge(
+        &self,
+        key: &str,
+        name: &str,
+        kind: &str,
+        candidates: &[Candidate],
+    ) -> Option<(i64, Evidence)> {
+        choose_merge(key, name, kind, candidates)
+    }
+
+    fn question_matches(&self, key: &str, name: &str, candidates: &[Candidate]) -> Vec<i64> {
+        question_matches(key, name, candidates)
     }
 }

@@ -25,6 +25,7 @@
 //! vectors per call (it runs on the writer thread for every candidate).
 
 use crate::graph::extract::wordlists;
+pub use crate::knowledge::resolution::{NameMatch, NameRule};
 
 /// Shortest word (in chars) that may match another with one typo: shorter
 /// given names one letter apart are usually different names ("Melanie" /
@@ -164,38 +165,6 @@ impl NameProfile {
             None => self.words.join(" "),
         }
     }
-}
-
-/// Which rule gave a [`similarity`] score.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NameRule {
-    /// Same words once spacing, hyphens, case and accents are ignored.
-    SameWords,
-    /// One is an acronym of the other.
-    Acronym,
-    /// Words aligned one to one.
-    Words,
-    /// Nothing in common, or a rule forbids it.
-    None,
-}
-
-impl NameRule {
-    /// Stable lowercase name ("same_words", "acronym", ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NameRule::SameWords => "same_words",
-            NameRule::Acronym => "acronym",
-            NameRule::Words => "words",
-            NameRule::None => "none",
-        }
-    }
-}
-
-/// How alike two names are, and why.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct NameMatch {
-    pub score: f64,
-    pub rule: NameRule,
 }
 
 impl NameMatch {

@@ -119,7 +119,13 @@ impl MemoryService {
         crate::ingest::chunk::set_target_bytes(
             crate::config::chunk_target_from_env().map_err(Error::Unavailable)?,
         );
-        let store = Arc::new(Store::open_with(data_dir, durability, spec, policy)?);
+        let store = Arc::new(Store::open_with(
+            data_dir,
+            durability,
+            spec,
+            policy,
+            &crate::graph::resolution::POLICY,
+        )?);
         // Before the worker starts: its first sweep must see the period.
         store.set_retention(crate::config::retention_from_env().map_err(Error::Unavailable)?);
         let (pending, failed) = store.journal_backlog()?;
@@ -129,7 +135,7 @@ impl MemoryService {
         if failed > 0 {
             log::info!("{failed} ingestion job(s) have failed; see alayasiki_status");
         }
-        let llm = crate::config::llm_from_env()
+        let llm = crate::llm::LlmConfig::from_env()
             .map_err(Error::Unavailable)?
             .map(|c| Arc::new(Llm::new(c)));
         if let Some(llm) = &llm {
@@ -154,9 +160,9 @@ impl MemoryService {
         let worker = IngestWorker::start(shared.clone())?;
         let enricher = Enricher::start(shared.clone())?;
         let summarizer = Summarizer::start(store.clone(), llm.clone())?;
-        let fusion = crate::config::fusion_from_env().map_err(Error::Unavailable)?;
+        let fusion = crate::query::Fusion::from_env().map_err(Error::Unavailable)?;
         let half_life_days =
-            crate::graph::confidence::half_life_from_env().map_err(Error::Unavailable)?;
+            crate::knowledge::confidence::half_life_from_env().map_err(Error::Unavailable)?;
         let wm_ttl = crate::config::wm_ttl_from_env().map_err(Error::Unavailable)?;
         Ok(MemoryService {
             data_dir: data_dir.to_path_buf(),

@@ -5,7 +5,7 @@
 use rusqlite::params;
 
 use crate::error::Result;
-use crate::graph::confidence::{self, Evidence, Provenance};
+use crate::knowledge::confidence::{self, Evidence, Provenance};
 use crate::store::tenant::TenantWriter;
 
 /// Counter columns per (supports, provenance).
@@ -87,7 +87,7 @@ impl TenantWriter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::fragment::predicate_key;
+    use crate::knowledge::fragment::predicate_key;
     use crate::store::test_support::{remember, temp_store};
     use crate::store::{Store, Tenant};
 

@@ -7,7 +7,7 @@ use rusqlite::{params, OptionalExtension};
 
 use super::evidence::counter;
 use crate::error::Result;
-use crate::graph::confidence::Provenance;
+use crate::knowledge::confidence::Provenance;
 use crate::store::tenant::TenantWriter;
 
 impl TenantWriter<'_> {

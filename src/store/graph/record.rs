@@ -9,8 +9,8 @@ use std::collections::HashSet;
 use super::evidence::{beta_from_counts, counter, counter_index};
 use super::FUNCTIONAL_PREDICATES;
 use crate::error::Result;
-use crate::graph::confidence::Provenance;
-use crate::graph::fragment::{predicate_key, Fragment, FragmentEntity, FragmentRelation};
+use crate::knowledge::confidence::Provenance;
+use crate::knowledge::fragment::{predicate_key, Fragment, FragmentEntity, FragmentRelation};
 use crate::store::name_hints::{NameAnswer, NameHints};
 use crate::store::tenant::TenantWriter;
 
@@ -278,7 +278,9 @@ impl TenantWriter<'_> {
     ) -> Result<i64> {
         let answer = match hint {
             Some(answer) => answer,
-            None => NameAnswer::look_up(self.conn, self.tenant_id, e, created, None)?,
+            None => {
+                NameAnswer::look_up(self.resolver, self.conn, self.tenant_id, e, created, None)?
+            }
         };
         let (existing, merged) = match answer {
             NameAnswer::Stored(id) => (Some(id), None),

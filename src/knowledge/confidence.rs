@@ -12,6 +12,11 @@
 //! At read time the Beta mean is decayed with the age of the newest
 //! evidence (a configurable half-life), never below a floor fraction of
 //! itself: old facts fade but do not vanish.
+//!
+//! Owns [`Provenance`], [`Evidence`] and the math (pure functions of their
+//! inputs, plus reading the half-life setting). The store computes α and β
+//! with it as it records evidence (`store::graph`); readers decay them.
+//! `graph::confidence` re-exports it.
 
 /// Who asserted a piece of evidence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -12,6 +12,11 @@
 //!
 //! Correctness of search never depends on this: a term whose stem is not
 //! found in the index is kept, not dropped, so a mismatch only costs speed.
+//!
+//! Owns the stemmer alone. It sits with the knowledge model because
+//! relation keys are stemmed with it too ([`super::fragment::predicate_key`],
+//! which the store records relations under); `query::stem` re-exports it
+//! for the query stages.
 
 /// Words outside this length range (bytes) are not stemmed (as in SQLite).
 pub const MIN_STEM_BYTES: usize = 3;
