@@ -269,26 +269,18 @@ impl WorkingMemory {
 
     /// The caller's live sessions, by id.
     pub fn sessions(&self, owner: &Owner) -> Vec<SessionSummary> {
-        let (registry, _) = self.open();
-        let mut out: Vec<SessionSummary> = registry
-            .graphs
-            .iter()
-            .filter(|((o, _), _)| o == owner)
-            .map(|((_, id), g)| {
-                let snap = g.snapshot(|t| self.wall(t));
-                SessionSummary {
-                    session_id: id.as_str().to_string(),
-                    notes: snap.notes.len(),
-                    nodes: snap.nodes.len(),
-                    edges: snap.edges.len(),
-                    writes: g.writes,
-                    bytes_charged: g.bytes,
-                    expires_at: rfc3339(snap.expires_at_ms),
-                }
+        self.listing(owner)
+            .into_iter()
+            .map(|l| SessionSummary {
+                session_id: l.session_id,
+                notes: l.notes,
+                nodes: l.nodes,
+                edges: l.edges,
+                writes: l.writes,
+                bytes_charged: l.bytes_charged,
+                expires_at: rfc3339(l.expires_at_ms),
             })
-            .collect();
-        out.sort_by(|a, b| a.session_id.cmp(&b.session_id));
-        out
+            .collect()
     }
 
     /// The caller's live sessions with their times, by id.
