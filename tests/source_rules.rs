@@ -18,9 +18,9 @@
 //! modules at the end of a file, `test_support.rs`, `tests.rs`) may reach
 //! anywhere.
 //!
-//! **Statements.** The schema keeps to what a statement-replicating SQLite (rqlite, issue
-//! 26) can run unchanged, and the store's statements add nothing that would
-//! replay differently on another node:
+//! **Statements.** The schema keeps to what a statement-replicating SQLite
+//! (such as rqlite) can run unchanged, and the store's statements add
+//! nothing that would replay differently on another node:
 //!
 //! - `sql/` migrations: no transaction control (`BEGIN`, `COMMIT`, `END`,
 //!   `ROLLBACK`, `SAVEPOINT`, `RELEASE`: the applier owns the transaction),
@@ -78,9 +78,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// Upward imports that exist today: (file under src/, module it names).
-/// Empty since the knowledge model's values moved below the store and the
-/// store was handed the resolution policy (issue 26); it stays empty.
+/// Upward imports allowed: (file under src/, module it names). None: the
+/// values the engine and the store share live in `knowledge`, below both,
+/// and the store is handed the engine's name-resolution policy as a
+/// trait object. Keep it empty.
 const KNOWN_UPWARD: &[(&str, &str)] = &[];
 
 fn layer_of(module: &str) -> Option<usize> {
