@@ -455,6 +455,71 @@ mod tests {
         std::fs::remove_dir_all(dir).ok();
     }
 
+    /// Stores `text` as `remember` does, but created now (so a retention
+    /// period does not hide it).
+    fn remember_now(store: &crate::store::Store, tenant: &Tenant, text: &str, provenance: &str) {
+        use crate::knowledge::confidence::Provenance;
+        use crate::store::test_support::{plain_document, prepare};
+        let doc = crate::store::NewDocument {
+            provenance: Some(provenance.into()),
+            ..plain_document(text.as_bytes().to_vec())
+        };
+        let prepared = prepare(text);
+        let now = crate::clock::now_ms();
+        let p = Provenance::parse(Some(provenance));
+        store
+            .write(tenant, move |w| {
+                let a = w.admit(doc, now)?;
+                w.complete_job(a.job_id, a.document_key, prepared.indexed(), p, now)
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn relations_whose_evidence_is_hidden_are_passed_over_past_the_first_candidates() {
+        let (dir, store) = temp_store("alayasiki-browse-hidden");
+        let t = Tenant::new("t").unwrap();
+        // Twelve strong relations whose only evidence is old, and one weak
+        // one stored now: with a retention period, only the weak one has
+        // evidence a reader can see, and it ranks past every candidate the
+        // fast path reads for one row (so the full query must find it).
+        let names = [
+            "Alder", "Birch", "Cedar", "Dogwood", "Elm", "Fir", "Ginkgo", "Hazel", "Ivy",
+            "Juniper", "Kapok", "Larch",
+        ];
+        for name in names {
+            remember(
+                &store,
+                &t,
+                &format!("Acme Corp. acquired {name} Inc."),
+                "external",
+            );
+        }
+        remember_now(&store, &t, "Acme Corp. acquired Zeta Labs Inc.", "agent");
+        let acme = store
+            .reader(&t)
+            .unwrap()
+            .entities_matching("acme corp", 1)
+            .unwrap()[0]
+            .id;
+        let all = store.reader(&t).unwrap().edges_from(acme, 50).unwrap();
+        assert!(all.len() >= 13, "{} relations", all.len());
+        store.set_retention(Some(std::time::Duration::from_secs(3600)));
+        let r = store.reader(&t).unwrap();
+        let zeta = r.entities_matching("zeta labs", 1).unwrap()[0].id;
+        let edges = r.edges_from(acme, 1).unwrap();
+        assert_eq!(edges.len(), 1);
+        assert_eq!(edges[0].object_id, zeta);
+        assert_eq!(r.neighbours(acme, 1).unwrap(), vec![zeta]);
+        // The same answer as the one query that checks every relation.
+        let shown = r.entity_relations(acme, 50).unwrap();
+        assert_eq!(shown.len(), 1);
+        assert_eq!(shown[0].other.id, zeta);
+        drop(r);
+        store.close();
+        std::fs::remove_dir_all(dir).ok();
+    }
+
     #[test]
     fn like_patterns_match_their_text_literally() {
         assert_eq!(like_pattern("acme"), "%acme%");
