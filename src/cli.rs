@@ -36,6 +36,8 @@ pub enum Command {
         data_dir: Option<PathBuf>,
         bind: Option<SocketAddr>,
     },
+    /// An rqlite cluster: its status, or a copy into it or out of it.
+    Cluster(crate::admin::cluster::Options),
     /// Re-embed everything with the configured embedder.
     Reindex {
         data_dir: Option<PathBuf>,
@@ -125,6 +127,10 @@ USAGE:
                                               JSON Lines
     alayasiki-mcp import FILE                 restore an export, or import an
                                               MCP memory-server memory.jsonl
+    alayasiki-mcp cluster status|push|pull [--cluster ADDR] [--data-dir DIR]
+                                              an rqlite cluster's nodes; copy
+                                              the data directory into one and
+                                              back (see cluster --help)
     alayasiki-mcp replay FILE... [--seed EXPORT] [--format text|junit|tap]
                      [--deterministic]        run recorded MCP sessions on
                                               fresh temporary stores (see
@@ -264,6 +270,7 @@ EXIT STATUS:
 fn subcommand_help(subcommand: Option<&str>) -> Option<&'static str> {
     match subcommand {
         Some("ingest") => Some(INGEST_HELP),
+        Some("cluster") => Some(crate::admin::cluster::HELP),
         Some("replay") => Some(REPLAY_HELP),
         _ => None,
     }
@@ -304,6 +311,17 @@ where
     I::Item: Into<OsString>,
 {
     use lexopt::prelude::*;
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    // `cluster` has actions and flags of its own.
+    if args.first().is_some_and(|a| a == "cluster") {
+        let rest = args[1..].to_vec();
+        if rest.iter().any(|a| a == "--help" || a == "-h") {
+            return Ok(Command::SubcommandHelp(crate::admin::cluster::HELP));
+        }
+        return crate::admin::cluster::parse(rest)
+            .map(Command::Cluster)
+            .map_err(UsageError);
+    }
     let mut parser = lexopt::Parser::from_args(args);
     let mut given = Given::default();
     let mut subcommand: Option<String> = None;

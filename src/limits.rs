@@ -262,6 +262,24 @@ pub const GRAPH_MAX_EDGES: usize = 1000;
 /// `entity_ids_truncated` says when there are more).
 pub const COMMUNITY_MAX_MEMBER_IDS: usize = 500;
 
+/// Most nodes a cluster address (`rqlite://h1:p1,h2:p2,…`) may name.
+pub const MAX_CLUSTER_NODES: usize = 16;
+
+/// Most statements in one request to the cluster (one transaction, one
+/// Raft entry). A batch that needs more is split by its writer.
+pub const MAX_CLUSTER_STATEMENTS: usize = 10_000;
+
+/// Most bytes of one cluster response read (a larger one is refused, never
+/// buffered whole).
+pub const MAX_CLUSTER_RESPONSE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Longest wait to connect to one cluster node before trying the next.
+pub const CLUSTER_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Pause between tries of an idempotent cluster write after a transient
+/// failure (no leader yet, a node down, an answer lost).
+pub const CLUSTER_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+
 #[cfg(test)]
 mod tests {
     use super::*;

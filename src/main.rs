@@ -26,6 +26,7 @@ fn main() -> ExitCode {
             ui_bind,
         }) => alayasiki_mcp::serve::stdio(data_dir, deterministic, ui, ui_bind),
         Ok(Command::Ui { data_dir, bind }) => alayasiki_mcp::serve::browse(data_dir, bind),
+        Ok(Command::Cluster(options)) => alayasiki_mcp::admin::cluster::run(options),
         Ok(Command::Reindex { data_dir }) => alayasiki_mcp::admin::reindex(data_dir),
         Ok(Command::Compact { data_dir }) => alayasiki_mcp::admin::compact(data_dir),
         Ok(Command::RetryFailed { data_dir }) => alayasiki_mcp::admin::retry_failed(data_dir),

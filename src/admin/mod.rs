@@ -11,6 +11,8 @@
 //!   merge the full-text indexes.
 //! - [`bulk`]: `ingest PATH...`, files and folders from disk.
 //! - [`query`]: `query TEXT` and `forget`, for humans at a terminal.
+//! - [`cluster`]: `cluster status|push|pull`, an rqlite cluster's nodes
+//!   and a data directory copied into one and back.
 //! - [`export`] and [`import`]: the memory as JSON Lines, and back (also
 //!   reads the MCP reference memory server's file).
 //!
@@ -18,6 +20,7 @@
 //! would, so the CLI obeys the same rules and limits as the tools.
 
 pub mod bulk;
+pub mod cluster;
 pub mod export;
 pub mod import;
 mod progress;

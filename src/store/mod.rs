@@ -26,6 +26,7 @@
 mod audit;
 mod checkpoint;
 mod chunks;
+pub mod cluster;
 mod communities;
 mod db;
 mod documents;

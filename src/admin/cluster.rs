@@ -1,0 +1,219 @@
+//! `alayasiki-mcp cluster status|push|pull`: an rqlite cluster seen from
+//! the command line, and a data directory copied into one and back.
+//!
+//! The cluster's address comes from `--cluster ADDR` or, so that a
+//! password stays out of the process list, `ALAYASIKI_CLUSTER`. `push`
+//! and `pull` take the data directory's owner lock, as every subcommand
+//! does, and need a cluster no server is writing to; a pulled directory is
+//! re-embedded before the command ends (vector files are not copied).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::config::{self, Config};
+use crate::store::cluster::copy;
+use crate::store::cluster::{ClusterAddress, ClusterClient};
+use crate::store::owner::{OwnerError, OwnerLock};
+
+/// The environment variable that names the cluster when `--cluster` does not.
+pub const CLUSTER_ENV: &str = "ALAYASIKI_CLUSTER";
+
+/// Deadline of each request to the cluster.
+pub const CLUSTER_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long `push` and `pull` wait for the cluster to have a leader
+/// (a cluster just started, or electing one) before giving up.
+pub const CLUSTER_LEADER_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// What to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// The nodes, the leader, and the memory the cluster holds.
+    Status,
+    /// The data directory into the (empty) cluster.
+    Push,
+    /// The cluster into the (new) data directory.
+    Pull,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    pub action: Action,
+    pub cluster: Option<String>,
+    pub data_dir: Option<PathBuf>,
+}
+
+pub const HELP: &str = "\
+alayasiki-mcp cluster: an rqlite cluster, and a data directory copied into one and back
+
+Usage:
+  alayasiki-mcp cluster status [--cluster ADDR]
+  alayasiki-mcp cluster push [--data-dir DIR] [--cluster ADDR]
+  alayasiki-mcp cluster pull [--data-dir DIR] [--cluster ADDR]
+
+  status   the cluster's nodes, its leader and the schema of the memory it holds
+  push     copy the data directory into an empty cluster, then check every table
+  pull     copy the cluster into a new data directory, check every table, re-embed
+
+ADDR is rqlite://[user:password@]host:port[,host:port...] (rqlites:// for HTTPS,
+?ca=PATH to trust only that CA); ALAYASIKI_CLUSTER gives it when --cluster does not.
+No server may be writing to either side while a copy runs.
+";
+
+/// Parses the arguments after `cluster`.
+pub fn parse(args: Vec<OsString>) -> Result<Options, String> {
+    use lexopt::prelude::*;
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut action = None;
+    let mut cluster = None;
+    let mut data_dir = None;
+    while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+        match arg {
+            Long("cluster") => {
+                let v = parser.value().map_err(|_| "--cluster needs an address")?;
+                cluster = Some(v.into_string().map_err(|_| "--cluster must be UTF-8")?);
+            }
+            Long("data-dir") => {
+                let v = parser.value().map_err(|_| "--data-dir needs a directory")?;
+                if v.is_empty() {
+                    return Err("--data-dir needs a non-empty directory".into());
+                }
+                data_dir = Some(PathBuf::from(v));
+            }
+            Value(v) if action.is_none() => {
+                action = Some(match v.to_string_lossy().as_ref() {
+                    "status" => Action::Status,
+                    "push" => Action::Push,
+                    "pull" => Action::Pull,
+                    other => return Err(format!("unknown cluster action {other:?}")),
+                })
+            }
+            Value(v) => return Err(format!("unexpected argument {:?}", v.to_string_lossy())),
+            Long(flag) => return Err(format!("unknown flag --{flag}")),
+            Short(c) => return Err(format!("unknown flag -{c}")),
+        }
+    }
+    let action = action.ok_or("cluster needs an action: status, push or pull")?;
+    if action == Action::Status && data_dir.is_some() {
+        return Err("--data-dir does not apply to cluster status".into());
+    }
+    Ok(Options {
+        action,
+        cluster,
+        data_dir,
+    })
+}
+
+/// Runs the action, reporting on stderr (status on stdout).
+pub fn run(options: Options) -> ExitCode {
+    crate::logging::init();
+    let fail = |msg: String| {
+        eprintln!("alayasiki-mcp cluster: {msg}");
+        ExitCode::from(crate::serve::EXIT_FAILURE)
+    };
+    let text = match options.cluster.or_else(|| std::env::var(CLUSTER_ENV).ok()) {
+        Some(t) => t,
+        None => {
+            eprintln!(
+                "alayasiki-mcp cluster: name the cluster with --cluster ADDR or {CLUSTER_ENV}"
+            );
+            return ExitCode::from(crate::cli::USAGE_EXIT as u8);
+        }
+    };
+    let address = match ClusterAddress::parse(&text) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("alayasiki-mcp cluster: {e}");
+            return ExitCode::from(crate::cli::USAGE_EXIT as u8);
+        }
+    };
+    let client = match ClusterClient::new(address, CLUSTER_REQUEST_TIMEOUT) {
+        Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    match options.action {
+        Action::Status => status(&client).unwrap_or_else(fail),
+        Action::Push | Action::Pull => {
+            let config = match Config::resolve(options.data_dir, config::DEFAULT_DIR_NAME) {
+                Ok(c) => c,
+                Err(e) => return fail(e.to_string()),
+            };
+            let dir = config.data_dir;
+            if options.action == Action::Pull {
+                if let Err(e) = config::ensure_data_dir(&dir) {
+                    return fail(format!("cannot create {}: {e}", dir.display()));
+                }
+            } else if !dir.join(crate::store::DB_FILE).exists() {
+                return fail(format!("no memory store in {}", dir.display()));
+            }
+            let owner = match OwnerLock::acquire(&dir, "alayasiki-mcp cluster") {
+                Ok(o) => o,
+                Err(e @ OwnerError::Held { .. }) => {
+                    eprintln!("alayasiki-mcp cluster: {e}");
+                    return ExitCode::from(crate::serve::EXIT_DIR_IN_USE);
+                }
+                Err(e) => return fail(e.to_string()),
+            };
+            let started = std::time::Instant::now();
+            if let Err(e) = client.await_leader(started + CLUSTER_LEADER_WAIT) {
+                return fail(e.to_string());
+            }
+            let copied = if options.action == Action::Push {
+                copy::push_dir(&dir, &client)
+            } else {
+                copy::pull_dir(&client, &dir)
+            };
+            let copied = match copied {
+                Ok(c) => c,
+                Err(e) => return fail(e.to_string()),
+            };
+            eprintln!(
+                "cluster {}: {} tables, {} rows copied and checked in {:.1}s",
+                if options.action == Action::Push {
+                    "push"
+                } else {
+                    "pull"
+                },
+                copied.tables,
+                copied.rows,
+                started.elapsed().as_secs_f64()
+            );
+            if options.action == Action::Pull {
+                // Vector files are not part of the copy: build them.
+                drop(owner);
+                return super::reindex(Some(dir));
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn status(client: &ClusterClient) -> Result<ExitCode, String> {
+    let nodes = client.nodes().map_err(|e| e.to_string())?;
+    println!("cluster: {}", client.address().redacted());
+    for n in &nodes {
+        println!(
+            "  {:<12} {:<28} {:<9} {}{}",
+            n.id,
+            n.api_addr,
+            if n.voter { "voter" } else { "non-voter" },
+            if n.reachable {
+                "reachable"
+            } else {
+                "UNREACHABLE"
+            },
+            if n.leader { ", leader" } else { "" }
+        );
+    }
+    if !nodes.iter().any(|n| n.leader) {
+        println!("leader: none (no quorum: writes are refused)");
+        return Ok(ExitCode::from(crate::serve::EXIT_FAILURE));
+    }
+    match copy::cluster_schema_version(client) {
+        Ok(0) => println!("memory: none"),
+        Ok(v) => println!("memory: schema version {v}"),
+        Err(e) => println!("memory: unknown ({e})"),
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,457 @@
+//! The store's schema and data on a real 3-node rqlite cluster
+//! (`tests/cluster_common`), through the real binary's `cluster`
+//! subcommand and the client it uses:
+//!
+//! - a data directory pushed into the cluster arrives identical on every
+//!   replica (per-table digests, SQLite's and FTS5's integrity checks),
+//!   and pulled back into a new directory answers every question exactly
+//!   as the original did;
+//! - writes under the retry rule the store's writes follow (an operation
+//!   id, recorded once) lose nothing acknowledged and apply nothing twice
+//!   through a `kill -9` of the leader and through a paused leader;
+//! - without a quorum, writes are refused at once and never apply, a
+//!   write whose answer was lost applies whole or not at all, and reads of
+//!   a node's own copy go on.
+
+mod cluster_common;
+mod common;
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use alayasiki_mcp::store::cluster::copy::{self, digests_of_cluster, digests_of_local};
+use alayasiki_mcp::store::cluster::wire::{Param, Statement};
+use alayasiki_mcp::store::cluster::{ClusterClient, ClusterError, ReadLevel};
+use cluster_common::{rqlited, Cluster, ELECTION_TIMEOUT};
+use common::{cli_ok, TempDir, BIN};
+
+/// Runs `alayasiki-mcp cluster ARGS` against `address`.
+fn cluster_cli(address: &str, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .arg("cluster")
+        .args(args)
+        .env("ALAYASIKI_CLUSTER", address)
+        .env("ALAYASIKI_LOG", "warn")
+        .env_remove("ALAYASIKI_DATA_DIR")
+        .output()
+        .expect("run alayasiki-mcp cluster")
+}
+
+fn local_db(dir: &Path) -> rusqlite::Connection {
+    rusqlite::Connection::open_with_flags(
+        dir.join("memory.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap()
+}
+
+/// A memory with documents of several kinds, one of them forgotten (so
+/// the full-text index holds a deletion).
+fn a_memory(dir: &Path) {
+    let notes = TempDir::new("cluster-notes");
+    let topics = [
+        (
+            "ferry",
+            "The harbour ferry leaves at dawn; Mira Okafor checks the tide tables.",
+        ),
+        (
+            "orchard",
+            "Apple trees in the north orchard were grafted by Tomas Reyes in spring.",
+        ),
+        (
+            "station",
+            "The weather station on Kestrel Ridge logs wind speed every ten minutes.",
+        ),
+        (
+            "library",
+            "The county library lends telescopes; Ada Lindqvist runs the star club.",
+        ),
+    ];
+    for i in 0..24 {
+        let (name, text) = topics[i % topics.len()];
+        std::fs::write(
+            notes.path().join(format!("{name}-{i}.md")),
+            format!(
+                "# {name} {i}\n\n{text} Entry {i} of the log, with a note on day {}.\n",
+                i * 3
+            ),
+        )
+        .unwrap();
+    }
+    let pdf = format!("{}/fixtures/pdf", env!("CARGO_MANIFEST_DIR"));
+    cli_ok(dir, &["ingest", notes.path().to_str().unwrap(), &pdf]);
+    cli_ok(
+        dir,
+        &[
+            "forget",
+            "--source",
+            notes.path().join("ferry-0.md").to_str().unwrap(),
+        ],
+    );
+}
+
+const QUESTIONS: &[&str] = &[
+    "who checks the tide tables",
+    "when were the apple trees grafted",
+    "how often is wind speed logged",
+    "what does the library lend",
+];
+
+fn answers(dir: &Path) -> Vec<String> {
+    QUESTIONS
+        .iter()
+        .map(|q| cli_ok(dir, &["query", q]))
+        .collect()
+}
+
+fn fts_tables(client: &ClusterClient) -> Vec<String> {
+    let rows = client
+        .query(
+            &[Statement::plain(
+                "SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%'",
+            )],
+            ReadLevel::Leader,
+        )
+        .unwrap();
+    rows[0]
+        .rows
+        .iter()
+        .map(|r| r[0].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_data_directory_goes_into_the_cluster_and_back_unchanged() {
+    let Some(bin) = rqlited() else { return };
+    let original = TempDir::new("cluster-original");
+    a_memory(original.path());
+    let before = answers(original.path());
+    let cluster = Cluster::start(&bin, 3);
+    let address = cluster.address();
+
+    let out = cluster_cli(
+        &address,
+        &["push", "--data-dir", original.path().to_str().unwrap()],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "push failed: {stderr}");
+    assert!(stderr.contains("copied and checked"), "{stderr}");
+
+    // Every replica holds exactly the original's rows, and checks sound.
+    let local = digests_of_local(&local_db(original.path())).unwrap();
+    assert!(local.iter().any(|(t, n, _)| t == "chunks" && *n > 0));
+    assert!(
+        local.iter().any(|(t, _, _)| t.ends_with("_data")),
+        "FTS pages copied"
+    );
+    cluster.wait_converged(Duration::from_secs(20));
+    for i in 0..cluster.nodes.len() {
+        let node = cluster.client_of(i, Duration::from_secs(10));
+        assert_eq!(
+            digests_of_cluster(&node, ReadLevel::Local).unwrap(),
+            local,
+            "replica {i} differs from the original"
+        );
+        let check = node
+            .query(
+                &[Statement::plain("PRAGMA integrity_check")],
+                ReadLevel::Local,
+            )
+            .unwrap();
+        assert_eq!(check[0].rows[0][0].as_str(), Some("ok"), "replica {i}");
+    }
+    let client = cluster.client(Duration::from_secs(10));
+    let fts = fts_tables(&client);
+    assert!(!fts.is_empty());
+    for t in &fts {
+        let check = Statement::plain(format!("INSERT INTO {t}({t}) VALUES ('integrity-check')"));
+        client
+            .transaction(&[check])
+            .unwrap_or_else(|e| panic!("{t}: {e}"));
+    }
+
+    // A second push is refused, and changes nothing.
+    let again = cluster_cli(
+        &address,
+        &["push", "--data-dir", original.path().to_str().unwrap()],
+    );
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("not empty"));
+    assert_eq!(
+        digests_of_cluster(&client, ReadLevel::Leader).unwrap(),
+        local
+    );
+
+    // Pulled back row for row...
+    let copy = TempDir::new("cluster-copy");
+    copy::pull_dir(&client, copy.path()).unwrap();
+    assert_eq!(digests_of_local(&local_db(copy.path())).unwrap(), local);
+
+    // ...and through the binary, which re-embeds: the same answers.
+    let pulled = TempDir::new("cluster-pulled");
+    let out = cluster_cli(
+        &address,
+        &["pull", "--data-dir", pulled.path().to_str().unwrap()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(answers(pulled.path()), before);
+
+    // Pulling over a store is refused, and leaves it as it was.
+    let again = cluster_cli(
+        &address,
+        &["pull", "--data-dir", pulled.path().to_str().unwrap()],
+    );
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("exists"));
+    assert_eq!(answers(pulled.path()), before);
+}
+
+/// What a write that must apply once looks like: an operation id, and a
+/// counter the first application alone moves.
+fn op(id: &str, writer: i64, n: i64) -> Vec<Statement> {
+    vec![
+        Statement::new(
+            "UPDATE applied SET count = count + 1
+              WHERE k = 1 AND NOT EXISTS (SELECT 1 FROM ops WHERE op_id = ?)",
+            vec![id.into()],
+        ),
+        Statement::new(
+            "INSERT INTO ops(op_id, writer, n) VALUES (?, ?, ?) ON CONFLICT(op_id) DO NOTHING",
+            vec![id.into(), Param::Int(writer), Param::Int(n)],
+        ),
+    ]
+}
+
+enum Fault {
+    KillLeader,
+    PauseLeader,
+}
+
+/// Two writers, each through a different node, write `per_writer`
+/// operations with the retry rule while `fault` strikes the leader once a
+/// quarter of them are acknowledged.
+fn writes_through(fault: Fault, per_writer: usize) {
+    let Some(bin) = rqlited() else { return };
+    let mut cluster = Cluster::start(&bin, 3);
+    let setup = cluster.client(Duration::from_secs(5));
+    setup
+        .transaction(&[
+            Statement::plain(
+                "CREATE TABLE ops(op_id TEXT PRIMARY KEY, writer INTEGER, n INTEGER) WITHOUT ROWID",
+            ),
+            Statement::plain("CREATE TABLE applied(k INTEGER PRIMARY KEY, count INTEGER NOT NULL)"),
+            Statement::plain("INSERT INTO applied VALUES (1, 0)"),
+        ])
+        .unwrap();
+
+    let acked = Arc::new(Mutex::new(HashSet::new()));
+    let count = Arc::new(AtomicUsize::new(0));
+    let failed = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            // Each writer enters through its own node first.
+            let client = ClusterClient::new(
+                alayasiki_mcp::store::cluster::ClusterAddress::parse(&format!(
+                    "rqlite://127.0.0.1:{},127.0.0.1:{},127.0.0.1:{}",
+                    cluster.nodes[(w + 1) % 3].http,
+                    cluster.nodes[(w + 2) % 3].http,
+                    cluster.nodes[w % 3].http
+                ))
+                .unwrap(),
+                Duration::from_secs(3),
+            )
+            .unwrap();
+            let (acked, count, failed) = (acked.clone(), count.clone(), failed.clone());
+            std::thread::spawn(move || {
+                for n in 0..per_writer {
+                    let id = format!("w{w}-{n}");
+                    match client.commit(
+                        &op(&id, w as i64, n as i64),
+                        Instant::now() + Duration::from_secs(30),
+                    ) {
+                        Ok(_) => {
+                            acked.lock().unwrap().insert(id);
+                            count.fetch_add(1, Ordering::SeqCst);
+                        }
+                        Err(e) => {
+                            eprintln!("{id}: {e}");
+                            failed.store(true, Ordering::SeqCst);
+                            return;
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+
+    while count.load(Ordering::SeqCst) < per_writer / 2 && !failed.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let leader = cluster.wait_for_leader(Duration::from_secs(10));
+    let struck_at = Instant::now();
+    match fault {
+        Fault::KillLeader => {
+            cluster.kill(leader);
+            std::thread::sleep(ELECTION_TIMEOUT * 4);
+            cluster.restart(leader);
+        }
+        Fault::PauseLeader => {
+            cluster.pause(leader);
+            std::thread::sleep(ELECTION_TIMEOUT * 3);
+            cluster.resume(leader);
+        }
+    }
+    for w in writers {
+        w.join().unwrap();
+    }
+    assert!(
+        !failed.load(Ordering::SeqCst),
+        "a write failed past its deadline"
+    );
+    eprintln!(
+        "{} writes acknowledged, the leader struck {:.1}s before the last",
+        count.load(Ordering::SeqCst),
+        struck_at.elapsed().as_secs_f64()
+    );
+    cluster.wait_for_leader(Duration::from_secs(20));
+    cluster.wait_converged(Duration::from_secs(30));
+    cluster.wait_replicas_equal(Duration::from_secs(30));
+
+    let acked = acked.lock().unwrap();
+    assert_eq!(acked.len(), 2 * per_writer);
+    for i in 0..3 {
+        let node = cluster.client_of(i, Duration::from_secs(10));
+        let rows = node
+            .query(
+                &[
+                    Statement::plain("SELECT op_id FROM ops"),
+                    Statement::plain("SELECT count FROM applied WHERE k = 1"),
+                ],
+                ReadLevel::Local,
+            )
+            .unwrap();
+        let stored: HashSet<String> = rows[0]
+            .rows
+            .iter()
+            .map(|r| r[0].as_str().unwrap().to_string())
+            .collect();
+        let missing: Vec<&String> = acked.difference(&stored).collect();
+        assert!(
+            missing.is_empty(),
+            "replica {i} lost acknowledged writes: {missing:?}"
+        );
+        assert_eq!(
+            rows[1].rows[0][0].as_i64(),
+            Some(stored.len() as i64),
+            "replica {i}: an operation applied twice"
+        );
+    }
+}
+
+#[test]
+fn a_killed_leader_loses_no_acknowledged_write_and_applies_none_twice() {
+    writes_through(Fault::KillLeader, 300);
+}
+
+#[test]
+fn a_paused_leader_loses_no_acknowledged_write_and_applies_none_twice() {
+    writes_through(Fault::PauseLeader, 300);
+}
+
+#[test]
+fn without_a_quorum_writes_are_refused_at_once_and_nothing_is_half_written() {
+    let Some(bin) = rqlited() else { return };
+    let mut cluster = Cluster::start(&bin, 3);
+    let client = cluster.client(Duration::from_secs(3));
+    client
+        .transaction(&[
+            Statement::plain("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)"),
+            Statement::plain("INSERT INTO t VALUES (1, 'kept')"),
+        ])
+        .unwrap();
+    cluster.wait_converged(Duration::from_secs(10));
+    let survivor = cluster.wait_for_leader(Duration::from_secs(5));
+    for i in 0..3 {
+        if i != survivor {
+            cluster.kill(i);
+        }
+    }
+    // The old leader steps down once it hears from no follower.
+    let only = cluster.client_of(survivor, Duration::from_secs(3));
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let refused = loop {
+        let started = Instant::now();
+        let r = only.transaction(&[
+            Statement::plain("INSERT INTO t VALUES (2, 'half')"),
+            Statement::plain("INSERT INTO t VALUES (3, 'written')"),
+        ]);
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(5), "a write hung for {took:?}");
+        match r {
+            Err(ClusterError::NoQuorum(_)) => break took,
+            Err(ClusterError::Uncertain(_)) if Instant::now() < deadline => continue,
+            other => panic!("a write without a quorum: {other:?}"),
+        }
+    };
+    eprintln!("refused in {refused:?}");
+    // Writes sent while the node still thought itself the leader were
+    // uncertain (they sit in its log and may commit once the others are
+    // back). Once it knows there is no leader, a write is refused outright:
+    // this one must never apply.
+    let started = Instant::now();
+    let r = only.transaction(&[
+        Statement::plain("INSERT INTO t VALUES (4, 'never')"),
+        Statement::plain("INSERT INTO t VALUES (5, 'applied')"),
+    ]);
+    assert!(matches!(r, Err(ClusterError::NoQuorum(_))), "{r:?}");
+    assert!(started.elapsed() < Duration::from_secs(1));
+    // The binary says so too, and fails.
+    let out = cluster_cli(&cluster.address_of(survivor), &["status"]);
+    assert_eq!(out.status.code(), Some(1));
+    // Reads of the node's own copy go on.
+    let rows = only
+        .query(
+            &[Statement::plain("SELECT v FROM t ORDER BY k")],
+            ReadLevel::Local,
+        )
+        .unwrap();
+    assert_eq!(rows[0].rows.len(), 1);
+    assert!(matches!(
+        only.query(&[Statement::plain("SELECT 1")], ReadLevel::Leader),
+        Err(ClusterError::NoQuorum(_))
+    ));
+
+    // With the quorum back, the refused transaction is nowhere.
+    for i in 0..3 {
+        if i != survivor {
+            cluster.restart(i);
+        }
+    }
+    cluster.wait_for_leader(Duration::from_secs(20));
+    cluster.wait_converged(Duration::from_secs(20));
+    cluster.wait_replicas_equal(Duration::from_secs(20));
+    for i in 0..3 {
+        let rows = cluster
+            .client_of(i, Duration::from_secs(5))
+            .query(
+                &[Statement::plain("SELECT k FROM t ORDER BY k")],
+                ReadLevel::Local,
+            )
+            .unwrap();
+        let keys: Vec<i64> = rows[0]
+            .rows
+            .iter()
+            .map(|r| r[0].as_i64().unwrap())
+            .collect();
+        // The refused write nowhere; the uncertain one whole or not at all.
+        assert!(keys == [1] || keys == [1, 2, 3], "replica {i}: {keys:?}");
+    }
+}
