@@ -455,3 +455,165 @@ fn without_a_quorum_writes_are_refused_at_once_and_nothing_is_half_written() {
         assert!(keys == [1] || keys == [1, 2, 3], "replica {i}: {keys:?}");
     }
 }
+
+/// A CA and a certificate it signed for 127.0.0.1, made with `openssl`.
+fn certificates(dir: &Path) -> Option<()> {
+    let run = |args: &[&str]| {
+        Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    std::fs::write(dir.join("san.cnf"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    let made = run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=test CA",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+    ]) && run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        "node.key",
+        "-out",
+        "node.csr",
+    ]) && run(&[
+        "x509",
+        "-req",
+        "-in",
+        "node.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "san.cnf",
+        "-out",
+        "node.pem",
+    ]);
+    if made {
+        Some(())
+    } else if std::env::var_os("CI").is_some() {
+        panic!("openssl could not make the test certificates");
+    } else {
+        eprintln!("skipped: no openssl");
+        None
+    }
+}
+
+#[test]
+fn tls_and_basic_auth_reach_the_cluster_and_wrong_ones_do_not() {
+    let Some(bin) = rqlited() else { return };
+    let dir = TempDir::new("cluster-tls");
+    if certificates(dir.path()).is_none() {
+        return;
+    }
+    std::fs::write(
+        dir.path().join("auth.json"),
+        r#"[{"username": "memory", "password": "s3:cret", "perms": ["all"]}]"#,
+    )
+    .unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let raft = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let p = |f: &str| dir.path().join(f).to_str().unwrap().to_string();
+    let mut node = Command::new(&bin)
+        .args([
+            "-node-id",
+            "tls0",
+            "-http-addr",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .args(["-raft-addr", &format!("127.0.0.1:{raft}")])
+        .args(["-http-cert", &p("node.pem"), "-http-key", &p("node.key")])
+        .args(["-auth", &p("auth.json")])
+        .arg(p("data"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let ca = p("ca.pem");
+    let good = format!("rqlites://memory:s3:cret@127.0.0.1:{port}?ca={ca}");
+    let client = |address: &str| {
+        ClusterClient::new(
+            alayasiki_mcp::store::cluster::ClusterAddress::parse(address).unwrap(),
+            Duration::from_secs(3),
+        )
+        .unwrap()
+    };
+    let trusted = client(&good);
+    trusted
+        .await_leader(Instant::now() + Duration::from_secs(20))
+        .unwrap();
+    trusted
+        .transaction(&[
+            Statement::plain("CREATE TABLE t(x)"),
+            Statement::plain("INSERT INTO t VALUES (1)"),
+        ])
+        .unwrap();
+    let rows = trusted
+        .query(&[Statement::plain("SELECT x FROM t")], ReadLevel::Consensus)
+        .unwrap();
+    assert_eq!(rows[0].rows[0][0].as_i64(), Some(1));
+
+    // The binary over the same address; the password never printed.
+    let out = cluster_cli(&good, &["status"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("memory:***@") && !stdout.contains("s3:cret"),
+        "{stdout}"
+    );
+
+    let refused =
+        |address: &str| client(address).query(&[Statement::plain("SELECT 1")], ReadLevel::Local);
+    let wrong_password = format!("rqlites://memory:nope@127.0.0.1:{port}?ca={ca}");
+    let anonymous = format!("rqlites://127.0.0.1:{port}?ca={ca}");
+    assert!(matches!(
+        refused(&wrong_password),
+        Err(ClusterError::Unauthorized(_))
+    ));
+    assert!(matches!(
+        refused(&anonymous),
+        Err(ClusterError::Unauthorized(_))
+    ));
+    // An untrusted certificate, and plain HTTP to a TLS port, reach nothing.
+    let untrusted = format!("rqlites://memory:s3:cret@127.0.0.1:{port}");
+    assert!(
+        matches!(refused(&untrusted), Err(ClusterError::Unreachable(_))),
+        "{:?}",
+        refused(&untrusted)
+    );
+    let plain = format!("rqlite://memory:s3:cret@127.0.0.1:{port}");
+    assert!(refused(&plain).is_err());
+    let _ = node.kill();
+    let _ = node.wait();
+}
