@@ -280,6 +280,24 @@ pub const CLUSTER_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::fr
 /// failure (no leader yet, a node down, an answer lost).
 pub const CLUSTER_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// Deadline of each request `alayasiki-mcp cluster` makes to the cluster.
+pub const CLUSTER_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long `cluster push` and `cluster pull` wait for the cluster to have
+/// a leader (one just started, or electing one) before giving up.
+pub const CLUSTER_LEADER_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Most rows one copy transaction (`cluster push`) carries.
+pub const COPY_BATCH_ROWS: usize = 500;
+
+/// Bytes of parameters after which a copy transaction is sent (a row is
+/// never split, so one large original can make a batch larger).
+pub const COPY_BATCH_BYTES: usize = 4 * 1024 * 1024;
+
+/// How long one copy transaction is retried while the cluster certainly
+/// did not apply it (no leader, no node reached).
+pub const COPY_WRITE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,6 +349,34 @@ mod tests {
                 READ_YOUR_WRITES_WAIT_MS.to_string(),
             ),
             ("`MAX_JOB_ATTEMPTS`", MAX_JOB_ATTEMPTS.to_string()),
+            ("`MAX_CLUSTER_NODES`", MAX_CLUSTER_NODES.to_string()),
+            ("`MAX_CLUSTER_STATEMENTS`", MAX_CLUSTER_STATEMENTS.to_string()),
+            (
+                "`MAX_CLUSTER_RESPONSE_BYTES`",
+                MAX_CLUSTER_RESPONSE_BYTES.to_string(),
+            ),
+            (
+                "`CLUSTER_CONNECT_TIMEOUT`",
+                format!("{} ms", CLUSTER_CONNECT_TIMEOUT.as_millis()),
+            ),
+            (
+                "`CLUSTER_RETRY_PAUSE`",
+                format!("{} ms", CLUSTER_RETRY_PAUSE.as_millis()),
+            ),
+            (
+                "`CLUSTER_REQUEST_TIMEOUT`",
+                format!("{} ms", CLUSTER_REQUEST_TIMEOUT.as_millis()),
+            ),
+            (
+                "`CLUSTER_LEADER_WAIT`",
+                format!("{} ms", CLUSTER_LEADER_WAIT.as_millis()),
+            ),
+            ("`COPY_BATCH_ROWS`", COPY_BATCH_ROWS.to_string()),
+            ("`COPY_BATCH_BYTES`", COPY_BATCH_BYTES.to_string()),
+            (
+                "`COPY_WRITE_DEADLINE`",
+                format!("{} ms", COPY_WRITE_DEADLINE.as_millis()),
+            ),
             ("`RESOURCES_PAGE_SIZE`", RESOURCES_PAGE_SIZE.to_string()),
             ("`MAX_IDENTITY_BYTES`", MAX_IDENTITY_BYTES.to_string()),
             ("`MAX_SESSION_ID_BYTES`", MAX_SESSION_ID_BYTES.to_string()),

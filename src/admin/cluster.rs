@@ -12,19 +12,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::config::{self, Config};
+use crate::limits::{CLUSTER_LEADER_WAIT, CLUSTER_REQUEST_TIMEOUT};
 use crate::store::cluster::copy;
 use crate::store::cluster::{ClusterAddress, ClusterClient};
 use crate::store::owner::{OwnerError, OwnerLock};
 
 /// The environment variable that names the cluster when `--cluster` does not.
 pub const CLUSTER_ENV: &str = "ALAYASIKI_CLUSTER";
-
-/// Deadline of each request to the cluster.
-pub const CLUSTER_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// How long `push` and `pull` wait for the cluster to have a leader
-/// (a cluster just started, or electing one) before giving up.
-pub const CLUSTER_LEADER_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// What to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -216,4 +210,59 @@ fn status(client: &ClusterClient) -> Result<ExitCode, String> {
         Err(e) => println!("memory: unknown ({e})"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<OsString> {
+        a.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn actions_and_their_flags() {
+        assert_eq!(
+            parse(args(&[
+                "push",
+                "--data-dir",
+                "/m",
+                "--cluster",
+                "rqlite://h:4001"
+            ])),
+            Ok(Options {
+                action: Action::Push,
+                cluster: Some("rqlite://h:4001".into()),
+                data_dir: Some(PathBuf::from("/m")),
+            })
+        );
+        assert_eq!(parse(args(&["status"])).unwrap().action, Action::Status);
+        assert_eq!(parse(args(&["pull"])).unwrap().action, Action::Pull);
+        for bad in [
+            &[][..],
+            &["sync"],
+            &["status", "--data-dir", "/m"],
+            &["push", "extra"],
+            &["push", "--tenant", "t"],
+            &["pull", "--data-dir", ""],
+        ] {
+            assert!(parse(args(bad)).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn the_main_parser_hands_cluster_over() {
+        assert!(matches!(
+            crate::cli::parse(["cluster", "status"]),
+            Ok(crate::cli::Command::Cluster(Options {
+                action: Action::Status,
+                ..
+            }))
+        ));
+        assert!(matches!(
+            crate::cli::parse(["cluster", "--help"]),
+            Ok(crate::cli::Command::SubcommandHelp(HELP))
+        ));
+        assert!(crate::cli::parse(["cluster"]).is_err());
+    }
 }

@@ -24,21 +24,12 @@ use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 use sha2::{Digest, Sha256};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::super::db;
 use super::client::{ClusterClient, ClusterError, ReadLevel};
 use super::wire::{hex, Cell, Param, Statement};
-
-/// Most rows one copy transaction carries.
-pub const COPY_BATCH_ROWS: usize = 500;
-
-/// Bytes of parameters after which a copy transaction is sent (a row is
-/// never split, so one large original can make a batch larger).
-pub const COPY_BATCH_BYTES: usize = 4 * 1024 * 1024;
-
-/// How long one copy transaction may be retried through leader changes.
-const COPY_WRITE_DEADLINE: Duration = Duration::from_secs(60);
+use crate::limits::{COPY_BATCH_BYTES, COPY_BATCH_ROWS, COPY_WRITE_DEADLINE};
 
 /// One object of the schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
