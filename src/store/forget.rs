@@ -160,7 +160,7 @@ impl TenantWriter<'_> {
         else {
             return Ok(None);
         };
-        let _secure = SecureDelete::on(self.conn)?;
+        let _secure = SecureDelete::on(self.conn.raw())?;
 
         // Knowledge graph first, while the chunks still name its mentions:
         // the document's relation evidence (relations left without

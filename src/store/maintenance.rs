@@ -100,7 +100,7 @@ impl TenantReader<'_> {
 
 impl TenantWriter<'_> {
     fn optimize_fulltext(&mut self) -> Result<()> {
-        let _secure = SecureDelete::on(self.conn)?;
+        let _secure = SecureDelete::on(self.conn.raw())?;
         let fts = self.fts_table();
         self.exec(&format!("INSERT INTO {fts}({fts}) VALUES ('optimize')"), [])?;
         Ok(())

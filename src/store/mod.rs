@@ -5,6 +5,8 @@
 //! - [`owner`]: the lock that makes one process the owner of a directory.
 //! - `db`: connections, pragmas, migrations.
 //! - `writer`: the single writer thread with group commit.
+//! - `write_log`: the writer's connection, which records each write
+//!   transaction's statements for a tap to see before it commits.
 //! - `checkpoint`: folding the write-ahead log back, off the writer thread.
 //! - `tenant`: [`Tenant`], [`TenantReader`], [`TenantWriter`].
 //! - `documents`, `chunks`, `journal`, `audit`, `usage`: the SQL for each table,
@@ -44,6 +46,7 @@ mod tenant;
 mod test_support;
 mod usage;
 pub mod vectors;
+mod write_log;
 mod writer;
 
 pub use chunks::{Adjacent, ChunkHit, ChunkMention, DocumentChunk, NewChunk, UnembeddedChunk};
@@ -68,6 +71,7 @@ pub use retention::RETENTION_SUBJECT;
 pub use tenant::{Tenant, TenantReader, TenantWriter};
 pub use usage::{UsageRecord, UsageTotals};
 pub use vectors::VectorSpec;
+pub use write_log::{Recorded, WriteTap};
 pub use writer::{Batching, Commit};
 
 use rusqlite::Connection;
@@ -109,6 +113,8 @@ pub struct Store {
     retention: retention::RetentionPeriod,
     /// The entity-resolution policy (the engine's, handed in at open).
     resolver: &'static dyn NamePolicy,
+    /// Sees each write transaction's statements (see `write_log`).
+    tap: write_log::TapSlot,
 }
 
 /// Read connections for reuse across threads.
@@ -198,10 +204,20 @@ impl Store {
         let thread_vectors = vectors.clone();
         let checkpointer = checkpoint::start(&mut conn, dir, durability)?;
         let wal = writer::WalSync::open(&conn, dir, durability);
+        let tap = write_log::TapSlot::default();
+        let thread_tap = tap.clone();
         let handle = std::thread::Builder::new()
             .name("store-writer".into())
             .spawn(move || {
-                writer::run(conn, rx, thread_tenants, thread_vectors, wal, resolver);
+                writer::run(
+                    conn,
+                    rx,
+                    thread_tenants,
+                    thread_vectors,
+                    wal,
+                    resolver,
+                    thread_tap,
+                );
                 // The connection is gone, and with it the checkpointer's
                 // only sender: it ends; closing the store waits for it.
                 let _ = checkpointer.join();
@@ -219,7 +235,16 @@ impl Store {
             vectors,
             retention: retention::RetentionPeriod::default(),
             resolver,
+            tap,
         })
+    }
+
+    /// Sets (or, with `None`, clears) the tap that sees every write
+    /// transaction's statements before it commits and may refuse it (see
+    /// `write_log`). Set it before writing: a transaction already open
+    /// when it is set is not recorded whole.
+    pub fn set_write_tap(&self, tap: Option<WriteTap>) {
+        *self.tap.write().unwrap_or_else(|p| p.into_inner()) = tap;
     }
 
     /// Read access bound to `tenant`.

@@ -268,6 +268,7 @@ impl TenantWriter<'_> {
         let entities: Vec<(i64, String, String, String)> = {
             let mut stmt = self
                 .conn
+                .raw()
                 .prepare("SELECT id, key, name, kind FROM entities WHERE tenant_id = ?1")?;
             let rows = stmt.query_map([self.tenant_id], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
@@ -358,7 +359,7 @@ mod tests {
                 let conn = w.conn;
                 // Inserted out of order, more than one term can return,
                 // beside another term and another tenant's rows.
-                let mut insert = conn.prepare(
+                let mut insert = conn.prepare_cached(
                     "INSERT INTO entity_name_terms(tenant_id, term, entity_id) VALUES (?1, ?2, ?3)",
                 )?;
                 for id in [50, 3, 17, 99, 1, 64, 8, 23, 5, 42, 77, 2] {

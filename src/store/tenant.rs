@@ -87,7 +87,7 @@ pub(super) const VISIBLE: &str =
 
 /// Write access to one tenant's data, inside the writer's transaction.
 pub struct TenantWriter<'c> {
-    pub(super) conn: &'c Connection,
+    pub(super) conn: super::write_log::WriteConn<'c>,
     pub(super) tenant_id: i64,
     pub(super) vectors: &'c super::vectors::VectorIndex,
     /// What the writer wrote to the tenants' name indexes, for trusting
@@ -108,7 +108,7 @@ impl TenantWriter<'_> {
 
     /// Runs a statement through the connection's statement cache (the
     /// writer runs the same few statements thousands of times).
-    pub(super) fn exec<P: rusqlite::Params>(
+    pub(super) fn exec<P: rusqlite::Params + super::write_log::Bind>(
         &self,
         sql: &str,
         params: P,
@@ -153,7 +153,10 @@ pub const CONTEXT_BM25_WEIGHT: f64 = 0.3;
 /// (see `NewChunk::context`), ranked with [`CONTEXT_BM25_WEIGHT`]. Porter
 /// stemming over unicode61 with diacritics removed: measured on LoCoMo,
 /// stemming plus stopword removal is the strongest plain keyword baseline.
-pub(super) fn create_tenant_tables(conn: &Connection, tenant_id: i64) -> rusqlite::Result<()> {
+pub(super) fn create_tenant_tables(
+    conn: super::write_log::WriteConn<'_>,
+    tenant_id: i64,
+) -> rusqlite::Result<()> {
     let t = fts_table(tenant_id);
     conn.execute_batch(&format!(
         "CREATE VIRTUAL TABLE IF NOT EXISTS {t} USING fts5(

@@ -56,7 +56,7 @@ pub fn tenant_rows<T: Send + 'static>(
 ) -> Vec<T> {
     store
         .write(tenant, move |w| {
-            let mut stmt = w.conn.prepare(sql)?;
+            let mut stmt = w.conn.raw().prepare(sql)?;
             let rows = stmt.query_map([w.tenant_id], row)?;
             Ok(rows.collect::<rusqlite::Result<Vec<T>>>()?)
         })

@@ -45,6 +45,7 @@ use super::checkpoint::{self, IDLE_CHECKPOINT_MS, IDLE_CHECKPOINT_RETRY_MS};
 use super::name_hints::NameLog;
 use super::tenant::{create_tenant_tables, TenantWriter};
 use super::vectors::VectorIndex;
+use super::write_log::{TapSlot, Tapping, WriteConn};
 use crate::config::Durability;
 use crate::error::{Error, Result, StorageFault};
 use crate::knowledge::resolution::NamePolicy;
@@ -98,6 +99,17 @@ pub enum Batching {
 /// so a cached entry can never be wrong.
 pub(super) type TenantIds = Arc<RwLock<HashMap<String, i64>>>;
 
+/// What the writer thread keeps from one batch to the next.
+struct WriterState {
+    tenants: TenantIds,
+    vectors: Arc<VectorIndex>,
+    /// What it wrote to the tenants' name indexes (see `name_hints`).
+    names: NameLog,
+    wal: WalSync,
+    resolver: &'static dyn NamePolicy,
+    tapping: Tapping,
+}
+
 pub(super) fn run(
     conn: Connection,
     requests: Receiver<Request>,
@@ -105,8 +117,16 @@ pub(super) fn run(
     vectors: Arc<VectorIndex>,
     wal: WalSync,
     resolver: &'static dyn NamePolicy,
+    tap: TapSlot,
 ) {
-    let mut names = NameLog::default();
+    let mut state = WriterState {
+        tenants,
+        vectors,
+        names: NameLog::default(),
+        wal,
+        resolver,
+        tapping: Tapping::new(tap),
+    };
     // Whether the log may hold frames the idle checkpoint has not emptied,
     // and how long to wait for the next write before checkpointing.
     let mut unfolded = false;
@@ -138,7 +158,7 @@ pub(super) fn run(
                 Err(_) => break,
             }
         }
-        commit_batch(&conn, batch, &tenants, &vectors, &mut names, &wal, resolver);
+        commit_batch(&conn, batch, &mut state);
     }
     // All senders are gone: the store is closing. Fold the WAL back into
     // the database so the next start (or a copy of the file) is clean.
@@ -225,13 +245,20 @@ fn finish(
     segment: Segment,
     tenants: &TenantIds,
     vectors: &VectorIndex,
+    tapping: &Tapping,
     decided: &mut Vec<Decided>,
 ) -> bool {
     // Vector rows the transaction wrote must be on disk before the commit
     // that names them: after a crash SQLite may never point past what
-    // survived.
+    // survived. A tap sees the statements last, and may still refuse them.
     let outcome = match vectors.sync_dirty() {
-        Ok(()) => conn.execute_batch("COMMIT"),
+        Ok(()) => match tapping.before_commit() {
+            Ok(()) => conn.execute_batch("COMMIT"),
+            Err(msg) => {
+                log::error!("the write tap refused the transaction: {msg}");
+                Err(rusqlite::Error::ToSqlConversionFailure(msg.into()))
+            }
+        },
         Err(e) => {
             log::error!("cannot flush vector files: {e}");
             Err(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
@@ -273,15 +300,17 @@ fn finish(
 /// of its own, with no savepoint: the transaction before it is committed
 /// first and the next one begins after it. The log is synced once, after
 /// the last commit, before anyone hears of a durable write.
-fn commit_batch(
-    conn: &Connection,
-    batch: Vec<Request>,
-    tenants: &TenantIds,
-    vectors: &VectorIndex,
-    names: &mut NameLog,
-    wal: &WalSync,
-    resolver: &'static dyn NamePolicy,
-) {
+fn commit_batch(conn: &Connection, batch: Vec<Request>, state: &mut WriterState) {
+    let WriterState {
+        tenants,
+        vectors,
+        names,
+        wal,
+        resolver,
+        tapping,
+    } = state;
+    let (tenants, vectors, wal, resolver, tapping) =
+        (&*tenants, &**vectors, &*wal, *resolver, &*tapping);
     let started = std::time::Instant::now();
     let ops = batch.len();
     let durable = batch.iter().any(|r| r.commit == Commit::Durable);
@@ -293,7 +322,7 @@ fn commit_batch(
         let commit = req.commit;
         if own {
             if let Some(segment) = open.take() {
-                committed |= finish(conn, segment, tenants, vectors, &mut decided);
+                committed |= finish(conn, segment, tenants, vectors, tapping, &mut decided);
             }
         }
         let segment = match open.take().map_or_else(|| begin(conn), Ok) {
@@ -304,7 +333,12 @@ fn commit_batch(
                 continue;
             }
         };
-        let tenant_id = match tenant_id(conn, &req.tenant, tenants, &mut segment.new_tenants) {
+        let tenant_id = match tenant_id(
+            tapping.conn(conn),
+            &req.tenant,
+            tenants,
+            &mut segment.new_tenants,
+        ) {
             Ok(id) => id,
             Err(e) => {
                 let msg = format!("cannot register tenant: {e}");
@@ -314,7 +348,15 @@ fn commit_batch(
                 continue;
             }
         };
-        let (ok, deliver, hooks) = run_op(conn, tenant_id, vectors, names, resolver, req.op, !own);
+        let writer = TenantWriter {
+            conn: tapping.conn(conn),
+            tenant_id,
+            vectors,
+            names,
+            resolver,
+            hooks: Vec::new(),
+        };
+        let (ok, deliver, hooks) = run_op(conn, writer, tapping, req.op, !own);
         segment.deliveries.push((deliver, commit));
         segment.hooks.extend(hooks);
         // Vector rows this operation wrote start for the disk now, while
@@ -325,7 +367,7 @@ fn commit_batch(
         if own {
             let segment = open.take().expect("a transaction is open");
             if ok {
-                committed |= finish(conn, segment, tenants, vectors, &mut decided);
+                committed |= finish(conn, segment, tenants, vectors, tapping, &mut decided);
             } else {
                 // The operation was alone in its transaction: rolling the
                 // transaction back undoes it and nothing else. Its caller
@@ -344,7 +386,7 @@ fn commit_batch(
         }
     }
     if let Some(segment) = open.take() {
-        committed |= finish(conn, segment, tenants, vectors, &mut decided);
+        committed |= finish(conn, segment, tenants, vectors, tapping, &mut decided);
     }
     // Nobody hears of a durable write before the log holding it is on
     // disk. Should that fail, the batch is committed but perhaps not
@@ -380,13 +422,12 @@ fn commit_batch(
 /// registered (already run with `false` if the operation itself failed).
 fn run_op(
     conn: &Connection,
-    tenant_id: i64,
-    vectors: &VectorIndex,
-    names: &mut NameLog,
-    resolver: &'static dyn NamePolicy,
+    mut writer: TenantWriter<'_>,
+    tapping: &Tapping,
     op: Op,
     guarded: bool,
 ) -> (bool, Deliver, Vec<CommitHook>) {
+    let mark = tapping.mark();
     if guarded {
         if let Err(e) = conn
             .prepare_cached("SAVEPOINT op")
@@ -396,14 +437,6 @@ fn run_op(
             return (false, deliver, Vec::new());
         }
     }
-    let mut writer = TenantWriter {
-        conn,
-        tenant_id,
-        vectors,
-        names,
-        resolver,
-        hooks: Vec::new(),
-    };
     // A bug in one operation must not take the writer thread (and with it
     // every later write) down: a panic becomes that operation's error.
     let result = catch_unwind(AssertUnwindSafe(|| op(&mut writer)));
@@ -430,6 +463,7 @@ fn run_op(
     if ok {
         (true, deliver, hooks)
     } else {
+        tapping.rewind(mark);
         hooks.into_iter().rev().for_each(|h| h(false));
         (false, deliver, Vec::new())
     }
@@ -446,7 +480,7 @@ fn fail_op(op: Op, msg: &str) -> (bool, Deliver) {
 }
 
 fn tenant_id(
-    conn: &Connection,
+    conn: WriteConn<'_>,
     name: &str,
     tenants: &TenantIds,
     new_tenants: &mut Vec<(String, i64)>,
@@ -702,12 +736,87 @@ mod tests {
         assert_eq!(outcomes, expected);
         let stored: Vec<String> = store
             .write(&t, |w| {
-                let mut stmt = w.conn.prepare("SELECT x FROM scratch ORDER BY x")?;
+                let mut stmt = w.conn.raw().prepare("SELECT x FROM scratch ORDER BY x")?;
                 let rows = stmt.query_map([], |r| r.get(0))?;
                 Ok(rows.collect::<rusqlite::Result<Vec<String>>>()?)
             })
             .unwrap();
         assert_eq!(stored, ["a", "c", "d", "f", "g"]);
+        store.close();
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// The tap sees each committed transaction's writes with their values,
+    /// never a rolled-back operation's, and refusing a transaction rolls it
+    /// back.
+    #[test]
+    fn the_tap_sees_what_commits_and_can_refuse_it() {
+        use crate::store::test_support::temp_store;
+        use crate::store::{Recorded, Tenant};
+        use rusqlite::types::Value;
+        use std::sync::{Arc, Mutex};
+        let (dir, store) = temp_store("writer-tap");
+        let t = Tenant::new("t").unwrap();
+        let seen: Arc<Mutex<Vec<Vec<Recorded>>>> = Arc::default();
+        let refuse = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (log, no) = (seen.clone(), refuse.clone());
+        store.set_write_tap(Some(Box::new(move |statements| {
+            if no.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err("refused".into());
+            }
+            log.lock().unwrap().push(statements.to_vec());
+            Ok(())
+        })));
+        let insert = |x: Option<&'static str>| {
+            store.write(&t, move |w| {
+                w.exec("INSERT INTO scratch(x) VALUES (?1)", [x])?;
+                Ok(())
+            })
+        };
+        store
+            .write(&t, |w| {
+                w.exec("CREATE TABLE scratch(x TEXT NOT NULL)", [])?;
+                Ok(())
+            })
+            .unwrap();
+        insert(Some("a")).unwrap();
+        // Fails on its own NOT NULL: rolled back, so never seen.
+        store
+            .write(&t, |w| {
+                w.exec("INSERT INTO scratch(x) VALUES (?1)", ["b"])?;
+                w.exec("INSERT INTO scratch(x) VALUES (NULL)", [])?;
+                Ok(())
+            })
+            .unwrap_err();
+        refuse.store(true, std::sync::atomic::Ordering::SeqCst);
+        insert(Some("c")).unwrap_err();
+        refuse.store(false, std::sync::atomic::Ordering::SeqCst);
+
+        let seen = seen.lock().unwrap().clone();
+        // The first write registered the tenant: its row and its tables.
+        assert!(seen[0]
+            .iter()
+            .any(|r| r.sql.contains("INSERT INTO tenants")));
+        assert!(seen[0]
+            .iter()
+            .any(|r| r.sql.contains("CREATE VIRTUAL TABLE")));
+        let last = seen.last().unwrap();
+        assert_eq!(
+            last,
+            &[Recorded {
+                sql: "INSERT INTO scratch(x) VALUES (?1)".into(),
+                params: vec![Value::Text("a".into())],
+            }]
+        );
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        let stored: Vec<String> = store
+            .write(&t, |w| {
+                let mut stmt = w.conn.raw().prepare("SELECT x FROM scratch ORDER BY x")?;
+                let rows = stmt.query_map([], |r| r.get(0))?;
+                Ok(rows.collect::<rusqlite::Result<Vec<String>>>()?)
+            })
+            .unwrap();
+        assert_eq!(stored, ["a"]);
         store.close();
         std::fs::remove_dir_all(dir).unwrap();
     }

@@ -180,6 +180,12 @@ impl MemoryService {
         })
     }
 
+    /// Sets the tap that sees every write transaction's statements before
+    /// it commits, and may refuse it ([`Store::set_write_tap`]).
+    pub fn set_write_tap(&self, tap: Option<crate::store::WriteTap>) {
+        self.store.set_write_tap(tap);
+    }
+
     /// Jobs waiting, across tenants (cheap; bulk ingestion paces itself
     /// on it).
     pub fn pending_jobs(&self) -> Result<i64> {

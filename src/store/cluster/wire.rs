@@ -94,6 +94,93 @@ impl Statement {
     }
 }
 
+impl Statement {
+    /// A statement the local writer ran ([`crate::store::Recorded`]), for
+    /// the cluster: a BLOB's placeholder becomes `unhex(placeholder)` and
+    /// its value hex text, so the statement stores the same bytes.
+    pub fn from_recorded(
+        sql: &str,
+        values: &[rusqlite::types::Value],
+    ) -> Result<Statement, String> {
+        use rusqlite::types::Value as V;
+        let blobs: Vec<usize> = values
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| matches!(v, V::Blob(_)))
+            .map(|(i, _)| i + 1)
+            .collect();
+        let sql = if blobs.is_empty() {
+            sql.to_string()
+        } else {
+            wrap_placeholders(sql, &blobs)
+        };
+        let params = values
+            .iter()
+            .map(|v| match v {
+                V::Null => Ok(Param::Null),
+                V::Integer(i) => Ok(Param::Int(*i)),
+                V::Real(f) if f.is_finite() => Ok(Param::Real(*f)),
+                V::Real(_) => Err("a non-finite real cannot be sent".to_string()),
+                V::Text(t) => Ok(Param::Text(t.clone())),
+                V::Blob(b) => Ok(hex(b)),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Statement { sql, params })
+    }
+}
+
+/// `sql` with every placeholder of the parameters numbered in `which`
+/// (counting from one) wrapped in `unhex(...)`. Placeholders are `?NNN`
+/// and bare `?`, which SQLite numbers one past the largest so far; string
+/// literals and quoted names are skipped.
+fn wrap_placeholders(sql: &str, which: &[usize]) -> String {
+    let bytes = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len() + 8 * which.len());
+    let mut largest = 0usize;
+    let mut i = 0;
+    let mut copied = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            q @ (b'\'' | b'"') => {
+                i += 1;
+                while i < bytes.len() {
+                    if bytes[i] == q {
+                        if bytes.get(i + 1) == Some(&q) {
+                            i += 2;
+                            continue;
+                        }
+                        break;
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'?' => {
+                let start = i;
+                i += 1;
+                while i < bytes.len() && bytes[i].is_ascii_digit() {
+                    i += 1;
+                }
+                let n = match sql[start + 1..i].parse::<usize>() {
+                    Ok(n) => n,
+                    Err(_) => largest + 1,
+                };
+                largest = largest.max(n);
+                if which.contains(&n) {
+                    out.push_str(&sql[copied..start]);
+                    out.push_str("unhex(");
+                    out.push_str(&sql[start..i]);
+                    out.push(')');
+                    copied = i;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&sql[copied..]);
+    out
+}
+
 /// A value read back.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell {
@@ -270,6 +357,29 @@ mod tests {
         assert!(Statement::new("SELECT ?", vec![f64::NAN.into()])
             .to_json()
             .is_err());
+    }
+
+    #[test]
+    fn recorded_blobs_travel_as_unhex_of_their_placeholders() {
+        use rusqlite::types::Value as V;
+        let s = Statement::from_recorded(
+            "INSERT INTO t(a, b, c) VALUES (?1, ?2, '?2 in text') ON CONFLICT DO UPDATE SET b = ?2",
+            &[V::Integer(1), V::Blob(vec![0xde, 0xad])],
+        )
+        .unwrap();
+        assert_eq!(
+            s.sql,
+            "INSERT INTO t(a, b, c) VALUES (?1, unhex(?2), '?2 in text') \
+             ON CONFLICT DO UPDATE SET b = unhex(?2)"
+        );
+        assert_eq!(s.params, [Param::Int(1), Param::Text("dead".into())]);
+        let bare = Statement::from_recorded(
+            "UPDATE t SET x = ?, y = ? WHERE z = ?",
+            &[V::Text("a".into()), V::Blob(vec![1]), V::Null],
+        )
+        .unwrap();
+        assert_eq!(bare.sql, "UPDATE t SET x = ?, y = unhex(?) WHERE z = ?");
+        assert!(Statement::from_recorded("SELECT ?", &[V::Real(f64::INFINITY)]).is_err());
     }
 
     #[test]

@@ -278,9 +278,14 @@ impl TenantWriter<'_> {
     ) -> Result<i64> {
         let answer = match hint {
             Some(answer) => answer,
-            None => {
-                NameAnswer::look_up(self.resolver, self.conn, self.tenant_id, e, created, None)?
-            }
+            None => NameAnswer::look_up(
+                self.resolver,
+                self.conn.raw(),
+                self.tenant_id,
+                e,
+                created,
+                None,
+            )?,
         };
         let (existing, merged) = match answer {
             NameAnswer::Stored(id) => (Some(id), None),

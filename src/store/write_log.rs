@@ -1,0 +1,265 @@
+//! The writer's connection, and the statements a write transaction ran.
+//!
+//! Every statement the writer runs goes through a [`WriteConn`]. When a
+//! [`WriteTap`] is set on the store, each statement that changes the
+//! database is also recorded with the exact values bound to it, and the
+//! tap sees a transaction's statements, in the order they ran, before the
+//! transaction commits; if the tap refuses them, the transaction rolls
+//! back and its writes fail. Run in the same order on a copy of the same
+//! database, the statements make the same rows: every value a statement
+//! stores is bound or computed from the rows (`tests/source_rules.rs`
+//! keeps random values and clocks out of them), and SQLite assigns rowids
+//! and full-text pages deterministically.
+//!
+//! Without a tap nothing is recorded: the local store runs as before.
+//! Reads (`query_row`, `query_map`, ...) are never recorded.
+
+use rusqlite::types::{ToSqlOutput, Value};
+use rusqlite::{CachedStatement, Connection, Params, Row, ToSql};
+use std::cell::RefCell;
+use std::sync::{Arc, RwLock};
+
+/// One statement as it ran: its SQL and the values bound to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    pub sql: String,
+    pub params: Vec<Value>,
+}
+
+/// Sees each write transaction's statements just before it commits; an
+/// `Err` rolls the transaction back (its writes fail with the message).
+pub type WriteTap = Box<dyn Fn(&[Recorded]) -> Result<(), String> + Send + Sync>;
+
+/// Where the store keeps its tap (set and cleared from any thread).
+pub(super) type TapSlot = Arc<RwLock<Option<WriteTap>>>;
+
+/// The writer thread's side of the tap: the slot, and what the open
+/// transaction has recorded.
+pub(super) struct Tapping {
+    slot: TapSlot,
+    recording: Recording,
+}
+
+impl Tapping {
+    pub(super) fn new(slot: TapSlot) -> Tapping {
+        Tapping {
+            slot,
+            recording: Recording::default(),
+        }
+    }
+
+    /// The writer's connection, recording while a tap is set.
+    pub(super) fn conn<'c>(&'c self, conn: &'c Connection) -> WriteConn<'c> {
+        let tapped = self
+            .slot
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some();
+        WriteConn::new(conn, tapped.then_some(&self.recording))
+    }
+
+    pub(super) fn mark(&self) -> usize {
+        self.recording.mark()
+    }
+
+    /// Forgets the statements of an operation that was rolled back.
+    pub(super) fn rewind(&self, mark: usize) {
+        self.recording.rewind(mark);
+    }
+
+    /// Hands the transaction's statements to the tap, if one is set and
+    /// there are any; `Err` means the transaction must roll back.
+    pub(super) fn before_commit(&self) -> Result<(), String> {
+        let statements = self.recording.take();
+        if statements.is_empty() {
+            return Ok(());
+        }
+        match &*self.slot.read().unwrap_or_else(|p| p.into_inner()) {
+            Some(tap) => tap(&statements),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The statements recorded in the open transaction.
+#[derive(Default)]
+pub(super) struct Recording {
+    statements: RefCell<Vec<Recorded>>,
+}
+
+impl Recording {
+    /// Where the recording stands (for undoing a rolled-back savepoint).
+    pub(super) fn mark(&self) -> usize {
+        self.statements.borrow().len()
+    }
+
+    /// Forgets what was recorded after `mark`.
+    pub(super) fn rewind(&self, mark: usize) {
+        self.statements.borrow_mut().truncate(mark);
+    }
+
+    /// Everything recorded, leaving the recording empty.
+    pub(super) fn take(&self) -> Vec<Recorded> {
+        std::mem::take(&mut self.statements.borrow_mut())
+    }
+
+    fn push(&self, sql: &str, params: &dyn Bind) -> rusqlite::Result<()> {
+        let params = params.bound();
+        let mut values = Vec::with_capacity(params.len());
+        for p in params {
+            values.push(match p.to_sql()? {
+                ToSqlOutput::Borrowed(v) => owned(v),
+                ToSqlOutput::Owned(v) => v,
+                other => {
+                    return Err(rusqlite::Error::ToSqlConversionFailure(
+                        format!("a parameter that cannot be recorded: {other:?}").into(),
+                    ))
+                }
+            });
+        }
+        self.statements.borrow_mut().push(Recorded {
+            sql: sql.to_string(),
+            params: values,
+        });
+        Ok(())
+    }
+}
+
+fn owned(v: rusqlite::types::ValueRef<'_>) -> Value {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::Integer(i),
+        ValueRef::Real(f) => Value::Real(f),
+        ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+    }
+}
+
+/// Parameters as the recording reads them: whatever rusqlite binds
+/// (`params![...]`, arrays, tuples).
+pub(super) trait Bind {
+    fn bound(&self) -> Vec<&dyn ToSql>;
+}
+
+impl Bind for &[&dyn ToSql] {
+    fn bound(&self) -> Vec<&dyn ToSql> {
+        self.to_vec()
+    }
+}
+
+impl<T: ToSql, const N: usize> Bind for [T; N] {
+    fn bound(&self) -> Vec<&dyn ToSql> {
+        self.iter().map(|p| p as &dyn ToSql).collect()
+    }
+}
+
+macro_rules! bind_tuple {
+    ($($t:ident $i:tt),+) => {
+        impl<$($t: ToSql),+> Bind for ($($t,)+) {
+            fn bound(&self) -> Vec<&dyn ToSql> {
+                vec![$(&self.$i as &dyn ToSql),+]
+            }
+        }
+    };
+}
+bind_tuple!(A 0);
+bind_tuple!(A 0, B 1);
+bind_tuple!(A 0, B 1, C 2);
+bind_tuple!(A 0, B 1, C 2, D 3);
+bind_tuple!(A 0, B 1, C 2, D 3, E 4);
+bind_tuple!(A 0, B 1, C 2, D 3, E 4, F 5);
+
+/// The writer's connection: rusqlite's, recording writes when asked.
+#[derive(Clone, Copy)]
+pub(super) struct WriteConn<'c> {
+    conn: &'c Connection,
+    recording: Option<&'c Recording>,
+}
+
+impl<'c> WriteConn<'c> {
+    pub(super) fn new(conn: &'c Connection, recording: Option<&'c Recording>) -> WriteConn<'c> {
+        WriteConn { conn, recording }
+    }
+
+    pub(super) fn prepare_cached(&self, sql: &str) -> rusqlite::Result<WriteStatement<'c>> {
+        Ok(WriteStatement {
+            inner: self.conn.prepare_cached(sql)?,
+            sql: self.recording.map(|_| sql.to_string()),
+            recording: self.recording,
+        })
+    }
+
+    /// A write (recorded).
+    pub(super) fn execute<P: Params + Bind>(
+        &self,
+        sql: &str,
+        params: P,
+    ) -> rusqlite::Result<usize> {
+        if let Some(r) = self.recording {
+            r.push(sql, &params)?;
+        }
+        self.conn.execute(sql, params)
+    }
+
+    /// Writes without parameters (recorded whole).
+    pub(super) fn execute_batch(&self, sql: &str) -> rusqlite::Result<()> {
+        if let Some(r) = self.recording {
+            r.push(sql, &[0i64; 0])?;
+        }
+        self.conn.execute_batch(sql)
+    }
+
+    /// A read.
+    pub(super) fn query_row<T, P: Params, F>(
+        &self,
+        sql: &str,
+        params: P,
+        f: F,
+    ) -> rusqlite::Result<T>
+    where
+        F: FnOnce(&Row<'_>) -> rusqlite::Result<T>,
+    {
+        self.conn.query_row(sql, params, f)
+    }
+
+    pub(super) fn last_insert_rowid(&self) -> i64 {
+        self.conn.last_insert_rowid()
+    }
+
+    /// The connection itself, for what records nothing: reads (the
+    /// reader-side queries the writer shares) and settings that change no
+    /// rows (`secure_delete`).
+    pub(super) fn raw(&self) -> &'c Connection {
+        self.conn
+    }
+}
+
+/// A cached statement of the writer's: `execute` records, reads do not.
+pub(super) struct WriteStatement<'c> {
+    inner: CachedStatement<'c>,
+    sql: Option<String>,
+    recording: Option<&'c Recording>,
+}
+
+impl<'c> WriteStatement<'c> {
+    pub(super) fn execute<P: Params + Bind>(&mut self, params: P) -> rusqlite::Result<usize> {
+        if let (Some(r), Some(sql)) = (self.recording, &self.sql) {
+            r.push(sql, &params)?;
+        }
+        self.inner.execute(params)
+    }
+}
+
+impl<'c> std::ops::Deref for WriteStatement<'c> {
+    type Target = CachedStatement<'c>;
+    fn deref(&self) -> &CachedStatement<'c> {
+        &self.inner
+    }
+}
+
+impl std::ops::DerefMut for WriteStatement<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.inner
+    }
+}
