@@ -17,7 +17,6 @@ acknowledged write.
 import argparse
 import json
 import os
-import resource
 import shutil
 import signal
 import socket
@@ -125,15 +124,18 @@ def execute(port, statements, timeout=5):
 
 
 def run_timed(cmd, env):
-    """Runs cmd; returns (seconds, stderr, peak RSS in MiB of the child)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """Runs cmd; returns (seconds, stderr, the child's own peak RSS in MiB)."""
     started = time.perf_counter()
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    took = time.perf_counter() - started
+    with tempfile.TemporaryFile(mode="w+") as err:
+        p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err, text=True)
+        _, status, usage = os.wait4(p.pid, 0)
+        took = time.perf_counter() - started
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        text = err.read()
     if p.returncode != 0:
-        raise SystemExit(f"{cmd} failed: {p.stderr}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return took, p.stderr, max(peak, before) / 1024
+        raise SystemExit(f"{cmd} failed: {text}")
+    return took, text, usage.ru_maxrss / 1024
 
 
 def notes(dir_, n):
