@@ -67,6 +67,11 @@ impl Tapping {
         self.recording.rewind(mark);
     }
 
+    /// Forgets everything recorded (the transaction is rolling back).
+    pub(super) fn discard(&self) {
+        self.recording.take();
+    }
+
     /// Hands the transaction's statements to the tap, if one is set and
     /// there are any; `Err` means the transaction must roll back.
     pub(super) fn before_commit(&self) -> Result<(), String> {

@@ -261,6 +261,7 @@ fn finish(
         },
         Err(e) => {
             log::error!("cannot flush vector files: {e}");
+            tapping.discard();
             Err(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
         }
     };
@@ -376,6 +377,9 @@ fn commit_batch(conn: &Connection, batch: Vec<Request>, state: &mut WriterState)
                 if let Err(e) = conn.execute_batch("ROLLBACK") {
                     log::error!("rollback failed: {e}");
                 }
+                // Whatever the transaction recorded (a tenant it registered
+                // before the operation ran) went with it.
+                tapping.discard();
                 decided.extend(
                     segment
                         .deliveries
@@ -779,6 +783,22 @@ mod tests {
                 Ok(())
             })
             .unwrap();
+        // In a transaction of its own, registering a new tenant, then
+        // failing: the registration goes with it, and is never seen.
+        let (failed_tx, failed_rx) = crossbeam_channel::bounded(1);
+        store
+            .write_then(
+                &Tenant::new("u").unwrap(),
+                Commit::Durable,
+                Batching::Own,
+                |w| {
+                    w.exec("INSERT INTO scratch(x) VALUES (NULL)", [])?;
+                    Ok(())
+                },
+                move |r: Result<()>| failed_tx.send(r.is_ok()).unwrap(),
+            )
+            .unwrap();
+        assert!(!failed_rx.recv().unwrap());
         insert(Some("a")).unwrap();
         // Fails on its own NOT NULL: rolled back, so never seen.
         store
