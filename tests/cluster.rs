@@ -657,7 +657,7 @@ fn recorded_writes_replayed_make_the_same_store_here_and_on_the_cluster() {
     let service = Arc::new(open(origin.path()));
     let recorded: Arc<Mutex<Vec<Vec<Recorded>>>> = Arc::default();
     let log = recorded.clone();
-    service.set_write_tap(Some(Box::new(move |statements| {
+    service.set_write_tap(Some(Box::new(move |statements: &[Recorded]| {
         log.lock().unwrap().push(statements.to_vec());
         Ok(())
     })));
@@ -819,4 +819,186 @@ fn recorded_writes_replayed_make_the_same_store_here_and_on_the_cluster() {
             cli_ok(origin.path(), &["query", q])
         );
     }
+}
+
+/// A writer node commits every write transaction through the cluster's
+/// log, a `kill -9` of the leader in the middle of its ingests included;
+/// a follower node applies the log as it grows. Every acknowledged
+/// ingest is on the follower and on the cluster exactly once, and the
+/// follower's database ends identical to the writer's, table for table.
+#[test]
+fn a_follower_applies_what_the_writer_committed_through_the_cluster() {
+    use alayasiki_mcp::embed::{BuiltinEmbedder, Embedder};
+    use alayasiki_mcp::protocol::mcp::{Server as Mcp, Session};
+    use alayasiki_mcp::service::{MemoryService, Principal, Role};
+    use alayasiki_mcp::store::cluster::replica::ClusterReplicator;
+    use alayasiki_mcp::store::{Store, Tenant, VectorSpec};
+    use serde_json::json;
+
+    let Some(bin) = rqlited() else { return };
+    let open = |dir: &Path| {
+        MemoryService::open(
+            dir,
+            alayasiki_mcp::config::Durability::Normal,
+            Arc::new(BuiltinEmbedder),
+        )
+        .unwrap()
+    };
+    let writer_dir = TempDir::new("replica-writer");
+    open(writer_dir.path()).shutdown();
+    let follower_dir = TempDir::new("replica-follower");
+    std::fs::copy(
+        writer_dir.path().join("memory.db"),
+        follower_dir.path().join("memory.db"),
+    )
+    .unwrap();
+    let mut cluster = Cluster::start(&bin, 3);
+    copy::push_dir(writer_dir.path(), &cluster.client(Duration::from_secs(10))).unwrap();
+
+    let replicator = |node: &str| {
+        Box::new(ClusterReplicator::new(cluster.client(Duration::from_secs(5)), node).unwrap())
+    };
+    let follower = Store::open(
+        follower_dir.path(),
+        alayasiki_mcp::config::Durability::Normal,
+        VectorSpec {
+            embedder_id: BuiltinEmbedder.id().to_string(),
+            dim: BuiltinEmbedder.dim(),
+        },
+        &alayasiki_mcp::graph::resolution::POLICY,
+    )
+    .unwrap();
+    follower.set_write_tap(Some(replicator("follower")));
+    let service = Arc::new(open(writer_dir.path()));
+    service.set_write_tap(Some(replicator("writer")));
+
+    let acked: Arc<Mutex<Vec<String>>> = Arc::default();
+    let ingests = {
+        let (service, acked) = (service.clone(), acked.clone());
+        std::thread::spawn(move || {
+            let mcp = Mcp::new(service);
+            let session = Session::new(Principal {
+                tenant: Tenant::new("team").unwrap(),
+                subject: "writer".into(),
+                roles: vec![Role::Admin],
+                scopes: vec![],
+            });
+            let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "writer", "version": "1"}}});
+            assert!(mcp.handle(&session, init).unwrap()["result"].is_object());
+            for i in 0..40 {
+                let r = mcp
+                    .handle(
+                        &session,
+                        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                            "name": "alayasiki_ingest", "arguments": {
+                                "content": format!("Log {i}: the ferry to Kestrel Ridge left at {i} past six."),
+                                "idempotency_key": format!("log-{i}")}}}),
+                    )
+                    .unwrap();
+                if r["result"]["isError"] == true {
+                    eprintln!("ingest {i} refused: {r}");
+                    continue;
+                }
+                let text = r["result"]["content"][0]["text"].as_str().unwrap();
+                let receipt: serde_json::Value = serde_json::from_str(text).unwrap();
+                acked
+                    .lock()
+                    .unwrap()
+                    .push(receipt["document_id"].as_str().unwrap().to_string());
+            }
+        })
+    };
+    while acked.lock().unwrap().len() < 10 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let leader = cluster.wait_for_leader(Duration::from_secs(10));
+    cluster.kill(leader);
+    std::thread::sleep(ELECTION_TIMEOUT * 4);
+    cluster.restart(leader);
+    ingests.join().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while service.backlog().unwrap().0 > 0 {
+        assert!(Instant::now() < deadline, "indexing did not finish");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    service.shutdown();
+    drop(service);
+    let acked = acked.lock().unwrap().clone();
+    assert!(
+        acked.len() >= 30,
+        "only {} of 40 ingests acknowledged",
+        acked.len()
+    );
+
+    // The follower reaches the writer's position, and holds what it holds.
+    let version = |dir: &Path| -> i64 {
+        local_db(dir)
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap()
+    };
+    let target = version(writer_dir.path());
+    assert!(target > 0);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while version(follower_dir.path()) < target {
+        assert!(Instant::now() < deadline, "the follower stays behind");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    follower.close();
+    let original = digests_of_local(&local_db(writer_dir.path())).unwrap();
+    let followed = digests_of_local(&local_db(follower_dir.path())).unwrap();
+    let differ: Vec<_> = original
+        .iter()
+        .zip(&followed)
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| format!("{} ({} rows here, {} there)", a.0, a.1, b.1))
+        .collect();
+    assert!(
+        differ.is_empty() && original.len() == followed.len(),
+        "differ: {differ:?}"
+    );
+    for (name, at) in [
+        ("follower", local_db(follower_dir.path())),
+        ("writer", local_db(writer_dir.path())),
+    ] {
+        for id in &acked {
+            let n: i64 = at
+                .query_row(
+                    "SELECT count(*) FROM documents WHERE doc_id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(n, 1, "{name}: {id}");
+        }
+    }
+    // The restarted node rejoins while this runs: wait for it to settle.
+    cluster.wait_for_leader(Duration::from_secs(20));
+    cluster.wait_converged(Duration::from_secs(20));
+    let client = cluster.client(Duration::from_secs(10));
+    let on_cluster = client
+        .query(
+            &[Statement::plain("SELECT doc_id FROM documents")],
+            ReadLevel::Leader,
+        )
+        .unwrap();
+    let there: HashSet<String> = on_cluster[0]
+        .rows
+        .iter()
+        .map(|r| r[0].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        there.len(),
+        on_cluster[0].rows.len(),
+        "a document twice on the cluster"
+    );
+    assert!(acked.iter().all(|id| there.contains(id)));
+    let entries = client
+        .query(
+            &[Statement::plain("SELECT count(*) FROM cluster_log")],
+            ReadLevel::Leader,
+        )
+        .unwrap();
+    assert_eq!(entries[0].rows[0][0].as_i64(), Some(target));
 }

@@ -71,7 +71,7 @@ pub use retention::RETENTION_SUBJECT;
 pub use tenant::{Tenant, TenantReader, TenantWriter};
 pub use usage::{UsageRecord, UsageTotals};
 pub use vectors::VectorSpec;
-pub use write_log::{Recorded, WriteTap};
+pub use write_log::{Recorded, Replicator, WriteTap};
 pub use writer::{Batching, Commit};
 
 use rusqlite::Connection;

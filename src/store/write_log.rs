@@ -26,9 +26,42 @@ pub struct Recorded {
     pub params: Vec<Value>,
 }
 
-/// Sees each write transaction's statements just before it commits; an
-/// `Err` rolls the transaction back (its writes fail with the message).
-pub type WriteTap = Box<dyn Fn(&[Recorded]) -> Result<(), String> + Send + Sync>;
+/// What the writer hands each write transaction to before it commits,
+/// and lets bring the database up to date between transactions: how a
+/// store follows and feeds a replicated log (`cluster::replica`).
+pub trait Replicator: Send + Sync {
+    /// Sees a transaction's statements just before it commits; `conn` is
+    /// the writer's connection inside that transaction, for bookkeeping of
+    /// its own that is not recorded. An `Err` rolls the transaction back
+    /// (its writes fail with the message).
+    fn commit(&self, conn: &Connection, statements: &[Recorded]) -> Result<(), String>;
+
+    /// Runs on the writer thread before each batch and when it is idle,
+    /// outside any transaction: applies what others wrote, and says
+    /// whether it wrote anything.
+    fn catch_up(&self, _conn: &Connection) -> bool {
+        false
+    }
+
+    /// How long the writer may wait idle before calling
+    /// [`Replicator::catch_up`] again (`None`: only before batches).
+    fn idle_interval(&self) -> Option<std::time::Duration> {
+        None
+    }
+}
+
+/// A plain function as a tap: sees each transaction, follows nothing.
+impl<F> Replicator for F
+where
+    F: Fn(&[Recorded]) -> Result<(), String> + Send + Sync,
+{
+    fn commit(&self, _conn: &Connection, statements: &[Recorded]) -> Result<(), String> {
+        self(statements)
+    }
+}
+
+/// The tap a store may have: see [`Replicator`].
+pub type WriteTap = Box<dyn Replicator>;
 
 /// Where the store keeps its tap (set and cleared from any thread).
 pub(super) type TapSlot = Arc<RwLock<Option<WriteTap>>>;
@@ -74,15 +107,32 @@ impl Tapping {
 
     /// Hands the transaction's statements to the tap, if one is set and
     /// there are any; `Err` means the transaction must roll back.
-    pub(super) fn before_commit(&self) -> Result<(), String> {
+    pub(super) fn before_commit(&self, conn: &Connection) -> Result<(), String> {
         let statements = self.recording.take();
         if statements.is_empty() {
             return Ok(());
         }
         match &*self.slot.read().unwrap_or_else(|p| p.into_inner()) {
-            Some(tap) => tap(&statements),
+            Some(tap) => tap.commit(conn, &statements),
             None => Ok(()),
         }
+    }
+
+    /// Lets the tap apply what others wrote (between transactions).
+    pub(super) fn catch_up(&self, conn: &Connection) -> bool {
+        match &*self.slot.read().unwrap_or_else(|p| p.into_inner()) {
+            Some(tap) => tap.catch_up(conn),
+            None => false,
+        }
+    }
+
+    /// How long the writer may sleep with nothing to write.
+    pub(super) fn idle_interval(&self) -> Option<std::time::Duration> {
+        self.slot
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .and_then(|t| t.idle_interval())
     }
 }
 

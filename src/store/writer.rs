@@ -50,6 +50,10 @@ use crate::config::Durability;
 use crate::error::{Error, Result, StorageFault};
 use crate::knowledge::resolution::NamePolicy;
 
+/// Longest the writer sleeps without looking at its tap: a tap set on an
+/// idle store that follows a log starts following within this.
+const TAP_CHECK_INTERVAL: Duration = Duration::from_secs(1);
+
 /// Most operations folded into one transaction.
 pub const MAX_WRITE_BATCH: usize = 256;
 
@@ -131,22 +135,32 @@ pub(super) fn run(
     // and how long to wait for the next write before checkpointing.
     let mut unfolded = false;
     let mut idle_wait = Duration::from_millis(IDLE_CHECKPOINT_MS);
+    let mut idle_since = std::time::Instant::now();
     loop {
-        let first = if unfolded {
-            match requests.recv_timeout(idle_wait) {
-                Ok(r) => r,
-                Err(RecvTimeoutError::Timeout) => {
+        // A store that follows a replicated log wakes to catch up too.
+        let follow = state.tapping.idle_interval();
+        let checkpoint_in = unfolded.then(|| idle_wait.saturating_sub(idle_since.elapsed()));
+        let wait = [checkpoint_in, follow, Some(TAP_CHECK_INTERVAL)]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(TAP_CHECK_INTERVAL);
+        let first = match requests.recv_timeout(wait) {
+            Ok(r) => r,
+            Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {
+                if follow.is_some() && caught_up(&conn, &state) {
+                    unfolded = true;
+                    idle_wait = Duration::from_millis(IDLE_CHECKPOINT_MS);
+                    idle_since = std::time::Instant::now();
+                }
+                if unfolded && idle_since.elapsed() >= idle_wait {
                     // No write for the whole wait: empty the log file.
                     unfolded = !checkpoint::idle(&conn);
                     idle_wait = Duration::from_millis(IDLE_CHECKPOINT_RETRY_MS);
-                    continue;
+                    idle_since = std::time::Instant::now();
                 }
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
-        } else {
-            match requests.recv() {
-                Ok(r) => r,
-                Err(_) => break,
+                continue;
             }
         };
         unfolded = true;
@@ -158,13 +172,39 @@ pub(super) fn run(
                 Err(_) => break,
             }
         }
+        // What others wrote comes first: this batch runs on top of it.
+        caught_up(&conn, &state);
         commit_batch(&conn, batch, &mut state);
+        idle_since = std::time::Instant::now();
     }
     // All senders are gone: the store is closing. Fold the WAL back into
     // the database so the next start (or a copy of the file) is clean.
     if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
         log::warn!("final checkpoint failed: {e}");
     }
+}
+
+/// Lets the tap apply what others wrote; whether it applied anything.
+/// Tenants it registered join the map readers use.
+fn caught_up(conn: &Connection, state: &WriterState) -> bool {
+    if !state.tapping.catch_up(conn) {
+        return false;
+    }
+    let known = conn
+        .prepare("SELECT name, id FROM tenants")
+        .and_then(|mut stmt| {
+            stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        });
+    match known {
+        Ok(rows) => state
+            .tenants
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(rows),
+        Err(e) => log::error!("cannot read the tenants after catching up: {e}"),
+    }
+    true
 }
 
 /// Makes commits durable by syncing the write-ahead log (see the module
@@ -252,7 +292,7 @@ fn finish(
     // that names them: after a crash SQLite may never point past what
     // survived. A tap sees the statements last, and may still refuse them.
     let outcome = match vectors.sync_dirty() {
-        Ok(()) => match tapping.before_commit() {
+        Ok(()) => match tapping.before_commit(conn) {
             Ok(()) => conn.execute_batch("COMMIT"),
             Err(msg) => {
                 log::error!("the write tap refused the transaction: {msg}");
@@ -764,7 +804,7 @@ mod tests {
         let seen: Arc<Mutex<Vec<Vec<Recorded>>>> = Arc::default();
         let refuse = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (log, no) = (seen.clone(), refuse.clone());
-        store.set_write_tap(Some(Box::new(move |statements| {
+        store.set_write_tap(Some(Box::new(move |statements: &[Recorded]| {
             if no.load(std::sync::atomic::Ordering::SeqCst) {
                 return Err("refused".into());
             }

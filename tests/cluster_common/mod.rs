@@ -80,7 +80,12 @@ pub struct Cluster {
     bin: PathBuf,
     root: PathBuf,
     pub nodes: Vec<Node>,
+    /// One cluster at a time: elections of 500 ms on a loaded 2-core CI
+    /// machine stay meaningful only if the clusters do not compete.
+    _turn: std::sync::MutexGuard<'static, ()>,
 }
+
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Cluster {
     /// Starts `n` voters, the first bootstrapping the cluster and the rest
@@ -95,10 +100,12 @@ impl Cluster {
                 .as_nanos()
         ));
         std::fs::create_dir_all(&root).unwrap();
+        let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
         let mut cluster = Cluster {
             bin: bin.to_path_buf(),
             root,
             nodes: Vec::new(),
+            _turn: turn,
         };
         for i in 0..n {
             let id = format!("n{i}");

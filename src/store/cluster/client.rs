@@ -1,8 +1,9 @@
 //! The HTTP client a node uses to reach the cluster.
 //!
 //! Every request goes to one node, the last that answered, and moves on to
-//! the next when that node cannot be reached; rqlite forwards writes and
-//! leader-level reads to its leader itself. Each request has a deadline
+//! the next when that node cannot be reached or answers that it has no
+//! leader (nothing was applied then; another node may have one); rqlite
+//! forwards writes and leader-level reads to its leader itself. Each request has a deadline
 //! covering connect, send and the whole body, and the body read is
 //! bounded, so a dead or dripping node can cost a caller time but never
 //! hang it.
@@ -307,6 +308,7 @@ impl ClusterClient {
         let n = self.address.nodes.len();
         let first = self.preferred.load(Ordering::Relaxed) % n;
         let mut last = String::new();
+        let mut no_quorum = None;
         for k in 0..n {
             let i = (first + k) % n;
             let node = &self.address.nodes[i];
@@ -337,26 +339,34 @@ impl ClusterClient {
                     continue;
                 }
             };
-            self.preferred.store(i, Ordering::Relaxed);
             let excerpt = || {
                 format!(
                     "{node}: HTTP {status}: {}",
                     crate::model_endpoint::excerpt(&text)
                 )
             };
+            // "leader not found", "store not open": nothing was applied,
+            // and another node may know better (this one may be cut off,
+            // or just starting).
+            if status == 503 {
+                no_quorum = Some(excerpt());
+                continue;
+            }
+            self.preferred.store(i, Ordering::Relaxed);
             return match status {
                 200..=299 => {
                     serde_json::from_str(&text).map_err(|_| ClusterError::Protocol(excerpt()))
                 }
                 401 | 403 => Err(ClusterError::Unauthorized(excerpt())),
-                // "leader not found", or the leader lost before applying.
-                503 => Err(ClusterError::NoQuorum(excerpt())),
                 // rqlite's own deadline passed: the write may still apply.
                 _ if write && text.contains("timeout") => Err(ClusterError::Uncertain(excerpt())),
                 _ => Err(ClusterError::Protocol(excerpt())),
             };
         }
-        Err(ClusterError::Unreachable(last))
+        Err(match no_quorum {
+            Some(why) => ClusterError::NoQuorum(why),
+            None => ClusterError::Unreachable(last),
+        })
     }
 }
 

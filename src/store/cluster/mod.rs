@@ -9,6 +9,8 @@
 //!   retry rule that makes a write apply once.
 //! - [`copy`]: a local database into a cluster and back, row for row, with
 //!   per-table digests that prove the two equal.
+//! - [`replica`]: a local store that feeds its write transactions to the
+//!   cluster's log and applies everyone else's, in order.
 //!
 //! What rqlite imposes on the SQL that runs there (checked over `sql/` and
 //! every statement in `src/` by `tests/source_rules.rs`): no explicit
@@ -19,6 +21,7 @@
 pub mod address;
 mod client;
 pub mod copy;
+pub mod replica;
 pub mod wire;
 
 pub use address::ClusterAddress;
