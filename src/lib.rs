@@ -15,7 +15,8 @@
 //!   chunking; retrieval, packing and answers; entities, relations,
 //!   resolution and communities), with [`embed`] and [`llm`].
 //! - [`store`]: SQLite (WAL, FTS5) behind tenant-bound handles, the writer
-//!   thread, the journal, and data-directory ownership.
+//!   thread, the journal, and data-directory ownership; the rqlite cluster
+//!   client, copies into a cluster and back, and replication through its log.
 //! - [`knowledge`]: the knowledge model's values, which the engine computes
 //!   and the store records (graph fragments, provenance and confidence,
 //!   resolution evidence, community summaries, the stemmer of relation

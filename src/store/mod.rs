@@ -18,6 +18,9 @@
 //!   index, merges recorded as aliases).
 //! - `name_hints`: names resolved in a read snapshot while a document is
 //!   prepared, and the writer's log that says when to trust them.
+//! - [`cluster`]: the rqlite cluster a store can be copied into and back,
+//!   and the replicator that feeds a store's write transactions to the
+//!   cluster's log and applies everyone else's.
 //! - `graph`: the knowledge graph's tables: recording a document's
 //!   fragment, forgetting it, evidence and confidence, and the readers'
 //!   graph queries.
