@@ -130,10 +130,10 @@ impl ClusterReplicator {
             .map(str::to_string))
     }
 
-    /// Applies the entries after the local position, in order; whether it
-    /// applied any.
-    fn follow(&self, conn: &Connection) -> Result<bool, String> {
-        let mut applied_any = false;
+    /// Applies the entries after the local position, in order, setting
+    /// `applied_any` as it goes (so that it holds even when a later entry
+    /// cannot be applied).
+    fn follow(&self, conn: &Connection, applied_any: &mut bool) -> Result<(), String> {
         loop {
             let position = position(conn).map_err(|e| e.to_string())?;
             let rows = self
@@ -151,7 +151,7 @@ impl ClusterReplicator {
                 .map_err(|e| e.to_string())?;
             let entries = &rows[0].rows;
             if entries.is_empty() {
-                return Ok(applied_any);
+                return Ok(());
             }
             for (expected, entry) in (position + 1..).zip(entries) {
                 let seq = entry[0].as_i64().ok_or("an entry without a number")?;
@@ -160,7 +160,7 @@ impl ClusterReplicator {
                 }
                 let text = entry[1].as_str().ok_or("an entry without statements")?;
                 apply_entry(conn, seq, &decode(text)?)?;
-                applied_any = true;
+                *applied_any = true;
             }
         }
     }
@@ -210,13 +210,11 @@ impl Replicator for ClusterReplicator {
     }
 
     fn catch_up(&self, conn: &Connection) -> bool {
-        match self.follow(conn) {
-            Ok(applied) => applied,
-            Err(e) => {
-                log::warn!("cannot follow the cluster's log: {e}");
-                false
-            }
+        let mut applied_any = false;
+        if let Err(e) = self.follow(conn, &mut applied_any) {
+            log::warn!("cannot follow the cluster's log: {e}");
         }
+        applied_any
     }
 
     fn idle_interval(&self) -> Option<Duration> {
