@@ -8,7 +8,8 @@
 //!   failover; transactions, reads at a [`ReadLevel`], the node list; the
 //!   retry rule that makes a write apply once.
 //! - [`copy`]: a local database into a cluster and back, row for row, with
-//!   per-table digests that prove the two equal.
+//!   per-table digests that prove the two equal (`tables`: the schema and
+//!   the rows as a copy reads them; `digest`: the digests).
 //! - [`replica`]: a local store that feeds its write transactions to the
 //!   cluster's log and applies everyone else's, in order.
 //!
@@ -21,7 +22,9 @@
 pub mod address;
 mod client;
 pub mod copy;
+mod digest;
 pub mod replica;
+mod tables;
 pub mod wire;
 
 pub use address::ClusterAddress;
