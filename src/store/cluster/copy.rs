@@ -31,8 +31,8 @@ use super::digest::compare;
 pub use super::digest::{digests_of_cluster, digests_of_local};
 pub use super::tables::SchemaObject;
 use super::tables::{
-    cell_to_sql, cluster_tables, local_tables, page_cluster, quoted, schema_of_cluster,
-    schema_of_local, select_all, shadows, split_schema, Table,
+    cell_to_sql, cluster_tables, each_local_row, local_tables, page_cluster, quoted,
+    schema_of_cluster, schema_of_local, shadows, split_schema, Table,
 };
 use super::wire::{hex, Param, Statement};
 use crate::limits::{COPY_BATCH_BYTES, COPY_BATCH_ROWS, COPY_WRITE_DEADLINE};
@@ -170,18 +170,13 @@ pub fn push(conn: &Connection, client: &ClusterClient) -> Result<Copied> {
     let mut copied = Copied::default();
     for table in local_tables(conn, &schema)? {
         let mut batch = Batch::default();
-        let mut stmt = conn.prepare(&select_all(&table))?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let mut values = Vec::with_capacity(table.width());
-            for i in 0..table.width() {
-                values.push(row.get_ref(i)?);
-            }
-            batch.add(insert_row(&table, &values));
+        each_local_row(conn, &table, |values| {
+            batch.add(insert_row(&table, values));
             if batch.full() {
                 batch.send(client)?;
             }
-        }
+            Ok(())
+        })?;
         batch.send(client)?;
         copied.tables += 1;
     }
@@ -189,12 +184,19 @@ pub fn push(conn: &Connection, client: &ClusterClient) -> Result<Copied> {
     if !rest.is_empty() {
         client.commit(&rest, Instant::now() + COPY_WRITE_DEADLINE)?;
     }
+    checked(conn, client, copied.tables)
+}
+
+/// What a copy of `tables` tables did, once both sides' digests agree.
+fn checked(conn: &Connection, client: &ClusterClient, tables: usize) -> Result<Copied> {
     let local = digests_of_local(conn)?;
     let remote = digests_of_cluster(client, ReadLevel::Leader)?;
     compare(&local, &remote)?;
-    copied.rows = local.iter().map(|(_, n, _)| n).sum();
-    copied.digests = local;
-    Ok(copied)
+    Ok(Copied {
+        tables,
+        rows: local.iter().map(|(_, n, _)| n).sum(),
+        digests: local,
+    })
 }
 
 /// Copies the cluster behind `client` into `conn`, a new, empty local
@@ -230,12 +232,7 @@ pub fn pull(client: &ClusterClient, conn: &mut Connection) -> Result<Copied> {
         tx.execute_batch(&o.sql)?;
     }
     tx.commit()?;
-    let local = digests_of_local(conn)?;
-    let remote = digests_of_cluster(client, ReadLevel::Leader)?;
-    compare(&local, &remote)?;
-    copied.rows = local.iter().map(|(_, n, _)| n).sum();
-    copied.digests = local;
-    Ok(copied)
+    checked(conn, client, copied.tables)
 }
 
 /// The cluster statement that inserts one local row.

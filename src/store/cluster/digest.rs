@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use super::client::{ClusterClient, ReadLevel};
 use super::copy::{CopyError, Result};
 use super::tables::{
-    cluster_tables, local_tables, page_cluster, schema_of_cluster, schema_of_local, select_all,
+    cluster_tables, each_local_row, local_tables, page_cluster, schema_of_cluster, schema_of_local,
     value_to_cell,
 };
 use super::wire::Cell;
@@ -20,15 +20,11 @@ pub fn digests_of_local(conn: &Connection) -> Result<Vec<(String, u64, String)>>
     let mut out = Vec::new();
     for table in local_tables(conn, &schema)? {
         let mut digest = RowDigest::default();
-        let mut stmt = conn.prepare(&select_all(&table))?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let mut cells = Vec::with_capacity(table.width());
-            for i in 0..table.width() {
-                cells.push(value_to_cell(row.get_ref(i)?));
-            }
+        each_local_row(conn, &table, |values| {
+            let cells: Vec<Cell> = values.iter().map(|v| value_to_cell(*v)).collect();
             digest.add(&cells);
-        }
+            Ok(())
+        })?;
         out.push((table.name.clone(), digest.rows, digest.finish()));
     }
     out.sort();

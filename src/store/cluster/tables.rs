@@ -225,6 +225,25 @@ pub(super) fn select_all(table: &Table) -> String {
     )
 }
 
+/// Reads the local `table` in key order, handing each row's selected
+/// values (see [`Table::selected`]) to `each`.
+pub(super) fn each_local_row(
+    conn: &Connection,
+    table: &Table,
+    mut each: impl FnMut(&[ValueRef<'_>]) -> Result<()>,
+) -> Result<()> {
+    let mut stmt = conn.prepare(&select_all(table))?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let mut values = Vec::with_capacity(table.width());
+        for i in 0..table.width() {
+            values.push(row.get_ref(i)?);
+        }
+        each(&values)?;
+    }
+    Ok(())
+}
+
 /// Reads the cluster's `table` in key order, [`COPY_BATCH_ROWS`] rows a
 /// request, each value exactly as it is stored, its type beside it: a BLOB
 /// as hex (rqlite's JSON cannot tell bytes from text), a REAL as 17
