@@ -21,6 +21,9 @@ pub enum ApiCommand {
     Serve {
         bind: SocketAddr,
         data_dir: Option<PathBuf>,
+        /// `--store`: where the memory lives beyond the data directory
+        /// (`None`: `ALAYASIKI_STORE`, else the local SQLite store).
+        store: Option<String>,
     },
     Help,
     Version,
@@ -33,7 +36,7 @@ through 2026-07-28), the deprecated HTTP+SSE transport at /mcp/sse, and a
 JSON API under /v1.
 
 USAGE:
-    alayasiki-api [--bind ADDR] [--data-dir DIR] [--allow-remote]
+    alayasiki-api [--bind ADDR] [--data-dir DIR] [--store STORE] [--allow-remote]
 
 OPTIONS:
     --bind ADDR      IP address and port to listen on (default 127.0.0.1:8080;
@@ -44,6 +47,12 @@ OPTIONS:
     --data-dir DIR   Where the memory lives (created owner-only if missing).
                      Default: $ALAYASIKI_DATA_DIR, else $HOME/.alayasiki-api
                      (%USERPROFILE%\\.alayasiki-api on Windows).
+    --store STORE    sqlite (the default): the memory is the data directory's.
+                     rqlite://[user:pass@]host:port[,host:port...] (rqlites://
+                     for HTTPS, ?ca=PATH to trust only that CA): the memory is
+                     an rqlite cluster's, shared by every node started with it,
+                     and the data directory is this node's replica of it.
+                     Default: $ALAYASIKI_STORE (keeps a password out of ps).
     -h, --help       Print this help and exit.
     -V, --version    Print the version and exit.
 
@@ -94,6 +103,7 @@ where
     let mut data_dir = None;
     let mut bind: SocketAddr = DEFAULT_BIND.parse().expect("the default parses");
     let mut allow_remote = false;
+    let mut store = None;
     while let Some(arg) = parser.next().map_err(|e| UsageError(e.to_string()))? {
         match arg {
             Short('h') | Long("help") => return Ok(ApiCommand::Help),
@@ -120,6 +130,12 @@ where
                 }
                 data_dir = Some(PathBuf::from(value));
             }
+            Long("store") => {
+                let value = parser.value().map_err(|_| {
+                    UsageError("--store needs sqlite or rqlite://host:port,...".into())
+                })?;
+                store = Some(value.to_string_lossy().into_owned());
+            }
             Value(v) => {
                 return Err(UsageError(format!(
                     "unexpected argument {:?}",
@@ -131,7 +147,11 @@ where
         }
     }
     crate::transport::http::check_bind(bind, allow_remote).map_err(UsageError)?;
-    Ok(ApiCommand::Serve { bind, data_dir })
+    Ok(ApiCommand::Serve {
+        bind,
+        data_dir,
+        store,
+    })
 }
 
 #[cfg(test)]
@@ -144,7 +164,8 @@ mod tests {
             parse(Vec::<String>::new()),
             Ok(ApiCommand::Serve {
                 bind: DEFAULT_BIND.parse().unwrap(),
-                data_dir: None
+                data_dir: None,
+                store: None
             })
         );
     }
@@ -155,7 +176,8 @@ mod tests {
             parse(["--bind", "127.0.0.1:0", "--data-dir=/tmp/m"]),
             Ok(ApiCommand::Serve {
                 bind: "127.0.0.1:0".parse().unwrap(),
-                data_dir: Some(PathBuf::from("/tmp/m"))
+                data_dir: Some(PathBuf::from("/tmp/m")),
+                store: None
             })
         );
     }

@@ -287,6 +287,16 @@ pub const CLUSTER_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::fr
 /// a leader (one just started, or electing one) before giving up.
 pub const CLUSTER_LEADER_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
 
+/// How long a write waits for the cluster to have a leader (one being
+/// elected after a node died) before it is refused with 503 and
+/// `Retry-After`.
+pub const CLUSTER_WRITE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How long a read asked to see a cluster position (`X-Alayasiki-After`,
+/// or the `cluster` read level) waits for this node to apply it before it
+/// is answered 503 with `Retry-After`.
+pub const CLUSTER_POSITION_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Most rows one copy transaction (`cluster push`) carries.
 pub const COPY_BATCH_ROWS: usize = 500;
 
@@ -370,6 +380,14 @@ mod tests {
             (
                 "`CLUSTER_LEADER_WAIT`",
                 format!("{} ms", CLUSTER_LEADER_WAIT.as_millis()),
+            ),
+            (
+                "`CLUSTER_WRITE_WAIT`",
+                format!("{} ms", CLUSTER_WRITE_WAIT.as_millis()),
+            ),
+            (
+                "`CLUSTER_POSITION_WAIT`",
+                format!("{} ms", CLUSTER_POSITION_WAIT.as_millis()),
             ),
             ("`COPY_BATCH_ROWS`", COPY_BATCH_ROWS.to_string()),
             ("`COPY_BATCH_BYTES`", COPY_BATCH_BYTES.to_string()),

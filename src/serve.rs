@@ -227,11 +227,15 @@ fn held_by_a_server(e: &OwnerError) -> String {
 
 /// `alayasiki-api [--bind ADDR] [--data-dir DIR]`: serve the HTTP API and
 /// MCP over SSE until SIGTERM or SIGINT, then shut down gracefully.
-pub fn api(bind: SocketAddr, data_dir: Option<PathBuf>) -> ExitCode {
+pub fn api(bind: SocketAddr, data_dir: Option<PathBuf>, store: Option<String>) -> ExitCode {
     crate::logging::init();
     // Configuration problems are reported before the directory is taken.
     let settings = match api_settings() {
         Ok(s) => s,
+        Err(e) => return fail(&e, EXIT_FAILURE),
+    };
+    let cluster = match cluster_address(store) {
+        Ok(c) => c,
         Err(e) => return fail(&e, EXIT_FAILURE),
     };
     let config = match Config::resolve(data_dir, config::API_DEFAULT_DIR_NAME) {
@@ -250,7 +254,11 @@ pub fn api(bind: SocketAddr, data_dir: Option<PathBuf>) -> ExitCode {
         Ok(l) => l,
         Err(e) => return fail(&format!("cannot listen on {bind}: {e}"), EXIT_FAILURE),
     };
-    let (_owner, service) = match open_memory(&config, "alayasiki-api") {
+    let opened = match &cluster {
+        None => open_memory(&config, "alayasiki-api"),
+        Some(address) => open_replica(&config, address),
+    };
+    let (_owner, service) = match opened {
         Ok(opened) => opened,
         Err(code) => return code,
     };
@@ -279,6 +287,73 @@ pub fn api(bind: SocketAddr, data_dir: Option<PathBuf>) -> ExitCode {
         }
         Err(e) => fail(&format!("HTTP server failed: {e}"), EXIT_FAILURE),
     }
+}
+
+/// The environment variable that gives `--store` when the flag is absent.
+pub const STORE_ENV: &str = "ALAYASIKI_STORE";
+
+/// The cluster `--store` (or [`STORE_ENV`]) names; `None` for the local
+/// SQLite store (`sqlite`, or nothing).
+fn cluster_address(
+    store: Option<String>,
+) -> Result<Option<crate::store::cluster::ClusterAddress>, String> {
+    let store = store.or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
+    match store.as_deref() {
+        None | Some("sqlite") => Ok(None),
+        Some(url) if url.starts_with("rqlite://") || url.starts_with("rqlites://") => {
+            crate::store::cluster::ClusterAddress::parse(url)
+                .map(Some)
+                .map_err(|e| format!("--store: {e}"))
+        }
+        Some(_) => {
+            Err("--store must be sqlite or rqlite://[user:pass@]host:port[,host:port...]".into())
+        }
+    }
+}
+
+/// Makes the data directory (owned here) a replica of the cluster's
+/// memory and opens it, every write going through the cluster's log.
+fn open_replica(
+    config: &Config,
+    address: &crate::store::cluster::ClusterAddress,
+) -> Result<(OwnerLock, Arc<MemoryService>), ExitCode> {
+    use crate::store::cluster::{node, replica::ClusterReplicator, ClusterClient};
+    let owner = own_dir(config, "alayasiki-api", OwnerError::to_string)?;
+    let embedder = crate::embed::embedder::from_env().map_err(|e| fail(&e, EXIT_FAILURE))?;
+    let spec = crate::store::VectorSpec {
+        embedder_id: embedder.id().to_string(),
+        dim: embedder.dim(),
+    };
+    let cluster = address.redacted();
+    let client = || {
+        ClusterClient::new(address.clone(), crate::limits::CLUSTER_REQUEST_TIMEOUT)
+            .map_err(|e| fail(&e, EXIT_FAILURE))
+    };
+    let joined =
+        node::join(&config.data_dir, &client()?, &spec, config.durability).map_err(|e| {
+            fail(
+                &format!("cannot join the cluster {cluster}: {e}"),
+                EXIT_FAILURE,
+            )
+        })?;
+    log::info!("replica of the cluster {cluster}: {joined:?}");
+    let replicator =
+        ClusterReplicator::new(client()?, &crate::ids::new_id("node")).map_err(|e| {
+            fail(
+                &format!("cannot use the cluster {cluster}: {e}"),
+                EXIT_FAILURE,
+            )
+        })?;
+    let service = MemoryService::open_tapped(
+        &config.data_dir,
+        config.durability,
+        embedder,
+        crate::store::VectorPolicy::Keep,
+        Some(Box::new(replicator)),
+    )
+    .map_err(|e| fail(&format!("cannot open the memory store: {e}"), EXIT_FAILURE))?;
+    service.announce_cluster(client()?);
+    Ok((owner, Arc::new(service)))
 }
 
 fn api_settings() -> Result<crate::transport::http::Settings, String> {

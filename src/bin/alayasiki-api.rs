@@ -15,7 +15,11 @@ fn main() -> ExitCode {
             println!("alayasiki-api {}", env!("CARGO_PKG_VERSION"));
             ExitCode::SUCCESS
         }
-        Ok(ApiCommand::Serve { bind, data_dir }) => alayasiki_mcp::serve::api(bind, data_dir),
+        Ok(ApiCommand::Serve {
+            bind,
+            data_dir,
+            store,
+        }) => alayasiki_mcp::serve::api(bind, data_dir, store),
         Err(e) => {
             eprintln!("alayasiki-api: {} (see --help)", e.0);
             ExitCode::from(api_cli::USAGE_EXIT as u8)

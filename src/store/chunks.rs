@@ -7,6 +7,7 @@
 use rusqlite::{params, OptionalExtension};
 
 use super::tenant::{TenantReader, TenantWriter, VISIBLE};
+use super::write_log::{vector_bytes, VECTOR_PUT};
 use crate::error::Result;
 
 /// A chunk to store: `text` is exactly `document_text[start..end]`.
@@ -111,6 +112,15 @@ impl TenantWriter<'_> {
         let tv = self.vectors.tenant(self.tenant_id, 0, 0)?;
         let first = tv.append(vectors)?;
         let rows = first + vectors.len() as u64;
+        // A replicated log carries the rows too (the files are local).
+        if self.conn.is_recording() {
+            for (slot, v) in (first..).zip(vectors) {
+                self.conn.record_only(
+                    VECTOR_PUT,
+                    params![self.tenant_id, slot as i64, vector_bytes(v)],
+                )?;
+            }
+        }
         self.exec(
             "UPDATE tenants SET vector_rows = ?2 WHERE id = ?1",
             params![self.tenant_id, rows as i64],

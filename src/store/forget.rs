@@ -25,6 +25,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use super::journal::JobKind;
 use super::tenant::TenantWriter;
+use super::write_log::VECTOR_CLEAR;
 use crate::error::Result;
 
 /// Which documents to forget.
@@ -236,6 +237,11 @@ impl TenantWriter<'_> {
             now,
         )?;
 
+        // A replicated log zeroes the same slots everywhere.
+        for slot in &slots {
+            self.conn
+                .record_only(VECTOR_CLEAR, params![self.tenant_id, slot])?;
+        }
         if !slots.is_empty() {
             if let Some(tv) = self.vectors.existing(self.tenant_id) {
                 self.on_commit(move |committed| {

@@ -74,7 +74,7 @@ pub use retention::RETENTION_SUBJECT;
 pub use tenant::{Tenant, TenantReader, TenantWriter};
 pub use usage::{UsageRecord, UsageTotals};
 pub use vectors::VectorSpec;
-pub use write_log::{Recorded, Replicator, WriteTap};
+pub use write_log::{Recorded, Refusal, Replicator, WriteTap, VECTOR_CLEAR, VECTOR_PUT};
 pub use writer::{Batching, Commit};
 
 use rusqlite::Connection;
@@ -167,6 +167,19 @@ impl Store {
         policy: VectorPolicy,
         resolver: &'static dyn NamePolicy,
     ) -> Result<Store> {
+        Store::open_tapped(dir, durability, spec, policy, resolver, None)
+    }
+
+    /// [`Store::open_with`] with its write tap set before the writer's
+    /// first write (a replica of a cluster: see [`Store::set_write_tap`]).
+    pub fn open_tapped(
+        dir: &Path,
+        durability: Durability,
+        spec: VectorSpec,
+        policy: VectorPolicy,
+        resolver: &'static dyn NamePolicy,
+        tap: Option<WriteTap>,
+    ) -> Result<Store> {
         crate::disk_health::watch(dir, &dir.join(db::DB_FILE));
         let mut conn = db::open_writer(dir, durability)?;
         journal::note_restart(&conn)?;
@@ -207,7 +220,7 @@ impl Store {
         let thread_vectors = vectors.clone();
         let checkpointer = checkpoint::start(&mut conn, dir, durability)?;
         let wal = writer::WalSync::open(&conn, dir, durability);
-        let tap = write_log::TapSlot::default();
+        let tap: write_log::TapSlot = Arc::new(RwLock::new(tap));
         let thread_tap = tap.clone();
         let handle = std::thread::Builder::new()
             .name("store-writer".into())
@@ -361,6 +374,13 @@ impl Store {
     pub fn pending_job_count(&self) -> Result<i64> {
         let conn = PooledConn::new(self.readers.get()?, &self.readers);
         journal::pending_count(&conn)
+    }
+
+    /// The last entry of a replicated log this database applied (its
+    /// `user_version`; 0 for a store that is no replica).
+    pub fn log_position(&self) -> Result<i64> {
+        let conn = PooledConn::new(self.readers.get()?, &self.readers);
+        Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
     }
 
     /// What vectors this store holds.

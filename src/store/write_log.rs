@@ -19,6 +19,83 @@ use rusqlite::{CachedStatement, Connection, Params, Row, ToSql};
 use std::cell::RefCell;
 use std::sync::{Arc, RwLock};
 
+use super::vectors::VectorIndex;
+use crate::error::Error;
+
+/// The table a replicated log keeps vector rows in (the cluster's copy of
+/// the local vector files; see `cluster::vector_cache`). Names that start
+/// with `cluster_` belong to the cluster alone: no local database has them,
+/// and copies and digests pass them over.
+pub const VECTOR_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_vectors (
+    tenant_id INTEGER NOT NULL,
+    slot      INTEGER NOT NULL,
+    vector    BLOB    NOT NULL,
+    PRIMARY KEY (tenant_id, slot)
+) WITHOUT ROWID";
+
+/// Recorded, never run locally: vector `?3` (little-endian f32s) was
+/// written to slot `?2` of tenant `?1`'s vector files.
+pub const VECTOR_PUT: &str =
+    "INSERT OR REPLACE INTO cluster_vectors(tenant_id, slot, vector) VALUES (?1, ?2, ?3)";
+
+/// Recorded, never run locally: slot `?2` of tenant `?1` was zeroed (its
+/// chunk forgotten).
+pub const VECTOR_CLEAR: &str = "DELETE FROM cluster_vectors WHERE tenant_id = ?1 AND slot = ?2";
+
+/// A vector as [`VECTOR_PUT`] records it.
+pub fn vector_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// [`vector_bytes`] read back (`None` unless whole f32s).
+pub fn vector_from_bytes(b: &[u8]) -> Option<Vec<f32>> {
+    b.len().is_multiple_of(4).then(|| {
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    })
+}
+
+/// Why a tap refused a transaction, which then rolls back locally.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Applied nowhere (no quorum, or another node took the turn): the
+    /// same write again is safe.
+    NotApplied(String),
+    /// Its answer was lost and could not be settled: the log may still
+    /// hold it, and the store then applies it as it follows. A retry under
+    /// the same idempotency key finds it if so.
+    Uncertain(String),
+}
+
+impl Refusal {
+    /// The error the write's caller hears: unavailable, with advice and
+    /// without the cluster's details (those are logged).
+    pub fn to_error(&self) -> Error {
+        match self {
+            Refusal::NotApplied(_) => Error::Unavailable(
+                "the memory's cluster did not commit the write (no quorum, or a node \
+                 changing leader); nothing was stored: retry shortly"
+                    .into(),
+            ),
+            Refusal::Uncertain(_) => Error::Unavailable(
+                "the memory's cluster did not confirm the write in time; it may still be \
+                 stored: retry with the same idempotency key"
+                    .into(),
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::NotApplied(m) => write!(f, "not applied: {m}"),
+            Refusal::Uncertain(m) => write!(f, "uncertain: {m}"),
+        }
+    }
+}
+
 /// One statement as it ran: its SQL and the values bound to it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recorded {
@@ -33,15 +110,26 @@ pub trait Replicator: Send + Sync {
     /// Sees a transaction's statements just before it commits; `conn` is
     /// the writer's connection inside that transaction, for bookkeeping of
     /// its own that is not recorded. An `Err` rolls the transaction back
-    /// (its writes fail with the message).
-    fn commit(&self, conn: &Connection, statements: &[Recorded]) -> Result<(), String>;
+    /// (its writes fail with [`Refusal::to_error`]).
+    fn commit(&self, conn: &Connection, statements: &[Recorded]) -> Result<(), Refusal>;
 
     /// Runs on the writer thread before each batch and when it is idle,
-    /// outside any transaction: applies what others wrote, and says
-    /// whether it wrote anything.
-    fn catch_up(&self, _conn: &Connection) -> bool {
+    /// outside any transaction: applies what others wrote (vector rows to
+    /// `vectors`), and says whether it wrote anything.
+    fn catch_up(&self, _conn: &Connection, _vectors: &VectorIndex) -> bool {
         false
     }
+
+    /// Runs on the writer thread before each batch, outside any
+    /// transaction: may wait for this node's turn to write, then catches
+    /// up ([`Replicator::catch_up`]); says whether it wrote anything.
+    fn before_batch(&self, conn: &Connection, vectors: &VectorIndex) -> bool {
+        self.catch_up(conn, vectors)
+    }
+
+    /// Runs on the writer thread after each batch; `idle` when no write
+    /// is waiting (a turn held may be given back).
+    fn after_batch(&self, _idle: bool) {}
 
     /// How long the writer may wait idle before calling
     /// [`Replicator::catch_up`] again (`None`: only before batches).
@@ -55,8 +143,8 @@ impl<F> Replicator for F
 where
     F: Fn(&[Recorded]) -> Result<(), String> + Send + Sync,
 {
-    fn commit(&self, _conn: &Connection, statements: &[Recorded]) -> Result<(), String> {
-        self(statements)
+    fn commit(&self, _conn: &Connection, statements: &[Recorded]) -> Result<(), Refusal> {
+        self(statements).map_err(Refusal::NotApplied)
     }
 }
 
@@ -107,7 +195,7 @@ impl Tapping {
 
     /// Hands the transaction's statements to the tap, if one is set and
     /// there are any; `Err` means the transaction must roll back.
-    pub(super) fn before_commit(&self, conn: &Connection) -> Result<(), String> {
+    pub(super) fn before_commit(&self, conn: &Connection) -> Result<(), Refusal> {
         let statements = self.recording.take();
         if statements.is_empty() {
             return Ok(());
@@ -119,10 +207,25 @@ impl Tapping {
     }
 
     /// Lets the tap apply what others wrote (between transactions).
-    pub(super) fn catch_up(&self, conn: &Connection) -> bool {
+    pub(super) fn catch_up(&self, conn: &Connection, vectors: &VectorIndex) -> bool {
         match &*self.slot.read().unwrap_or_else(|p| p.into_inner()) {
-            Some(tap) => tap.catch_up(conn),
+            Some(tap) => tap.catch_up(conn, vectors),
             None => false,
+        }
+    }
+
+    /// [`Replicator::before_batch`], when a tap is set.
+    pub(super) fn before_batch(&self, conn: &Connection, vectors: &VectorIndex) -> bool {
+        match &*self.slot.read().unwrap_or_else(|p| p.into_inner()) {
+            Some(tap) => tap.before_batch(conn, vectors),
+            None => false,
+        }
+    }
+
+    /// [`Replicator::after_batch`], when a tap is set.
+    pub(super) fn after_batch(&self, idle: bool) {
+        if let Some(tap) = &*self.slot.read().unwrap_or_else(|p| p.into_inner()) {
+            tap.after_batch(idle);
         }
     }
 
@@ -263,6 +366,20 @@ impl<'c> WriteConn<'c> {
             r.push(sql, &[0i64; 0])?;
         }
         self.conn.execute_batch(sql)
+    }
+
+    /// Records a statement for the log without running it here (see
+    /// [`VECTOR_PUT`]); nothing happens without a tap.
+    pub(super) fn record_only<P: Bind>(&self, sql: &str, params: P) -> rusqlite::Result<()> {
+        match self.recording {
+            Some(r) => r.push(sql, &params),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether this connection's writes are being recorded.
+    pub(super) fn is_recording(&self) -> bool {
+        self.recording.is_some()
     }
 
     /// A read.

@@ -45,7 +45,7 @@ use super::checkpoint::{self, IDLE_CHECKPOINT_MS, IDLE_CHECKPOINT_RETRY_MS};
 use super::name_hints::NameLog;
 use super::tenant::{create_tenant_tables, TenantWriter};
 use super::vectors::VectorIndex;
-use super::write_log::{TapSlot, Tapping, WriteConn};
+use super::write_log::{Refusal, TapSlot, Tapping, WriteConn};
 use crate::config::Durability;
 use crate::error::{Error, Result, StorageFault};
 use crate::knowledge::resolution::NamePolicy;
@@ -149,7 +149,7 @@ pub(super) fn run(
             Ok(r) => r,
             Err(RecvTimeoutError::Disconnected) => break,
             Err(RecvTimeoutError::Timeout) => {
-                if follow.is_some() && caught_up(&conn, &state) {
+                if follow.is_some() && caught_up(&conn, &mut state, false) {
                     unfolded = true;
                     idle_wait = Duration::from_millis(IDLE_CHECKPOINT_MS);
                     idle_since = std::time::Instant::now();
@@ -173,8 +173,9 @@ pub(super) fn run(
             }
         }
         // What others wrote comes first: this batch runs on top of it.
-        caught_up(&conn, &state);
+        caught_up(&conn, &mut state, true);
         commit_batch(&conn, batch, &mut state);
+        state.tapping.after_batch(requests.is_empty());
         idle_since = std::time::Instant::now();
     }
     // All senders are gone: the store is closing. Fold the WAL back into
@@ -184,12 +185,21 @@ pub(super) fn run(
     }
 }
 
-/// Lets the tap apply what others wrote; whether it applied anything.
+/// Lets the tap apply what others wrote (before a batch, once it is this
+/// node's turn to write); whether it applied anything.
 /// Tenants it registered join the map readers use.
-fn caught_up(conn: &Connection, state: &WriterState) -> bool {
-    if !state.tapping.catch_up(conn) {
+fn caught_up(conn: &Connection, state: &mut WriterState, before_batch: bool) -> bool {
+    let applied = if before_batch {
+        state.tapping.before_batch(conn, &state.vectors)
+    } else {
+        state.tapping.catch_up(conn, &state.vectors)
+    };
+    if !applied {
         return false;
     }
+    // Others wrote names this log never saw: hints older than now are
+    // distrusted until the next graph write logs afresh.
+    state.names = NameLog::default();
     let known = conn
         .prepare("SELECT name, id FROM tenants")
         .and_then(|mut stmt| {
@@ -248,9 +258,16 @@ impl WalSync {
     }
 }
 
-/// Why a write failed: the message for the log, and the disk's fault when
-/// it was one (so the caller hears "storage full", not "internal").
-type Failed = (String, Option<StorageFault>);
+/// Why a transaction failed.
+#[derive(Clone)]
+enum Failed {
+    /// SQLite or the vector files failed: the message for the log, and the
+    /// disk's fault when it was one (so the caller hears "storage full",
+    /// not "internal").
+    Store(String, Option<StorageFault>),
+    /// The tap (a replicated log) refused it.
+    Refused(Refusal),
+}
 
 /// An operation's reply, what it asked for, and how its transaction ended.
 type Decided = (Deliver, Commit, Option<Failed>);
@@ -293,16 +310,19 @@ fn finish(
     // survived. A tap sees the statements last, and may still refuse them.
     let outcome = match vectors.sync_dirty() {
         Ok(()) => match tapping.before_commit(conn) {
-            Ok(()) => conn.execute_batch("COMMIT"),
-            Err(msg) => {
-                log::error!("the write tap refused the transaction: {msg}");
-                Err(rusqlite::Error::ToSqlConversionFailure(msg.into()))
+            Ok(()) => conn.execute_batch("COMMIT").map_err(|e| {
+                log::error!("commit failed, transaction rolled back: {e}");
+                Failed::Store(e.to_string(), StorageFault::of_sqlite(&e))
+            }),
+            Err(refusal) => {
+                log::error!("the write tap refused the transaction: {refusal}");
+                Err(Failed::Refused(refusal))
             }
         },
         Err(e) => {
             log::error!("cannot flush vector files: {e}");
             tapping.discard();
-            Err(rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+            Err(Failed::Store(e.to_string(), e.storage_fault()))
         }
     };
     // Side effects outside SQLite (vector rows) follow the transaction's
@@ -317,11 +337,10 @@ fn finish(
             segment.hooks.into_iter().for_each(|h| h(true));
             None
         }
-        Err(e) => {
-            log::error!("commit failed, transaction rolled back: {e}");
+        Err(failed) => {
             let _ = conn.execute_batch("ROLLBACK");
             segment.hooks.into_iter().rev().for_each(|h| h(false));
-            Some((e.to_string(), StorageFault::of_sqlite(&e)))
+            Some(failed)
         }
     };
     let committed = error.is_none();
@@ -370,7 +389,7 @@ fn commit_batch(conn: &Connection, batch: Vec<Request>, state: &mut WriterState)
             Ok(segment) => open.insert(segment),
             Err(msg) => {
                 let (_, deliver) = fail_op(req.op, &msg);
-                decided.push((deliver, commit, Some((msg, None))));
+                decided.push((deliver, commit, Some(Failed::Store(msg, None))));
                 continue;
             }
         };
@@ -449,7 +468,8 @@ fn commit_batch(conn: &Connection, batch: Vec<Request>, state: &mut WriterState)
     }
     for (deliver, commit, error) in decided {
         let error = match (error, &sync_error) {
-            (Some((msg, fault)), _) => Some(Error::from_store(msg, fault)),
+            (Some(Failed::Store(msg, fault)), _) => Some(Error::from_store(msg, fault)),
+            (Some(Failed::Refused(refusal)), _) => Some(refusal.to_error()),
             (None, Some((msg, fault))) if commit == Commit::Durable => {
                 Some(Error::unsynced(msg.clone(), *fault))
             }

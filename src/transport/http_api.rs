@@ -57,7 +57,14 @@ pub fn status_of(e: &Error) -> u16 {
 
 pub(super) fn service_error(e: Error, context: &str) -> Reply {
     let e = e.logged(context);
-    error(status_of(&e), e.code(), &e.client_message())
+    let status = status_of(&e);
+    let reply = error(status, e.code(), &e.client_message());
+    // Unavailable: retrying later may work (no quorum, shutting down, a
+    // disk being fixed), and a client is told when.
+    match status {
+        503 => reply.with_header(retry_after(RETRY_AFTER_SECS)),
+        _ => reply,
+    }
 }
 
 pub(super) fn not_implemented(what: &str) -> Reply {
@@ -174,7 +181,14 @@ pub(super) fn run(
     let submitted = ctx.submit(Box::new(move || {
         let _permit = permit;
         if let Ok(request) = rx.recv() {
-            let reply = work(&job_ctx);
+            let reply = match job_ctx.await_position(&request) {
+                Ok(()) => work(&job_ctx),
+                Err(refused) => refused,
+            };
+            let reply = match job_ctx.position_header() {
+                Some(h) => reply.with_header(h),
+                None => reply,
+            };
             request.respond(reply);
         }
     }));

@@ -428,6 +428,9 @@ where
         let Ok(request) = rx.recv() else {
             return;
         };
+        if let Err(refused) = job_ctx.await_position(&request) {
+            return request.respond(refused);
+        }
         let reply = Reply::new(request, session);
         let (status, value) = work(&job_ctx, &principal, &ReplyPeer { reply: &reply });
         reply.finish(&job_ctx, &principal, call, status, value);

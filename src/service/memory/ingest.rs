@@ -219,7 +219,7 @@ impl Memory<'_> {
         self.service.worker.wake();
         self.note_admitted(&admitted.doc_id);
         let outcome = outcome_rx.and_then(|rx| {
-            let got = self.await_outcome(&rx);
+            let got = self.await_outcome(&rx, &doc_id);
             if got.is_none() || matches!(got, Some(JobOutcome::Deferred(_))) {
                 shared.waiters.forget(&doc_id);
             }
@@ -265,7 +265,7 @@ impl Memory<'_> {
             .is_some_and(|row| row.state == "pending");
         if !pending
             || matches!(
-                self.await_outcome(&rx),
+                self.await_outcome(&rx, doc_id),
                 None | Some(JobOutcome::Deferred(_))
             )
         {
@@ -280,9 +280,15 @@ impl Memory<'_> {
     /// waits, naming the fault (the outcome of the job's own commit may
     /// never come: a failing disk can refuse the indexer's reads first).
     /// `None` when the wait ran out.
-    fn await_outcome(&self, rx: &Receiver<JobOutcome>) -> Option<JobOutcome> {
+    fn await_outcome(&self, rx: &Receiver<JobOutcome>, doc_id: &str) -> Option<JobOutcome> {
         /// How often the wait looks at the indexer's storage fault.
         const LOOK: Duration = Duration::from_millis(100);
+        /// How many looks between reads of the stored state, on a cluster:
+        /// there the job may be completed by an entry this node applies as
+        /// it follows the log (its own commit settled late, or another
+        /// node indexed it), which tells no waiter.
+        const LOOKS_PER_READ: u32 = 5;
+        let mut looks = 0u32;
         let began = Instant::now();
         let deadline = began + Duration::from_millis(INGEST_WAIT_MS);
         let grace = began + Duration::from_millis(INGEST_FAULT_GRACE_MS);
@@ -296,6 +302,22 @@ impl Memory<'_> {
             if Instant::now() >= grace {
                 if let Some(fault) = self.service.shared.storage_fault_since(began) {
                     return Some(JobOutcome::Deferred(deferred_reason(fault)));
+                }
+            }
+            looks += 1;
+            if looks.is_multiple_of(LOOKS_PER_READ) && self.service.on_cluster() {
+                if let Ok(stored) = self.receipt_from_store(doc_id, 0, false) {
+                    match stored.state.as_str() {
+                        "ready" => {
+                            return Some(JobOutcome::Indexed {
+                                chunks: stored.chunks.unwrap_or(0) as usize,
+                            })
+                        }
+                        "failed" => {
+                            return Some(JobOutcome::Failed(stored.error.unwrap_or_default()))
+                        }
+                        _ => {}
+                    }
                 }
             }
         }

@@ -87,6 +87,8 @@ pub struct MemoryService {
     working: WorkingMemory,
     /// The loopback memory browser, while one is served ([`status`]).
     browser: Mutex<Option<status::BrowserStatus>>,
+    /// The cluster the memory lives on, when it does ([`status`]).
+    cluster: Mutex<Option<Arc<crate::store::cluster::ClusterClient>>>,
     /// Community membership of each tenant's latest snapshot, for the
     /// graph views.
     memberships: graph_view::Memberships,
@@ -111,6 +113,32 @@ impl MemoryService {
         embedder: Arc<dyn Embedder>,
         policy: VectorPolicy,
     ) -> Result<MemoryService> {
+        MemoryService::open_tapped(data_dir, durability, embedder, policy, None)
+    }
+
+    /// [`MemoryService::open_with`] for a replica of a replicated log: `tap`
+    /// sees every write from the first (see `store::write_log`).
+    pub fn open_tapped(
+        data_dir: &Path,
+        durability: Durability,
+        embedder: Arc<dyn Embedder>,
+        policy: VectorPolicy,
+        tap: Option<crate::store::WriteTap>,
+    ) -> Result<MemoryService> {
+        // A cluster node's replica changes only through the cluster's log:
+        // a write of its own would make it differ from every other copy.
+        if tap.is_none()
+            && data_dir
+                .join(crate::store::cluster::node::MARKER_FILE)
+                .exists()
+        {
+            return Err(Error::InvalidInput(
+                "this data directory is a cluster node's replica: serve it with \
+                 `alayasiki-api --store rqlite://...`, or pull a copy of the memory \
+                 (`alayasiki-mcp cluster pull`) to use it on its own"
+                    .into(),
+            ));
+        }
         let spec = VectorSpec {
             embedder_id: embedder.id().to_string(),
             dim: embedder.dim(),
@@ -119,12 +147,13 @@ impl MemoryService {
         crate::ingest::chunk::set_target_bytes(
             crate::config::chunk_target_from_env().map_err(Error::Unavailable)?,
         );
-        let store = Arc::new(Store::open_with(
+        let store = Arc::new(Store::open_tapped(
             data_dir,
             durability,
             spec,
             policy,
             &crate::graph::resolution::POLICY,
+            tap,
         )?);
         // Before the worker starts: its first sweep must see the period.
         store.set_retention(crate::config::retention_from_env().map_err(Error::Unavailable)?);
@@ -176,6 +205,7 @@ impl MemoryService {
             answer_llm: llm.filter(|l| l.config().answer),
             working: WorkingMemory::new(wm_ttl),
             browser: Mutex::new(None),
+            cluster: Mutex::new(None),
             memberships: graph_view::Memberships::default(),
         })
     }
@@ -184,6 +214,12 @@ impl MemoryService {
     /// it commits, and may refuse it ([`Store::set_write_tap`]).
     pub fn set_write_tap(&self, tap: Option<crate::store::WriteTap>) {
         self.store.set_write_tap(tap);
+    }
+
+    /// The last entry of the cluster's log this node's replica applied
+    /// (0 when the memory is not on a cluster).
+    pub fn log_position(&self) -> Result<i64> {
+        self.store.log_position()
     }
 
     /// Jobs waiting, across tenants (cheap; bulk ingestion paces itself

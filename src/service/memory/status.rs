@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::Memory;
@@ -42,6 +43,37 @@ pub struct Status {
     /// told only to admin callers, like `data_dir` (it names a path).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ui: Option<BrowserStatus>,
+    /// The rqlite cluster the memory lives on, when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterStatus>,
+}
+
+/// The cluster as this node sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterStatus {
+    /// The last entry of the cluster's log this node's replica applied: a
+    /// read on any node sent with `X-Alayasiki-After` set to it sees
+    /// everything this node had when it answered (API.md).
+    pub position: i64,
+    /// The cluster's nodes, voters and not (empty when none answered).
+    pub nodes: Vec<ClusterNodeStatus>,
+    /// The leader's id, when there is one: without it writes are refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leader: Option<String>,
+    /// Why the nodes are not listed (no node answered).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreachable: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterNodeStatus {
+    pub id: String,
+    /// Its HTTP address: told only to admin callers, like `data_dir`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    pub voter: bool,
+    pub reachable: bool,
+    pub leader: bool,
 }
 
 /// Where the memory browser of this process is (never its secret).
@@ -95,6 +127,57 @@ impl super::MemoryService {
         *self.browser.lock().unwrap_or_else(|e| e.into_inner()) = browser;
     }
 
+    /// Records the cluster the memory lives on, for `alayasiki_status`.
+    pub fn announce_cluster(&self, client: crate::store::cluster::ClusterClient) {
+        *self.cluster.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(client));
+    }
+
+    /// Whether the memory lives on a cluster.
+    pub fn on_cluster(&self) -> bool {
+        self.cluster
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    fn cluster_status(&self, admin: bool) -> Result<Option<ClusterStatus>> {
+        let client = self
+            .cluster
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let Some(client) = client else {
+            return Ok(None);
+        };
+        let position = self.store.log_position()?;
+        Ok(Some(match client.nodes() {
+            Ok(nodes) => ClusterStatus {
+                position,
+                leader: nodes.iter().find(|n| n.leader).map(|n| n.id.clone()),
+                nodes: nodes
+                    .into_iter()
+                    .map(|n| ClusterNodeStatus {
+                        address: admin.then_some(n.api_addr),
+                        id: n.id,
+                        voter: n.voter,
+                        reachable: n.reachable,
+                        leader: n.leader,
+                    })
+                    .collect(),
+                unreachable: None,
+            },
+            Err(e) => {
+                log::warn!("cluster status: {e}");
+                ClusterStatus {
+                    position,
+                    nodes: Vec::new(),
+                    leader: None,
+                    unreachable: Some("no cluster node answered".into()),
+                }
+            }
+        }))
+    }
+
     fn browser(&self) -> Option<BrowserStatus> {
         self.browser
             .lock()
@@ -136,6 +219,9 @@ impl Memory<'_> {
                 .permits(Permission::Admin)
                 .then(|| self.service.browser())
                 .flatten(),
+            cluster: self
+                .service
+                .cluster_status(self.principal.permits(Permission::Admin))?,
         })
     }
 

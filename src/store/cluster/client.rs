@@ -243,6 +243,46 @@ impl ClusterClient {
         Ok(nodes)
     }
 
+    /// Writes one node's consistent snapshot of its database (rqlite's
+    /// `/db/backup` of that node's own copy) to `out`, streamed, from the
+    /// first node that answers; returns its size. A follower's snapshot may
+    /// be a little behind the leader's, never torn.
+    pub fn backup(&self, out: &mut dyn std::io::Write) -> Result<u64, ClusterError> {
+        let n = self.address.nodes.len();
+        let mut last = String::new();
+        for k in 0..n {
+            let node = &self.address.nodes[(self.preferred.load(Ordering::Relaxed) + k) % n];
+            let req = self.agent.get(format!("{node}/db/backup?noleader"));
+            let sent = match &self.authorization {
+                Some(a) => req.header("Authorization", a).call(),
+                None => req.call(),
+            };
+            let mut response = match sent {
+                Ok(r) => r,
+                Err(e) => {
+                    last = format!("{node}: {e}");
+                    continue;
+                }
+            };
+            match response.status().as_u16() {
+                200 => {}
+                401 | 403 => {
+                    return Err(ClusterError::Unauthorized(format!(
+                        "{node}: backup refused"
+                    )))
+                }
+                status => {
+                    last = format!("{node}: backup answered HTTP {status}");
+                    continue;
+                }
+            }
+            let mut body = response.body_mut().with_config().limit(u64::MAX).reader();
+            return std::io::copy(&mut body, out)
+                .map_err(|e| ClusterError::Unreachable(format!("{node}: backup cut off: {e}")));
+        }
+        Err(ClusterError::Unreachable(last))
+    }
+
     /// Waits until the cluster has a leader, or `deadline` passes (then
     /// the last reason there is none).
     pub fn await_leader(&self, deadline: Instant) -> Result<(), ClusterError> {

@@ -12,6 +12,10 @@
 //!   the rows as a copy reads them; `digest`: the digests).
 //! - [`replica`]: a local store that feeds its write transactions to the
 //!   cluster's log and applies everyone else's, in order.
+//! - [`node`]: a data directory made and kept a replica of the cluster's
+//!   memory (founding it, joining from a snapshot, resuming).
+//! - [`vector_cache`]: a node's vector files as a cache of the cluster's
+//!   vector rows: filled by a push, rebuilt when missing or damaged.
 //!
 //! What rqlite imposes on the SQL that runs there (checked over `sql/` and
 //! every statement in `src/` by `tests/source_rules.rs`): no explicit
@@ -23,8 +27,10 @@ pub mod address;
 mod client;
 pub mod copy;
 mod digest;
+pub mod node;
 pub mod replica;
 mod tables;
+pub mod vector_cache;
 pub mod wire;
 
 pub use address::ClusterAddress;

@@ -21,9 +21,16 @@
 //! The last `seq` applied is the local database's `user_version`, written
 //! in the transaction that applied it, so a crash leaves the two in step.
 //!
-//! Not yet replicated: the vector files (a follower's vector lane misses
-//! what others wrote) and the writer's in-memory name log; until they
-//! are, one node writes and the others follow.
+//! Vector rows travel in the log as statements on `cluster_vectors`
+//! (`write_log::VECTOR_PUT`, `VECTOR_CLEAR`): the cluster keeps them as
+//! rows, and a follower appends them to (or zeroes them in) its own vector
+//! files, in the entry's transaction, so its vector lane sees what every
+//! node wrote. A node whose files are missing or damaged rebuilds them
+//! from the cluster's rows first (`vector_cache`).
+//!
+//! Several nodes may write: a node whose turn another took hears
+//! [`Refusal::NotApplied`] (503 with `Retry-After` to a client), applies
+//! that entry as it follows, and its writer's name log starts afresh.
 
 use rusqlite::types::Value;
 use rusqlite::Connection;
@@ -33,8 +40,12 @@ use std::time::{Duration, Instant};
 
 use super::client::{ClusterClient, ClusterError, ReadLevel};
 use super::wire::{Param, Statement};
-use crate::limits::CLUSTER_RETRY_PAUSE;
-use crate::store::write_log::{Recorded, Replicator};
+use crate::limits::{CLUSTER_RETRY_PAUSE, CLUSTER_WRITE_WAIT};
+use crate::store::vectors::{TenantVectors, VectorIndex};
+use crate::store::write_log::{
+    vector_from_bytes, Recorded, Refusal, Replicator, VECTOR_CLEAR, VECTOR_PUT, VECTOR_TABLE,
+};
+use std::sync::Arc;
 
 /// How often an idle node looks for entries others wrote.
 pub const FOLLOW_INTERVAL: Duration = Duration::from_millis(50);
@@ -52,34 +63,137 @@ pub const LOG_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_log (
     statements TEXT    NOT NULL
 )";
 
+/// Facts about the cluster's memory: `id`, the name every replica of it
+/// keeps (`cluster::node`).
+pub const META_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+)";
+
+/// Whose turn it is to write: one row, held by a node until `until_ms`
+/// (its clock). Taking turns is for progress, not safety (the log's `seq`
+/// is that): without it two busy nodes would keep taking each other's
+/// numbers, and one of them would have to refuse its batch each time.
+pub const TURN_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_turn (
+    id       INTEGER PRIMARY KEY CHECK (id = 1),
+    holder   TEXT    NOT NULL,
+    until_ms INTEGER NOT NULL
+)";
+
+/// How long a turn lasts unless renewed (a node that dies holding it
+/// delays the others this long at most).
+pub const TURN_LEASE: Duration = Duration::from_millis(1000);
+
+/// Longest a busy node keeps the turn before giving it back, so that
+/// another busy node gets its own.
+pub const TURN_MAX_HOLD: Duration = Duration::from_millis(200);
+
+/// How often a node waiting for the turn asks again.
+const TURN_POLL: Duration = Duration::from_millis(5);
+
+/// The turn this node holds, if any.
+#[derive(Default)]
+struct Turn {
+    since: Option<Instant>,
+    until: Option<Instant>,
+}
+
 /// Feeds and follows the log for one local store.
 pub struct ClusterReplicator {
     client: ClusterClient,
     /// This process's prefix for batch names (unique per start).
     node: String,
     batches: AtomicU64,
+    turn: std::sync::Mutex<Turn>,
 }
 
 impl ClusterReplicator {
     /// A replicator for `client`'s cluster, naming its batches after
     /// `node` and the moment it starts.
     pub fn new(client: ClusterClient, node: &str) -> Result<ClusterReplicator, ClusterError> {
-        client.commit(
-            &[Statement::plain(LOG_TABLE)],
-            Instant::now() + SETTLE_DEADLINE,
-        )?;
+        create_cluster_tables(&client)?;
         Ok(ClusterReplicator {
             client,
             node: format!("{node}-{}", crate::clock::now_ms()),
             batches: AtomicU64::new(0),
+            turn: std::sync::Mutex::new(Turn::default()),
         })
     }
 
+    /// Waits, up to [`CLUSTER_WRITE_WAIT`], for this node's turn to write
+    /// (renewing one it holds). Without it the batch still runs: its
+    /// commit is then refused if another node took its number.
+    fn take_turn(&self) {
+        let mut turn = self.turn.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        if let (Some(since), Some(until)) = (turn.since, turn.until) {
+            if now.duration_since(since) < TURN_MAX_HOLD && until > now + TURN_LEASE / 2 {
+                return;
+            }
+            if now.duration_since(since) >= TURN_MAX_HOLD {
+                // Held long enough: give it back, and let a waiting node in.
+                self.give_back(&mut turn);
+                std::thread::sleep(TURN_POLL * 4);
+            }
+        }
+        let deadline = Instant::now() + CLUSTER_WRITE_WAIT;
+        loop {
+            let asked = Instant::now();
+            let now_ms = crate::clock::now_ms();
+            let taken = self.client.transaction(&[Statement::new(
+                "UPDATE cluster_turn SET holder = ?, until_ms = ? \
+                 WHERE id = 1 AND (holder = ? OR until_ms < ?)",
+                vec![
+                    self.node.clone().into(),
+                    Param::Int(now_ms + TURN_LEASE.as_millis() as i64),
+                    self.node.clone().into(),
+                    Param::Int(now_ms),
+                ],
+            )]);
+            match taken {
+                Ok(done) if done.first().is_some_and(|d| d.rows_affected == 1) => {
+                    turn.since.get_or_insert(asked);
+                    turn.until = Some(asked + TURN_LEASE);
+                    return;
+                }
+                Ok(_) => {}
+                Err(e) if e.is_transient() => log::debug!("waiting for the turn: {e}"),
+                Err(e) => {
+                    log::warn!("cannot take the turn to write: {e}");
+                    return;
+                }
+            }
+            if Instant::now() >= deadline {
+                log::warn!("no turn to write within {CLUSTER_WRITE_WAIT:?}");
+                return;
+            }
+            std::thread::sleep(TURN_POLL);
+        }
+    }
+
+    fn give_back(&self, turn: &mut Turn) {
+        if turn.since.take().is_none() {
+            return;
+        }
+        turn.until = None;
+        let released = self.client.transaction(&[Statement::new(
+            "UPDATE cluster_turn SET until_ms = 0 WHERE id = 1 AND holder = ?",
+            vec![self.node.clone().into()],
+        )]);
+        if let Err(e) = released {
+            log::debug!("turn not given back (it lapses): {e}");
+        }
+    }
+
     /// Commits `statements` as entry `seq` named `batch`: `Ok` once the
-    /// cluster holds it, `Err` if another batch took `seq` or it could not
-    /// be settled in time.
-    fn append(&self, seq: i64, batch: &str, statements: &[Statement]) -> Result<(), String> {
-        let deadline = Instant::now() + SETTLE_DEADLINE;
+    /// cluster holds it. Waits up to [`CLUSTER_WRITE_WAIT`] for a leader,
+    /// and up to [`SETTLE_DEADLINE`] to learn the fate of a try whose
+    /// answer was lost.
+    fn append(&self, seq: i64, batch: &str, statements: &[Statement]) -> Result<(), Refusal> {
+        let started = Instant::now();
+        let taken = || Refusal::NotApplied(format!("another node wrote entry {seq} first"));
+        // Whether some try may have applied: then only settling ends it.
+        let mut sent = false;
         loop {
             match self.client.transaction(statements) {
                 Ok(_) => return Ok(()),
@@ -87,28 +201,32 @@ impl ClusterReplicator {
                     // seq or batch taken: by us on an earlier try, or not.
                     return match self.holder_of(seq) {
                         Ok(Some(b)) if b == batch => Ok(()),
-                        Ok(_) => Err(format!("another node wrote entry {seq} first; retry")),
-                        Err(e) => Err(e.to_string()),
+                        Ok(_) => Err(taken()),
+                        Err(e) => Err(Refusal::Uncertain(e.to_string())),
                     };
                 }
-                Err(e @ ClusterError::Uncertain(_)) => {
+                Err(e @ (ClusterError::Uncertain(_) | ClusterError::Protocol(_))) => {
                     log::warn!("entry {seq} uncertain, settling: {e}");
+                    sent = true;
                     match self.holder_of(seq) {
                         Ok(Some(b)) if b == batch => return Ok(()),
-                        Ok(Some(_)) => {
-                            return Err(format!("another node wrote entry {seq} first; retry"))
-                        }
+                        Ok(Some(_)) => return Err(taken()),
                         // Not there (yet): sending it again cannot apply it twice.
                         Ok(None) | Err(_) => {}
                     }
                 }
-                Err(e) if e.is_transient() => {}
-                Err(e) => return Err(e.to_string()),
+                Err(e) if e.is_transient() => {
+                    if !sent && started.elapsed() + CLUSTER_RETRY_PAUSE >= CLUSTER_WRITE_WAIT {
+                        return Err(Refusal::NotApplied(e.to_string()));
+                    }
+                }
+                Err(e) if sent => return Err(Refusal::Uncertain(e.to_string())),
+                Err(e) => return Err(Refusal::NotApplied(e.to_string())),
             }
-            if Instant::now() + CLUSTER_RETRY_PAUSE >= deadline {
-                return Err(format!(
+            if started.elapsed() + CLUSTER_RETRY_PAUSE >= SETTLE_DEADLINE {
+                return Err(Refusal::Uncertain(format!(
                     "entry {seq} not settled within {SETTLE_DEADLINE:?}"
-                ));
+                )));
             }
             std::thread::sleep(CLUSTER_RETRY_PAUSE);
         }
@@ -133,7 +251,12 @@ impl ClusterReplicator {
     /// Applies the entries after the local position, in order, setting
     /// `applied_any` as it goes (so that it holds even when a later entry
     /// cannot be applied).
-    fn follow(&self, conn: &Connection, applied_any: &mut bool) -> Result<(), String> {
+    fn follow(
+        &self,
+        conn: &Connection,
+        vectors: &VectorIndex,
+        applied_any: &mut bool,
+    ) -> Result<(), String> {
         loop {
             let position = position(conn).map_err(|e| e.to_string())?;
             let rows = self
@@ -159,7 +282,7 @@ impl ClusterReplicator {
                     return Err(format!("entry {expected} is missing (found {seq})"));
                 }
                 let text = entry[1].as_str().ok_or("an entry without statements")?;
-                apply_entry(conn, seq, &decode(text)?)?;
+                apply_entry(conn, vectors, seq, &decode(text)?)?;
                 *applied_any = true;
             }
         }
@@ -168,24 +291,129 @@ impl ClusterReplicator {
 
 /// Applies one entry in a local transaction of its own, as its writer ran
 /// it in one: the full-text index then flushes the same segments, and the
-/// follower's pages come out byte for byte the writer's.
-fn apply_entry(conn: &Connection, seq: i64, statements: &[Recorded]) -> Result<(), String> {
+/// follower's pages come out byte for byte the writer's. Its vector rows
+/// go to the vector files, synced before the commit and visible after it.
+fn apply_entry(
+    conn: &Connection,
+    vectors: &VectorIndex,
+    seq: i64,
+    statements: &[Recorded],
+) -> Result<(), String> {
     conn.execute_batch("BEGIN IMMEDIATE; PRAGMA defer_foreign_keys = ON")
         .map_err(|e| e.to_string())?;
+    let mut files = EntryVectors::default();
     let outcome = statements
         .iter()
-        .try_for_each(|r| apply(conn, r))
-        .and_then(|()| conn.execute_batch(&format!("PRAGMA user_version = {seq}")))
-        .and_then(|()| conn.execute_batch("COMMIT"));
-    outcome.map_err(|e| {
-        let _ = conn.execute_batch("ROLLBACK");
-        format!("entry {seq}: {e}")
-    })
+        .try_for_each(|r| match r.sql.as_str() {
+            VECTOR_PUT => files.put(vectors, r),
+            VECTOR_CLEAR => files.clear(r),
+            _ => apply(conn, r).map_err(|e| e.to_string()),
+        })
+        .and_then(|()| {
+            conn.execute_batch(&format!("PRAGMA user_version = {seq}"))
+                .map_err(|e| e.to_string())
+        })
+        .and_then(|()| vectors.sync_dirty().map_err(|e| e.to_string()))
+        .and_then(|()| conn.execute_batch("COMMIT").map_err(|e| e.to_string()));
+    match outcome {
+        Ok(()) => {
+            files.committed(vectors);
+            Ok(())
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            files.rolled_back();
+            Err(format!("entry {seq}: {e}"))
+        }
+    }
+}
+
+/// What one entry does to the vector files.
+#[derive(Default)]
+struct EntryVectors {
+    /// Each tenant's files it appended to, with the first slot it wrote.
+    appended: Vec<(Arc<TenantVectors>, u64)>,
+    /// Slots it zeroes once committed.
+    cleared: Vec<(i64, u64)>,
+}
+
+impl EntryVectors {
+    fn put(&mut self, vectors: &VectorIndex, r: &Recorded) -> Result<(), String> {
+        let bad = || "a vector row that is not what the writer records".to_string();
+        let (tenant, slot, vector) = match r.params.as_slice() {
+            [Value::Integer(t), Value::Integer(s), Value::Blob(b)] => {
+                (*t, *s as u64, vector_from_bytes(b).ok_or_else(bad)?)
+            }
+            _ => return Err(bad()),
+        };
+        // Every tenant with rows was opened at start-up (or by an earlier
+        // entry); one opened here is new and starts empty.
+        let tv = vectors.tenant(tenant, 0, 0).map_err(|e| e.to_string())?;
+        let next = tv.written_rows();
+        if slot != next {
+            return Err(format!(
+                "vector slot {slot} of tenant {tenant} arrived when the files hold {next} rows"
+            ));
+        }
+        let first = tv.append(&[vector]).map_err(|e| e.to_string())?;
+        if !self.appended.iter().any(|(t, _)| Arc::ptr_eq(t, &tv)) {
+            self.appended.push((tv, first));
+        }
+        Ok(())
+    }
+
+    fn clear(&mut self, r: &Recorded) -> Result<(), String> {
+        match r.params.as_slice() {
+            [Value::Integer(t), Value::Integer(s)] => {
+                self.cleared.push((*t, *s as u64));
+                Ok(())
+            }
+            _ => Err("a cleared vector row that is not what the writer records".into()),
+        }
+    }
+
+    fn committed(self, vectors: &VectorIndex) {
+        for (tv, _) in self.appended {
+            if let Err(e) = tv.publish(tv.written_rows()) {
+                log::error!("cannot map applied vectors: {e}");
+            }
+        }
+        for (tenant, slot) in self.cleared {
+            if let Some(tv) = vectors.existing(tenant) {
+                if let Err(e) = tv.zero(slot) {
+                    log::error!("cannot zero an applied vector slot: {e}");
+                }
+            }
+        }
+    }
+
+    fn rolled_back(self) {
+        for (tv, first) in self.appended.into_iter().rev() {
+            tv.rollback(first);
+        }
+    }
+}
+
+/// Creates the tables only the cluster has: the log, the vector rows and
+/// the memory's facts (names starting `cluster_`, which copies pass over).
+pub fn create_cluster_tables(client: &ClusterClient) -> Result<(), ClusterError> {
+    client
+        .commit(
+            &[
+                Statement::plain(LOG_TABLE),
+                Statement::plain(VECTOR_TABLE),
+                Statement::plain(META_TABLE),
+                Statement::plain(TURN_TABLE),
+                Statement::plain("INSERT OR IGNORE INTO cluster_turn VALUES (1, '', 0)"),
+            ],
+            Instant::now() + SETTLE_DEADLINE,
+        )
+        .map(|_| ())
 }
 
 impl Replicator for ClusterReplicator {
-    fn commit(&self, conn: &Connection, statements: &[Recorded]) -> Result<(), String> {
-        let seq = position(conn).map_err(|e| e.to_string())? + 1;
+    fn commit(&self, conn: &Connection, statements: &[Recorded]) -> Result<(), Refusal> {
+        let seq = position(conn).map_err(|e| Refusal::NotApplied(e.to_string()))? + 1;
         let batch = format!(
             "{}-{}",
             self.node,
@@ -201,20 +429,34 @@ impl Replicator for ClusterReplicator {
             ],
         ));
         for r in statements {
-            out.push(Statement::from_recorded(&r.sql, &r.params)?);
+            out.push(Statement::from_recorded(&r.sql, &r.params).map_err(Refusal::NotApplied)?);
         }
         self.append(seq, &batch, &out)?;
-        // In the local transaction: committed with it, or not at all.
+        // In the local transaction: committed with it, or not at all (the
+        // cluster holds it then, and following applies it).
         conn.execute_batch(&format!("PRAGMA user_version = {seq}"))
-            .map_err(|e| e.to_string())
+            .map_err(|e| Refusal::Uncertain(e.to_string()))?;
+        Ok(())
     }
 
-    fn catch_up(&self, conn: &Connection) -> bool {
+    fn catch_up(&self, conn: &Connection, vectors: &VectorIndex) -> bool {
         let mut applied_any = false;
-        if let Err(e) = self.follow(conn, &mut applied_any) {
+        if let Err(e) = self.follow(conn, vectors, &mut applied_any) {
             log::warn!("cannot follow the cluster's log: {e}");
         }
         applied_any
+    }
+
+    fn before_batch(&self, conn: &Connection, vectors: &VectorIndex) -> bool {
+        self.take_turn();
+        self.catch_up(conn, vectors)
+    }
+
+    fn after_batch(&self, idle: bool) {
+        if idle {
+            let mut turn = self.turn.lock().unwrap_or_else(|p| p.into_inner());
+            self.give_back(&mut turn);
+        }
     }
 
     fn idle_interval(&self) -> Option<Duration> {

@@ -34,8 +34,13 @@ pub(super) struct Table {
     explicit_rowid: bool,
 }
 
+/// The memory's objects: not SQLite's own, nor the cluster's (`cluster_`:
+/// the log, the vector rows and the memory's facts, which no local
+/// database has).
 const SCHEMA_SQL: &str = "SELECT type, name, sql FROM sqlite_master
-     WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid";
+     WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+       AND name NOT LIKE 'cluster\\_%' ESCAPE '\\' AND tbl_name NOT LIKE 'cluster\\_%' ESCAPE '\\'
+     ORDER BY rowid";
 
 pub(super) fn schema_of_local(conn: &Connection) -> Result<Vec<SchemaObject>> {
     let mut stmt = conn.prepare(SCHEMA_SQL)?;

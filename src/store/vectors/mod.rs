@@ -216,6 +216,26 @@ impl VectorIndex {
         Ok(())
     }
 
+    /// How many whole rows the tenant's files at `generation` hold, both
+    /// of them, with a header of this embedder: 0 when either is missing
+    /// or of another embedder (a cache rebuilt from elsewhere replaces
+    /// them; `cluster::vector_cache`).
+    pub fn usable_rows(&self, tenant_id: i64, generation: i64) -> u64 {
+        let rows = |ext: &str, row: usize| -> Option<u64> {
+            let path = file_path(&self.dir, tenant_id, generation, ext);
+            let mut f = File::open(&path).ok()?;
+            let len = f.metadata().ok()?.len();
+            if len < HEADER_BYTES || check_header(&mut f, &self.spec, &path).is_err() {
+                return None;
+            }
+            Some((len - HEADER_BYTES) / row as u64)
+        };
+        let dim = self.spec.dim;
+        let q8 = rows("q8", (dim + 4).next_multiple_of(16));
+        let f32 = rows("f32", dim * 4);
+        q8.zip(f32).map_or(0, |(a, b)| a.min(b))
+    }
+
     /// Every tenant whose files are open.
     fn open_tenants(&self) -> Vec<Arc<TenantVectors>> {
         self.tenants
@@ -463,6 +483,11 @@ impl TenantVectors {
         let rows = self.files.lock().unwrap_or_else(|p| p.into_inner()).written;
         self.publish(rows)?;
         Ok(rows)
+    }
+
+    /// Rows written, committed or not: the slot the next append takes.
+    pub fn written_rows(&self) -> u64 {
+        self.files.lock().unwrap_or_else(|p| p.into_inner()).written
     }
 
     /// Rows readers can see.

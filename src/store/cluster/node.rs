@@ -1,0 +1,232 @@
+//! A data directory made, and kept, a replica of a cluster's memory: what
+//! `alayasiki-api --store rqlite://…` does before it opens the store.
+//!
+//! The cluster's memory is named by `cluster_meta.id`, and a replica keeps
+//! that name in [`MARKER_FILE`]. At start-up, with the owner lock held:
+//!
+//! - a directory that names this memory resumes: it follows the log from
+//!   its own position (its `user_version`);
+//! - the first node of an empty cluster claims it (the name is written
+//!   once, by whoever gets there first) and pushes its directory into it:
+//!   the memory it holds, or an empty one; the memory is `ready` once the
+//!   push is checked;
+//! - a node with an empty directory joins a ready memory from one node's
+//!   consistent snapshot (rqlite's `/db/backup`), which carries the log up
+//!   to the snapshot's position, so it then follows from exactly there;
+//! - anything else (a directory of another memory, or one holding a
+//!   memory that is not this cluster's) is refused: nothing is merged.
+//!
+//! Last, vector files that are missing or short are rebuilt from the
+//! cluster's rows (`vector_cache`).
+
+use rusqlite::{Connection, OptionalExtension};
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::client::{ClusterClient, ReadLevel};
+use super::copy::{self, CopyError, Result};
+use super::replica::{create_cluster_tables, SETTLE_DEADLINE};
+use super::vector_cache;
+use super::wire::{Param, Statement};
+use crate::config::Durability;
+use crate::limits::{CLUSTER_LEADER_WAIT, CLUSTER_RETRY_PAUSE};
+use crate::store::db;
+use crate::store::vectors::VectorSpec;
+
+/// The file in a data directory that names the cluster memory it replicates.
+pub const MARKER_FILE: &str = "cluster-memory";
+
+/// How a directory became (or stayed) a replica.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Joined {
+    /// It was already one, at this position.
+    Resumed(i64),
+    /// It founded the cluster's memory with what it held.
+    Founded,
+    /// It copied a snapshot taken at this position.
+    FromSnapshot(i64),
+}
+
+/// Makes `dir` (owned by the caller, store closed) a replica of the
+/// memory on `client`'s cluster; see the module docs.
+pub fn join(
+    dir: &Path,
+    client: &ClusterClient,
+    spec: &VectorSpec,
+    durability: Durability,
+) -> Result<Joined> {
+    client.await_leader(Instant::now() + CLUSTER_LEADER_WAIT)?;
+    create_cluster_tables(client)?;
+    let marker = std::fs::read_to_string(dir.join(MARKER_FILE)).ok();
+    let has_store = dir.join(db::DB_FILE).exists();
+    let joined = match (marker, meta(client, "id")?) {
+        (Some(mine), Some(id)) if mine.trim() == id => {
+            let conn = db::open_reader(dir).map_err(CopyError::Store)?;
+            Joined::Resumed(position(&conn)?)
+        }
+        (Some(_), _) => {
+            return Err(refused(
+                "the data directory replicates another cluster memory; give this node a \
+                 directory of its own",
+            ))
+        }
+        (None, Some(id)) if !has_store => {
+            await_ready(client)?;
+            let at = from_snapshot(dir, client)?;
+            mark(dir, &id)?;
+            Joined::FromSnapshot(at)
+        }
+        (None, Some(_)) => {
+            return Err(refused(
+                "the data directory holds a memory that is not this cluster's; move it away \
+                 to join the cluster, or push it into an empty one",
+            ))
+        }
+        (None, None) => match claim(client)? {
+            Some(id) => {
+                found(dir, client, spec, durability)?;
+                set_meta(client, "ready", "1")?;
+                mark(dir, &id)?;
+                Joined::Founded
+            }
+            // Another node claimed it first: join it as any other node.
+            None => return join(dir, client, spec, durability),
+        },
+    };
+    vector_cache::rebuild(dir, spec, durability, client)?;
+    Ok(joined)
+}
+
+fn refused(why: &str) -> CopyError {
+    CopyError::NotEmpty(why.to_string())
+}
+
+/// The last log entry `conn`'s database applied.
+fn position(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+}
+
+fn meta(client: &ClusterClient, key: &str) -> Result<Option<String>> {
+    let rows = client.query(
+        &[Statement::new(
+            "SELECT value FROM cluster_meta WHERE key = ?",
+            vec![Param::Text(key.into())],
+        )],
+        ReadLevel::Leader,
+    )?;
+    Ok(rows[0]
+        .rows
+        .first()
+        .and_then(|r| r[0].as_str())
+        .map(str::to_string))
+}
+
+fn set_meta(client: &ClusterClient, key: &str, value: &str) -> Result<()> {
+    client.commit(
+        &[Statement::new(
+            "INSERT OR REPLACE INTO cluster_meta(key, value) VALUES (?, ?)",
+            vec![Param::Text(key.into()), Param::Text(value.into())],
+        )],
+        Instant::now() + SETTLE_DEADLINE,
+    )?;
+    Ok(())
+}
+
+/// Names the cluster's memory if no node has: `Some(name)` if this node
+/// did (and must now found it), `None` if another got there first.
+fn claim(client: &ClusterClient) -> Result<Option<String>> {
+    let mine = crate::ids::new_id("mem");
+    client.commit(
+        &[Statement::new(
+            "INSERT OR IGNORE INTO cluster_meta(key, value) VALUES ('id', ?)",
+            vec![Param::Text(mine.clone())],
+        )],
+        Instant::now() + SETTLE_DEADLINE,
+    )?;
+    Ok((meta(client, "id")?.as_deref() == Some(mine.as_str())).then_some(mine))
+}
+
+/// Waits until the node that claimed the memory has pushed it.
+fn await_ready(client: &ClusterClient) -> Result<()> {
+    let deadline = Instant::now() + CLUSTER_LEADER_WAIT.max(Duration::from_secs(60));
+    while meta(client, "ready")?.is_none() {
+        if Instant::now() >= deadline {
+            return Err(refused(
+                "the node that founded the cluster's memory has not finished copying it in",
+            ));
+        }
+        std::thread::sleep(CLUSTER_RETRY_PAUSE);
+    }
+    Ok(())
+}
+
+/// Pushes the memory in `dir` (an empty one, created first, if there is
+/// none) into the claimed cluster, vectors included.
+fn found(
+    dir: &Path,
+    client: &ClusterClient,
+    spec: &VectorSpec,
+    durability: Durability,
+) -> Result<()> {
+    // Opening the writer creates or migrates the schema.
+    let conn = db::open_writer(dir, durability).map_err(CopyError::Store)?;
+    if position(&conn)? != 0 {
+        return Err(refused(
+            "the data directory was a replica of another cluster memory",
+        ));
+    }
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
+    drop(conn);
+    copy::push_dir(dir, client)?;
+    vector_cache::push_vectors(dir, spec, client)?;
+    Ok(())
+}
+
+/// Copies one node's consistent snapshot into `dir` as its database:
+/// the memory's tables at the snapshot's log position, which it returns.
+fn from_snapshot(dir: &Path, client: &ClusterClient) -> Result<i64> {
+    let partial = dir.join(format!("{}.joining", db::DB_FILE));
+    let result = (|| {
+        let mut file = std::fs::File::create(&partial).map_err(io)?;
+        client.backup(&mut file)?;
+        file.flush().map_err(io)?;
+        file.sync_all().map_err(io)?;
+        drop(file);
+        let conn = Connection::open(&partial)?;
+        let at: i64 = conn
+            .query_row("SELECT MAX(seq) FROM cluster_log", [], |r| r.get(0))
+            .optional()?
+            .flatten()
+            .unwrap_or(0);
+        // The cluster's own tables stay in the cluster.
+        conn.execute_batch(&format!(
+            "DROP TABLE IF EXISTS cluster_log; DROP TABLE IF EXISTS cluster_vectors; \
+             DROP TABLE IF EXISTS cluster_meta; PRAGMA user_version = {at}; \
+             PRAGMA journal_mode = DELETE; VACUUM;"
+        ))?;
+        drop(conn);
+        std::fs::rename(&partial, dir.join(db::DB_FILE)).map_err(io)?;
+        Ok(at)
+    })();
+    if result.is_err() {
+        for suffix in ["", "-journal", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", partial.display()));
+        }
+    }
+    result
+}
+
+fn mark(dir: &Path, id: &str) -> Result<()> {
+    let path = dir.join(MARKER_FILE);
+    let tmp = dir.join(format!("{MARKER_FILE}.tmp"));
+    std::fs::write(&tmp, format!("{id}\n")).map_err(io)?;
+    std::fs::File::open(&tmp)
+        .and_then(|f| f.sync_all())
+        .map_err(io)?;
+    std::fs::rename(&tmp, &path).map_err(io)
+}
+
+fn io(e: std::io::Error) -> CopyError {
+    CopyError::Store(e.into())
+}
