@@ -1,30 +1,34 @@
 //! Two real `alayasiki-api` nodes serving one memory on a real 3-node
 //! rqlite cluster (`--store rqlite://…`, through `ALAYASIKI_STORE`):
 //!
-//! - the first node founds the cluster's memory, the second joins it from
-//!   a snapshot, and `status` shows the cluster's nodes and leader;
+//! - the first node founds the cluster's memory, the others join it from
+//!   a snapshot (one at the start, one once it holds documents), and
+//!   `status` shows the cluster's nodes and leader;
 //! - a write acknowledged by one node is seen by a read on the other that
 //!   names its position (`X-Alayasiki-After`);
 //! - ingests through both nodes while the cluster's leader is killed with
-//!   `kill -9` and restarted: every acknowledged ingest is on both
-//!   replicas exactly once, and the replicas are identical table for
-//!   table;
+//!   `kill -9` and restarted, then while the next leader is paused with
+//!   `SIGSTOP` for three election timeouts: every acknowledged ingest is
+//!   on every replica exactly once, and the replicas are identical table
+//!   for table;
+//! - the same script of ingests, forgets and queries answers the same on a
+//!   local store and on both nodes (the differential test);
 //! - a node whose vector files are deleted rebuilds them from the cluster
 //!   and answers vector-only queries exactly as the other node does;
 //! - without a quorum, writes are refused with 503 and `Retry-After`, and
-//!   reads go on.
+//!   reads go on;
+//! - a node's directory is refused by a server started without its cluster.
 
 mod cluster_common;
 mod http_common;
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use alayasiki_mcp::store::cluster::copy::digests_of_local;
-use cluster_common::{rqlited, Cluster};
+use cluster_common::{rqlited, Cluster, ELECTION_TIMEOUT};
 use http_common::{admin, request, Api, Reply, TempDir};
 use serde_json::{json, Value};
 
@@ -152,6 +156,49 @@ fn wait_same_position(a: &Api, b: &Api, token: &str) -> i64 {
     }
 }
 
+/// Ingests per node and fault phase.
+const WRITES_PER_NODE: usize = 15;
+
+/// Ingests [`WRITES_PER_NODE`] notes through each of `a` and `b` at once,
+/// running `fault` once they are under way; the acknowledged ids.
+fn ingest_through(
+    a: &Arc<Api>,
+    b: &Arc<Api>,
+    token: &str,
+    tag: &str,
+    fault: impl FnOnce(),
+) -> Vec<String> {
+    let acked = Arc::new(Mutex::new(Vec::new()));
+    let writers: Vec<_> = [a.clone(), b.clone()]
+        .into_iter()
+        .enumerate()
+        .map(|(w, api)| {
+            let (acked, token, tag) = (acked.clone(), token.to_string(), tag.to_string());
+            std::thread::spawn(move || {
+                for i in 0..WRITES_PER_NODE {
+                    let text = format!(
+                        "Note {i} ({tag}) from writer {w}: shipment {} arrived at dock {} on day {}.",
+                        w * 100 + i,
+                        i % 7,
+                        i
+                    );
+                    let key = format!("{tag}-w{w}-{i}");
+                    if let Some((id, _)) = ingest(&api, &token, &key, &text) {
+                        acked.lock().unwrap().push(id);
+                    }
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(600));
+    fault();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let acked = acked.lock().unwrap().clone();
+    acked
+}
+
 fn vector_top_k(api: &Api, token: &str, q: &str) -> Vec<String> {
     let r = call(
         api,
@@ -219,46 +266,30 @@ fn two_api_nodes_share_one_memory_through_a_leader_kill() {
     assert!(r.header("Retry-After").is_some());
     assert!(started.elapsed() < Duration::from_secs(10));
 
-    // Ingests through both nodes; the leader is killed with kill -9 midway.
-    let acked = Arc::new(Mutex::new(vec![doc]));
-    let stop = Arc::new(AtomicBool::new(false));
+    // Ingests through both nodes; the leader is killed with kill -9 midway,
+    // then (once it is back) paused with SIGSTOP for three election
+    // timeouts.
     let a = Arc::new(a);
     let b = Arc::new(b);
-    let writers: Vec<_> = [a.clone(), b.clone()]
-        .into_iter()
-        .enumerate()
-        .map(|(w, api)| {
-            let (acked, stop, token) = (acked.clone(), stop.clone(), token.clone());
-            std::thread::spawn(move || {
-                for i in 0..20 {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let text = format!(
-                        "Note {i} from writer {w}: shipment {} arrived at dock {} on day {}.",
-                        w * 100 + i,
-                        i % 7,
-                        i
-                    );
-                    if let Some((id, _)) = ingest(&api, &token, &format!("w{w}-{i}"), &text) {
-                        acked.lock().unwrap().push(id);
-                    }
-                }
-            })
-        })
-        .collect();
-    std::thread::sleep(Duration::from_millis(800));
-    let leader = cluster.wait_for_leader(Duration::from_secs(10));
-    cluster.kill(leader);
-    for w in writers {
-        w.join().unwrap();
-    }
-    cluster.restart(leader);
+    let mut acked = vec![doc];
+    let killed = std::cell::Cell::new(None);
+    acked.extend(ingest_through(&a, &b, &token, "kill", || {
+        let leader = cluster.wait_for_leader(Duration::from_secs(10));
+        cluster.kill(leader);
+        killed.set(Some(leader));
+    }));
+    cluster.restart(killed.get().unwrap());
     cluster.wait_for_leader(Duration::from_secs(20));
-    let acked: Vec<String> = acked.lock().unwrap().clone();
+    acked.extend(ingest_through(&a, &b, &token, "pause", || {
+        let leader = cluster.wait_for_leader(Duration::from_secs(10));
+        cluster.pause(leader);
+        std::thread::sleep(ELECTION_TIMEOUT * 3);
+        cluster.resume(leader);
+    }));
+    cluster.wait_for_leader(Duration::from_secs(20));
     assert_eq!(
         acked.len(),
-        41,
+        1 + 2 * 2 * WRITES_PER_NODE,
         "every ingest was acknowledged after retries"
     );
     wait_same_position(&a, &b, &token);
@@ -288,6 +319,16 @@ fn two_api_nodes_share_one_memory_through_a_leader_kill() {
     std::fs::remove_dir_all(dir_b.path().join("vectors")).unwrap();
     let b = node(dir_b.path(), &cluster);
     same(&a, &b);
+
+    // A third node joins the memory as it now is, from a snapshot.
+    let dir_c = TempDir::new("cluster-c");
+    let c = node(dir_c.path(), &cluster);
+    let at = wait_same_position(&a, &c, &token);
+    assert!(at > 0);
+    let on_c: HashSet<String> = doc_ids_of(dir_c.path()).into_iter().collect();
+    assert!(acked.iter().all(|id| on_c.contains(id)));
+    same(&a, &c);
+    drop(c);
 
     // No quorum: writes refused with 503 and Retry-After, reads go on.
     let leader = cluster.wait_for_leader(Duration::from_secs(10));
@@ -362,5 +403,116 @@ fn two_api_nodes_share_one_memory_through_a_leader_kill() {
         }
         Err((None, stderr)) => panic!("no exit status: {stderr}"),
         Ok(_) => panic!("a cluster node's directory was served on its own"),
+    }
+}
+
+/// What a query answered, without what differs between two memories that
+/// stored the same documents (their random ids): each evidence's source,
+/// text and score, and the answer.
+fn answers(api: &Api, token: &str, q: &str, after: i64) -> (Vec<(Value, Value, f64)>, Value) {
+    let r = call(
+        api,
+        "/v1/tools/alayasiki_query",
+        token,
+        &json!({"query": q, "top_k": 8}),
+        Some(after),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let v = r.json();
+    let evidence = v["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["source"].clone(),
+                e["text"].clone(),
+                e["score"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let answer = &v["answer"];
+    let spans: Vec<Value> = answer["citations"]
+        .as_array()
+        .map(|c| c.iter().map(|c| c["span"].clone()).collect())
+        .unwrap_or_default();
+    (evidence, json!([answer["text"], spans]))
+}
+
+#[test]
+fn the_same_script_answers_the_same_locally_and_on_the_cluster() {
+    let Some(bin) = rqlited() else { return };
+    let cluster = Cluster::start(&bin, 3);
+    let (dir_l, dir_a, dir_b) = (
+        TempDir::new("diff-local"),
+        TempDir::new("diff-a"),
+        TempDir::new("diff-b"),
+    );
+    let token = admin("agent", "team");
+    let local = Api::start(dir_l.path(), &[("ALAYASIKI_STORE", "")]);
+    let a = node(dir_a.path(), &cluster);
+    let b = node(dir_b.path(), &cluster);
+    let people = ["Ada Okafor", "Bruno Salas", "Chen Wei", "Dana Novak"];
+    let mut at = 0;
+    for i in 0..12 {
+        let (p, q) = (people[i % 4], people[(i + 1) % 4]);
+        let body = json!({
+            "content": format!(
+                "{p} met {q} at the Kestrel Ridge station on day {i}. {p} works with {q} on \
+                 the harbour ferry schedule, and {q} leads survey number {}.", i % 3),
+            "source": format!("notes/{}.md", i % 4),
+            "wait": true,
+        });
+        let on_local = call(&local, "/v1/tools/alayasiki_ingest", &token, &body, None);
+        assert_eq!(on_local.status, 200);
+        let node = if i % 2 == 0 { &a } else { &b };
+        let on_node = call(node, "/v1/tools/alayasiki_ingest", &token, &body, None);
+        assert_eq!(
+            on_node.status,
+            200,
+            "{}",
+            String::from_utf8_lossy(&on_node.body)
+        );
+        assert_eq!(on_node.json()["state"], "ready");
+        at = at.max(position(&on_node));
+    }
+    let forget = json!({"source": "notes/2.md"});
+    let forgot_local = call(&local, "/v1/tools/alayasiki_forget", &token, &forget, None);
+    let forgot_node = call(&b, "/v1/tools/alayasiki_forget", &token, &forget, None);
+    assert_eq!(forgot_local.status, 200);
+    assert_eq!(forgot_node.status, 200);
+    let counts = |r: &Reply| -> Vec<(Value, Value)> {
+        r.json()["forgotten"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["chunks"].clone(), f["vectors"].clone()))
+            .collect()
+    };
+    assert_eq!(counts(&forgot_local), counts(&forgot_node));
+    assert_eq!(counts(&forgot_local).len(), 3);
+    at = at.max(position(&forgot_node));
+    for q in [
+        "who leads survey number 2",
+        "where did Chen Wei meet Dana Novak",
+        "harbour ferry schedule",
+        "what happened on day 6",
+    ] {
+        let expected = answers(&local, &token, q, 0);
+        assert!(!expected.0.is_empty(), "{q}");
+        for node in [&a, &b] {
+            let got = answers(node, &token, q, at);
+            assert_eq!(got.1, expected.1, "{q}: the answer");
+            assert_eq!(got.0.len(), expected.0.len(), "{q}");
+            for (g, e) in got.0.iter().zip(&expected.0) {
+                assert_eq!((&g.0, &g.1), (&e.0, &e.1), "{q}");
+                // Recency is part of the score, and the two memories
+                // stored each note a few milliseconds apart.
+                assert!(
+                    (g.2 - e.2).abs() <= 1e-6 * e.2.abs().max(1.0),
+                    "{q}: {g:?} {e:?}"
+                );
+            }
+        }
     }
 }

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Measures `alayasiki-api` on a 3-node rqlite cluster on loopback beside the
+same server on a local store (BENCHMARKS.md, "alayasiki-api on a cluster").
+
+For each size N, in one run: a local server, one cluster node, and two
+cluster nodes writing at once each ingest N generated notes through
+`/v1/tools/alayasiki_ingest` (8 clients, `wait: false`), timed until every
+document is indexed; then 300 queries, p50 / p99, on the local server and
+on a node (plain, and with `X-Alayasiki-After` naming the node's own
+position); the cost of reading your write on the other node (ingest on A,
+query on B with `X-Alayasiki-After`); and the time from a `kill -9` of the
+cluster's leader to the next acknowledged ingest. Peak RSS is each server's
+`VmHWM`.
+
+    python3 scripts/bench_cluster_api.py [--sizes 1000,10000] [--api target/release/alayasiki-api]
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import api_process  # noqa: E402
+from bench_cluster import ROOT, Cluster  # noqa: E402
+
+SECRET = "bench-secret-0123456789abcdef-0123456789"
+TOKEN = api_process.token(SECRET, "bench", "team", ["admin"], ttl_s=7200)
+CLIENTS = 8
+QUERIES = 300
+WORDS = ("harbour ferry orchard station library telescope survey tide wind archive "
+         "ledger garden bridge market council river meadow signal lantern quarry").split()
+
+
+def note(i):
+    body = " ".join(WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(40))
+    return f"Entry {i} by Person{i % 97} about {body}."
+
+
+def call(base, path, body, after=None, timeout=60):
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    if after is not None:
+        headers["X-Alayasiki-After"] = str(after)
+    req = urllib.request.Request(base + path, data=json.dumps(body).encode(), headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, json.load(r), r.headers.get("X-Alayasiki-Position")
+    except urllib.error.HTTPError as e:
+        return e.code, None, None
+
+
+def ingest(base, i, wait=False):
+    body = {"content": note(i), "source": f"bench/{i % 50}", "idempotency_key": f"n{i}",
+            "wait": wait}
+    while True:
+        status, out, position = call(base, "/v1/tools/alayasiki_ingest", body)
+        if status == 200:
+            return int(position) if position else 0
+        if status != 503:
+            raise SystemExit(f"ingest {i}: HTTP {status}")
+        time.sleep(0.05)
+
+
+def pending(base):
+    status, out, _ = call(base, "/v1/tools/alayasiki_status", {})
+    return out["jobs"]["pending"]
+
+
+def peak_rss_mib(proc):
+    with open(f"/proc/{proc.pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def ingest_all(bases, n, first=0):
+    """Ingests notes first..first+n spread over `bases`; docs/s until all
+    are indexed."""
+    started = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(CLIENTS) as pool:
+        list(pool.map(lambda i: ingest(bases[i % len(bases)], first + i), range(n)))
+    while any(pending(b) > 0 for b in bases):
+        time.sleep(0.05)
+    return n / (time.perf_counter() - started)
+
+
+def latencies(fn, n=QUERIES):
+    took = []
+    for i in range(n):
+        t = time.perf_counter()
+        fn(i)
+        took.append((time.perf_counter() - t) * 1000)
+    took.sort()
+    return statistics.median(took), took[int(len(took) * 0.99) - 1]
+
+
+def query(base, i, after=None):
+    q = f"what did Person{i % 97} write about the {WORDS[i % len(WORDS)]}"
+    status, _, _ = call(base, "/v1/tools/alayasiki_query", {"query": q}, after)
+    if status != 200:
+        raise SystemExit(f"query: HTTP {status}")
+
+
+def position(base):
+    status, out, _ = call(base, "/v1/tools/alayasiki_status", {})
+    return out["cluster"]["position"]
+
+
+def bench_size(api, rqlited, n, work):
+    env = {"ALAYASIKI_API_RATE": "100000", "ALAYASIKI_API_BURST": "100000"}
+    procs = []
+
+    def start(tag, store=None):
+        extra = dict(env, **({"ALAYASIKI_STORE": store} if store else {"ALAYASIKI_STORE": ""}))
+        proc, base = api_process.start(api, os.path.join(work, f"{tag}-{n}"), SECRET,
+                                       lambda m: (_ for _ in ()).throw(SystemExit(m)), extra)
+        procs.append(proc)
+        return proc, base
+
+    try:
+        local_proc, local = start("local")
+        rate = ingest_all([local], n)
+        p50, p99 = latencies(lambda i: query(local, i))
+        print(f"N={n} local: ingest {rate:,.0f} docs/s; query p50 {p50:.2f} ms p99 {p99:.2f} ms; "
+              f"peak RSS {peak_rss_mib(local_proc):.0f} MiB", flush=True)
+
+        cluster = Cluster(rqlited, os.path.join(work, f"rqlite-{n}"))
+        try:
+            a_proc, a = start("a", cluster.address())
+            rate = ingest_all([a], n)
+            p50, p99 = latencies(lambda i: query(a, i))
+            at = position(a)
+            q50, q99 = latencies(lambda i: query(a, i, after=at))
+            print(f"N={n} cluster, one node: ingest {rate:,.0f} docs/s; query p50 {p50:.2f} ms "
+                  f"p99 {p99:.2f} ms; with X-Alayasiki-After p50 {q50:.2f} ms p99 {q99:.2f} ms; "
+                  f"peak RSS {peak_rss_mib(a_proc):.0f} MiB", flush=True)
+
+            b_proc, b = start("b", cluster.address())
+            offset = 10 * n
+
+            def write_then_read(i):
+                at = ingest(a, offset + i, wait=True)
+                query(b, i, after=at)
+            r50, r99 = latencies(write_then_read, 100)
+            rate = ingest_all([a, b], n, first=2 * offset)
+            print(f"N={n} cluster, two nodes writing: ingest {rate:,.0f} docs/s; ingest on A "
+                  f"(wait) then query on B with X-Alayasiki-After p50 {r50:.2f} ms "
+                  f"p99 {r99:.2f} ms", flush=True)
+
+            leader = cluster.wait_leader()
+            cluster.kill(leader)
+            t = time.perf_counter()
+            ingest(a, 3 * offset)
+            print(f"N={n} cluster: leader killed, next ingest acknowledged "
+                  f"{time.perf_counter() - t:.2f} s later", flush=True)
+        finally:
+            cluster.stop()
+    finally:
+        for p in procs:
+            p.terminate()
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1000,10000")
+    ap.add_argument("--api", default=os.path.join(ROOT, "target/release/alayasiki-api"))
+    args = ap.parse_args()
+    rqlited = os.environ.get("ALAYASIKI_RQLITED") or subprocess.run(
+        ["bash", os.path.join(ROOT, "scripts/rqlite_install.sh")],
+        check=True, capture_output=True, text=True).stdout.strip()
+    work = tempfile.mkdtemp(prefix="bench-cluster-api-")
+    try:
+        for size in [int(s) for s in args.sizes.split(",")]:
+            bench_size(args.api, rqlited, size, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
