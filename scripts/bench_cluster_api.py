@@ -133,6 +133,7 @@ def bench_size(api, rqlited, n, work):
         print(f"N={n} local: ingest {rate:,.0f} docs/s; query p50 {p50:.2f} ms p99 {p99:.2f} ms; "
               f"peak RSS {peak_rss_mib(local_proc):.0f} MiB", flush=True)
 
+        os.makedirs(os.path.join(work, f"rqlite-{n}"), exist_ok=True)
         cluster = Cluster(rqlited, os.path.join(work, f"rqlite-{n}"))
         try:
             a_proc, a = start("a", cluster.address())

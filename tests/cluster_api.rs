@@ -13,8 +13,10 @@
 //!   for table;
 //! - the same script of ingests, forgets and queries answers the same on a
 //!   local store and on both nodes (the differential test);
-//! - a node whose vector files are deleted rebuilds them from the cluster
-//!   and answers vector-only queries exactly as the other node does;
+//! - a node whose vector files are damaged, or that has none, rebuilds
+//!   them from the cluster and answers vector-only queries exactly as the
+//!   other node does; a memory pushed with `alayasiki-mcp cluster push` is
+//!   served, vectors and all, by a node that joins it;
 //! - without a quorum, writes are refused with 503 and `Retry-After`, and
 //!   reads go on;
 //! - a node's directory is refused by a server started without its cluster.
@@ -79,10 +81,9 @@ fn ingest(api: &Api, token: &str, key: &str, text: &str) -> Option<(String, i64)
         let r = call(api, "/v1/tools/alayasiki_ingest", token, &body, None);
         match r.status {
             200 => {
-                return Some((
-                    r.json()["document_id"].as_str().unwrap().to_string(),
-                    position(&r),
-                ))
+                // A local server's answers carry no position.
+                let at = r.header("X-Alayasiki-Position").map_or(0, |_| position(&r));
+                return Some((r.json()["document_id"].as_str().unwrap().to_string(), at));
             }
             503 if Instant::now() < deadline => {
                 assert!(r.header("Retry-After").is_some(), "503 without Retry-After");
@@ -312,12 +313,30 @@ fn two_api_nodes_share_one_memory_through_a_leader_kill() {
     };
     same(&a, &b);
 
-    // A node that lost its vector files rebuilds them from the cluster.
+    // A node whose vector files are damaged rebuilds them from the
+    // cluster (one that has none, node C below, builds them the same way).
     let mut b = Arc::try_unwrap(b).ok().unwrap();
     b.terminate();
     assert!(b.wait(Duration::from_secs(20)).is_some());
-    std::fs::remove_dir_all(dir_b.path().join("vectors")).unwrap();
+    // Damaged: the quantized file cut inside its header.
+    for file in std::fs::read_dir(dir_b.path().join("vectors")).unwrap() {
+        let path = file.unwrap().path();
+        if path.extension().is_some_and(|e| e == "q8") {
+            let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+            f.set_len(64).unwrap();
+        }
+    }
     let b = node(dir_b.path(), &cluster);
+    // Built again whole: a header and a row per chunk.
+    let rebuilt = |dir: &Path| {
+        std::fs::read_dir(dir.join("vectors")).is_ok_and(|files| {
+            files.flatten().any(|f| {
+                f.path().extension().is_some_and(|e| e == "q8")
+                    && f.metadata().unwrap().len() > 4096
+            })
+        })
+    };
+    assert!(rebuilt(dir_b.path()), "B did not rebuild its vector files");
     same(&a, &b);
 
     // A third node joins the memory as it now is, from a snapshot.
@@ -328,6 +347,10 @@ fn two_api_nodes_share_one_memory_through_a_leader_kill() {
     let on_c: HashSet<String> = doc_ids_of(dir_c.path()).into_iter().collect();
     assert!(acked.iter().all(|id| on_c.contains(id)));
     same(&a, &c);
+    assert!(
+        rebuilt(dir_c.path()),
+        "C did not build its vector files from the cluster"
+    );
     drop(c);
 
     // No quorum: writes refused with 503 and Retry-After, reads go on.
@@ -515,4 +538,58 @@ fn the_same_script_answers_the_same_locally_and_on_the_cluster() {
             }
         }
     }
+}
+
+#[test]
+fn a_memory_pushed_into_a_cluster_is_served_by_nodes_that_join_it() {
+    let Some(bin) = rqlited() else { return };
+    let cluster = Cluster::start(&bin, 3);
+    let (dir_l, dir_n) = (TempDir::new("pushed-local"), TempDir::new("pushed-node"));
+    let token = admin("agent", "team");
+    let mut local = Api::start(dir_l.path(), &[("ALAYASIKI_STORE", "")]);
+    for i in 0..8 {
+        let text = format!(
+            "Ledger {i}: the river barge carried {} crates of pears to market {}.",
+            i * 3,
+            i % 3
+        );
+        ingest(&local, &token, &format!("p{i}"), &text).unwrap();
+    }
+    let queries = ["crates of pears", "river barge to market 2"];
+    let before: Vec<Vec<String>> = queries
+        .iter()
+        .map(|q| vector_top_k(&local, &token, q))
+        .collect();
+    local.terminate();
+    assert!(local.wait(Duration::from_secs(20)).is_some());
+
+    let pushed = std::process::Command::new(env!("CARGO_BIN_EXE_alayasiki-mcp"))
+        .args(["cluster", "push", "--data-dir"])
+        .arg(dir_l.path())
+        .env("ALAYASIKI_CLUSTER", cluster.address())
+        .env("ALAYASIKI_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(
+        pushed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pushed.stderr)
+    );
+
+    // A node with an empty directory joins it, vectors and all.
+    let n = node(dir_n.path(), &cluster);
+    let mut ids = doc_ids_of(dir_n.path());
+    let mut original = doc_ids_of(dir_l.path());
+    ids.sort();
+    original.sort();
+    assert_eq!(ids, original);
+    let after: Vec<Vec<String>> = queries
+        .iter()
+        .map(|q| vector_top_k(&n, &token, q))
+        .collect();
+    assert_eq!(after, before);
+    // The pushed directory is still a memory of its own, served alone.
+    drop(n);
+    let again = Api::start(dir_l.path(), &[("ALAYASIKI_STORE", "")]);
+    assert_eq!(vector_top_k(&again, &token, queries[0]), before[0]);
 }

@@ -4,8 +4,10 @@
 //! The cluster's address comes from `--cluster ADDR` or, so that a
 //! password stays out of the process list, `ALAYASIKI_CLUSTER`. `push`
 //! and `pull` take the data directory's owner lock, as every subcommand
-//! does, and need a cluster no server is writing to; a pulled directory is
-//! re-embedded before the command ends (vector files are not copied).
+//! does, and need a cluster no server is writing to. A push founds the
+//! cluster's memory, vector rows included, for `alayasiki-api --store`
+//! nodes to join; a pulled directory is a memory of its own again, its
+//! documents re-embedded before the command ends.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -13,7 +15,7 @@ use std::process::ExitCode;
 
 use crate::config::{self, Config};
 use crate::limits::{CLUSTER_LEADER_WAIT, CLUSTER_REQUEST_TIMEOUT};
-use crate::store::cluster::copy;
+use crate::store::cluster::{copy, node};
 use crate::store::cluster::{ClusterAddress, ClusterClient};
 use crate::store::owner::{OwnerError, OwnerLock};
 
@@ -154,7 +156,15 @@ pub fn run(options: Options) -> ExitCode {
                 return fail(e.to_string());
             }
             let copied = if options.action == Action::Push {
-                copy::push_dir(&dir, &client)
+                let embedder = match crate::embed::embedder::from_env() {
+                    Ok(e) => e,
+                    Err(e) => return fail(e),
+                };
+                let spec = crate::store::VectorSpec {
+                    embedder_id: embedder.id().to_string(),
+                    dim: embedder.dim(),
+                };
+                node::found_memory(&dir, &client, &spec, config.durability).map(|(_, c)| c)
             } else {
                 copy::pull_dir(&client, &dir)
             };

@@ -83,19 +83,41 @@ pub fn join(
                  to join the cluster, or push it into an empty one",
             ))
         }
-        (None, None) => match claim(client)? {
-            Some(id) => {
-                found(dir, client, spec, durability)?;
-                set_meta(client, "ready", "1")?;
+        (None, None) => match found_memory(dir, client, spec, durability) {
+            Ok((id, _)) => {
                 mark(dir, &id)?;
                 Joined::Founded
             }
             // Another node claimed it first: join it as any other node.
-            None => return join(dir, client, spec, durability),
+            Err(CopyError::NotEmpty(_)) if !has_store => {
+                return join(dir, client, spec, durability)
+            }
+            Err(e) => return Err(e),
         },
     };
     vector_cache::rebuild(dir, spec, durability, client)?;
     Ok(joined)
+}
+
+/// Founds the cluster's memory with the store in `dir` (an empty one,
+/// created first, if there is none): claims the memory's name, copies the
+/// tables and the vector rows in and checks them, and marks the memory
+/// ready; returns its name. Refused if the cluster already has a memory
+/// (or another node is founding one). `dir` stays a memory of its own
+/// until it is marked as the cluster's replica.
+pub fn found_memory(
+    dir: &Path,
+    client: &ClusterClient,
+    spec: &VectorSpec,
+    durability: Durability,
+) -> Result<(String, copy::Copied)> {
+    create_cluster_tables(client)?;
+    let Some(id) = claim(client)? else {
+        return Err(refused("the cluster already holds a memory"));
+    };
+    let copied = found(dir, client, spec, durability)?;
+    set_meta(client, "ready", "1")?;
+    Ok((id, copied))
 }
 
 fn refused(why: &str) -> CopyError {
@@ -168,7 +190,7 @@ fn found(
     client: &ClusterClient,
     spec: &VectorSpec,
     durability: Durability,
-) -> Result<()> {
+) -> Result<copy::Copied> {
     // Opening the writer creates or migrates the schema.
     let conn = db::open_writer(dir, durability).map_err(CopyError::Store)?;
     if position(&conn)? != 0 {
@@ -178,9 +200,9 @@ fn found(
     }
     conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
     drop(conn);
-    copy::push_dir(dir, client)?;
+    let copied = copy::push_dir(dir, client)?;
     vector_cache::push_vectors(dir, spec, client)?;
-    Ok(())
+    Ok(copied)
 }
 
 /// Copies one node's consistent snapshot into `dir` as its database:

@@ -96,6 +96,9 @@ const TURN_POLL: Duration = Duration::from_millis(5);
 struct Turn {
     since: Option<Instant>,
     until: Option<Instant>,
+    /// The log was followed while this turn was held: nobody else can have
+    /// written since, so the next batch need not look.
+    caught_up: bool,
 }
 
 /// Feeds and follows the log for one local store.
@@ -122,13 +125,15 @@ impl ClusterReplicator {
 
     /// Waits, up to [`CLUSTER_WRITE_WAIT`], for this node's turn to write
     /// (renewing one it holds). Without it the batch still runs: its
-    /// commit is then refused if another node took its number.
-    fn take_turn(&self) {
+    /// commit is then refused if another node took its number. Returns
+    /// whether the log need not be followed first (the turn was held, and
+    /// the log followed, without a break).
+    fn take_turn(&self) -> bool {
         let mut turn = self.turn.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
         if let (Some(since), Some(until)) = (turn.since, turn.until) {
             if now.duration_since(since) < TURN_MAX_HOLD && until > now + TURN_LEASE / 2 {
-                return;
+                return turn.caught_up;
             }
             if now.duration_since(since) >= TURN_MAX_HOLD {
                 // Held long enough: give it back, and let a waiting node in.
@@ -154,24 +159,26 @@ impl ClusterReplicator {
                 Ok(done) if done.first().is_some_and(|d| d.rows_affected == 1) => {
                     turn.since.get_or_insert(asked);
                     turn.until = Some(asked + TURN_LEASE);
-                    return;
+                    turn.caught_up = false;
+                    return false;
                 }
                 Ok(_) => {}
                 Err(e) if e.is_transient() => log::debug!("waiting for the turn: {e}"),
                 Err(e) => {
                     log::warn!("cannot take the turn to write: {e}");
-                    return;
+                    return false;
                 }
             }
             if Instant::now() >= deadline {
                 log::warn!("no turn to write within {CLUSTER_WRITE_WAIT:?}");
-                return;
+                return false;
             }
             std::thread::sleep(TURN_POLL);
         }
     }
 
     fn give_back(&self, turn: &mut Turn) {
+        turn.caught_up = false;
         if turn.since.take().is_none() {
             return;
         }
@@ -448,8 +455,18 @@ impl Replicator for ClusterReplicator {
     }
 
     fn before_batch(&self, conn: &Connection, vectors: &VectorIndex) -> bool {
-        self.take_turn();
-        self.catch_up(conn, vectors)
+        if self.take_turn() {
+            return false;
+        }
+        let mut applied_any = false;
+        match self.follow(conn, vectors, &mut applied_any) {
+            Ok(()) => {
+                let mut turn = self.turn.lock().unwrap_or_else(|p| p.into_inner());
+                turn.caught_up = turn.since.is_some();
+            }
+            Err(e) => log::warn!("cannot follow the cluster's log: {e}"),
+        }
+        applied_any
     }
 
     fn after_batch(&self, idle: bool) {
