@@ -28,8 +28,11 @@
 //! node wrote. A node whose files are missing or damaged rebuilds them
 //! from the cluster's rows first (`vector_cache`).
 //!
-//! Several nodes may write: a node whose turn another took hears
-//! [`Refusal::NotApplied`] (503 with `Retry-After` to a client), applies
+//! Several nodes may write. They take turns (`cluster_turn`, a lease), and
+//! a node follows the log when its turn begins, so each batch is built on
+//! every entry before it. Should a turn lapse and another node take the
+//! entry's number first, the batch is refused ([`Refusal::NotApplied`]:
+//! 503 with `Retry-After` to a client, nothing stored), the node applies
 //! that entry as it follows, and its writer's name log starts afresh.
 
 use rusqlite::types::Value;
