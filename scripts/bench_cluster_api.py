@@ -12,7 +12,10 @@ query on B with `X-Alayasiki-After`); and the time from a `kill -9` of the
 cluster's leader to the next acknowledged ingest. Peak RSS is each server's
 `VmHWM`.
 
-    python3 scripts/bench_cluster_api.py [--sizes 1000,10000] [--api target/release/alayasiki-api]
+    python3 scripts/bench_cluster_api.py [--sizes 1000,10000] [--one-node] [--api target/release/alayasiki-api]
+
+`--one-node` stops after the one-node figures (and the leader kill), for
+sizes where two nodes ingesting again would take too long.
 """
 
 import argparse
@@ -115,7 +118,7 @@ def position(base):
     return out["cluster"]["position"]
 
 
-def bench_size(api, rqlited, n, work):
+def bench_size(api, rqlited, n, work, one_node=False):
     env = {"ALAYASIKI_API_RATE": "100000", "ALAYASIKI_API_BURST": "100000"}
     procs = []
 
@@ -145,6 +148,14 @@ def bench_size(api, rqlited, n, work):
                   f"p99 {p99:.2f} ms; with X-Alayasiki-After p50 {q50:.2f} ms p99 {q99:.2f} ms; "
                   f"peak RSS {peak_rss_mib(a_proc):.0f} MiB", flush=True)
 
+            if one_node:
+                leader = cluster.wait_leader()
+                cluster.kill(leader)
+                t = time.perf_counter()
+                ingest(a, 3 * 10 * n)
+                print(f"N={n} cluster: leader killed, next ingest acknowledged "
+                      f"{time.perf_counter() - t:.2f} s later", flush=True)
+                return
             b_proc, b = start("b", cluster.address())
             offset = 10 * n
 
@@ -177,6 +188,7 @@ def bench_size(api, rqlited, n, work):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1000,10000")
+    ap.add_argument("--one-node", action="store_true")
     ap.add_argument("--api", default=os.path.join(ROOT, "target/release/alayasiki-api"))
     args = ap.parse_args()
     rqlited = os.environ.get("ALAYASIKI_RQLITED") or subprocess.run(
@@ -185,7 +197,7 @@ def main():
     work = tempfile.mkdtemp(prefix="bench-cluster-api-")
     try:
         for size in [int(s) for s in args.sizes.split(",")]:
-            bench_size(args.api, rqlited, size, work)
+            bench_size(args.api, rqlited, size, work, args.one_node)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

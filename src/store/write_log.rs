@@ -435,3 +435,32 @@ impl std::ops::DerefMut for WriteStatement<'_> {
         &mut self.inner
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectors_travel_as_exact_little_endian_floats() {
+        let v = vec![0.5f32, -1.25, 3.0e-7, f32::MIN_POSITIVE];
+        let bytes = vector_bytes(&v);
+        assert_eq!(bytes.len(), 16);
+        assert_eq!(&bytes[..4], &0.5f32.to_le_bytes());
+        assert_eq!(vector_from_bytes(&bytes).unwrap(), v);
+        assert!(vector_from_bytes(&[1, 2, 3]).is_none());
+    }
+
+    #[test]
+    fn a_refusal_tells_the_caller_to_retry_and_nothing_of_the_cluster() {
+        let detail = "http://10.0.0.7:4001: HTTP 503: leader not found; INSERT INTO cluster_log";
+        let not_applied = Refusal::NotApplied(detail.into()).to_error();
+        let uncertain = Refusal::Uncertain(detail.into()).to_error();
+        for e in [&not_applied, &uncertain] {
+            assert_eq!(e.code(), "unavailable");
+            let m = e.client_message();
+            assert!(!m.contains("10.0.0.7") && !m.contains("INSERT"), "{m}");
+        }
+        assert!(not_applied.client_message().contains("nothing was stored"));
+        assert!(uncertain.client_message().contains("idempotency key"));
+    }
+}
