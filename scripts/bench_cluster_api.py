@@ -118,6 +118,15 @@ def position(base):
     return out["cluster"]["position"]
 
 
+def kill_leader(cluster, base, n):
+    """Kills the cluster's leader; prints when `base` next acknowledges an ingest."""
+    cluster.kill(cluster.wait_leader())
+    t = time.perf_counter()
+    ingest(base, 30 * n)
+    print(f"N={n} cluster: leader killed, next ingest acknowledged "
+          f"{time.perf_counter() - t:.2f} s later", flush=True)
+
+
 def bench_size(api, rqlited, n, work, one_node=False):
     env = {"ALAYASIKI_API_RATE": "100000", "ALAYASIKI_API_BURST": "100000"}
     procs = []
@@ -149,13 +158,7 @@ def bench_size(api, rqlited, n, work, one_node=False):
                   f"peak RSS {peak_rss_mib(a_proc):.0f} MiB", flush=True)
 
             if one_node:
-                leader = cluster.wait_leader()
-                cluster.kill(leader)
-                t = time.perf_counter()
-                ingest(a, 3 * 10 * n)
-                print(f"N={n} cluster: leader killed, next ingest acknowledged "
-                      f"{time.perf_counter() - t:.2f} s later", flush=True)
-                return
+                return kill_leader(cluster, a, n)
             b_proc, b = start("b", cluster.address())
             offset = 10 * n
 
@@ -168,12 +171,7 @@ def bench_size(api, rqlited, n, work, one_node=False):
                   f"(wait) then query on B with X-Alayasiki-After p50 {r50:.2f} ms "
                   f"p99 {r99:.2f} ms", flush=True)
 
-            leader = cluster.wait_leader()
-            cluster.kill(leader)
-            t = time.perf_counter()
-            ingest(a, 3 * offset)
-            print(f"N={n} cluster: leader killed, next ingest acknowledged "
-                  f"{time.perf_counter() - t:.2f} s later", flush=True)
+            kill_leader(cluster, a, n)
         finally:
             cluster.stop()
     finally:

@@ -74,8 +74,8 @@ impl Refusal {
     pub fn to_error(&self) -> Error {
         match self {
             Refusal::NotApplied(_) => Error::Unavailable(
-                "the memory's cluster did not commit the write (no quorum, or a node \
-                 changing leader); nothing was stored: retry shortly"
+                "the memory's cluster did not commit the write (it has no leader, or \
+                 another node's write came first); nothing was stored: retry shortly"
                     .into(),
             ),
             Refusal::Uncertain(_) => Error::Unavailable(
