@@ -224,14 +224,19 @@ def bench_writes(rqlited):
         shutil.rmtree(root, ignore_errors=True)
 
 
+def find_rqlited():
+    """`ALAYASIKI_RQLITED`, else the pinned build, installed if need be."""
+    return os.environ.get("ALAYASIKI_RQLITED") or subprocess.run(
+        ["bash", os.path.join(ROOT, "scripts/rqlite_install.sh")],
+        check=True, capture_output=True, text=True).stdout.strip()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--binary", default=os.path.join(ROOT, "target/release/alayasiki-mcp"))
     args = ap.parse_args()
-    rqlited = os.environ.get("ALAYASIKI_RQLITED") or subprocess.run(
-        ["bash", os.path.join(ROOT, "scripts/rqlite_install.sh")],
-        check=True, capture_output=True, text=True).stdout.strip()
+    rqlited = find_rqlited()
     work = tempfile.mkdtemp(prefix="bench-cluster-")
     try:
         for size in [int(s) for s in args.sizes.split(",")]:

@@ -33,7 +33,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import api_process  # noqa: E402
-from bench_cluster import ROOT, Cluster  # noqa: E402
+from bench_cluster import ROOT, Cluster, find_rqlited  # noqa: E402
 
 SECRET = "bench-secret-0123456789abcdef-0123456789"
 TOKEN = api_process.token(SECRET, "bench", "team", ["admin"], ttl_s=7200)
@@ -189,9 +189,7 @@ def main():
     ap.add_argument("--one-node", action="store_true")
     ap.add_argument("--api", default=os.path.join(ROOT, "target/release/alayasiki-api"))
     args = ap.parse_args()
-    rqlited = os.environ.get("ALAYASIKI_RQLITED") or subprocess.run(
-        ["bash", os.path.join(ROOT, "scripts/rqlite_install.sh")],
-        check=True, capture_output=True, text=True).stdout.strip()
+    rqlited = find_rqlited()
     work = tempfile.mkdtemp(prefix="bench-cluster-api-")
     try:
         for size in [int(s) for s in args.sizes.split(",")]:

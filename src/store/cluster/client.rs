@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::address::ClusterAddress;
-use super::wire::{self, Executed, Failure, Rows, Statement};
+use super::wire::{self, Executed, Failure, Param, Rows, Statement};
 use crate::limits::{
     CLUSTER_CONNECT_TIMEOUT, CLUSTER_RETRY_PAUSE, MAX_CLUSTER_RESPONSE_BYTES,
     MAX_CLUSTER_STATEMENTS,
@@ -211,6 +211,21 @@ impl ClusterClient {
             .map(wire::rows)
             .collect::<Result<_, _>>()
             .map_err(ClusterError::Protocol)
+    }
+
+    /// The first column of the first row `sql` reads at the leader, as
+    /// text (`None` when there is no row, or it is not text).
+    pub fn query_text(
+        &self,
+        sql: &str,
+        params: Vec<Param>,
+    ) -> Result<Option<String>, ClusterError> {
+        let rows = self.query(&[Statement::new(sql, params)], ReadLevel::Leader)?;
+        Ok(rows[0]
+            .rows
+            .first()
+            .and_then(|r| r[0].as_str())
+            .map(str::to_string))
     }
 
     /// The cluster's nodes, voters and not, as the first node that answers

@@ -24,7 +24,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::client::{ClusterClient, ReadLevel};
+use super::client::ClusterClient;
 use super::copy::{self, CopyError, Result};
 use super::replica::{create_cluster_tables, SETTLE_DEADLINE};
 use super::vector_cache;
@@ -130,18 +130,10 @@ fn position(conn: &Connection) -> Result<i64> {
 }
 
 fn meta(client: &ClusterClient, key: &str) -> Result<Option<String>> {
-    let rows = client.query(
-        &[Statement::new(
-            "SELECT value FROM cluster_meta WHERE key = ?",
-            vec![Param::Text(key.into())],
-        )],
-        ReadLevel::Leader,
-    )?;
-    Ok(rows[0]
-        .rows
-        .first()
-        .and_then(|r| r[0].as_str())
-        .map(str::to_string))
+    Ok(client.query_text(
+        "SELECT value FROM cluster_meta WHERE key = ?",
+        vec![Param::Text(key.into())],
+    )?)
 }
 
 fn set_meta(client: &ClusterClient, key: &str, value: &str) -> Result<()> {

@@ -244,18 +244,10 @@ impl ClusterReplicator {
 
     /// Which batch holds entry `seq`, read at the leader.
     fn holder_of(&self, seq: i64) -> Result<Option<String>, ClusterError> {
-        let rows = self.client.query(
-            &[Statement::new(
-                "SELECT batch FROM cluster_log WHERE seq = ?",
-                vec![Param::Int(seq)],
-            )],
-            ReadLevel::Leader,
-        )?;
-        Ok(rows[0]
-            .rows
-            .first()
-            .and_then(|r| r[0].as_str())
-            .map(str::to_string))
+        self.client.query_text(
+            "SELECT batch FROM cluster_log WHERE seq = ?",
+            vec![Param::Int(seq)],
+        )
     }
 
     /// Applies the entries after the local position, in order, setting
