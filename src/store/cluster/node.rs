@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use super::client::ClusterClient;
 use super::copy::{self, CopyError, Result};
-use super::replica::{create_cluster_tables, SETTLE_DEADLINE};
+use super::replica::{self, create_cluster_tables, SETTLE_DEADLINE};
 use super::vector_cache;
 use super::wire::{Param, Statement};
 use crate::config::Durability;
@@ -126,7 +126,7 @@ fn refused(why: &str) -> CopyError {
 
 /// The last log entry `conn`'s database applied.
 fn position(conn: &Connection) -> Result<i64> {
-    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+    Ok(replica::position(conn)?)
 }
 
 fn meta(client: &ClusterClient, key: &str) -> Result<Option<String>> {

@@ -42,6 +42,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::client::{ClusterClient, ClusterError, ReadLevel};
+use super::tables::unhex;
 use super::wire::{Param, Statement};
 use crate::limits::{CLUSTER_RETRY_PAUSE, CLUSTER_WRITE_WAIT};
 use crate::store::vectors::{TenantVectors, VectorIndex};
@@ -477,7 +478,7 @@ impl Replicator for ClusterReplicator {
 }
 
 /// The last entry the local database applied.
-fn position(conn: &Connection) -> rusqlite::Result<i64> {
+pub(super) fn position(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA user_version", [], |r| r.get(0))
 }
 
@@ -494,7 +495,6 @@ fn apply(conn: &Connection, r: &Recorded) -> rusqlite::Result<()> {
 /// every value typed and exact (a REAL as the hex of its bits, a BLOB as
 /// hex), so a follower binds what the writer bound.
 pub fn encode(statements: &[Recorded]) -> String {
-    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     Json::Array(
         statements
             .iter()
@@ -507,7 +507,7 @@ pub fn encode(statements: &[Recorded]) -> String {
                         Value::Integer(i) => json!(["i", i]),
                         Value::Real(f) => json!(["r", format!("{:016x}", f.to_bits())]),
                         Value::Text(t) => json!(["t", t]),
-                        Value::Blob(b) => json!(["b", hex(b)]),
+                        Value::Blob(b) => json!(["b", crate::ids::hex(b)]),
                     })
                     .collect();
                 json!([r.sql, params])
@@ -521,12 +521,6 @@ pub fn encode(statements: &[Recorded]) -> String {
 pub fn decode(text: &str) -> Result<Vec<Recorded>, String> {
     let bad = || "a log entry that is not what encode writes".to_string();
     let json: Json = serde_json::from_str(text).map_err(|_| bad())?;
-    let unhex = |h: &str| -> Option<Vec<u8>> {
-        (0..h.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
-            .collect()
-    };
     json.as_array()
         .ok_or_else(bad)?
         .iter()

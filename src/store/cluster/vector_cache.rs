@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use super::client::{ClusterClient, ReadLevel};
 use super::copy::{CopyError, Result};
+use super::tables::unhex;
 use super::wire::{Param, Statement};
 use crate::config::Durability;
 use crate::limits::{COPY_BATCH_BYTES, COPY_BATCH_ROWS, COPY_WRITE_DEADLINE};
@@ -166,11 +167,4 @@ pub fn rebuild(
         rebuilt.push((t.id, sealed));
     }
     Ok(rebuilt)
-}
-
-fn unhex(h: &str) -> Option<Vec<u8>> {
-    (0..h.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
-        .collect()
 }

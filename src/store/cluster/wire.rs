@@ -48,13 +48,7 @@ impl<T: Into<Param>> From<Option<T>> for Param {
 
 /// Bytes as the hex text `unhex(?)` reads.
 pub fn hex(bytes: &[u8]) -> Param {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[(b >> 4) as usize] as char);
-        s.push(DIGITS[(b & 15) as usize] as char);
-    }
-    Param::Text(s)
+    Param::Text(crate::ids::hex(bytes))
 }
 
 /// One SQL statement and its parameters.
