@@ -320,10 +320,7 @@ fn open_replica(
     use crate::store::cluster::{node, replica::ClusterReplicator, ClusterClient};
     let owner = own_dir(config, "alayasiki-api", OwnerError::to_string)?;
     let embedder = crate::embed::embedder::from_env().map_err(|e| fail(&e, EXIT_FAILURE))?;
-    let spec = crate::store::VectorSpec {
-        embedder_id: embedder.id().to_string(),
-        dim: embedder.dim(),
-    };
+    let spec = crate::service::vector_spec(embedder.as_ref());
     let cluster = address.redacted();
     let client = || {
         ClusterClient::new(address.clone(), crate::limits::CLUSTER_REQUEST_TIMEOUT)

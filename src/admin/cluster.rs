@@ -160,10 +160,7 @@ pub fn run(options: Options) -> ExitCode {
                     Ok(e) => e,
                     Err(e) => return fail(e),
                 };
-                let spec = crate::store::VectorSpec {
-                    embedder_id: embedder.id().to_string(),
-                    dim: embedder.dim(),
-                };
+                let spec = crate::service::vector_spec(embedder.as_ref());
                 node::found_memory(&dir, &client, &spec, config.durability).map(|(_, c)| c)
             } else {
                 copy::pull_dir(&client, &dir)

@@ -10,10 +10,10 @@ pub mod working_memory;
 
 pub use crate::store::{DocumentFilter, DocumentSelector, Forgotten};
 pub use memory::{
-    metadata_source, BrowserStatus, ChunkEntity, ChunkPage, ChunkView, CommunityRef, Content,
-    EntityCard, EntityRef, EntityView, EvidenceView, ForgetReport, GraphEdgeView, GraphNode,
-    GraphView, IngestReceipt, IngestRequest, Memory, MemoryService, Original, RelationView,
-    Restore, Status, FORGET_BATCH, FORGET_REPORT_ITEMS,
+    metadata_source, vector_spec, BrowserStatus, ChunkEntity, ChunkPage, ChunkView, CommunityRef,
+    Content, EntityCard, EntityRef, EntityView, EvidenceView, ForgetReport, GraphEdgeView,
+    GraphNode, GraphView, IngestReceipt, IngestRequest, Memory, MemoryService, Original,
+    RelationView, Restore, Status, FORGET_BATCH, FORGET_REPORT_ITEMS,
 };
 pub use principal::{Permission, Principal, Role};
 pub use working_memory::{MemoryWrite, PromoteReceipt, SessionListing, WriteReceipt};

@@ -94,6 +94,15 @@ pub struct MemoryService {
     memberships: graph_view::Memberships,
 }
 
+/// The vectors `embedder` makes, as the store records them (a store built
+/// by another embedder is refused).
+pub fn vector_spec(embedder: &dyn Embedder) -> VectorSpec {
+    VectorSpec {
+        embedder_id: embedder.id().to_string(),
+        dim: embedder.dim(),
+    }
+}
+
 impl MemoryService {
     /// Opens the store in `data_dir` (which the caller owns) and starts the
     /// ingestion worker, which replays any pending jobs.
@@ -139,10 +148,7 @@ impl MemoryService {
                     .into(),
             ));
         }
-        let spec = VectorSpec {
-            embedder_id: embedder.id().to_string(),
-            dim: embedder.dim(),
-        };
+        let spec = vector_spec(embedder.as_ref());
         // Before the worker starts: replayed jobs are chunked at this size.
         crate::ingest::chunk::set_target_bytes(
             crate::config::chunk_target_from_env().map_err(Error::Unavailable)?,
