@@ -423,65 +423,6 @@ pub(super) fn is_json(request: &Request) -> bool {
     })
 }
 
-/// The header a read sends to see a cluster position: the value of
-/// [`POSITION_HEADER`] an earlier answer (from any node) carried.
-pub const AFTER_HEADER: &str = "X-Alayasiki-After";
-
-/// The header every JSON API answer of a node on a cluster carries: the
-/// last entry of the cluster's log its replica had applied when it
-/// answered, its own write included.
-pub const POSITION_HEADER: &str = "X-Alayasiki-Position";
-
-/// How often a read waiting for a cluster position looks again.
-const POSITION_POLL: Duration = Duration::from_millis(5);
-
-impl Context {
-    /// Read-your-writes across nodes: waits, up to
-    /// [`CLUSTER_POSITION_WAIT`](crate::limits::CLUSTER_POSITION_WAIT),
-    /// until this node's replica has applied the position the request's
-    /// [`AFTER_HEADER`] names; the answer refusing it otherwise (400 for a
-    /// malformed value, 503 with `Retry-After` when it is not reached).
-    pub(super) fn await_position(&self, request: &Request) -> Result<(), Response> {
-        let Some(text) = header(request, AFTER_HEADER) else {
-            return Ok(());
-        };
-        let Ok(wanted) = text.trim().parse::<i64>() else {
-            return Err(error(
-                400,
-                "invalid_input",
-                "X-Alayasiki-After must be a position (a whole number) from X-Alayasiki-Position",
-            ));
-        };
-        let deadline = Instant::now() + crate::limits::CLUSTER_POSITION_WAIT;
-        loop {
-            match self.service.log_position() {
-                Ok(at) if at >= wanted => return Ok(()),
-                Ok(_) if Instant::now() < deadline => std::thread::sleep(POSITION_POLL),
-                Ok(at) => {
-                    log::warn!("position {wanted} not reached in time (at {at})");
-                    return Err(error(
-                        503,
-                        "behind",
-                        "this node has not yet applied the writes this request must see; \
-                         retry shortly, or send it to the node that took them",
-                    )
-                    .with_header(retry_after(RETRY_AFTER_SECS)));
-                }
-                Err(e) => return Err(http_api::service_error(e, "log position")),
-            }
-        }
-    }
-
-    /// [`POSITION_HEADER`] for an answer, on a node of a cluster.
-    pub(super) fn position_header(&self) -> Option<Header> {
-        if !self.service.on_cluster() {
-            return None;
-        }
-        let at = self.service.log_position().ok()?;
-        Some(make_header(POSITION_HEADER, &at.to_string()))
-    }
-}
-
 pub(super) fn route(ctx: &Arc<Context>, request: Request) {
     if ctx.closing.load(Ordering::SeqCst) {
         let r = error(503, "shutting_down", "the server is shutting down")

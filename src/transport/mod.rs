@@ -11,7 +11,8 @@
 //!   API; the last two serve the memory browser; [`query_string`] parses
 //!   their parameters) behind it, and the checks every
 //!   request passes: [`origin`], [`auth`] (with [`jwks`]), [`admission`]
-//!   and [`body`]. Beneath them the server owns its HTTP/1.1:
+//!   and [`body`]; [`read_levels`] lets a request wait for a cluster
+//!   position. Beneath them the server owns its HTTP/1.1:
 //!   [`listener`] binds the socket, [`acceptor`] bounds connections in
 //!   count and time, [`wire`] parses request heads strictly and writes
 //!   responses, [`request`] reads bodies within their framing and
@@ -40,6 +41,7 @@ pub mod loopback_ui;
 pub mod mcp_http;
 pub mod origin;
 pub mod query_string;
+pub mod read_levels;
 pub mod request;
 pub mod signals;
 pub mod sse;
