@@ -261,7 +261,7 @@ const KNOWN_ROWID_READS: &[(&str, usize)] = &[
     ("store/graph/record.rs", 2),
     ("store/journal.rs", 1),
     ("store/write_log.rs", 1),
-    ("store/writer.rs", 1),
+    ("store/writer/mod.rs", 1),
 ];
 
 fn root() -> PathBuf {
