@@ -266,8 +266,12 @@ pub const COMMUNITY_MAX_MEMBER_IDS: usize = 500;
 pub const MAX_CLUSTER_NODES: usize = 16;
 
 /// Most statements in one request to the cluster (one transaction, one
-/// Raft entry). A batch that needs more is split by its writer.
-pub const MAX_CLUSTER_STATEMENTS: usize = 10_000;
+/// Raft entry). A node's writer splits its batches well below this
+/// (`store::writer::WHOLE_BATCH_STATEMENTS`); it bounds what a single
+/// write may need, and fits the indexing of the largest document
+/// (`MAX_CONTENT_BYTES` of text makes about 115,000). A write that needs
+/// more is refused on a cluster, with nothing stored.
+pub const MAX_CLUSTER_STATEMENTS: usize = 250_000;
 
 /// Most bytes of one cluster response read (a larger one is refused, never
 /// buffered whole).

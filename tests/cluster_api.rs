@@ -540,6 +540,64 @@ fn the_same_script_answers_the_same_locally_and_on_the_cluster() {
     }
 }
 
+/// A document whose indexing is one write of about 15,000 statements:
+/// more than the writer puts into one entry beside others, and more than
+/// a cluster transaction was once allowed. Admitted on A, indexed by A
+/// alone (B leaves A's fresh job to A), found on B.
+#[test]
+fn a_large_document_is_indexed_once_and_found_on_every_node() {
+    let Some(bin) = rqlited() else { return };
+    let cluster = Cluster::start(&bin, 3);
+    let (dir_a, dir_b) = (TempDir::new("large-a"), TempDir::new("large-b"));
+    let token = admin("agent", "team");
+    let a = node(dir_a.path(), &cluster);
+    let b = node(dir_b.path(), &cluster);
+    let words = [
+        "amber", "basalt", "cinder", "delta", "ember", "fjord", "granite", "heath",
+    ];
+    let mut long = String::new();
+    for i in 0..9_000usize {
+        let w = |k: usize| words[(i * 7 + k * 3 + i / 8) % words.len()];
+        long.push_str(&format!(
+            "Line {i} of the field log: {} {} {} by the {} cairn. ",
+            w(0),
+            w(1),
+            w(2),
+            w(3)
+        ));
+    }
+    long.push_str("The lighthouse keeper Ines Varga logged a green flash at dusk.");
+    assert!(long.len() > 500_000, "{}", long.len());
+    let body = json!({"content": long, "source": "logs/field.txt", "wait": true});
+    let on_a = call(&a, "/v1/tools/alayasiki_ingest", &token, &body, None);
+    assert_eq!(on_a.status, 200, "{}", String::from_utf8_lossy(&on_a.body));
+    assert_eq!(on_a.json()["state"], "ready", "{}", on_a.json());
+    let chunks = on_a.json()["chunks"].as_u64().unwrap();
+    assert!(chunks > 400, "{chunks} chunks");
+    let q = json!({"query": "who logged a green flash at dusk", "mode": "evidence"});
+    let found = call(
+        &b,
+        "/v1/tools/alayasiki_query",
+        &token,
+        &q,
+        Some(position(&on_a)),
+    );
+    assert_eq!(found.status, 200);
+    let top = &found.json()["evidence"][0];
+    assert_eq!(top["source"], "logs/field.txt", "{}", found.json());
+    assert!(top["text"].as_str().unwrap().contains("Ines Varga"));
+    // Indexed, not failed: B left A's fresh job to A, so the two never
+    // raced each other's commits for it (which could spend its attempts).
+    let status = call(&b, "/v1/tools/alayasiki_status", &token, &json!({}), None).json();
+    assert_eq!(status["jobs"]["pending"], 0, "{status}");
+    assert_eq!(status["jobs"]["failed"], 0, "{status}");
+    let rows: i64 = rusqlite::Connection::open(dir_b.path().join(alayasiki_mcp::store::DB_FILE))
+        .unwrap()
+        .query_row("SELECT count(*) FROM chunks", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows as u64, chunks, "B holds every chunk once");
+}
+
 #[test]
 fn a_memory_pushed_into_a_cluster_is_served_by_nodes_that_join_it() {
     let Some(bin) = rqlited() else { return };

@@ -81,6 +81,11 @@ impl Handoff {
     }
 
     /// Takes back (or takes, for the worker) the work for `doc_id`.
+    /// Whether work for `doc_id` is held (offered and not yet taken).
+    pub fn holds(&self, doc_id: &str) -> bool {
+        self.lock().work.contains_key(doc_id)
+    }
+
     pub fn take(&self, doc_id: &str) -> Option<Prepared> {
         let mut inner = self.lock();
         let p = inner.work.remove(doc_id)?.prepared;

@@ -274,6 +274,10 @@ struct WorkerState {
     forgets_seen: u64,
     /// Whether the embedder was used once already (see [`warm_up`]).
     warm: bool,
+    /// Jobs whose work this node's request threads handed over: its own,
+    /// still its own should a commit fail and the job come round again
+    /// (see [`ours_or_abandoned`]). At most [`MAX_REMEMBERED_NEIGHBOURS`].
+    own: HashSet<i64>,
 }
 
 fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
@@ -283,6 +287,7 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         recent: HashMap::new(),
         forgets_seen: 0,
         warm: false,
+        own: HashSet::new(),
     };
     let mut gather = Gather::default();
     while !stop.load(Ordering::SeqCst) {
@@ -291,10 +296,11 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
             let _ = wake.recv_timeout(Duration::from_millis(5));
             continue;
         }
-        let jobs = match shared
-            .store
-            .pending_jobs(JobQueue::Indexing, JOB_BATCH + busy)
-        {
+        // Other nodes' fresh jobs are passed over (see `ours_or_abandoned`):
+        // look further so that they cannot crowd this node's own out.
+        let others = shared.store.has_other_writers();
+        let look = if others { 4 * JOB_BATCH } else { JOB_BATCH };
+        let jobs = match shared.store.pending_jobs(JobQueue::Indexing, look + busy) {
             Ok(jobs) => jobs,
             Err(e) => {
                 log::error!("cannot read the journal: {e}");
@@ -305,8 +311,10 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
         };
         let jobs: Vec<PendingJob> = {
             let in_flight = lock_set(&state.in_flight);
+            let now = now_ms();
             jobs.into_iter()
                 .filter(|j| !in_flight.contains(&j.job_id) && state.backoff.ready(j.job_id))
+                .filter(|j| !others || ours_or_abandoned(shared, &state.own, j, now))
                 .take(JOB_BATCH)
                 .collect()
         };
@@ -336,6 +344,31 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
             let _ = wake.recv_timeout(IDLE_POLL);
         }
     }
+}
+
+/// How long a job another node journalled is left to that node before
+/// this one takes it up (measured from the job's last change). Nodes of a
+/// cluster share one journal: without it each busy node would index every
+/// document, the second commit of each would change nothing, and the
+/// turns they take would be spent on work already done. A node that dies
+/// with jobs it acknowledged has them indexed by the others this long
+/// after.
+pub const JOB_ADOPT_GRACE: Duration = Duration::from_secs(30);
+
+/// On a memory other nodes write too: whether `job` is this node's to do
+/// now. Its own documents are those whose prepared work its request
+/// threads handed over (held, or taken before: `own`); any other job once
+/// no node changed it for [`JOB_ADOPT_GRACE`]. (Work dropped from a full
+/// hand-off waits the grace as well.)
+fn ours_or_abandoned(
+    shared: &WorkerShared,
+    own: &HashSet<i64>,
+    job: &PendingJob,
+    now: i64,
+) -> bool {
+    own.contains(&job.job_id)
+        || shared.handoff.holds(&job.doc_id)
+        || now.saturating_sub(job.updated_at) >= JOB_ADOPT_GRACE.as_millis() as i64
 }
 
 fn lock_set(set: &Mutex<HashSet<i64>>) -> MutexGuard<'_, HashSet<i64>> {
@@ -396,6 +429,43 @@ impl Done {
             Done::Indexed(j, _) | Done::Failed(j, _, _) | Done::Embedded(j, _, _) => j,
         }
     }
+
+    /// The chunks its commit writes (at least 1: every outcome writes).
+    fn chunks(&self) -> usize {
+        match self {
+            Done::Indexed(_, p) => p.chunks.len(),
+            Done::Embedded(_, _, vectors) => vectors.len(),
+            Done::Failed(..) => 0,
+        }
+        .max(1)
+    }
+}
+
+/// Most chunks one commit of indexed documents writes; a document with
+/// more is committed alone. On a cluster a commit is one transaction of
+/// the cluster's (about 28 statements a chunk): this keeps its requests to
+/// seconds. Locally it changes nothing for documents of a few chunks.
+pub const MAX_COMMIT_CHUNKS: usize = 2_000;
+
+/// `done` in commit order, cut into groups of at most
+/// [`MAX_COMMIT_CHUNKS`] chunks (a larger document alone in its group).
+fn commit_groups(done: Vec<Done>) -> Vec<Vec<Done>> {
+    let mut groups: Vec<Vec<Done>> = Vec::new();
+    let mut size = 0;
+    for d in done {
+        let chunks = d.chunks();
+        match groups.last_mut() {
+            Some(group) if size + chunks <= MAX_COMMIT_CHUNKS => {
+                size += chunks;
+                group.push(d);
+            }
+            _ => {
+                size = chunks;
+                groups.push(vec![d]);
+            }
+        }
+    }
+    groups
 }
 
 fn run_batch(
@@ -414,6 +484,14 @@ fn run_batch(
         state.forgets_seen = forgets;
     }
     let work = take_work(shared, jobs);
+    if state.own.len() > MAX_REMEMBERED_NEIGHBOURS {
+        state.own.clear();
+    }
+    state.own.extend(
+        work.iter()
+            .filter(|(_, handed)| handed.is_some())
+            .map(|(j, _)| j.job_id),
+    );
     if !state.warm && work.iter().any(|(_, handed)| handed.is_none()) {
         warm_up(shared);
         state.warm = true;
@@ -466,7 +544,12 @@ fn run_batch(
     // Results are committed asynchronously: the worker moves on to the next
     // batch while the writer commits this one, and waiters hear the outcome
     // from the writer thread once it is decided.
-    for (tenant, done) in by_tenant {
+    let commits = by_tenant.into_iter().flat_map(|(tenant, done)| {
+        commit_groups(done)
+            .into_iter()
+            .map(move |group| (tenant.clone(), group))
+    });
+    for (tenant, done) in commits {
         let ids: Vec<i64> = done.iter().map(|d| d.job().job_id).collect();
         let doc_ids: Vec<String> = done.iter().map(|d| d.job().doc_id.clone()).collect();
         lock_set(&state.in_flight).extend(&ids);
@@ -559,6 +642,15 @@ fn run_batch(
                                 .waiters
                                 .notify(id, &JobOutcome::Deferred(why.clone()));
                         }
+                    }
+                    // The memory's cluster refused the commit (no quorum,
+                    // or another node wrote first): like a full disk, not
+                    // the documents' doing, so it costs them no attempt.
+                    Err(e @ Error::Unavailable(_)) => {
+                        log::warn!("committing indexed documents failed: {e}");
+                        let retried = ids.iter().map(|id| (job_tenant.clone(), *id)).collect();
+                        end_attempts(&notify, retried, alone);
+                        notify.wake_worker();
                     }
                     // The jobs stay pending and are retried.
                     Err(e) => {
@@ -703,4 +795,54 @@ fn prepare_from_store(
             ))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knowledge::confidence::Provenance;
+
+    fn job(id: i64) -> PendingJob {
+        PendingJob {
+            job_id: id,
+            kind: JobKind::Embed,
+            tenant: Tenant::new("t").unwrap(),
+            document_key: id,
+            doc_id: format!("doc_{id}"),
+            source: None,
+            provenance: Provenance::Agent,
+            begun: false,
+            attempts: 0,
+            updated_at: 0,
+        }
+    }
+
+    fn embedded(id: i64, chunks: usize) -> Done {
+        Done::Embedded(job(id), vec![0; chunks], vec![vec![0.0]; chunks])
+    }
+
+    fn ids(groups: &[Vec<Done>]) -> Vec<Vec<i64>> {
+        groups
+            .iter()
+            .map(|g| g.iter().map(|d| d.job().job_id).collect())
+            .collect()
+    }
+
+    #[test]
+    fn commits_hold_at_most_max_commit_chunks_and_keep_their_order() {
+        let half = MAX_COMMIT_CHUNKS / 2;
+        let done = vec![
+            embedded(1, half),
+            embedded(2, half),
+            // One more chunk than fits beside the first two.
+            embedded(3, 1),
+            Done::Failed(job(4), FailureKind::Content, "bad".into()),
+            // Larger than a whole commit: alone.
+            embedded(5, MAX_COMMIT_CHUNKS + 1),
+            embedded(6, 1),
+        ];
+        let groups = commit_groups(done);
+        assert_eq!(ids(&groups), vec![vec![1, 2], vec![3, 4], vec![5], vec![6]]);
+        assert!(commit_groups(Vec::new()).is_empty());
+    }
 }

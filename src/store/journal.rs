@@ -137,6 +137,9 @@ pub struct PendingJob {
     pub begun: bool,
     /// Times the job was begun alone and not finished (see the module docs).
     pub attempts: i64,
+    /// When the job last changed (admitted, begun), in ms by the clock of
+    /// the node that changed it.
+    pub updated_at: i64,
 }
 
 /// What [`TenantWriter::begin_attempts`] decided for one job.
@@ -291,7 +294,7 @@ pub(super) fn pending(conn: &Connection, queue: JobQueue, limit: usize) -> Resul
     let mut stmt = conn.prepare_cached(&match queue {
         JobQueue::Indexing => format!(
             "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source, d.provenance,
-                    j.begun OR j.attempts > 0, j.attempts
+                    j.begun OR j.attempts > 0, j.attempts, j.updated_at
                FROM jobs j JOIN tenants t ON t.id = j.tenant_id
                            JOIN documents d ON d.id = j.document_id
               WHERE j.state = 'pending' AND j.kind != 'llm_extract'
@@ -299,7 +302,7 @@ pub(super) fn pending(conn: &Connection, queue: JobQueue, limit: usize) -> Resul
         ),
         JobQueue::LlmExtraction => format!(
             "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source, d.provenance,
-                    j.begun OR j.attempts > 0, j.attempts
+                    j.begun OR j.attempts > 0, j.attempts, j.updated_at
                FROM jobs j JOIN tenants t ON t.id = j.tenant_id
                            JOIN documents d ON d.id = j.document_id
               WHERE j.state = 'pending' AND j.kind = 'llm_extract'
@@ -317,12 +320,23 @@ pub(super) fn pending(conn: &Connection, queue: JobQueue, limit: usize) -> Resul
             r.get::<_, Option<String>>(6)?,
             r.get::<_, bool>(7)?,
             r.get::<_, i64>(8)?,
+            r.get::<_, i64>(9)?,
         ))
     })?;
     let mut jobs = Vec::new();
     for row in rows.take(limit) {
-        let (job_id, tenant, document_key, doc_id, kind, source, provenance, begun, attempts) =
-            row?;
+        let (
+            job_id,
+            tenant,
+            document_key,
+            doc_id,
+            kind,
+            source,
+            provenance,
+            begun,
+            attempts,
+            updated_at,
+        ) = row?;
         let kind = JobKind::parse(&kind);
         let tenant = Tenant::new(&tenant).map_err(Error::internal)?;
         jobs.push(PendingJob {
@@ -335,6 +349,7 @@ pub(super) fn pending(conn: &Connection, queue: JobQueue, limit: usize) -> Resul
             provenance: Provenance::parse(provenance.as_deref()),
             begun,
             attempts,
+            updated_at,
         });
     }
     Ok(jobs)

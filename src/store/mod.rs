@@ -376,6 +376,16 @@ impl Store {
         journal::pending_count(&conn)
     }
 
+    /// Whether other stores write this memory too (its tap says so: the
+    /// other nodes of a cluster).
+    pub fn has_other_writers(&self) -> bool {
+        self.tap
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|t| t.has_other_writers())
+    }
+
     /// The last entry of a replicated log this database applied (its
     /// `user_version`; 0 for a store that is no replica).
     pub fn log_position(&self) -> Result<i64> {

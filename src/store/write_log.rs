@@ -42,6 +42,22 @@ pub const VECTOR_PUT: &str =
 /// chunk forgotten).
 pub const VECTOR_CLEAR: &str = "DELETE FROM cluster_vectors WHERE tenant_id = ?1 AND slot = ?2";
 
+/// Recorded around each operation the writer runs under a savepoint, and
+/// run by a follower but never sent to the cluster (rqlite owns its
+/// transactions): full-text indexes flush their pending terms at every
+/// savepoint, so a follower that opens the same savepoints writes the same
+/// full-text pages as the writer did.
+pub const SAVEPOINT_MARK: &str = "SAVEPOINT op";
+
+/// Recorded where the writer released (or rolled back and released) the
+/// savepoint [`SAVEPOINT_MARK`] opened.
+pub const RELEASE_MARK: &str = "RELEASE op";
+
+/// Whether `sql` is recorded for followers alone, never run by the cluster.
+pub fn is_savepoint_mark(sql: &str) -> bool {
+    sql == SAVEPOINT_MARK || sql == RELEASE_MARK
+}
+
 /// A vector as [`VECTOR_PUT`] records it.
 pub fn vector_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -66,6 +82,10 @@ pub enum Refusal {
     /// hold it, and the store then applies it as it follows. A retry under
     /// the same idempotency key finds it if so.
     Uncertain(String),
+    /// More statements than one cluster transaction may hold
+    /// ([`MAX_CLUSTER_STATEMENTS`](crate::limits::MAX_CLUSTER_STATEMENTS)):
+    /// applied nowhere, and the same write again would be refused again.
+    TooLarge(usize),
 }
 
 impl Refusal {
@@ -83,6 +103,11 @@ impl Refusal {
                  stored: retry with the same idempotency key"
                     .into(),
             ),
+            Refusal::TooLarge(n) => Error::LimitExceeded(format!(
+                "the write needs {n} statements, more than one transaction of the memory's \
+                 cluster may hold ({} statements, MAX_CLUSTER_STATEMENTS); nothing was stored",
+                crate::limits::MAX_CLUSTER_STATEMENTS
+            )),
         }
     }
 }
@@ -92,6 +117,7 @@ impl std::fmt::Display for Refusal {
         match self {
             Refusal::NotApplied(m) => write!(f, "not applied: {m}"),
             Refusal::Uncertain(m) => write!(f, "uncertain: {m}"),
+            Refusal::TooLarge(n) => write!(f, "too large: {n} statements"),
         }
     }
 }
@@ -113,9 +139,10 @@ pub trait Replicator: Send + Sync {
     /// (its writes fail with [`Refusal::to_error`]).
     fn commit(&self, conn: &Connection, statements: &[Recorded]) -> Result<(), Refusal>;
 
-    /// Runs on the writer thread before each batch and when it is idle,
-    /// outside any transaction: applies what others wrote (vector rows to
-    /// `vectors`), and says whether it wrote anything.
+    /// Runs on the writer thread, outside any transaction, once no write
+    /// came for [`Replicator::idle_interval`] (and, by default, before
+    /// each batch): applies what others wrote (vector rows to `vectors`),
+    /// and says whether it wrote anything.
     fn catch_up(&self, _conn: &Connection, _vectors: &VectorIndex) -> bool {
         false
     }
@@ -127,9 +154,19 @@ pub trait Replicator: Send + Sync {
         self.catch_up(conn, vectors)
     }
 
-    /// Runs on the writer thread after each batch; `idle` when no write
-    /// is waiting (a turn held may be given back).
-    fn after_batch(&self, _idle: bool) {}
+    /// Whether each batch of writes should be one transaction, its large
+    /// writes ([`Batching::Own`](super::writer::Batching::Own)) included:
+    /// for a tap whose every commit is a round trip (a cluster's), one
+    /// commit per batch instead of one per large write.
+    fn whole_batches(&self) -> bool {
+        false
+    }
+
+    /// Whether other stores write the same memory (the other nodes of a
+    /// cluster): jobs journalled here may then be another node's work.
+    fn has_other_writers(&self) -> bool {
+        false
+    }
 
     /// How long the writer may wait idle before calling
     /// [`Replicator::catch_up`] again (`None`: only before batches).
@@ -197,7 +234,8 @@ impl Tapping {
     /// there are any; `Err` means the transaction must roll back.
     pub(super) fn before_commit(&self, conn: &Connection) -> Result<(), Refusal> {
         let statements = self.recording.take();
-        if statements.is_empty() {
+        // Savepoints around writes that changed nothing replicate nothing.
+        if statements.iter().all(|r| is_savepoint_mark(&r.sql)) {
             return Ok(());
         }
         match &*self.slot.read().unwrap_or_else(|p| p.into_inner()) {
@@ -222,10 +260,28 @@ impl Tapping {
         }
     }
 
-    /// [`Replicator::after_batch`], when a tap is set.
-    pub(super) fn after_batch(&self, idle: bool) {
-        if let Some(tap) = &*self.slot.read().unwrap_or_else(|p| p.into_inner()) {
-            tap.after_batch(idle);
+    /// [`Replicator::whole_batches`], when a tap is set.
+    pub(super) fn whole_batches(&self) -> bool {
+        self.slot
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|t| t.whole_batches())
+    }
+
+    /// Records a savepoint mark ([`SAVEPOINT_MARK`], [`RELEASE_MARK`])
+    /// while a tap is set.
+    pub(super) fn record_mark(&self, mark: &'static str) {
+        if self
+            .slot
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+        {
+            self.recording.statements.borrow_mut().push(Recorded {
+                sql: mark.to_string(),
+                params: Vec::new(),
+            });
         }
     }
 

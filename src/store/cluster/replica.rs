@@ -14,6 +14,14 @@
 //! is settled by reading back who holds the number: a retry can never
 //! apply twice.
 //!
+//! The writer commits each batch of writes as one transaction
+//! ([`Replicator::whole_batches`]), so a batch is one entry and one round
+//! trip, however many large writes it holds. The entry keeps the
+//! savepoints the writer opened around each write
+//! (`write_log::SAVEPOINT_MARK`); a follower opens them too, so its
+//! full-text index flushes where the writer's did, while the cluster gets
+//! the statements alone.
+//!
 //! Between transactions (before each batch, and every
 //! [`FOLLOW_INTERVAL`] when idle) the node applies the entries it has not
 //! seen, in order, in local transactions of their own: the same
@@ -44,10 +52,11 @@ use std::time::{Duration, Instant};
 use super::client::{ClusterClient, ClusterError, ReadLevel};
 use super::tables::unhex;
 use super::wire::{Param, Statement};
-use crate::limits::{CLUSTER_RETRY_PAUSE, CLUSTER_WRITE_WAIT};
+use crate::limits::{CLUSTER_RETRY_PAUSE, CLUSTER_WRITE_WAIT, MAX_CLUSTER_STATEMENTS};
 use crate::store::vectors::{TenantVectors, VectorIndex};
 use crate::store::write_log::{
-    vector_from_bytes, Recorded, Refusal, Replicator, VECTOR_CLEAR, VECTOR_PUT, VECTOR_TABLE,
+    is_savepoint_mark, vector_from_bytes, Recorded, Refusal, Replicator, VECTOR_CLEAR, VECTOR_PUT,
+    VECTOR_TABLE,
 };
 use std::sync::Arc;
 
@@ -92,6 +101,12 @@ pub const TURN_LEASE: Duration = Duration::from_millis(1000);
 /// another busy node gets its own.
 pub const TURN_MAX_HOLD: Duration = Duration::from_millis(200);
 
+/// How long a node keeps a turn with nothing to write. Giving it back at
+/// once, whenever the queue ran empty, cost two more round trips per batch
+/// (give back, take again) to a node whose clients wait for each answer
+/// before they send again.
+pub const TURN_IDLE: Duration = Duration::from_millis(10);
+
 /// How often a node waiting for the turn asks again.
 const TURN_POLL: Duration = Duration::from_millis(5);
 
@@ -108,6 +123,9 @@ struct Turn {
 /// Feeds and follows the log for one local store.
 pub struct ClusterReplicator {
     client: ClusterClient,
+    /// The same cluster with requests bounded by [`TURN_LEASE`]: turns are
+    /// for progress only, and must never hold a write up for long.
+    turns: ClusterClient,
     /// This process's prefix for batch names (unique per start).
     node: String,
     batches: AtomicU64,
@@ -119,8 +137,11 @@ impl ClusterReplicator {
     /// `node` and the moment it starts.
     pub fn new(client: ClusterClient, node: &str) -> Result<ClusterReplicator, ClusterError> {
         create_cluster_tables(&client)?;
+        let turns = ClusterClient::new(client.address().clone(), TURN_LEASE)
+            .map_err(ClusterError::Protocol)?;
         Ok(ClusterReplicator {
             client,
+            turns,
             node: format!("{node}-{}", crate::clock::now_ms()),
             batches: AtomicU64::new(0),
             turn: std::sync::Mutex::new(Turn::default()),
@@ -149,7 +170,7 @@ impl ClusterReplicator {
         loop {
             let asked = Instant::now();
             let now_ms = crate::clock::now_ms();
-            let taken = self.client.transaction(&[Statement::new(
+            let taken = self.turns.transaction(&[Statement::new(
                 "UPDATE cluster_turn SET holder = ?, until_ms = ? \
                  WHERE id = 1 AND (holder = ? OR until_ms < ?)",
                 vec![
@@ -187,7 +208,7 @@ impl ClusterReplicator {
             return;
         }
         turn.until = None;
-        let released = self.client.transaction(&[Statement::new(
+        let released = self.turns.transaction(&[Statement::new(
             "UPDATE cluster_turn SET until_ms = 0 WHERE id = 1 AND holder = ?",
             vec![self.node.clone().into()],
         )]);
@@ -197,14 +218,20 @@ impl ClusterReplicator {
     }
 
     /// Commits `statements` as entry `seq` named `batch`: `Ok` once the
-    /// cluster holds it. Waits up to [`CLUSTER_WRITE_WAIT`] for a leader,
-    /// and up to [`SETTLE_DEADLINE`] to learn the fate of a try whose
-    /// answer was lost.
+    /// cluster holds it. Waits up to [`CLUSTER_WRITE_WAIT`] for a leader.
+    /// A try whose answer was lost is settled by asking who holds `seq`:
+    /// for up to [`SETTLE_DEADLINE`], but no longer than
+    /// [`CLUSTER_WRITE_WAIT`] without a leader to ask (a cluster without a
+    /// quorum cannot say, and the writer must not hang on it).
     fn append(&self, seq: i64, batch: &str, statements: &[Statement]) -> Result<(), Refusal> {
+        if statements.len() > MAX_CLUSTER_STATEMENTS {
+            return Err(Refusal::TooLarge(statements.len()));
+        }
         let started = Instant::now();
         let taken = || Refusal::NotApplied(format!("another node wrote entry {seq} first"));
-        // Whether some try may have applied: then only settling ends it.
-        let mut sent = false;
+        // Since when a try may have applied and no leader has said whether
+        // it did: then only settling ends it.
+        let mut unsettled: Option<Instant> = None;
         loop {
             match self.client.transaction(statements) {
                 Ok(_) => return Ok(()),
@@ -218,20 +245,27 @@ impl ClusterReplicator {
                 }
                 Err(e @ (ClusterError::Uncertain(_) | ClusterError::Protocol(_))) => {
                     log::warn!("entry {seq} uncertain, settling: {e}");
-                    sent = true;
+                    unsettled.get_or_insert_with(Instant::now);
                     match self.holder_of(seq) {
                         Ok(Some(b)) if b == batch => return Ok(()),
                         Ok(Some(_)) => return Err(taken()),
-                        // Not there (yet): sending it again cannot apply it twice.
-                        Ok(None) | Err(_) => {}
+                        // Not there: sending it again cannot apply it twice.
+                        Ok(None) => unsettled = Some(Instant::now()),
+                        Err(_) => {}
                     }
                 }
-                Err(e) if e.is_transient() => {
-                    if !sent && started.elapsed() + CLUSTER_RETRY_PAUSE >= CLUSTER_WRITE_WAIT {
+                Err(e) if e.is_transient() => match unsettled {
+                    None if started.elapsed() + CLUSTER_RETRY_PAUSE >= CLUSTER_WRITE_WAIT => {
                         return Err(Refusal::NotApplied(e.to_string()));
                     }
-                }
-                Err(e) if sent => return Err(Refusal::Uncertain(e.to_string())),
+                    Some(since) if since.elapsed() + CLUSTER_RETRY_PAUSE >= CLUSTER_WRITE_WAIT => {
+                        return Err(Refusal::Uncertain(format!(
+                            "entry {seq} unsettled, no leader within {CLUSTER_WRITE_WAIT:?}: {e}"
+                        )));
+                    }
+                    _ => {}
+                },
+                Err(e) if unsettled.is_some() => return Err(Refusal::Uncertain(e.to_string())),
                 Err(e) => return Err(Refusal::NotApplied(e.to_string())),
             }
             if started.elapsed() + CLUSTER_RETRY_PAUSE >= SETTLE_DEADLINE {
@@ -431,7 +465,8 @@ impl Replicator for ClusterReplicator {
                 encode(statements).into(),
             ],
         ));
-        for r in statements {
+        // Savepoints are the followers' alone: rqlite owns its transaction.
+        for r in statements.iter().filter(|r| !is_savepoint_mark(&r.sql)) {
             out.push(Statement::from_recorded(&r.sql, &r.params).map_err(Refusal::NotApplied)?);
         }
         self.append(seq, &batch, &out)?;
@@ -443,6 +478,10 @@ impl Replicator for ClusterReplicator {
     }
 
     fn catch_up(&self, conn: &Connection, vectors: &VectorIndex) -> bool {
+        // Called when no write came for `idle_interval`: a turn held is
+        // given back, so that another node's writes need not wait for it
+        // to lapse.
+        self.give_back(&mut self.turn.lock().unwrap_or_else(|p| p.into_inner()));
         let mut applied_any = false;
         if let Err(e) = self.follow(conn, vectors, &mut applied_any) {
             log::warn!("cannot follow the cluster's log: {e}");
@@ -465,15 +504,22 @@ impl Replicator for ClusterReplicator {
         applied_any
     }
 
-    fn after_batch(&self, idle: bool) {
-        if idle {
-            let mut turn = self.turn.lock().unwrap_or_else(|p| p.into_inner());
-            self.give_back(&mut turn);
-        }
+    fn whole_batches(&self) -> bool {
+        true
+    }
+
+    fn has_other_writers(&self) -> bool {
+        true
     }
 
     fn idle_interval(&self) -> Option<Duration> {
-        Some(FOLLOW_INTERVAL)
+        let holding = self
+            .turn
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .since
+            .is_some();
+        Some(if holding { TURN_IDLE } else { FOLLOW_INTERVAL })
     }
 }
 
@@ -554,6 +600,48 @@ pub fn decode(text: &str) -> Result<Vec<Recorded>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::cluster::address::ClusterAddress;
+
+    /// A replicator for a cluster nobody listens at (a closed port).
+    fn unreachable() -> ClusterReplicator {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = closed.local_addr().unwrap().port();
+        drop(closed);
+        let client = || {
+            let address = ClusterAddress::parse(&format!("rqlite://127.0.0.1:{port}")).unwrap();
+            ClusterClient::new(address, Duration::from_secs(1)).unwrap()
+        };
+        ClusterReplicator {
+            client: client(),
+            turns: client(),
+            node: "test".into(),
+            batches: AtomicU64::new(0),
+            turn: std::sync::Mutex::new(Turn::default()),
+        }
+    }
+
+    #[test]
+    fn an_entry_of_more_than_max_cluster_statements_is_refused_unsent() {
+        let r = unreachable();
+        let many = |n: usize| vec![Statement::plain("SELECT 1"); n];
+        let started = Instant::now();
+        assert_eq!(
+            r.append(1, "b", &many(MAX_CLUSTER_STATEMENTS + 1)),
+            Err(Refusal::TooLarge(MAX_CLUSTER_STATEMENTS + 1))
+        );
+        assert!(started.elapsed() < Duration::from_secs(1));
+        assert_eq!(
+            Refusal::TooLarge(MAX_CLUSTER_STATEMENTS + 1)
+                .to_error()
+                .code(),
+            "limit_exceeded"
+        );
+        // At the limit the request is made: here it finds nobody to take it.
+        match r.client.transaction(&many(MAX_CLUSTER_STATEMENTS)) {
+            Err(ClusterError::Unreachable(_)) => {}
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn entries_keep_every_value_exactly() {

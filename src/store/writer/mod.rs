@@ -9,6 +9,9 @@
 //! but still syncs once. Under load this turns N fsyncs into one, which is
 //! what lets durable ingestion keep up; idle, a lone write commits at once.
 //! A single writer also means SQLite never answers BUSY to our own writes.
+//! Under a tap whose every commit is a round trip (a cluster's), a batch
+//! is one transaction, large writes included, up to
+//! [`WHOLE_BATCH_STATEMENTS`].
 //!
 //! Durability is the writer's own doing. The connection runs at
 //! `synchronous=NORMAL` (SQLite never syncs the log at commit) and, under
@@ -45,7 +48,7 @@ use super::checkpoint::{self, IDLE_CHECKPOINT_MS, IDLE_CHECKPOINT_RETRY_MS};
 use super::name_hints::NameLog;
 use super::tenant::{create_tenant_tables, TenantWriter};
 use super::vectors::VectorIndex;
-use super::write_log::{Refusal, TapSlot, Tapping, WriteConn};
+use super::write_log::{Refusal, TapSlot, Tapping, WriteConn, RELEASE_MARK, SAVEPOINT_MARK};
 use crate::config::Durability;
 use crate::error::{Error, Result, StorageFault};
 use crate::knowledge::resolution::NamePolicy;
@@ -56,6 +59,15 @@ const TAP_CHECK_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Most operations folded into one transaction.
 pub const MAX_WRITE_BATCH: usize = 256;
+
+/// Under a tap that wants whole batches ([`Replicator::whole_batches`]),
+/// the recorded statements after which the batch's transaction is
+/// committed and the next operation starts another: one write may still
+/// make more (up to `MAX_CLUSTER_STATEMENTS`), but a batch of many does not
+/// pile them into one request.
+///
+/// [`Replicator::whole_batches`]: super::write_log::Replicator::whole_batches
+pub const WHOLE_BATCH_STATEMENTS: usize = 10_000;
 
 /// Run after the transaction: `true` if it committed (see
 /// [`TenantWriter::on_commit`]).
@@ -175,7 +187,6 @@ pub(super) fn run(
         // What others wrote comes first: this batch runs on top of it.
         caught_up(&conn, &mut state, true);
         commit_batch(&conn, batch, &mut state);
-        state.tapping.after_batch(requests.is_empty());
         idle_since = std::time::Instant::now();
     }
     // All senders are gone: the store is closing. Fold the WAL back into
@@ -374,13 +385,18 @@ fn commit_batch(conn: &Connection, batch: Vec<Request>, state: &mut WriterState)
     let started = std::time::Instant::now();
     let ops = batch.len();
     let durable = batch.iter().any(|r| r.commit == Commit::Durable);
+    // A cluster pays a round trip per commit: its batches commit whole.
+    let whole = tapping.whole_batches();
     let mut decided: Vec<Decided> = Vec::with_capacity(ops);
     let mut committed = false;
     let mut open: Option<Segment> = None;
     for req in batch {
-        let own = req.batching == Batching::Own;
+        let own = req.batching == Batching::Own && !whole;
         let commit = req.commit;
-        if own {
+        // A whole batch still ends its transaction once it is large, so
+        // that no one commit (a cluster's request) grows without bound.
+        let full = whole && tapping.mark() >= WHOLE_BATCH_STATEMENTS;
+        if own || full {
             if let Some(segment) = open.take() {
                 committed |= finish(conn, segment, tenants, vectors, tapping, &mut decided);
             }
@@ -491,16 +507,17 @@ fn run_op(
     op: Op,
     guarded: bool,
 ) -> (bool, Deliver, Vec<CommitHook>) {
-    let mark = tapping.mark();
     if guarded {
         if let Err(e) = conn
-            .prepare_cached("SAVEPOINT op")
+            .prepare_cached(SAVEPOINT_MARK)
             .and_then(|mut s| s.execute([]))
         {
             let (_, deliver) = fail_op(op, &format!("savepoint: {e}"));
             return (false, deliver, Vec::new());
         }
+        tapping.record_mark(SAVEPOINT_MARK);
     }
+    let mark = tapping.mark();
     // A bug in one operation must not take the writer thread (and with it
     // every later write) down: a panic becomes that operation's error.
     let result = catch_unwind(AssertUnwindSafe(|| op(&mut writer)));
@@ -514,7 +531,7 @@ fn run_op(
     };
     if guarded {
         let end = if ok {
-            conn.prepare_cached("RELEASE op")
+            conn.prepare_cached(RELEASE_MARK)
                 .and_then(|mut s| s.execute([]))
         } else {
             conn.execute_batch("ROLLBACK TO op; RELEASE op").map(|_| 0)
@@ -524,10 +541,17 @@ fn run_op(
         }
     }
     let hooks = std::mem::take(&mut writer.hooks);
+    if !ok {
+        // Nothing of it stays, but its savepoint did open (and flushed
+        // the full-text terms before it): a follower opens one too.
+        tapping.rewind(mark);
+    }
+    if guarded {
+        tapping.record_mark(RELEASE_MARK);
+    }
     if ok {
         (true, deliver, hooks)
     } else {
-        tapping.rewind(mark);
         hooks.into_iter().rev().for_each(|h| h(false));
         (false, deliver, Vec::new())
     }

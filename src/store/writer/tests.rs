@@ -1,5 +1,6 @@
 //! The writer's tests: who syncs the log at each durability level, a failing
-//! write undoing itself alone however it is batched, and the write tap.
+//! write undoing itself alone however it is batched, and the write tap
+//! (whole batches for a tap that asks for them).
 
 use super::*;
 
@@ -204,13 +205,23 @@ fn the_tap_sees_what_commits_and_can_refuse_it() {
     assert!(seen[0]
         .iter()
         .any(|r| r.sql.contains("CREATE VIRTUAL TABLE")));
+    // Inside the savepoint the writer opened for it, marked so that a
+    // follower opens one too.
     let last = seen.last().unwrap();
+    let mark = |sql: &str| Recorded {
+        sql: sql.into(),
+        params: vec![],
+    };
     assert_eq!(
         last,
-        &[Recorded {
-            sql: "INSERT INTO scratch(x) VALUES (?1)".into(),
-            params: vec![Value::Text("a".into())],
-        }]
+        &[
+            mark(SAVEPOINT_MARK),
+            Recorded {
+                sql: "INSERT INTO scratch(x) VALUES (?1)".into(),
+                params: vec![Value::Text("a".into())],
+            },
+            mark(RELEASE_MARK),
+        ]
     );
     assert_eq!(seen.len(), 2, "{seen:?}");
     let stored: Vec<String> = store
@@ -221,6 +232,134 @@ fn the_tap_sees_what_commits_and_can_refuse_it() {
         })
         .unwrap();
     assert_eq!(stored, ["a"]);
+    store.close();
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A tap that asks for whole batches, and keeps what each commit held.
+#[derive(Default, Clone)]
+struct WholeBatches {
+    commits: std::sync::Arc<std::sync::Mutex<Vec<Vec<crate::store::Recorded>>>>,
+}
+
+impl crate::store::write_log::Replicator for WholeBatches {
+    fn commit(
+        &self,
+        _conn: &Connection,
+        statements: &[crate::store::Recorded],
+    ) -> std::result::Result<(), Refusal> {
+        self.commits.lock().unwrap().push(statements.to_vec());
+        Ok(())
+    }
+
+    fn whole_batches(&self) -> bool {
+        true
+    }
+}
+
+/// Under a tap that wants whole batches, writes of their own share the
+/// batch's one transaction, each under a savepoint (so a failing one still
+/// undoes itself alone), until the batch holds WHOLE_BATCH_STATEMENTS.
+#[test]
+fn a_tap_that_wants_whole_batches_gets_one_commit_per_batch() {
+    use crate::store::test_support::temp_store;
+    use crate::store::Tenant;
+    let (dir, store) = temp_store("writer-whole");
+    let t = Tenant::new("t").unwrap();
+    store
+        .write(&t, |w| {
+            w.exec("CREATE TABLE scratch(x TEXT NOT NULL)", [])?;
+            Ok(())
+        })
+        .unwrap();
+    let tap = WholeBatches::default();
+    store.set_write_tap(Some(Box::new(tap.clone())));
+    let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(0);
+    let (held_tx, held_rx) = crossbeam_channel::bounded::<()>(0);
+    let (outcome_tx, outcome_rx) = crossbeam_channel::unbounded();
+    store
+        .write_then(
+            &t,
+            Commit::Durable,
+            Batching::Shared,
+            move |_| {
+                held_tx.send(()).unwrap();
+                release_rx.recv().unwrap();
+                Ok(())
+            },
+            |_: Result<()>| {},
+        )
+        .unwrap();
+    held_rx.recv().unwrap();
+    let queue = |name: &'static str, batching: Batching, rows: usize, fail: bool| {
+        let outcomes = outcome_tx.clone();
+        store
+            .write_then(
+                &t,
+                Commit::Durable,
+                batching,
+                move |w| {
+                    for _ in 0..rows {
+                        w.exec("INSERT INTO scratch(x) VALUES (?1)", [name])?;
+                    }
+                    if fail {
+                        w.exec("INSERT INTO scratch(x) VALUES (NULL)", [])?;
+                    }
+                    Ok(())
+                },
+                move |r: Result<()>| outcomes.send((name, r.is_ok())).unwrap(),
+            )
+            .unwrap();
+    };
+    queue("a", Batching::Shared, 1, false);
+    queue("b", Batching::Own, 2, true);
+    queue("c", Batching::Own, 2, false);
+    // Fills the transaction: the next write starts another.
+    queue("d", Batching::Shared, WHOLE_BATCH_STATEMENTS, false);
+    queue("e", Batching::Own, 1, false);
+    release_tx.send(()).unwrap();
+    let mut outcomes: Vec<(&str, bool)> = (0..5).map(|_| outcome_rx.recv().unwrap()).collect();
+    outcomes.sort();
+    assert_eq!(
+        outcomes,
+        [
+            ("a", true),
+            ("b", false),
+            ("c", true),
+            ("d", true),
+            ("e", true)
+        ]
+    );
+    let commits = tap.commits.lock().unwrap().clone();
+    let inserts = |c: &[crate::store::Recorded], name: &str| {
+        c.iter()
+            .filter(|r| r.params == [rusqlite::types::Value::Text(name.into())])
+            .count()
+    };
+    // The held write, alone in its batch, recorded nothing and made no
+    // commit; a, b (undone), c and d made one, e the next.
+    assert_eq!(commits.len(), 2, "{} commits", commits.len());
+    let first = &commits[0];
+    assert_eq!(inserts(first, "a"), 1);
+    assert_eq!(inserts(first, "b"), 0, "a failed write left statements");
+    assert_eq!(inserts(first, "c"), 2);
+    assert_eq!(inserts(first, "d"), WHOLE_BATCH_STATEMENTS);
+    let marks = |c: &[crate::store::Recorded], sql: &str| c.iter().filter(|r| r.sql == sql).count();
+    // One savepoint each for a, b, c and d: b's opened and was released,
+    // as on the writer.
+    assert_eq!(marks(first, SAVEPOINT_MARK), 4);
+    assert_eq!(marks(first, RELEASE_MARK), 4);
+    assert_eq!(inserts(&commits[1], "e"), 1);
+    let stored: i64 = store
+        .write(&t, |w| {
+            Ok(w.conn
+                .raw()
+                .query_row("SELECT count(*) FROM scratch WHERE x <> 'd'", [], |r| {
+                    r.get(0)
+                })?)
+        })
+        .unwrap();
+    assert_eq!(stored, 4, "a, c twice and e");
     store.close();
     std::fs::remove_dir_all(dir).unwrap();
 }
