@@ -64,6 +64,45 @@ fn call(api: &Api, path: &str, token: &str, body: &Value, after: Option<i64>) ->
     )
 }
 
+/// A `tools/call` of `tool` over Streamable HTTP (the stateless
+/// revision), optionally naming a position to see.
+fn mcp_call(
+    api: &Api,
+    token: &str,
+    id: u64,
+    tool: &str,
+    arguments: Value,
+    after: Option<i64>,
+) -> Reply {
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments, "_meta": meta}});
+    let mut headers: Vec<(String, String)> = [
+        ("Authorization", format!("Bearer {token}")),
+        ("Content-Type", "application/json".into()),
+        ("Accept", "application/json, text/event-stream".into()),
+        ("MCP-Protocol-Version", "2026-07-28".into()),
+        ("Mcp-Method", "tools/call".into()),
+        ("Mcp-Name", tool.into()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    if let Some(p) = after {
+        headers.push(("X-Alayasiki-After".into(), p.to_string()));
+    }
+    request(
+        api.addr,
+        "POST",
+        "/mcp",
+        &headers,
+        Some(body.to_string().as_bytes()),
+    )
+}
+
 fn position(reply: &Reply) -> i64 {
     reply
         .header("X-Alayasiki-Position")
@@ -267,6 +306,56 @@ fn two_api_nodes_share_one_memory_through_a_leader_kill() {
     assert!(r.header("Retry-After").is_some());
     assert!(started.elapsed() < Duration::from_secs(10));
 
+    // The same through MCP: a Streamable HTTP reply carries the position,
+    // the other node's MCP POST waits for it, and an SSE POST naming a
+    // position nobody has reached is refused before it is accepted.
+    let r = mcp_call(
+        &a,
+        &token,
+        1,
+        "alayasiki_ingest",
+        json!({"content": "The ferry bell rings at noon.", "idempotency_key": "mcp-1",
+               "wait": true}),
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let at_mcp = position(&r);
+    assert!(at_mcp > at);
+    let r = mcp_call(
+        &b,
+        &token,
+        2,
+        "alayasiki_query",
+        json!({"query": "When does the ferry bell ring?", "mode": "evidence"}),
+        Some(at_mcp),
+    );
+    assert_eq!(r.status, 200);
+    assert!(position(&r) >= at_mcp);
+    assert!(String::from_utf8_lossy(&r.body).contains("The ferry bell rings at noon."));
+    let sse = http_common::Sse::open(b.addr, &token);
+    let started = Instant::now();
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+    let refused = request(
+        b.addr,
+        "POST",
+        &sse.endpoint,
+        &[
+            ("Authorization".into(), format!("Bearer {token}")),
+            ("Content-Type".into(), "application/json".into()),
+            ("X-Alayasiki-After".into(), (at_mcp + 1_000_000).to_string()),
+        ],
+        Some(list.to_string().as_bytes()),
+    );
+    assert_eq!(
+        refused.status,
+        503,
+        "{}",
+        String::from_utf8_lossy(&refused.body)
+    );
+    assert_eq!(refused.code(), "behind");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    drop(sse);
+
     // Ingests through both nodes; the leader is killed with kill -9 midway,
     // then (once it is back) paused with SIGSTOP for three election
     // timeouts.
@@ -347,6 +436,21 @@ fn two_api_nodes_share_one_memory_through_a_leader_kill() {
     let on_c: HashSet<String> = doc_ids_of(dir_c.path()).into_iter().collect();
     assert!(acked.iter().all(|id| on_c.contains(id)));
     same(&a, &c);
+    let cluster_tables: i64 = rusqlite::Connection::open_with_flags(
+        dir_c.path().join(alayasiki_mcp::store::DB_FILE),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap()
+    .query_row(
+        "SELECT count(*) FROM sqlite_master WHERE name LIKE 'cluster\\_%' ESCAPE '\\'",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap();
+    assert_eq!(
+        cluster_tables, 0,
+        "the snapshot's cluster tables stayed on C"
+    );
     assert!(
         rebuilt(dir_c.path()),
         "C did not build its vector files from the cluster"

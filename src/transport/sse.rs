@@ -317,6 +317,12 @@ fn deliver(
             return;
         }
     };
+    // Read-your-writes across a cluster's nodes: the message runs once
+    // this node has what the client saw elsewhere (or is refused here, on
+    // the POST, as nothing has run). Waits on this connection's thread.
+    if let Err(refused) = ctx.await_position(&request) {
+        return request.respond(refused);
+    }
     // Every message that may produce a reply holds a place in the reply
     // queue before it runs: when the client does not read its stream, the
     // server refuses new work instead of doing it and dropping the answer.

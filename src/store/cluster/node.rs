@@ -216,7 +216,8 @@ fn from_snapshot(dir: &Path, client: &ClusterClient) -> Result<i64> {
         // The cluster's own tables stay in the cluster.
         conn.execute_batch(&format!(
             "DROP TABLE IF EXISTS cluster_log; DROP TABLE IF EXISTS cluster_vectors; \
-             DROP TABLE IF EXISTS cluster_meta; PRAGMA user_version = {at}; \
+             DROP TABLE IF EXISTS cluster_meta; DROP TABLE IF EXISTS cluster_turn; \
+             PRAGMA user_version = {at}; \
              PRAGMA journal_mode = DELETE; VACUUM;"
         ))?;
         drop(conn);

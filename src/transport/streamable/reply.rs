@@ -244,8 +244,12 @@ impl Reply {
             return match reply {
                 None => request.respond(accepted()),
                 Some(reply) => {
-                    let (r, len): (Response, usize) = reply_response(&request, status, &reply);
+                    let (mut r, len): (Response, usize) = reply_response(&request, status, &reply);
                     call.charge(ctx, principal, &reply, len);
+                    // Taken once the call is done, so it covers its write.
+                    if let Some(position) = ctx.position_header() {
+                        r = r.with_header(position);
+                    }
                     request.respond(r)
                 }
             };
