@@ -13,9 +13,12 @@ cluster's leader to the next acknowledged ingest. Peak RSS is each server's
 `VmHWM`.
 
     python3 scripts/bench_cluster_api.py [--sizes 1000,10000] [--one-node] [--api target/release/alayasiki-api]
+    python3 scripts/bench_cluster_api.py --documents 1000000,4000000
 
 `--one-node` stops after the one-node figures (and the leader kill), for
-sizes where two nodes ingesting again would take too long.
+sizes where two nodes ingesting again would take too long. `--documents`
+instead times single large documents of the given sizes in bytes, each
+ingested with `wait: true` through one node of a fresh cluster.
 """
 
 import argparse
@@ -183,15 +186,58 @@ def bench_size(api, rqlited, n, work, one_node=False):
                 p.kill()
 
 
+def large_document(size):
+    """`size` bytes of generated sentences, a few thousand distinct words."""
+    words = [f"{a}{b}{c}" for a in ("har", "fer", "orc", "sta", "lib", "tel", "sur", "tid")
+             for b in ("bo", "ri", "ve", "la", "mu", "no", "ka", "pe")
+             for c in ("ur", "ard", "ion", "ary", "ope", "ey", "in", "ed")]
+    out, i = [], 0
+    while sum(map(len, out)) < size:
+        line = " ".join(words[(i * 31 + k * 17) % len(words)] for k in range(12))
+        out.append(f"Line {i}: {line.capitalize()}. Person{i % 97} noted it. ")
+        i += 1
+    return "".join(out)[:size]
+
+
+def bench_documents(api, rqlited, sizes, work):
+    env = {"ALAYASIKI_API_RATE": "100000", "ALAYASIKI_API_BURST": "100000"}
+    for size in sizes:
+        os.makedirs(os.path.join(work, f"rqlite-doc-{size}"))
+        cluster = Cluster(rqlited, os.path.join(work, f"rqlite-doc-{size}"))
+        proc = None
+        try:
+            proc, base = api_process.start(
+                api, os.path.join(work, f"doc-{size}"), SECRET,
+                lambda m: (_ for _ in ()).throw(SystemExit(m)),
+                dict(env, ALAYASIKI_STORE=cluster.address()))
+            body = {"content": large_document(size), "source": "bench/large", "wait": True}
+            t = time.perf_counter()
+            status, out, _ = call(base, "/v1/tools/alayasiki_ingest", body, timeout=600)
+            took = time.perf_counter() - t
+            if status != 200 or out.get("state") != "ready":
+                raise SystemExit(f"document of {size} bytes: HTTP {status} {out}")
+            print(f"document of {size:,} bytes: {out['chunks']:,} chunks, ready {took:.2f} s "
+                  f"after it was sent, through one cluster node", flush=True)
+        finally:
+            if proc:
+                proc.terminate()
+                proc.wait(timeout=30)
+            cluster.stop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--one-node", action="store_true")
     ap.add_argument("--api", default=os.path.join(ROOT, "target/release/alayasiki-api"))
+    ap.add_argument("--documents", help="sizes in bytes of single documents to time instead")
     args = ap.parse_args()
     rqlited = find_rqlited()
     work = tempfile.mkdtemp(prefix="bench-cluster-api-")
     try:
+        if args.documents:
+            return bench_documents(args.api, rqlited, [int(s) for s in args.documents.split(",")],
+                                   work)
         for size in [int(s) for s in args.sizes.split(",")]:
             bench_size(args.api, rqlited, size, work, args.one_node)
     finally:
