@@ -755,3 +755,64 @@ fn a_memory_pushed_into_a_cluster_is_served_by_nodes_that_join_it() {
     let again = Api::start(dir_l.path(), &[("ALAYASIKI_STORE", "")]);
     assert_eq!(vector_top_k(&again, &token, queries[0]), before[0]);
 }
+
+/// A founder that stopped while it copied its memory in (the memory
+/// claimed in its name, a table half copied, never ready) clears what it
+/// left and founds the memory again at its next start; a node that joins
+/// after has every document. Without the founding file the same directory
+/// would be refused, and no other node could ever join.
+#[test]
+fn a_founder_that_stopped_while_copying_in_founds_again_at_its_next_start() {
+    use alayasiki_mcp::store::cluster::node::FOUNDING_FILE;
+    use alayasiki_mcp::store::cluster::replica::create_cluster_tables;
+    use alayasiki_mcp::store::cluster::wire::Statement;
+    let Some(bin) = rqlited() else { return };
+    let cluster = Cluster::start(&bin, 3);
+    let (dir_a, dir_b) = (TempDir::new("refound-a"), TempDir::new("refound-b"));
+    let token = admin("agent", "team");
+    let mut local = Api::start(dir_a.path(), &[("ALAYASIKI_STORE", "")]);
+    let mut docs = Vec::new();
+    for i in 0..3 {
+        let text = format!(
+            "Orchard row {i} was pruned by the cooperative in week {}.",
+            i + 4
+        );
+        docs.push(ingest(&local, &token, &format!("o{i}"), &text).unwrap().0);
+    }
+    local.terminate();
+    assert!(local.wait(Duration::from_secs(20)).is_some());
+
+    // What the founder had done when it stopped.
+    let client = cluster.client(Duration::from_secs(10));
+    create_cluster_tables(&client).unwrap();
+    client
+        .commit(
+            &[
+                Statement::plain(
+                    "INSERT INTO cluster_meta(key, value) VALUES ('id', 'mem_halfway')",
+                ),
+                Statement::plain("CREATE TABLE tenants(id INTEGER PRIMARY KEY, name TEXT)"),
+                Statement::plain("INSERT INTO tenants VALUES (1, 'team')"),
+                Statement::plain("INSERT INTO cluster_vectors VALUES (1, 0, x'00000000')"),
+            ],
+            Instant::now() + Duration::from_secs(10),
+        )
+        .unwrap();
+    std::fs::write(dir_a.path().join(FOUNDING_FILE), "mem_halfway\n").unwrap();
+
+    let a = node(dir_a.path(), &cluster);
+    assert!(!dir_a.path().join(FOUNDING_FILE).exists());
+    let mut on_a = doc_ids_of(dir_a.path());
+    on_a.sort();
+    docs.sort();
+    assert_eq!(on_a, docs);
+    let b = node(dir_b.path(), &cluster);
+    wait_same_position(&a, &b, &token);
+    let mut on_b = doc_ids_of(dir_b.path());
+    on_b.sort();
+    assert_eq!(on_b, docs, "B joined the memory A founded again");
+    let q = json!({"query": "which orchard row was pruned in week 5", "mode": "evidence"});
+    let r = call(&b, "/v1/tools/alayasiki_query", &token, &q, None);
+    assert_eq!(r.status, 200);
+    assert!(String::from_utf8_lossy(&r.body).contains("Orchard row 1"));
+}

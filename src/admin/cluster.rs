@@ -161,7 +161,13 @@ pub fn run(options: Options) -> ExitCode {
                     Err(e) => return fail(e),
                 };
                 let spec = crate::service::vector_spec(embedder.as_ref());
-                node::found_memory(&dir, &client, &spec, config.durability).map(|(_, c)| c)
+                // The directory stays a memory of its own: once the
+                // memory is ready it founds nothing more (a push that
+                // stopped before is finished by the next).
+                node::found_memory(&dir, &client, &spec, config.durability).map(|(_, c)| {
+                    let _ = std::fs::remove_file(dir.join(node::FOUNDING_FILE));
+                    c
+                })
             } else {
                 copy::pull_dir(&client, &dir)
             };

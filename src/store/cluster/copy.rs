@@ -187,6 +187,38 @@ pub fn push(conn: &Connection, client: &ClusterClient) -> Result<Copied> {
     checked(conn, client, copied.tables)
 }
 
+/// Drops every object of the memory from the cluster (a push that never
+/// finished), leaving the cluster's own tables: triggers, views and
+/// indexes first, then the tables, newest first (a virtual table takes
+/// its shadow tables with it). Its vector rows go too. One transaction:
+/// the cluster is then as empty as [`push`] wants it, or unchanged.
+pub fn clear_cluster(client: &ClusterClient) -> Result<()> {
+    let schema = schema_of_cluster(client)?;
+    let shadow = shadows(&schema);
+    let mut drops = vec![Statement::plain("DELETE FROM cluster_vectors")];
+    for kind in ["trigger", "view", "index"] {
+        for o in schema.iter().rev().filter(|o| o.kind == kind) {
+            drops.push(Statement::plain(format!(
+                "DROP {} IF EXISTS {}",
+                kind.to_uppercase(),
+                quoted(&o.name)
+            )));
+        }
+    }
+    for o in schema
+        .iter()
+        .rev()
+        .filter(|o| o.kind == "table" && !shadow.contains(&o.name))
+    {
+        drops.push(Statement::plain(format!(
+            "DROP TABLE IF EXISTS {}",
+            quoted(&o.name)
+        )));
+    }
+    client.commit(&drops, Instant::now() + COPY_WRITE_DEADLINE)?;
+    Ok(())
+}
+
 /// What a copy of `tables` tables did, once both sides' digests agree.
 fn checked(conn: &Connection, client: &ClusterClient, tables: usize) -> Result<Copied> {
     let local = digests_of_local(conn)?;

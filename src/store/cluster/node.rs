@@ -13,6 +13,9 @@
 //! - a node with an empty directory joins a ready memory from one node's
 //!   consistent snapshot (rqlite's `/db/backup`), which carries the log up
 //!   to the snapshot's position, so it then follows from exactly there;
+//! - a directory that was founding this memory when it stopped (it names
+//!   it in [`FOUNDING_FILE`], and the memory never became ready) clears
+//!   what it had copied in and founds it again;
 //! - anything else (a directory of another memory, or one holding a
 //!   memory that is not this cluster's) is refused: nothing is merged.
 //!
@@ -37,6 +40,13 @@ use crate::store::vectors::VectorSpec;
 /// The file in a data directory that names the cluster memory it replicates.
 pub const MARKER_FILE: &str = "cluster-memory";
 
+/// The file in a data directory that names the memory it is founding on a
+/// cluster: written before the claim, so that a founder that dies while
+/// it copies itself in finds, when it starts again, that the unfinished
+/// memory is its own, clears it and founds it again (no other node joins
+/// a memory before it is ready).
+pub const FOUNDING_FILE: &str = "cluster-founding";
+
 /// How a directory became (or stayed) a replica.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Joined {
@@ -58,10 +68,11 @@ pub fn join(
 ) -> Result<Joined> {
     client.await_leader(Instant::now() + CLUSTER_LEADER_WAIT)?;
     create_cluster_tables(client)?;
-    let marker = std::fs::read_to_string(dir.join(MARKER_FILE)).ok();
+    let marker = read_name(dir, MARKER_FILE);
+    let founding = read_name(dir, FOUNDING_FILE);
     let has_store = dir.join(db::DB_FILE).exists();
     let joined = match (marker, meta(client, "id")?) {
-        (Some(mine), Some(id)) if mine.trim() == id => {
+        (Some(mine), Some(id)) if mine == id => {
             let conn = db::open_reader(dir).map_err(CopyError::Store)?;
             Joined::Resumed(position(&conn)?)
         }
@@ -70,6 +81,15 @@ pub fn join(
                 "the data directory replicates another cluster memory; give this node a \
                  directory of its own",
             ))
+        }
+        // This directory was founding the memory: finish what it began.
+        (None, Some(id)) if founding.as_deref() == Some(id.as_str()) => {
+            if meta(client, "ready")?.is_none() {
+                found_memory(dir, client, spec, durability)?;
+            }
+            mark(dir, &id)?;
+            let _ = std::fs::remove_file(dir.join(FOUNDING_FILE));
+            Joined::Founded
         }
         (None, Some(id)) if !has_store => {
             await_ready(client)?;
@@ -86,6 +106,7 @@ pub fn join(
         (None, None) => match found_memory(dir, client, spec, durability) {
             Ok((id, _)) => {
                 mark(dir, &id)?;
+                let _ = std::fs::remove_file(dir.join(FOUNDING_FILE));
                 Joined::Founded
             }
             // Another node claimed it first: join it as any other node.
@@ -103,8 +124,11 @@ pub fn join(
 /// created first, if there is none): claims the memory's name, copies the
 /// tables and the vector rows in and checks them, and marks the memory
 /// ready; returns its name. Refused if the cluster already has a memory
-/// (or another node is founding one). `dir` stays a memory of its own
-/// until it is marked as the cluster's replica.
+/// (or another node is founding one), unless it is the unfinished memory
+/// `dir` itself began to found ([`FOUNDING_FILE`]): that is cleared from
+/// the cluster and founded again. `dir` stays a memory of its own until
+/// it is marked as the cluster's replica; [`FOUNDING_FILE`] stays until
+/// the caller is done with it.
 pub fn found_memory(
     dir: &Path,
     client: &ClusterClient,
@@ -112,12 +136,36 @@ pub fn found_memory(
     durability: Durability,
 ) -> Result<(String, copy::Copied)> {
     create_cluster_tables(client)?;
-    let Some(id) = claim(client)? else {
-        return Err(refused("the cluster already holds a memory"));
+    let id = match unfinished_founding(dir, client)? {
+        Some(id) => {
+            log::warn!("finishing the founding of cluster memory {id}: copying it in again");
+            copy::clear_cluster(client)?;
+            id
+        }
+        None => {
+            let mine = crate::ids::new_id("mem");
+            // Named in the directory before the cluster hears of it.
+            write_name(dir, FOUNDING_FILE, &mine)?;
+            if !claim(client, &mine)? {
+                let _ = std::fs::remove_file(dir.join(FOUNDING_FILE));
+                return Err(refused("the cluster already holds a memory"));
+            }
+            mine
+        }
     };
     let copied = found(dir, client, spec, durability)?;
     set_meta(client, "ready", "1")?;
     Ok((id, copied))
+}
+
+/// The memory `dir` was founding, if the cluster holds it and it never
+/// became ready.
+fn unfinished_founding(dir: &Path, client: &ClusterClient) -> Result<Option<String>> {
+    let Some(founding) = read_name(dir, FOUNDING_FILE) else {
+        return Ok(None);
+    };
+    let ours = meta(client, "id")?.as_deref() == Some(founding.as_str());
+    Ok((ours && meta(client, "ready")?.is_none()).then_some(founding))
 }
 
 fn refused(why: &str) -> CopyError {
@@ -147,18 +195,17 @@ fn set_meta(client: &ClusterClient, key: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
-/// Names the cluster's memory if no node has: `Some(name)` if this node
-/// did (and must now found it), `None` if another got there first.
-fn claim(client: &ClusterClient) -> Result<Option<String>> {
-    let mine = crate::ids::new_id("mem");
+/// Names the cluster's memory `mine` if no node has: whether this node
+/// did (and must now found it), or another got there first.
+fn claim(client: &ClusterClient, mine: &str) -> Result<bool> {
     client.commit(
         &[Statement::new(
             "INSERT OR IGNORE INTO cluster_meta(key, value) VALUES ('id', ?)",
-            vec![Param::Text(mine.clone())],
+            vec![Param::Text(mine.to_string())],
         )],
         Instant::now() + SETTLE_DEADLINE,
     )?;
-    Ok((meta(client, "id")?.as_deref() == Some(mine.as_str())).then_some(mine))
+    Ok(meta(client, "id")?.as_deref() == Some(mine))
 }
 
 /// Waits until the node that claimed the memory has pushed it.
@@ -233,13 +280,31 @@ fn from_snapshot(dir: &Path, client: &ClusterClient) -> Result<i64> {
 }
 
 fn mark(dir: &Path, id: &str) -> Result<()> {
-    let path = dir.join(MARKER_FILE);
-    let tmp = dir.join(format!("{MARKER_FILE}.tmp"));
+    write_name(dir, MARKER_FILE, id)
+}
+
+/// Writes `id` to `dir/file`, durably and whole (through a renamed copy).
+fn write_name(dir: &Path, file: &str, id: &str) -> Result<()> {
+    let path = dir.join(file);
+    let tmp = dir.join(format!("{file}.tmp"));
     std::fs::write(&tmp, format!("{id}\n")).map_err(io)?;
     std::fs::File::open(&tmp)
         .and_then(|f| f.sync_all())
         .map_err(io)?;
-    std::fs::rename(&tmp, &path).map_err(io)
+    std::fs::rename(&tmp, &path).map_err(io)?;
+    // The rename itself must survive a crash too.
+    #[cfg(unix)]
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io)?;
+    Ok(())
+}
+
+/// The memory name kept in `dir/file`, if there is one.
+fn read_name(dir: &Path, file: &str) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join(file)).ok()?;
+    let name = text.trim();
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 fn io(e: std::io::Error) -> CopyError {
