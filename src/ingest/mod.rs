@@ -18,6 +18,7 @@
 
 mod attempts;
 pub mod chunk;
+mod commit;
 pub mod enrich;
 pub mod extract;
 pub mod gather;

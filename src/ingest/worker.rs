@@ -10,8 +10,9 @@
 //! restart, or work dropped to stay within
 //! [`super::handoff::MAX_HANDOFF_BYTES`]), then
 //! commits each tenant's results in one write so the writer can group them
-//! with other commits. Callers waiting for a document are told its outcome
-//! once that is committed.
+//! with other commits ([`super::commit`]). Callers waiting for a document
+//! are told its outcome once that is committed. On a memory other nodes
+//! write too, it leaves their fresh jobs to them ([`JOB_ADOPT_GRACE`]).
 //!
 //! Stopping takes effect between jobs: the job in hand is finished and
 //! committed first; jobs not started stay pending and are replayed at the
@@ -29,6 +30,8 @@ use std::time::{Duration, Instant};
 
 use super::attempts::{begin, end_attempts, take_work, warm_up};
 use super::chunk::{tail, CONTEXT_BYTES};
+pub use super::commit::deferred_reason;
+use super::commit::{commit, commit_groups, Done};
 use super::gather::Gather;
 use super::handoff::Handoff;
 use super::{embed_chunks, embed_texts, media, mix_into, prepare_described, Prepared};
@@ -36,9 +39,7 @@ use crate::clock::now_ms;
 use crate::embed::Embedder;
 use crate::error::{Error, Result, StorageFault};
 use crate::llm::Llm;
-use crate::store::{
-    Batching, Commit, FailureKind, JobKind, JobQueue, NewChunk, PageSpan, PendingJob, Store, Tenant,
-};
+use crate::store::{FailureKind, JobKind, JobQueue, NewChunk, PendingJob, Store, Tenant};
 
 /// Jobs taken per round.
 pub const JOB_BATCH: usize = 256;
@@ -170,7 +171,7 @@ impl WorkerShared {
         *self.storage_fault.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn set_storage_fault(&self, fault: Option<StorageFault>) {
+    pub(super) fn set_storage_fault(&self, fault: Option<StorageFault>) {
         *self.storage_fault.lock().unwrap_or_else(|p| p.into_inner()) =
             fault.map(|f| (f, Instant::now()));
     }
@@ -371,7 +372,7 @@ fn ours_or_abandoned(
         || now.saturating_sub(job.updated_at) >= JOB_ADOPT_GRACE.as_millis() as i64
 }
 
-fn lock_set(set: &Mutex<HashSet<i64>>) -> MutexGuard<'_, HashSet<i64>> {
+pub(super) fn lock_set(set: &Mutex<HashSet<i64>>) -> MutexGuard<'_, HashSet<i64>> {
     set.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -412,60 +413,6 @@ impl Backoff {
             .map(|(at, _)| at.saturating_duration_since(now))
             .min()
     }
-}
-
-/// The result of one job, to be committed.
-enum Done {
-    /// Boxed: a prepared document (text, chunks, two graph fragments) is
-    /// far larger than the other outcomes.
-    Indexed(PendingJob, Box<Prepared>),
-    Failed(PendingJob, FailureKind, String),
-    Embedded(PendingJob, Vec<i64>, Vec<Vec<f32>>),
-}
-
-impl Done {
-    fn job(&self) -> &PendingJob {
-        match self {
-            Done::Indexed(j, _) | Done::Failed(j, _, _) | Done::Embedded(j, _, _) => j,
-        }
-    }
-
-    /// The chunks its commit writes (at least 1: every outcome writes).
-    fn chunks(&self) -> usize {
-        match self {
-            Done::Indexed(_, p) => p.chunks.len(),
-            Done::Embedded(_, _, vectors) => vectors.len(),
-            Done::Failed(..) => 0,
-        }
-        .max(1)
-    }
-}
-
-/// Most chunks one commit of indexed documents writes; a document with
-/// more is committed alone. On a cluster a commit is one transaction of
-/// the cluster's (about 28 statements a chunk): this keeps its requests to
-/// seconds. Locally it changes nothing for documents of a few chunks.
-pub const MAX_COMMIT_CHUNKS: usize = 2_000;
-
-/// `done` in commit order, cut into groups of at most
-/// [`MAX_COMMIT_CHUNKS`] chunks (a larger document alone in its group).
-fn commit_groups(done: Vec<Done>) -> Vec<Vec<Done>> {
-    let mut groups: Vec<Vec<Done>> = Vec::new();
-    let mut size = 0;
-    for d in done {
-        let chunks = d.chunks();
-        match groups.last_mut() {
-            Some(group) if size + chunks <= MAX_COMMIT_CHUNKS => {
-                size += chunks;
-                group.push(d);
-            }
-            _ => {
-                size = chunks;
-                groups.push(vec![d]);
-            }
-        }
-    }
-    groups
 }
 
 fn run_batch(
@@ -550,147 +497,10 @@ fn run_batch(
             .map(move |group| (tenant.clone(), group))
     });
     for (tenant, done) in commits {
-        let ids: Vec<i64> = done.iter().map(|d| d.job().job_id).collect();
-        let doc_ids: Vec<String> = done.iter().map(|d| d.job().doc_id.clone()).collect();
-        lock_set(&state.in_flight).extend(&ids);
-        let in_flight = state.in_flight.clone();
-        let notify = shared.clone();
-        let job_tenant = tenant.clone();
-        let llm_extraction = shared.llm.is_some();
-        // Lazy: until this commit marks them done the jobs stay pending,
-        // so a commit lost to a power cut is replayed at the next start.
-        // Its own transaction: a batch's indexing is the largest write
-        // there is, and should one document fail, the whole batch is
-        // retried anyway.
-        let submitted = shared.store.write_then(
-            &tenant,
-            Commit::Lazy,
-            Batching::Own,
-            move |w| {
-                let now = now_ms();
-                for d in &done {
-                    match d {
-                        Done::Indexed(job, p) => {
-                            let stored = w.complete_job(
-                                job.job_id,
-                                job.document_key,
-                                p.indexed(),
-                                job.provenance,
-                                now,
-                            )?;
-                            if stored && llm_extraction && !p.chunks.is_empty() {
-                                w.queue_llm_extraction(job.document_key, now)?;
-                            }
-                            if stored && !p.pages.is_empty() {
-                                let pages: Vec<PageSpan> = p
-                                    .pages
-                                    .iter()
-                                    .map(|pg| PageSpan {
-                                        page: pg.number,
-                                        start: pg.start,
-                                        end: pg.end,
-                                    })
-                                    .collect();
-                                w.record_pages(job.document_key, &pages, &p.chunk_pages)?;
-                            }
-                            stored
-                        }
-                        Done::Failed(job, kind, reason) => {
-                            w.fail_job(job.job_id, job.document_key, *kind, reason, now)?
-                        }
-                        Done::Embedded(job, keys, vectors) => {
-                            w.complete_embed_job(job.job_id, job.document_key, keys, vectors, now)?
-                        }
-                    };
-                }
-                Ok(done)
-            },
-            move |result: Result<Vec<Done>>| {
-                {
-                    let mut set = lock_set(&in_flight);
-                    for id in &ids {
-                        set.remove(id);
-                    }
-                }
-                match result {
-                    Ok(done) => {
-                        notify.set_storage_fault(None);
-                        notify_outcomes(&notify, done);
-                        if llm_extraction {
-                            notify.wake_enricher();
-                        }
-                        notify.wake_worker();
-                    }
-                    // The disk refused the write: the jobs stay pending and
-                    // are retried at the worker's next look (within
-                    // IDLE_POLL, not at once, so a full disk is not
-                    // hammered), and whoever waits for them hears why now.
-                    Err(Error::Storage(fault, cause)) => {
-                        log::error!(
-                            "committing indexed documents failed: storage {fault:?}: {cause}"
-                        );
-                        notify.set_storage_fault(Some(fault));
-                        // The disk, not the documents, ended these
-                        // attempts: they must not count towards
-                        // MAX_JOB_ATTEMPTS, or a long-full disk would fail
-                        // acknowledged documents for good.
-                        let retried = ids.iter().map(|id| (job_tenant.clone(), *id)).collect();
-                        end_attempts(&notify, retried, alone);
-                        let why = deferred_reason(fault);
-                        for id in &doc_ids {
-                            notify
-                                .waiters
-                                .notify(id, &JobOutcome::Deferred(why.clone()));
-                        }
-                    }
-                    // The memory's cluster refused the commit (no quorum,
-                    // or another node wrote first): like a full disk, not
-                    // the documents' doing, so it costs them no attempt.
-                    Err(e @ Error::Unavailable(_)) => {
-                        log::warn!("committing indexed documents failed: {e}");
-                        let retried = ids.iter().map(|id| (job_tenant.clone(), *id)).collect();
-                        end_attempts(&notify, retried, alone);
-                        notify.wake_worker();
-                    }
-                    // The jobs stay pending and are retried.
-                    Err(e) => {
-                        log::error!("committing indexed documents failed: {e}");
-                        notify.wake_worker();
-                    }
-                }
-            },
-        );
-        if let Err(e) = submitted {
-            log::warn!("cannot queue indexed documents: {e}");
-        }
+        commit(shared, &state.in_flight, tenant, done, alone);
     }
     log::debug!("prepared {count} job(s)");
     Ok(())
-}
-
-/// What a caller waiting for a document hears while the disk refuses to
-/// index it: it is stored (its admission committed), not yet searchable.
-pub fn deferred_reason(fault: StorageFault) -> String {
-    format!(
-        "stored, not yet searchable: {}; indexing resumes by itself once the disk accepts writes",
-        fault.describe()
-    )
-}
-
-fn notify_outcomes(shared: &WorkerShared, done: Vec<Done>) {
-    for d in done {
-        let (job, outcome) = match d {
-            Done::Indexed(job, p) => (
-                job,
-                JobOutcome::Indexed {
-                    chunks: p.chunks.len(),
-                },
-            ),
-            Done::Failed(job, _, reason) => (job, JobOutcome::Failed(reason)),
-            Done::Embedded(..) => continue,
-        };
-        shared.waiters.notify(&job.doc_id, &outcome);
-    }
 }
 
 /// Chunk keys and their new vectors, in the same order.
@@ -795,54 +605,4 @@ fn prepare_from_store(
             ))
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::knowledge::confidence::Provenance;
-
-    fn job(id: i64) -> PendingJob {
-        PendingJob {
-            job_id: id,
-            kind: JobKind::Embed,
-            tenant: Tenant::new("t").unwrap(),
-            document_key: id,
-            doc_id: format!("doc_{id}"),
-            source: None,
-            provenance: Provenance::Agent,
-            begun: false,
-            attempts: 0,
-            updated_at: 0,
-        }
-    }
-
-    fn embedded(id: i64, chunks: usize) -> Done {
-        Done::Embedded(job(id), vec![0; chunks], vec![vec![0.0]; chunks])
-    }
-
-    fn ids(groups: &[Vec<Done>]) -> Vec<Vec<i64>> {
-        groups
-            .iter()
-            .map(|g| g.iter().map(|d| d.job().job_id).collect())
-            .collect()
-    }
-
-    #[test]
-    fn commits_hold_at_most_max_commit_chunks_and_keep_their_order() {
-        let half = MAX_COMMIT_CHUNKS / 2;
-        let done = vec![
-            embedded(1, half),
-            embedded(2, half),
-            // One more chunk than fits beside the first two.
-            embedded(3, 1),
-            Done::Failed(job(4), FailureKind::Content, "bad".into()),
-            // Larger than a whole commit: alone.
-            embedded(5, MAX_COMMIT_CHUNKS + 1),
-            embedded(6, 1),
-        ];
-        let groups = commit_groups(done);
-        assert_eq!(ids(&groups), vec![vec![1, 2], vec![3, 4], vec![5], vec![6]]);
-        assert!(commit_groups(Vec::new()).is_empty());
-    }
 }
