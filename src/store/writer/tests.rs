@@ -52,6 +52,32 @@ fn without_a_log_file_sqlite_keeps_syncing() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// Queues a write that holds the writer thread until the returned sender
+/// sends (or is dropped): the writes queued meanwhile then run as one
+/// batch.
+fn hold_writer(
+    store: &crate::store::Store,
+    t: &crate::store::Tenant,
+) -> crossbeam_channel::Sender<()> {
+    let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(0);
+    let (held_tx, held_rx) = crossbeam_channel::bounded::<()>(0);
+    store
+        .write_then(
+            t,
+            Commit::Durable,
+            Batching::Shared,
+            move |_| {
+                held_tx.send(()).unwrap();
+                let _ = release_rx.recv();
+                Ok(())
+            },
+            |_: Result<()>| {},
+        )
+        .unwrap();
+    held_rx.recv().unwrap();
+    release_tx
+}
+
 /// Queues writes behind one that holds the writer, so that they all run
 /// in one batch: shared ones, failing ones, and ones in transactions of
 /// their own in between.
@@ -67,23 +93,8 @@ fn a_failing_write_undoes_itself_alone_however_it_is_batched() {
             Ok(())
         })
         .unwrap();
-    let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(0);
-    let (held_tx, held_rx) = crossbeam_channel::bounded::<()>(0);
+    let release_tx = hold_writer(&store, &t);
     let (outcome_tx, outcome_rx) = crossbeam_channel::unbounded();
-    store
-        .write_then(
-            &t,
-            Commit::Durable,
-            Batching::Shared,
-            move |_| {
-                held_tx.send(()).unwrap();
-                release_rx.recv().unwrap();
-                Ok(())
-            },
-            |_: Result<()>| {},
-        )
-        .unwrap();
-    held_rx.recv().unwrap();
     let queue = |store: &Store, name: &'static str, batching: Batching, fail: bool| {
         let outcomes = outcome_tx.clone();
         store
@@ -274,23 +285,8 @@ fn a_tap_that_wants_whole_batches_gets_one_commit_per_batch() {
         .unwrap();
     let tap = WholeBatches::default();
     store.set_write_tap(Some(Box::new(tap.clone())));
-    let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(0);
-    let (held_tx, held_rx) = crossbeam_channel::bounded::<()>(0);
+    let release_tx = hold_writer(&store, &t);
     let (outcome_tx, outcome_rx) = crossbeam_channel::unbounded();
-    store
-        .write_then(
-            &t,
-            Commit::Durable,
-            Batching::Shared,
-            move |_| {
-                held_tx.send(()).unwrap();
-                release_rx.recv().unwrap();
-                Ok(())
-            },
-            |_: Result<()>| {},
-        )
-        .unwrap();
-    held_rx.recv().unwrap();
     let queue = |name: &'static str, batching: Batching, rows: usize, fail: bool| {
         let outcomes = outcome_tx.clone();
         store
