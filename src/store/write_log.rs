@@ -269,22 +269,6 @@ impl Tapping {
             .is_some_and(|t| t.whole_batches())
     }
 
-    /// Records a savepoint mark ([`SAVEPOINT_MARK`], [`RELEASE_MARK`])
-    /// while a tap is set.
-    pub(super) fn record_mark(&self, mark: &'static str) {
-        if self
-            .slot
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some()
-        {
-            self.recording.statements.borrow_mut().push(Recorded {
-                sql: mark.to_string(),
-                params: Vec::new(),
-            });
-        }
-    }
-
     /// How long the writer may sleep with nothing to write.
     pub(super) fn idle_interval(&self) -> Option<std::time::Duration> {
         self.slot

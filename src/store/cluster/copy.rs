@@ -188,33 +188,22 @@ pub fn push(conn: &Connection, client: &ClusterClient) -> Result<Copied> {
 }
 
 /// Drops every object of the memory from the cluster (a push that never
-/// finished), leaving the cluster's own tables: triggers, views and
-/// indexes first, then the tables, newest first (a virtual table takes
-/// its shadow tables with it). Its vector rows go too. One transaction:
+/// finished), leaving the cluster's own tables: indexes, triggers and
+/// views first, then the tables, newest first (a virtual table takes its
+/// shadow tables with it). Its vector rows go too. One transaction:
 /// the cluster is then as empty as [`push`] wants it, or unchanged.
 pub fn clear_cluster(client: &ClusterClient) -> Result<()> {
-    let schema = schema_of_cluster(client)?;
-    let shadow = shadows(&schema);
-    let mut drops = vec![Statement::plain("DELETE FROM cluster_vectors")];
-    for kind in ["trigger", "view", "index"] {
-        for o in schema.iter().rev().filter(|o| o.kind == kind) {
-            drops.push(Statement::plain(format!(
-                "DROP {} IF EXISTS {}",
-                kind.to_uppercase(),
-                quoted(&o.name)
-            )));
-        }
-    }
-    for o in schema
-        .iter()
-        .rev()
-        .filter(|o| o.kind == "table" && !shadow.contains(&o.name))
-    {
-        drops.push(Statement::plain(format!(
-            "DROP TABLE IF EXISTS {}",
+    let (tables, rest) = split_schema(&schema_of_cluster(client)?);
+    let drop = |o: &SchemaObject| {
+        Statement::plain(format!(
+            "DROP {} IF EXISTS {}",
+            o.kind.to_uppercase(),
             quoted(&o.name)
-        )));
-    }
+        ))
+    };
+    let mut drops = vec![Statement::plain("DELETE FROM cluster_vectors")];
+    drops.extend(rest.iter().rev().map(drop));
+    drops.extend(tables.iter().rev().map(drop));
     client.commit(&drops, Instant::now() + COPY_WRITE_DEADLINE)?;
     Ok(())
 }

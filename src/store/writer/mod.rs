@@ -515,7 +515,7 @@ fn run_op(
             let (_, deliver) = fail_op(op, &format!("savepoint: {e}"));
             return (false, deliver, Vec::new());
         }
-        tapping.record_mark(SAVEPOINT_MARK);
+        record_mark(conn, tapping, SAVEPOINT_MARK);
     }
     let mark = tapping.mark();
     // A bug in one operation must not take the writer thread (and with it
@@ -547,7 +547,7 @@ fn run_op(
         tapping.rewind(mark);
     }
     if guarded {
-        tapping.record_mark(RELEASE_MARK);
+        record_mark(conn, tapping, RELEASE_MARK);
     }
     if ok {
         (true, deliver, hooks)
@@ -555,6 +555,13 @@ fn run_op(
         hooks.into_iter().rev().for_each(|h| h(false));
         (false, deliver, Vec::new())
     }
+}
+
+/// Records a savepoint mark for followers (`write_log::SAVEPOINT_MARK`)
+/// while a tap is set. A statement without parameters cannot fail to
+/// record.
+fn record_mark(conn: &Connection, tapping: &Tapping, mark: &str) {
+    let _ = tapping.conn(conn).record_only(mark, [0i64; 0]);
 }
 
 /// Delivers `msg` as an internal error without running the operation's body.
