@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use alayasiki_mcp::store::cluster::copy::digests_of_local;
+use alayasiki_mcp::store::DB_FILE;
 use cluster_common::{rqlited, Cluster, ELECTION_TIMEOUT};
 use http_common::{admin, request, Api, Reply, TempDir};
 use serde_json::{json, Value};
@@ -256,6 +257,29 @@ fn vector_top_k(api: &Api, token: &str, q: &str) -> Vec<String> {
         .collect()
 }
 
+/// The nodes whose log entries rebuilt community summaries (a batch is
+/// named `{node}-{start}-{n}`).
+fn community_builders(cluster: &Cluster) -> HashSet<String> {
+    use alayasiki_mcp::store::cluster::{wire::Statement, ReadLevel};
+    let rows = cluster
+        .client(Duration::from_secs(10))
+        .query(
+            &[Statement::plain(
+                "SELECT batch FROM cluster_log WHERE statements LIKE '%communities_version%'",
+            )],
+            ReadLevel::Leader,
+        )
+        .unwrap();
+    rows[0]
+        .rows
+        .iter()
+        .map(|r| {
+            let batch = r[0].as_str().unwrap();
+            batch.rsplitn(3, '-').nth(2).unwrap().to_string()
+        })
+        .collect()
+}
+
 #[test]
 fn two_api_nodes_share_one_memory_through_a_leader_kill() {
     let Some(bin) = rqlited() else { return };
@@ -457,6 +481,12 @@ fn two_api_nodes_share_one_memory_through_a_leader_kill() {
     );
     drop(c);
 
+    // Community summaries followed the graph through both fault phases,
+    // rebuilt by one node: the other left the chore to it instead of
+    // building and writing the same summaries again.
+    let builders = community_builders(&cluster);
+    assert_eq!(builders.len(), 1, "{builders:?}");
+
     // No quorum: writes refused with 503 and Retry-After, reads go on.
     let leader = cluster.wait_for_leader(Duration::from_secs(10));
     let others: Vec<usize> = (0..3).filter(|i| *i != leader).collect();
@@ -619,6 +649,123 @@ fn the_same_script_answers_the_same_locally_and_on_the_cluster() {
     assert_eq!(counts(&forgot_local), counts(&forgot_node));
     assert_eq!(counts(&forgot_local).len(), 3);
     at = at.max(position(&forgot_node));
+
+    // Compaction while serving, on the local server and on A (B forgot):
+    // admins only; the forgotten rows go on every node, and the cluster's
+    // vector rows follow.
+    let ingestor = http_common::sign(http_common::claims("agent", "team", &["ingestor"], ""));
+    assert_eq!(
+        call(&a, "/v1/compact", &ingestor, &json!({}), None).status,
+        403
+    );
+    let vector_queries = ["harbour ferry schedule", "survey number 1"];
+    // By text: the two memories' documents have ids of their own.
+    let vector_texts = |api: &Api, q: &str| -> Vec<Value> {
+        let body = json!({"query": q, "mode": "evidence", "lanes": ["vector"], "top_k": 5});
+        let r = call(api, "/v1/tools/alayasiki_query", &token, &body, None);
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        let texts = r.json()["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["text"].clone())
+            .collect();
+        texts
+    };
+    let before: Vec<Vec<Value>> = vector_queries
+        .iter()
+        .map(|q| vector_texts(&local, q))
+        .collect();
+    let on_a_before: Vec<Vec<String>> = vector_queries
+        .iter()
+        .map(|q| vector_top_k(&a, &token, q))
+        .collect();
+    assert_eq!(
+        before,
+        vector_queries
+            .iter()
+            .map(|q| vector_texts(&a, q))
+            .collect::<Vec<_>>()
+    );
+    let compacted_local = call(&local, "/v1/compact", &token, &json!({}), None);
+    let compacted_node = call(&a, "/v1/compact", &token, &json!({}), Some(at));
+    assert_eq!(compacted_local.status, 200);
+    assert_eq!(
+        compacted_node.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&compacted_node.body)
+    );
+    let rows = |r: &Reply| {
+        (
+            r.json()["vector_rows_before"].clone(),
+            r.json()["vector_rows_after"].clone(),
+        )
+    };
+    assert_eq!(rows(&compacted_local), rows(&compacted_node));
+    let (was, now) = rows(&compacted_node);
+    assert_eq!(
+        was.as_u64().unwrap() - now.as_u64().unwrap(),
+        3,
+        "the forgotten rows"
+    );
+    at = at.max(position(&compacted_node));
+    wait_same_position(&a, &b, &token);
+    for dir in [dir_a.path(), dir_b.path()] {
+        let (rows, generation): (i64, i64) = rusqlite::Connection::open(dir.join(DB_FILE))
+            .unwrap()
+            .query_row(
+                "SELECT vector_rows, vector_generation FROM tenants",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((rows, generation), (now.as_i64().unwrap(), 1), "{dir:?}");
+        let files: Vec<String> = std::fs::read_dir(dir.join("vectors"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            files.iter().all(|f| f.contains(".g1.")),
+            "{dir:?}: {files:?}"
+        );
+    }
+    let in_cluster = cluster
+        .client(Duration::from_secs(10))
+        .query_text(
+            "SELECT count(*) || '/' || max(slot) FROM cluster_vectors",
+            vec![],
+        )
+        .unwrap();
+    assert_eq!(
+        in_cluster.as_deref(),
+        Some(format!("{}/{}", now, now.as_i64().unwrap() - 1).as_str()),
+        "the cluster's vector rows renumbered"
+    );
+    // The chunks and their full-text pages, merged alike (other tables
+    // take the usage of the calls that follow).
+    let indexed = |dir: &Path| -> Vec<(String, u64, String)> {
+        let conn = rusqlite::Connection::open(dir.join(DB_FILE)).unwrap();
+        digests_of_local(&conn)
+            .unwrap()
+            .into_iter()
+            .filter(|(t, _, _)| t == "chunks" || t.starts_with("fts_"))
+            .collect()
+    };
+    let on_a = indexed(dir_a.path());
+    assert!(on_a.len() > 2, "{on_a:?}");
+    assert_eq!(on_a, indexed(dir_b.path()));
+    // A node that joins now builds its files from the renumbered rows.
+    let dir_c = TempDir::new("diff-c");
+    let c = node(dir_c.path(), &cluster);
+    for ((q, texts), ids) in vector_queries.iter().zip(&before).zip(&on_a_before) {
+        for node in [&local, &a, &b, &c] {
+            assert_eq!(&vector_texts(node, q), texts, "{q}");
+        }
+        for node in [&a, &b, &c] {
+            assert_eq!(&vector_top_k(node, &token, q), ids, "{q}");
+        }
+    }
     for q in [
         "who leads survey number 2",
         "where did Chen Wei meet Dana Novak",
@@ -627,17 +774,21 @@ fn the_same_script_answers_the_same_locally_and_on_the_cluster() {
     ] {
         let expected = answers(&local, &token, q, 0);
         assert!(!expected.0.is_empty(), "{q}");
-        for node in [&a, &b] {
+        for (n, node) in [&a, &b, &c].into_iter().enumerate() {
             let got = answers(node, &token, q, at);
             assert_eq!(got.1, expected.1, "{q}: the answer");
             assert_eq!(got.0.len(), expected.0.len(), "{q}");
             for (g, e) in got.0.iter().zip(&expected.0) {
                 assert_eq!((&g.0, &g.1), (&e.0, &e.1), "{q}");
                 // Recency is part of the score, and the two memories
-                // stored each note a few milliseconds apart.
+                // stored each note a few milliseconds apart. C joined from
+                // a snapshot, whose full-text pages rqlite's own SQLite
+                // wrote (README, "Ranking on a node that joined from a
+                // snapshot"): the same chunks, BM25 a little apart.
+                let tolerance = if n == 2 { 1e-2 } else { 1e-6 };
                 assert!(
-                    (g.2 - e.2).abs() <= 1e-6 * e.2.abs().max(1.0),
-                    "{q}: {g:?} {e:?}"
+                    (g.2 - e.2).abs() <= tolerance * e.2.abs().max(1.0),
+                    "{q} on node {n}: {g:?} {e:?}"
                 );
             }
         }

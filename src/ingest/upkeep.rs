@@ -10,7 +10,8 @@
 //!   [`COMMUNITY_REBUILD_INTERVAL`] and no more often than
 //!   [`REBUILD_DUTY_FACTOR`] times its last build took, so on a large graph
 //!   rebuilding never takes more than a small share of a core while
-//!   ingestion runs.
+//!   ingestion runs. Among the nodes of a cluster one rebuilds a tenant
+//!   at a time ([`COMMUNITY_CHORE_LEASE`]).
 //!
 //! Rebuilt summaries are extractive; when LLM summaries are configured the
 //! summarizer thread (`super::summarize`) adds them afterwards, so no
@@ -39,6 +40,12 @@ pub const COMMUNITY_REBUILD_INTERVAL: Duration = Duration::from_secs(10);
 /// A tenant's next rebuild waits at least this many times as long as its
 /// last one took.
 pub const REBUILD_DUTY_FACTOR: u32 = 5;
+
+/// How long a node that rebuilt a tenant's community summaries keeps the
+/// chore when other nodes write the same memory (`Store::claim_chore`):
+/// the others leave the tenant to it meanwhile, and take it over this
+/// long after it stops.
+pub const COMMUNITY_CHORE_LEASE: Duration = Duration::from_secs(60);
 
 /// Documents retention forgets per transaction, so a large sweep does not
 /// hold the writer (and every other write) at once.
@@ -159,6 +166,13 @@ fn refresh_communities(shared: &WorkerShared, pacing: &mut RebuildPacing, stoppe
             return;
         }
         if !pacing.due(tenant.name()) {
+            continue;
+        }
+        // One node of a cluster rebuilds a tenant; the others would build
+        // the same summaries again and write them a second time.
+        let chore = format!("communities/{}", tenant.name());
+        if !shared.store.claim_chore(&chore, COMMUNITY_CHORE_LEASE) {
+            pacing.built(tenant.name(), Duration::ZERO);
             continue;
         }
         let started = Instant::now();

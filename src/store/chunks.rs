@@ -225,7 +225,40 @@ impl TenantReader<'_> {
     /// (`bm25` holds the negated cosine so that lower is better, as for
     /// keyword hits).
     pub fn vector_search(&self, query: &[f32], k: usize) -> Result<Vec<ChunkHit>> {
-        let (Some(tenant_id), Some(vectors)) = (self.tenant_id, &self.vectors) else {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(Vec::new());
+        };
+        // One snapshot for the files' generation and the slots' chunks: a
+        // compaction renumbers the slots and switches the files at once
+        // (`maintenance`), and a slot read against the other generation's
+        // rows would name the wrong chunk.
+        let own_snapshot = self.conn.is_autocommit();
+        if own_snapshot {
+            self.conn.execute_batch("BEGIN")?;
+        }
+        let hits = self.vector_search_in_snapshot(tenant_id, query, k);
+        if own_snapshot {
+            if let Err(e) = self.conn.execute_batch("COMMIT") {
+                log::debug!("ending a read transaction: {e}");
+            }
+        }
+        hits
+    }
+
+    fn vector_search_in_snapshot(
+        &self,
+        tenant_id: i64,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<ChunkHit>> {
+        let generation: i64 = self
+            .conn
+            .prepare_cached("SELECT vector_generation FROM tenants WHERE id = ?1")?
+            .query_row([tenant_id], |r| r.get(0))?;
+        // A compaction stages its files before it commits and keeps the
+        // old ones until it has: both generations are found. None: the
+        // tenant has no vector files (or this snapshot outlived a switch).
+        let Some(vectors) = self.vectors.matching(tenant_id, generation) else {
             return Ok(Vec::new());
         };
         let found = vectors.search(query, k);

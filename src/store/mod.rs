@@ -271,11 +271,10 @@ impl Store {
             .unwrap_or_else(|p| p.into_inner())
             .get(tenant.name())
             .copied();
-        let vectors = tenant_id.and_then(|id| self.vectors.existing(id));
         Ok(TenantReader {
             conn: PooledConn::new(self.readers.get()?, &self.readers),
             tenant_id,
-            vectors,
+            vectors: &self.vectors,
             visible: self.visibility(),
             resolver: self.resolver,
         })
@@ -384,6 +383,17 @@ impl Store {
             .unwrap_or_else(|p| p.into_inner())
             .as_ref()
             .is_some_and(|t| t.has_other_writers())
+    }
+
+    /// Whether this store may do the background chore `name` for the
+    /// next `lease` (see [`Replicator::claim_chore`]): always, unless other
+    /// stores write this memory and one of them holds it.
+    pub fn claim_chore(&self, name: &str, lease: std::time::Duration) -> bool {
+        self.tap
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_none_or(|t| t.claim_chore(name, lease))
     }
 
     /// The last entry of a replicated log this database applied (its

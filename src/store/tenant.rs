@@ -63,8 +63,9 @@ pub struct TenantReader<'s> {
     pub(super) conn: PooledConn<'s>,
     /// `None` when the tenant has never written: every read is empty.
     pub(super) tenant_id: Option<i64>,
-    /// The tenant's vectors, if it has any.
-    pub(super) vectors: Option<std::sync::Arc<super::vectors::TenantVectors>>,
+    /// Every tenant's vector files (a search takes the files of the
+    /// generation its snapshot names).
+    pub(super) vectors: &'s super::vectors::VectorIndex,
     /// Which documents reads may see (retention).
     pub(super) visible: Visibility,
     /// The entity-resolution policy name lookups run.
@@ -89,7 +90,7 @@ pub(super) const VISIBLE: &str =
 pub struct TenantWriter<'c> {
     pub(super) conn: super::write_log::WriteConn<'c>,
     pub(super) tenant_id: i64,
-    pub(super) vectors: &'c super::vectors::VectorIndex,
+    pub(super) vectors: &'c std::sync::Arc<super::vectors::VectorIndex>,
     /// What the writer wrote to the tenants' name indexes, for trusting
     /// names resolved ahead of it.
     pub(super) names: &'c mut super::name_hints::NameLog,

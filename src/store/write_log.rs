@@ -42,6 +42,27 @@ pub const VECTOR_PUT: &str =
 /// chunk forgotten).
 pub const VECTOR_CLEAR: &str = "DELETE FROM cluster_vectors WHERE tenant_id = ?1 AND slot = ?2";
 
+/// Recorded, never run locally, first in a compaction of tenant `?1`
+/// (`maintenance`): the cluster drops vector rows no chunk names. A
+/// follower that meets it builds the tenant's next generation of vector
+/// files from the live slots of its own, in slot order.
+pub const VECTOR_COMPACT: &str = "DELETE FROM cluster_vectors WHERE tenant_id = ?1
+       AND slot NOT IN (SELECT vector_slot FROM chunks
+                         WHERE tenant_id = ?1 AND vector_slot IS NOT NULL)";
+
+/// Recorded, never run locally, after [`VECTOR_COMPACT`] and before the
+/// chunks are renumbered: each of the cluster's vector rows of tenant `?1`
+/// moves to the slot its chunk's rank names, negated; then
+/// [`VECTOR_RENUMBERED`] makes them slots.
+pub const VECTOR_RENUMBER: &str = "UPDATE cluster_vectors SET slot = -r.n
+       FROM (SELECT vector_slot AS old, ROW_NUMBER() OVER (ORDER BY vector_slot) AS n
+               FROM chunks WHERE tenant_id = ?1 AND vector_slot IS NOT NULL) AS r
+      WHERE cluster_vectors.tenant_id = ?1 AND cluster_vectors.slot = r.old";
+
+/// Recorded, never run locally: see [`VECTOR_RENUMBER`].
+pub const VECTOR_RENUMBERED: &str =
+    "UPDATE cluster_vectors SET slot = -slot - 1 WHERE tenant_id = ?1 AND slot < 0";
+
 /// Recorded around each operation the writer runs under a savepoint, and
 /// run by a follower but never sent to the cluster (rqlite owns its
 /// transactions): full-text indexes flush their pending terms at every
@@ -172,6 +193,14 @@ pub trait Replicator: Send + Sync {
     /// [`Replicator::catch_up`] again (`None`: only before batches).
     fn idle_interval(&self) -> Option<std::time::Duration> {
         None
+    }
+
+    /// Whether this store may do the background chore `name` for the
+    /// next `lease` (renewed by claiming it again): among stores writing
+    /// one memory, one at a time does it, the others skip it. Always, for
+    /// a store that writes alone.
+    fn claim_chore(&self, _name: &str, _lease: std::time::Duration) -> bool {
+        true
     }
 }
 

@@ -58,7 +58,9 @@ use super::request::Request;
 use super::sse::Sessions;
 use super::streamable::HttpSessions;
 pub use super::wire::{Header, Method, Response};
-use super::{http_api, http_documents, http_graph, http_sessions, signals, sse, streamable, ui};
+use super::{
+    http_api, http_compact, http_documents, http_graph, http_sessions, signals, sse, streamable, ui,
+};
 use crate::protocol::mcp::Server;
 use crate::protocol::tools;
 use crate::service::{MemoryService, Permission, Principal};
@@ -298,6 +300,8 @@ pub(super) enum Route {
     Communities,
     /// `GET /v1/sessions`: the caller's working-memory sessions.
     Sessions,
+    /// `POST /v1/compact`: the caller's tenant compacted.
+    Compact,
     Session(String),
     /// The memory browser's page and assets ([`ui`]): what follows `/ui`.
     Ui(String),
@@ -322,6 +326,7 @@ fn resolve(path: &str) -> Option<(Route, &'static [Method])> {
         "/v1/graph" => (Route::Graph, &[Get]),
         "/v1/communities" => (Route::Communities, &[Get]),
         "/v1/sessions" => (Route::Sessions, &[Get]),
+        "/v1/compact" => (Route::Compact, &[Post]),
         _ => {
             if let Some(asset) = ui::asset_path(path) {
                 return Some((Route::Ui(asset.to_string()), &[Get]));
@@ -566,6 +571,7 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
         Route::Communities => http_graph::communities(ctx, request, principal),
         Route::Sessions => http_sessions::list(ctx, request, principal),
         Route::Session(id) => http_sessions::session(ctx, request, principal, &id),
+        Route::Compact => http_compact::compact(ctx, request, principal),
     }
 }
 
@@ -590,6 +596,7 @@ fn route_permission(route: &Route, method: &Method) -> Option<Permission> {
         | Route::Communities
         | Route::Sessions
         | Route::Session(_) => Some(Permission::Query),
+        Route::Compact => Some(Permission::Admin),
         _ => None,
     }
 }
@@ -777,6 +784,10 @@ mod tests {
         assert_eq!(resolve("/v1/graph").unwrap().0, Route::Graph);
         assert_eq!(resolve("/v1/communities").unwrap().0, Route::Communities);
         assert_eq!(resolve("/v1/sessions").unwrap().0, Route::Sessions);
+        assert_eq!(
+            resolve("/v1/compact").unwrap(),
+            (Route::Compact, &[Method::Post][..])
+        );
         assert_eq!(
             resolve("/v1/sessions/s%201").unwrap().0,
             Route::Session("s 1".into())

@@ -31,6 +31,7 @@ pub mod event_stream;
 pub mod framing;
 pub mod http;
 pub mod http_api;
+pub mod http_compact;
 pub mod http_documents;
 pub mod http_graph;
 pub mod http_sessions;

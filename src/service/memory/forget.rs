@@ -1,5 +1,6 @@
 //! Forgetting: deleting the selected documents and everything derived from
-//! them, in batches, and reporting what went.
+//! them, in batches, and reporting what went; and compacting, which makes
+//! the full-text index and the vector files let go of what was forgotten.
 
 use serde::Serialize;
 
@@ -8,7 +9,7 @@ use crate::clock::now_ms;
 use crate::error::{Error, Result};
 use crate::limits::{MAX_IDEMPOTENCY_KEY_BYTES, MAX_SOURCE_BYTES};
 use crate::service::principal::Permission;
-use crate::store::{DocumentSelector, Forgotten};
+use crate::store::{Compaction, DocumentSelector, Forgotten};
 
 /// What a forget did.
 #[derive(Debug, Clone, Serialize)]
@@ -31,6 +32,16 @@ pub const FORGET_BATCH: usize = 256;
 pub const FORGET_REPORT_ITEMS: usize = 100;
 
 impl Memory<'_> {
+    /// Compacts the caller's tenant (`store::maintenance`): its vector
+    /// files are rewritten without forgotten chunks' slots, and its
+    /// full-text index merged, which is when forgotten chunks' entries
+    /// physically go. Runs between other writes; on a cluster every node
+    /// compacts its own files. Needs the admin permission.
+    pub fn compact(&self) -> Result<Compaction> {
+        self.require(Permission::Admin)?;
+        self.service.store.compact_tenant(&self.principal.tenant)
+    }
+
     /// Deletes the selected documents and everything derived from them:
     /// chunks, full-text rows, vectors, jobs, idempotency records, originals
     /// no other document shares, and the context they lent a neighbour (see

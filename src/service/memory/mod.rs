@@ -241,11 +241,10 @@ impl MemoryService {
 
     /// Rewrites every tenant's vector files without deleted chunks' slots
     /// and merges their full-text indexes (dropping forgotten chunks'
-    /// entries). Run offline (`alayasiki-mcp compact`).
+    /// entries), each tenant in a write of its own, between other writes
+    /// (`alayasiki-mcp compact`; `POST /v1/compact` for one tenant).
     pub fn compact(&self) -> Result<Vec<Compaction>> {
-        let report = self.store.compact_vectors()?;
-        self.store.optimize_fulltext()?;
-        Ok(report)
+        self.store.compact()
     }
 
     /// The service as seen by one caller.

@@ -260,12 +260,19 @@ fn from_snapshot(dir: &Path, client: &ClusterClient) -> Result<i64> {
             .optional()?
             .flatten()
             .unwrap_or(0);
-        // The cluster's own tables stay in the cluster.
+        // The cluster's own tables (`cluster_…`) stay in the cluster.
+        let own: Vec<String> = conn
+            .prepare(
+                "SELECT name FROM sqlite_master \
+                  WHERE type = 'table' AND name LIKE 'cluster\\_%' ESCAPE '\\'",
+            )?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for table in own {
+            conn.execute_batch(&format!("DROP TABLE \"{table}\""))?;
+        }
         conn.execute_batch(&format!(
-            "DROP TABLE IF EXISTS cluster_log; DROP TABLE IF EXISTS cluster_vectors; \
-             DROP TABLE IF EXISTS cluster_meta; DROP TABLE IF EXISTS cluster_turn; \
-             PRAGMA user_version = {at}; \
-             PRAGMA journal_mode = DELETE; VACUUM;"
+            "PRAGMA user_version = {at}; PRAGMA journal_mode = DELETE; VACUUM;"
         ))?;
         drop(conn);
         std::fs::rename(&partial, dir.join(db::DB_FILE)).map_err(io)?;

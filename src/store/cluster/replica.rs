@@ -53,10 +53,11 @@ use super::client::{ClusterClient, ClusterError, ReadLevel};
 use super::tables::unhex;
 use super::wire::{Param, Statement};
 use crate::limits::{CLUSTER_RETRY_PAUSE, CLUSTER_WRITE_WAIT, MAX_CLUSTER_STATEMENTS};
+use crate::store::maintenance;
 use crate::store::vectors::{TenantVectors, VectorIndex};
 use crate::store::write_log::{
-    is_savepoint_mark, vector_from_bytes, Recorded, Refusal, Replicator, VECTOR_CLEAR, VECTOR_PUT,
-    VECTOR_TABLE,
+    is_savepoint_mark, vector_from_bytes, Recorded, Refusal, Replicator, VECTOR_CLEAR,
+    VECTOR_COMPACT, VECTOR_PUT, VECTOR_RENUMBER, VECTOR_RENUMBERED, VECTOR_TABLE,
 };
 use std::sync::Arc;
 
@@ -89,6 +90,14 @@ pub const META_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_meta (
 /// numbers, and one of them would have to refuse its batch each time.
 pub const TURN_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_turn (
     id       INTEGER PRIMARY KEY CHECK (id = 1),
+    holder   TEXT    NOT NULL,
+    until_ms INTEGER NOT NULL
+)";
+
+/// Who does each background chore (`Replicator::claim_chore`): one row
+/// per chore, held by a node until `until_ms` (its clock), like a turn.
+pub const CHORES_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_chores (
+    name     TEXT    PRIMARY KEY,
     holder   TEXT    NOT NULL,
     until_ms INTEGER NOT NULL
 )";
@@ -344,8 +353,12 @@ fn apply_entry(
         .try_for_each(|r| match r.sql.as_str() {
             VECTOR_PUT => files.put(vectors, r),
             VECTOR_CLEAR => files.clear(r),
+            VECTOR_COMPACT => files.compact(conn, vectors, r),
+            // The cluster's vector rows alone: the files were rebuilt above.
+            VECTOR_RENUMBER | VECTOR_RENUMBERED => Ok(()),
             _ => apply(conn, r).map_err(|e| e.to_string()),
         })
+        .and_then(|()| files.stage_compactions(conn, vectors))
         .and_then(|()| {
             conn.execute_batch(&format!("PRAGMA user_version = {seq}"))
                 .map_err(|e| e.to_string())
@@ -359,7 +372,7 @@ fn apply_entry(
         }
         Err(e) => {
             let _ = conn.execute_batch("ROLLBACK");
-            files.rolled_back();
+            files.rolled_back(vectors);
             Err(format!("entry {seq}: {e}"))
         }
     }
@@ -372,6 +385,11 @@ struct EntryVectors {
     appended: Vec<(Arc<TenantVectors>, u64)>,
     /// Slots it zeroes once committed.
     cleared: Vec<(i64, u64)>,
+    /// Each tenant's next generation of files, built where the entry
+    /// compacts it ([`VECTOR_COMPACT`]), staged once its statements ran.
+    compacted: Vec<(i64, TenantVectors)>,
+    /// Tenants whose new generation is staged, settled with the entry.
+    staged: Vec<i64>,
 }
 
 impl EntryVectors {
@@ -409,7 +427,68 @@ impl EntryVectors {
         }
     }
 
+    /// Builds the tenant's next generation from the live slots of its
+    /// files, in slot order, as the writer did: the entry's statements
+    /// that follow renumber the chunks to match.
+    fn compact(
+        &mut self,
+        conn: &Connection,
+        vectors: &VectorIndex,
+        r: &Recorded,
+    ) -> Result<(), String> {
+        let [Value::Integer(tenant)] = r.params.as_slice() else {
+            return Err("a compaction that is not what the writer records".into());
+        };
+        let (rows, generation): (i64, i64) = conn
+            .query_row(
+                "SELECT vector_rows, vector_generation FROM tenants WHERE id = ?1",
+                [tenant],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .map_err(|e| e.to_string())?;
+        let current = vectors
+            .tenant(*tenant, rows as u64, generation)
+            .map_err(|e| e.to_string())?;
+        let live = maintenance::live_slots(conn, *tenant).map_err(|e| e.to_string())?;
+        let fresh = maintenance::next_generation(vectors, *tenant, &current, &live)
+            .map_err(|e| e.to_string())?;
+        self.compacted.push((*tenant, fresh));
+        Ok(())
+    }
+
+    /// Checks that each new generation is the one the entry recorded (its
+    /// generation and row count), and stages it: readers whose snapshot
+    /// predates the commit keep the old files until it is settled.
+    fn stage_compactions(
+        &mut self,
+        conn: &Connection,
+        vectors: &VectorIndex,
+    ) -> Result<(), String> {
+        for (tenant, fresh) in std::mem::take(&mut self.compacted) {
+            let recorded: (i64, i64) = conn
+                .query_row(
+                    "SELECT vector_rows, vector_generation FROM tenants WHERE id = ?1",
+                    [tenant],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .map_err(|e| e.to_string())?;
+            let built = (fresh.committed_rows() as i64, fresh.generation());
+            if recorded != built {
+                return Err(format!(
+                    "tenant {tenant} was compacted to {recorded:?} (rows, generation), \
+                     its files here to {built:?}"
+                ));
+            }
+            vectors.stage(tenant, fresh);
+            self.staged.push(tenant);
+        }
+        Ok(())
+    }
+
     fn committed(self, vectors: &VectorIndex) {
+        for tenant in self.staged {
+            vectors.settle(tenant, true);
+        }
         for (tv, _) in self.appended {
             if let Err(e) = tv.publish(tv.written_rows()) {
                 log::error!("cannot map applied vectors: {e}");
@@ -424,7 +503,10 @@ impl EntryVectors {
         }
     }
 
-    fn rolled_back(self) {
+    fn rolled_back(self, vectors: &VectorIndex) {
+        for tenant in self.staged {
+            vectors.settle(tenant, false);
+        }
         for (tv, first) in self.appended.into_iter().rev() {
             tv.rollback(first);
         }
@@ -441,6 +523,7 @@ pub fn create_cluster_tables(client: &ClusterClient) -> Result<(), ClusterError>
                 Statement::plain(VECTOR_TABLE),
                 Statement::plain(META_TABLE),
                 Statement::plain(TURN_TABLE),
+                Statement::plain(CHORES_TABLE),
                 Statement::plain("INSERT OR IGNORE INTO cluster_turn VALUES (1, '', 0)"),
             ],
             Instant::now() + SETTLE_DEADLINE,
@@ -510,6 +593,29 @@ impl Replicator for ClusterReplicator {
 
     fn has_other_writers(&self) -> bool {
         true
+    }
+
+    fn claim_chore(&self, name: &str, lease: Duration) -> bool {
+        let now_ms = crate::clock::now_ms();
+        let claimed = self.turns.transaction(&[Statement::new(
+            "INSERT INTO cluster_chores(name, holder, until_ms) VALUES (?, ?, ?) \
+             ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, until_ms = excluded.until_ms \
+             WHERE cluster_chores.holder = excluded.holder OR cluster_chores.until_ms < ?",
+            vec![
+                name.to_string().into(),
+                self.node.clone().into(),
+                Param::Int(now_ms + lease.as_millis() as i64),
+                Param::Int(now_ms),
+            ],
+        )]);
+        match claimed {
+            Ok(done) => done.first().is_some_and(|d| d.rows_affected == 1),
+            // Without a cluster to ask, nobody writes the chore's result.
+            Err(e) => {
+                log::debug!("chore {name} not claimed: {e}");
+                false
+            }
+        }
     }
 
     fn idle_interval(&self) -> Option<Duration> {

@@ -11,6 +11,12 @@
 //! are complete before the transaction that switches to them commits, and
 //! files of any other generation are deleted when a tenant is opened, so a
 //! crash at any point leaves either the old files or the new ones in use.
+//! A compaction runs beside readers: its files are staged before the
+//! switch commits, the old ones kept until it has
+//! ([`VectorIndex::stage`], [`VectorIndex::settle`]), and a reader takes
+//! the files of the generation its snapshot names
+//! ([`VectorIndex::matching`]), so slots are never read against the
+//! other generation's rows.
 //!
 //! Each file starts with a header (magic, version, dimension, element type,
 //! embedder id). A file built by another embedder or dimension is refused
@@ -79,6 +85,8 @@ pub struct VectorIndex {
     spec: VectorSpec,
     durability: Durability,
     tenants: Mutex<HashMap<i64, Arc<TenantVectors>>>,
+    /// The files a staged generation replaced, until its switch is decided.
+    retiring: Mutex<HashMap<i64, Arc<TenantVectors>>>,
     /// Syncs started by [`VectorIndex::start_sync`], not yet waited for.
     syncing: Mutex<Vec<JoinHandle<std::io::Result<()>>>>,
 }
@@ -129,6 +137,7 @@ impl VectorIndex {
             spec,
             durability,
             tenants: Mutex::new(HashMap::new()),
+            retiring: Mutex::new(HashMap::new()),
             syncing: Mutex::new(Vec::new()),
         })
     }
@@ -160,7 +169,7 @@ impl VectorIndex {
     }
 
     /// Opens a fresh, empty pair of files for `generation` without
-    /// installing it (compact and reindex fill it, then switch).
+    /// staging it (a compaction fills it, then switches).
     pub fn fresh(&self, tenant_id: i64, generation: i64) -> Result<TenantVectors> {
         std::fs::create_dir_all(&self.dir)?;
         for ext in ["q8", "f32"] {
@@ -172,15 +181,68 @@ impl VectorIndex {
         TenantVectors::open(&self.dir, tenant_id, &self.spec, 0, generation)
     }
 
-    /// Makes `vectors` the tenant's files (after the transaction naming
-    /// their generation committed) and deletes the previous generation.
-    pub fn install(&self, tenant_id: i64, vectors: TenantVectors) -> Result<()> {
-        let generation = vectors.generation;
-        self.tenants
+    /// Makes `vectors` the tenant's files before the transaction naming
+    /// their generation commits: writes after it go to them, and readers
+    /// whose snapshot still names the old generation keep the old files
+    /// ([`Self::matching`]), which stay on disk until [`Self::settle`].
+    pub fn stage(&self, tenant_id: i64, vectors: TenantVectors) {
+        let old = self
+            .tenants
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(tenant_id, Arc::new(vectors));
-        remove_other_generations(&self.dir, tenant_id, generation)
+        if let Some(old) = old {
+            self.retiring
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(tenant_id, old);
+        }
+    }
+
+    /// Decides a [`Self::stage`]: once the switch committed, the old
+    /// generation's files are deleted; if it rolled back, the old files
+    /// are the tenant's again and the staged ones are deleted.
+    pub fn settle(&self, tenant_id: i64, committed: bool) {
+        let old = self
+            .retiring
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&tenant_id);
+        let keep = if committed {
+            self.existing(tenant_id).map(|t| t.generation)
+        } else {
+            let mut map = self.tenants.lock().unwrap_or_else(|p| p.into_inner());
+            match old {
+                Some(old) => {
+                    let generation = old.generation;
+                    map.insert(tenant_id, old);
+                    Some(generation)
+                }
+                None => map.remove(&tenant_id).map(|_| -1),
+            }
+        };
+        // A file left behind is deleted when the tenant is next opened.
+        if let Some(keep) = keep {
+            if let Err(e) = remove_other_generations(&self.dir, tenant_id, keep) {
+                log::warn!("old vector files stay until the next start: {e}");
+            }
+        }
+    }
+
+    /// The tenant's files of `generation`: the current ones, or those a
+    /// staged generation is replacing (a reader whose snapshot predates
+    /// the switch).
+    pub fn matching(&self, tenant_id: i64, generation: i64) -> Option<Arc<TenantVectors>> {
+        let current = self.existing(tenant_id);
+        if let Some(t) = current.filter(|t| t.generation == generation) {
+            return Some(t);
+        }
+        self.retiring
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&tenant_id)
+            .filter(|t| t.generation == generation)
+            .cloned()
     }
 
     /// The tenant's files if they are open (every tenant with data is
@@ -456,7 +518,7 @@ impl TenantVectors {
         self.generation
     }
 
-    /// The exact vector of a committed slot (for compaction).
+    /// The exact vector of a published slot (for compaction).
     pub fn exact(&self, slot: u64) -> Option<Vec<f32>> {
         let snap = self
             .snapshot

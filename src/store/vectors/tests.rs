@@ -198,24 +198,39 @@ fn large_tenants_are_scanned_in_parallel_with_the_same_answer() {
 }
 
 #[test]
-fn a_new_generation_replaces_the_old_files_only_when_installed() {
+fn a_staged_generation_replaces_the_old_files_once_settled() {
     let d = dir("generation");
     let index = VectorIndex::new(&d, spec(8), Durability::Normal).unwrap();
     let old = index.tenant(1, 0, 0).unwrap();
     let all = vectors(4, 8, 9);
     old.append(&all).unwrap();
     old.publish(4).unwrap();
-    let fresh = index.fresh(1, 1).unwrap();
-    fresh.append(&all[2..]).unwrap();
-    assert_eq!(fresh.seal().unwrap(), 2);
-    assert!(
-        d.join(VECTORS_DIR).join("t1.g0.q8").exists(),
-        "old files stay until install"
-    );
-    index.install(1, fresh).unwrap();
-    assert!(!d.join(VECTORS_DIR).join("t1.g0.q8").exists());
+    let stage = |g: i64| {
+        let fresh = index.fresh(1, g).unwrap();
+        fresh.append(&all[2..]).unwrap();
+        assert_eq!(fresh.seal().unwrap(), 2);
+        index.stage(1, fresh);
+    };
+    let file = |g: i64| d.join(VECTORS_DIR).join(format!("t1.g{g}.q8"));
+
+    // Rolled back: the old files are the tenant's again, the staged gone.
+    stage(1);
+    assert_eq!(index.existing(1).unwrap().generation(), 1);
+    index.settle(1, false);
+    assert_eq!(index.existing(1).unwrap().generation(), 0);
+    assert!(file(0).exists() && !file(1).exists());
+
+    // Staged: a reader of either generation finds its own files.
+    stage(2);
+    assert!(file(0).exists(), "old files stay until settled");
+    assert_eq!(index.matching(1, 0).unwrap().committed_rows(), 4);
+    assert_eq!(index.matching(1, 2).unwrap().committed_rows(), 2);
+    assert!(index.matching(1, 1).is_none());
+    index.settle(1, true);
+    assert!(!file(0).exists() && file(2).exists());
+    assert!(index.matching(1, 0).is_none());
     let now = index.existing(1).unwrap();
-    assert_eq!(now.generation(), 1);
+    assert_eq!(now.generation(), 2);
     assert_eq!(now.search(&all[3], 1)[0].slot, 1);
     assert_eq!(now.exact(1).unwrap(), all[3]);
     std::fs::remove_dir_all(d).ok();

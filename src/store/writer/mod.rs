@@ -109,6 +109,10 @@ pub enum Batching {
     /// about a tenth of the writer's time. It costs one more commit, whose
     /// log frames repeat the pages it shares with its neighbours.
     Own,
+    /// In a transaction of its own under every tap, whole batches or not:
+    /// for a write that replaces what the writes beside it would append
+    /// to (a compaction's new vector files).
+    Alone,
 }
 
 /// Tenant name → id, shared with readers. Ids are never reused or removed,
@@ -381,7 +385,7 @@ fn commit_batch(conn: &Connection, batch: Vec<Request>, state: &mut WriterState)
         tapping,
     } = state;
     let (tenants, vectors, wal, resolver, tapping) =
-        (&*tenants, &**vectors, &*wal, *resolver, &*tapping);
+        (&*tenants, &*vectors, &*wal, *resolver, &*tapping);
     let started = std::time::Instant::now();
     let ops = batch.len();
     let durable = batch.iter().any(|r| r.commit == Commit::Durable);
@@ -391,7 +395,11 @@ fn commit_batch(conn: &Connection, batch: Vec<Request>, state: &mut WriterState)
     let mut committed = false;
     let mut open: Option<Segment> = None;
     for req in batch {
-        let own = req.batching == Batching::Own && !whole;
+        let own = match req.batching {
+            Batching::Shared => false,
+            Batching::Own => !whole,
+            Batching::Alone => true,
+        };
         let commit = req.commit;
         // A whole batch still ends its transaction once it is large, so
         // that no one commit (a cluster's request) grows without bound.

@@ -313,8 +313,12 @@ fn a_tap_that_wants_whole_batches_gets_one_commit_per_batch() {
     // Fills the transaction: the next write starts another.
     queue("d", Batching::Shared, WHOLE_BATCH_STATEMENTS, false);
     queue("e", Batching::Own, 1, false);
+    // Alone even in a whole batch: e's transaction ends before it, g's
+    // begins after it.
+    queue("f", Batching::Alone, 1, false);
+    queue("g", Batching::Shared, 1, false);
     release_tx.send(()).unwrap();
-    let mut outcomes: Vec<(&str, bool)> = (0..5).map(|_| outcome_rx.recv().unwrap()).collect();
+    let mut outcomes: Vec<(&str, bool)> = (0..7).map(|_| outcome_rx.recv().unwrap()).collect();
     outcomes.sort();
     assert_eq!(
         outcomes,
@@ -323,7 +327,9 @@ fn a_tap_that_wants_whole_batches_gets_one_commit_per_batch() {
             ("b", false),
             ("c", true),
             ("d", true),
-            ("e", true)
+            ("e", true),
+            ("f", true),
+            ("g", true)
         ]
     );
     let commits = tap.commits.lock().unwrap().clone();
@@ -333,8 +339,8 @@ fn a_tap_that_wants_whole_batches_gets_one_commit_per_batch() {
             .count()
     };
     // The held write, alone in its batch, recorded nothing and made no
-    // commit; a, b (undone), c and d made one, e the next.
-    assert_eq!(commits.len(), 2, "{} commits", commits.len());
+    // commit; a, b (undone), c and d made one, e the next, then f and g.
+    assert_eq!(commits.len(), 4, "{} commits", commits.len());
     let first = &commits[0];
     assert_eq!(inserts(first, "a"), 1);
     assert_eq!(inserts(first, "b"), 0, "a failed write left statements");
@@ -346,6 +352,10 @@ fn a_tap_that_wants_whole_batches_gets_one_commit_per_batch() {
     assert_eq!(marks(first, SAVEPOINT_MARK), 4);
     assert_eq!(marks(first, RELEASE_MARK), 4);
     assert_eq!(inserts(&commits[1], "e"), 1);
+    assert_eq!(inserts(&commits[1], "f"), 0);
+    assert_eq!(inserts(&commits[2], "f"), 1);
+    assert_eq!(commits[2].len(), 1, "f alone, without a savepoint");
+    assert_eq!(inserts(&commits[3], "g"), 1);
     let stored: i64 = store
         .write(&t, |w| {
             Ok(w.conn
@@ -355,7 +365,7 @@ fn a_tap_that_wants_whole_batches_gets_one_commit_per_batch() {
                 })?)
         })
         .unwrap();
-    assert_eq!(stored, 4, "a, c twice and e");
+    assert_eq!(stored, 6, "a, c twice, e, f and g");
     store.close();
     std::fs::remove_dir_all(dir).unwrap();
 }
