@@ -19,6 +19,12 @@ cluster's leader to the next acknowledged ingest. Peak RSS is each server's
 sizes where two nodes ingesting again would take too long. `--documents`
 instead times single large documents of the given sizes in bytes, each
 ingested with `wait: true` through one node of a fresh cluster.
+`--compact` instead times `POST /v1/compact` after a tenth of N notes was
+forgotten: on a local server, and on a node of a cluster with a second node
+following (until the second has applied it), with query p50 / p99 on the
+compacting server while it runs.
+
+    python3 scripts/bench_cluster_api.py --compact 10000,100000
 """
 
 import argparse
@@ -225,16 +231,105 @@ def bench_documents(api, rqlited, sizes, work):
             cluster.stop()
 
 
+def forget_a_tenth(base):
+    """Forgets the notes of 5 of the 50 sources: a tenth of them."""
+    for source in range(5):
+        status, _, _ = call(base, "/v1/tools/alayasiki_forget", {"source": f"bench/{source}"},
+                            timeout=600)
+        if status != 200:
+            raise SystemExit(f"forget: HTTP {status}")
+
+
+def compact_while_querying(base):
+    """Times POST /v1/compact on `base` while another client queries it."""
+    done, took = [], []
+
+    def querying():
+        i = 0
+        while not done:
+            t = time.perf_counter()
+            query(base, i)
+            took.append((time.perf_counter() - t) * 1000)
+            i += 1
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        queries = pool.submit(querying)
+        t = time.perf_counter()
+        status, out, at = call(base, "/v1/compact", {}, timeout=600)
+        elapsed = time.perf_counter() - t
+        done.append(True)
+        queries.result()
+    if status != 200:
+        raise SystemExit(f"compact: HTTP {status}")
+    took.sort()
+    p50 = statistics.median(took) if took else 0.0
+    p99 = took[max(0, int(len(took) * 0.99) - 1)] if took else 0.0
+    return elapsed, out, int(at) if at else 0, p50, p99, len(took)
+
+
+def bench_compact(api, rqlited, sizes, work):
+    env = {"ALAYASIKI_API_RATE": "100000", "ALAYASIKI_API_BURST": "100000"}
+    for n in sizes:
+        procs = []
+
+        def start(tag, store=""):
+            proc, base = api_process.start(api, os.path.join(work, f"compact-{tag}-{n}"), SECRET,
+                                           lambda m: (_ for _ in ()).throw(SystemExit(m)),
+                                           dict(env, ALAYASIKI_STORE=store))
+            procs.append(proc)
+            return base
+
+        cluster = None
+        try:
+            local = start("local")
+            ingest_all([local], n)
+            forget_a_tenth(local)
+            took, out, _, p50, p99, q = compact_while_querying(local)
+            print(f"N={n} local: compact {took:.2f} s ({out['vector_rows_before']:,} -> "
+                  f"{out['vector_rows_after']:,} vector rows); {q} queries meanwhile, "
+                  f"p50 {p50:.2f} ms p99 {p99:.2f} ms", flush=True)
+
+            os.makedirs(os.path.join(work, f"rqlite-compact-{n}"))
+            cluster = Cluster(rqlited, os.path.join(work, f"rqlite-compact-{n}"))
+            a = start("a", cluster.address())
+            b = start("b", cluster.address())
+            ingest_all([a], n)
+            forget_a_tenth(a)
+            while position(b) < position(a):
+                time.sleep(0.05)
+            t = time.perf_counter()
+            took, out, at, p50, p99, q = compact_while_querying(a)
+            while position(b) < at:
+                time.sleep(0.01)
+            followed = time.perf_counter() - t
+            print(f"N={n} cluster: compact on A {took:.2f} s, applied on B {followed:.2f} s "
+                  f"after the request ({out['vector_rows_before']:,} -> "
+                  f"{out['vector_rows_after']:,} vector rows); {q} queries on A meanwhile, "
+                  f"p50 {p50:.2f} ms p99 {p99:.2f} ms", flush=True)
+        finally:
+            for p in procs:
+                p.terminate()
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+            if cluster:
+                cluster.stop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--one-node", action="store_true")
     ap.add_argument("--api", default=os.path.join(ROOT, "target/release/alayasiki-api"))
     ap.add_argument("--documents", help="sizes in bytes of single documents to time instead")
+    ap.add_argument("--compact", help="sizes at which to time compaction instead")
     args = ap.parse_args()
     rqlited = find_rqlited()
     work = tempfile.mkdtemp(prefix="bench-cluster-api-")
     try:
+        if args.compact:
+            return bench_compact(args.api, rqlited, [int(s) for s in args.compact.split(",")],
+                                 work)
         if args.documents:
             return bench_documents(args.api, rqlited, [int(s) for s in args.documents.split(",")],
                                    work)

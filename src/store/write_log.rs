@@ -52,12 +52,13 @@ pub const VECTOR_COMPACT: &str = "DELETE FROM cluster_vectors WHERE tenant_id = 
 
 /// Recorded, never run locally, after [`VECTOR_COMPACT`] and before the
 /// chunks are renumbered: each of the cluster's vector rows of tenant `?1`
-/// moves to the slot its chunk's rank names, negated; then
-/// [`VECTOR_RENUMBERED`] makes them slots.
+/// whose slot changes moves to the slot its chunk's rank names, negated;
+/// then [`VECTOR_RENUMBERED`] makes them slots.
 pub const VECTOR_RENUMBER: &str = "UPDATE cluster_vectors SET slot = -r.n
        FROM (SELECT vector_slot AS old, ROW_NUMBER() OVER (ORDER BY vector_slot) AS n
                FROM chunks WHERE tenant_id = ?1 AND vector_slot IS NOT NULL) AS r
-      WHERE cluster_vectors.tenant_id = ?1 AND cluster_vectors.slot = r.old";
+      WHERE cluster_vectors.tenant_id = ?1 AND cluster_vectors.slot = r.old
+        AND r.old <> r.n - 1";
 
 /// Recorded, never run locally: see [`VECTOR_RENUMBER`].
 pub const VECTOR_RENUMBERED: &str =
