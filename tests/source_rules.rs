@@ -259,7 +259,7 @@ const KNOWN_ROWID_READS: &[(&str, usize)] = &[
     ("store/chunks.rs", 1),
     ("store/documents.rs", 2),
     ("store/graph/record.rs", 2),
-    ("store/journal.rs", 1),
+    ("store/journal/mod.rs", 1),
     ("store/write_log.rs", 1),
     ("store/writer/mod.rs", 1),
 ];

@@ -44,6 +44,7 @@ pub mod origin;
 pub mod query_string;
 pub mod read_levels;
 pub mod request;
+pub mod routes;
 pub mod signals;
 pub mod sse;
 pub mod stdio;

@@ -11,7 +11,9 @@
 //!   per-table digests that prove the two equal (`tables`: the schema and
 //!   the rows as a copy reads them; `digest`: the digests).
 //! - [`replica`]: a local store that feeds its write transactions to the
-//!   cluster's log and applies everyone else's, in order.
+//!   cluster's log and applies everyone else's, in order ([`entry`]: an
+//!   entry's statements as the log stores them; `apply`: one entry
+//!   applied on a follower, its vector rows and compactions included).
 //! - [`node`]: a data directory made and kept a replica of the cluster's
 //!   memory (founding it, joining from a snapshot, resuming).
 //! - [`vector_cache`]: a node's vector files as a cache of the cluster's
@@ -24,9 +26,11 @@
 //! re-runs the statements, so times and ids are passed in).
 
 pub mod address;
+mod apply;
 mod client;
 pub mod copy;
 mod digest;
+pub mod entry;
 pub mod node;
 pub mod replica;
 mod tables;

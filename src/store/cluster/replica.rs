@@ -43,23 +43,17 @@
 //! 503 with `Retry-After` to a client, nothing stored), the node applies
 //! that entry as it follows, and its writer's name log starts afresh.
 
-use rusqlite::types::Value;
 use rusqlite::Connection;
-use serde_json::{json, Value as Json};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use super::apply::apply_entry;
 use super::client::{ClusterClient, ClusterError, ReadLevel};
-use super::tables::unhex;
+use super::entry::{decode, encode};
 use super::wire::{Param, Statement};
 use crate::limits::{CLUSTER_RETRY_PAUSE, CLUSTER_WRITE_WAIT, MAX_CLUSTER_STATEMENTS};
-use crate::store::maintenance;
-use crate::store::vectors::{TenantVectors, VectorIndex};
-use crate::store::write_log::{
-    is_savepoint_mark, vector_from_bytes, Recorded, Refusal, Replicator, VECTOR_CLEAR,
-    VECTOR_COMPACT, VECTOR_PUT, VECTOR_RENUMBER, VECTOR_RENUMBERED, VECTOR_TABLE,
-};
-use std::sync::Arc;
+use crate::store::vectors::VectorIndex;
+use crate::store::write_log::{is_savepoint_mark, Recorded, Refusal, Replicator, VECTOR_TABLE};
 
 /// How often an idle node looks for entries others wrote.
 pub const FOLLOW_INTERVAL: Duration = Duration::from_millis(50);
@@ -335,184 +329,6 @@ impl ClusterReplicator {
     }
 }
 
-/// Applies one entry in a local transaction of its own, as its writer ran
-/// it in one: the full-text index then flushes the same segments, and the
-/// follower's pages come out byte for byte the writer's. Its vector rows
-/// go to the vector files, synced before the commit and visible after it.
-fn apply_entry(
-    conn: &Connection,
-    vectors: &VectorIndex,
-    seq: i64,
-    statements: &[Recorded],
-) -> Result<(), String> {
-    conn.execute_batch("BEGIN IMMEDIATE; PRAGMA defer_foreign_keys = ON")
-        .map_err(|e| e.to_string())?;
-    let mut files = EntryVectors::default();
-    let outcome = statements
-        .iter()
-        .try_for_each(|r| match r.sql.as_str() {
-            VECTOR_PUT => files.put(vectors, r),
-            VECTOR_CLEAR => files.clear(r),
-            VECTOR_COMPACT => files.compact(conn, vectors, r),
-            // The cluster's vector rows alone: the files were rebuilt above.
-            VECTOR_RENUMBER | VECTOR_RENUMBERED => Ok(()),
-            _ => apply(conn, r).map_err(|e| e.to_string()),
-        })
-        .and_then(|()| files.stage_compactions(conn, vectors))
-        .and_then(|()| {
-            conn.execute_batch(&format!("PRAGMA user_version = {seq}"))
-                .map_err(|e| e.to_string())
-        })
-        .and_then(|()| vectors.sync_dirty().map_err(|e| e.to_string()))
-        .and_then(|()| conn.execute_batch("COMMIT").map_err(|e| e.to_string()));
-    match outcome {
-        Ok(()) => {
-            files.committed(vectors);
-            Ok(())
-        }
-        Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
-            files.rolled_back(vectors);
-            Err(format!("entry {seq}: {e}"))
-        }
-    }
-}
-
-/// What one entry does to the vector files.
-#[derive(Default)]
-struct EntryVectors {
-    /// Each tenant's files it appended to, with the first slot it wrote.
-    appended: Vec<(Arc<TenantVectors>, u64)>,
-    /// Slots it zeroes once committed.
-    cleared: Vec<(i64, u64)>,
-    /// Each tenant's next generation of files, built where the entry
-    /// compacts it ([`VECTOR_COMPACT`]), staged once its statements ran.
-    compacted: Vec<(i64, TenantVectors)>,
-    /// Tenants whose new generation is staged, settled with the entry.
-    staged: Vec<i64>,
-}
-
-impl EntryVectors {
-    fn put(&mut self, vectors: &VectorIndex, r: &Recorded) -> Result<(), String> {
-        let bad = || "a vector row that is not what the writer records".to_string();
-        let (tenant, slot, vector) = match r.params.as_slice() {
-            [Value::Integer(t), Value::Integer(s), Value::Blob(b)] => {
-                (*t, *s as u64, vector_from_bytes(b).ok_or_else(bad)?)
-            }
-            _ => return Err(bad()),
-        };
-        // Every tenant with rows was opened at start-up (or by an earlier
-        // entry); one opened here is new and starts empty.
-        let tv = vectors.tenant(tenant, 0, 0).map_err(|e| e.to_string())?;
-        let next = tv.written_rows();
-        if slot != next {
-            return Err(format!(
-                "vector slot {slot} of tenant {tenant} arrived when the files hold {next} rows"
-            ));
-        }
-        let first = tv.append(&[vector]).map_err(|e| e.to_string())?;
-        if !self.appended.iter().any(|(t, _)| Arc::ptr_eq(t, &tv)) {
-            self.appended.push((tv, first));
-        }
-        Ok(())
-    }
-
-    fn clear(&mut self, r: &Recorded) -> Result<(), String> {
-        match r.params.as_slice() {
-            [Value::Integer(t), Value::Integer(s)] => {
-                self.cleared.push((*t, *s as u64));
-                Ok(())
-            }
-            _ => Err("a cleared vector row that is not what the writer records".into()),
-        }
-    }
-
-    /// Builds the tenant's next generation from the live slots of its
-    /// files, in slot order, as the writer did: the entry's statements
-    /// that follow renumber the chunks to match.
-    fn compact(
-        &mut self,
-        conn: &Connection,
-        vectors: &VectorIndex,
-        r: &Recorded,
-    ) -> Result<(), String> {
-        let [Value::Integer(tenant)] = r.params.as_slice() else {
-            return Err("a compaction that is not what the writer records".into());
-        };
-        let (rows, generation): (i64, i64) = conn
-            .query_row(
-                "SELECT vector_rows, vector_generation FROM tenants WHERE id = ?1",
-                [tenant],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
-            .map_err(|e| e.to_string())?;
-        let current = vectors
-            .tenant(*tenant, rows as u64, generation)
-            .map_err(|e| e.to_string())?;
-        let live = maintenance::live_slots(conn, *tenant).map_err(|e| e.to_string())?;
-        let fresh = maintenance::next_generation(vectors, *tenant, &current, &live)
-            .map_err(|e| e.to_string())?;
-        self.compacted.push((*tenant, fresh));
-        Ok(())
-    }
-
-    /// Checks that each new generation is the one the entry recorded (its
-    /// generation and row count), and stages it: readers whose snapshot
-    /// predates the commit keep the old files until it is settled.
-    fn stage_compactions(
-        &mut self,
-        conn: &Connection,
-        vectors: &VectorIndex,
-    ) -> Result<(), String> {
-        for (tenant, fresh) in std::mem::take(&mut self.compacted) {
-            let recorded: (i64, i64) = conn
-                .query_row(
-                    "SELECT vector_rows, vector_generation FROM tenants WHERE id = ?1",
-                    [tenant],
-                    |row| Ok((row.get(0)?, row.get(1)?)),
-                )
-                .map_err(|e| e.to_string())?;
-            let built = (fresh.committed_rows() as i64, fresh.generation());
-            if recorded != built {
-                return Err(format!(
-                    "tenant {tenant} was compacted to {recorded:?} (rows, generation), \
-                     its files here to {built:?}"
-                ));
-            }
-            vectors.stage(tenant, fresh);
-            self.staged.push(tenant);
-        }
-        Ok(())
-    }
-
-    fn committed(self, vectors: &VectorIndex) {
-        for tenant in self.staged {
-            vectors.settle(tenant, true);
-        }
-        for (tv, _) in self.appended {
-            if let Err(e) = tv.publish(tv.written_rows()) {
-                log::error!("cannot map applied vectors: {e}");
-            }
-        }
-        for (tenant, slot) in self.cleared {
-            if let Some(tv) = vectors.existing(tenant) {
-                if let Err(e) = tv.zero(slot) {
-                    log::error!("cannot zero an applied vector slot: {e}");
-                }
-            }
-        }
-    }
-
-    fn rolled_back(self, vectors: &VectorIndex) {
-        for tenant in self.staged {
-            vectors.settle(tenant, false);
-        }
-        for (tv, first) in self.appended.into_iter().rev() {
-            tv.rollback(first);
-        }
-    }
-}
-
 /// Creates the tables only the cluster has: the log, the vector rows and
 /// the memory's facts (names starting `cluster_`, which copies pass over).
 pub fn create_cluster_tables(client: &ClusterClient) -> Result<(), ClusterError> {
@@ -634,75 +450,6 @@ pub(super) fn position(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA user_version", [], |r| r.get(0))
 }
 
-fn apply(conn: &Connection, r: &Recorded) -> rusqlite::Result<()> {
-    if r.params.is_empty() {
-        conn.execute_batch(&r.sql)
-    } else {
-        conn.execute(&r.sql, rusqlite::params_from_iter(&r.params))
-            .map(|_| ())
-    }
-}
-
-/// Statements as the log stores them: `[[sql, [[kind, value], ...]], ...]`,
-/// every value typed and exact (a REAL as the hex of its bits, a BLOB as
-/// hex), so a follower binds what the writer bound.
-pub fn encode(statements: &[Recorded]) -> String {
-    Json::Array(
-        statements
-            .iter()
-            .map(|r| {
-                let params: Vec<Json> = r
-                    .params
-                    .iter()
-                    .map(|v| match v {
-                        Value::Null => json!(["n"]),
-                        Value::Integer(i) => json!(["i", i]),
-                        Value::Real(f) => json!(["r", format!("{:016x}", f.to_bits())]),
-                        Value::Text(t) => json!(["t", t]),
-                        Value::Blob(b) => json!(["b", crate::ids::hex(b)]),
-                    })
-                    .collect();
-                json!([r.sql, params])
-            })
-            .collect(),
-    )
-    .to_string()
-}
-
-/// [`encode`] read back.
-pub fn decode(text: &str) -> Result<Vec<Recorded>, String> {
-    let bad = || "a log entry that is not what encode writes".to_string();
-    let json: Json = serde_json::from_str(text).map_err(|_| bad())?;
-    json.as_array()
-        .ok_or_else(bad)?
-        .iter()
-        .map(|s| {
-            let sql = s[0].as_str().ok_or_else(bad)?.to_string();
-            let params = s[1]
-                .as_array()
-                .ok_or_else(bad)?
-                .iter()
-                .map(|p| {
-                    Ok(match (p[0].as_str(), &p[1]) {
-                        (Some("n"), _) => Value::Null,
-                        (Some("i"), v) => Value::Integer(v.as_i64().ok_or_else(bad)?),
-                        (Some("r"), v) => Value::Real(f64::from_bits(
-                            u64::from_str_radix(v.as_str().ok_or_else(bad)?, 16)
-                                .map_err(|_| bad())?,
-                        )),
-                        (Some("t"), v) => Value::Text(v.as_str().ok_or_else(bad)?.to_string()),
-                        (Some("b"), v) => {
-                            Value::Blob(unhex(v.as_str().ok_or_else(bad)?).ok_or_else(bad)?)
-                        }
-                        _ => return Err(bad()),
-                    })
-                })
-                .collect::<Result<_, String>>()?;
-            Ok(Recorded { sql, params })
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -747,28 +494,5 @@ mod tests {
             Err(ClusterError::Unreachable(_)) => {}
             other => panic!("{other:?}"),
         }
-    }
-
-    #[test]
-    fn entries_keep_every_value_exactly() {
-        let statements = vec![
-            Recorded {
-                sql: "INSERT INTO t VALUES (?1, ?2, ?3, ?4, ?5)".into(),
-                params: vec![
-                    Value::Null,
-                    Value::Integer(i64::MIN),
-                    Value::Real(0.1 + 0.2),
-                    Value::Text("é \"quoted\" ?1".into()),
-                    Value::Blob(vec![0, 255, 16]),
-                ],
-            },
-            Recorded {
-                sql: "CREATE TABLE x(a)".into(),
-                params: vec![],
-            },
-        ];
-        assert_eq!(decode(&encode(&statements)).unwrap(), statements);
-        assert!(decode("[[\"SELECT 1\", [[\"q\", 1]]]]").is_err());
-        assert!(decode("{}").is_err());
     }
 }

@@ -35,7 +35,7 @@
 //! disk; should readers keep it from finishing, it tries again every
 //! `IDLE_CHECKPOINT_RETRY_MS` without writes.
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError};
 use rusqlite::Connection;
 use std::collections::HashMap;
 use std::fs::File;
@@ -49,9 +49,13 @@ use super::name_hints::NameLog;
 use super::tenant::{create_tenant_tables, TenantWriter};
 use super::vectors::VectorIndex;
 use super::write_log::{Refusal, TapSlot, Tapping, WriteConn, RELEASE_MARK, SAVEPOINT_MARK};
+
+mod submit;
+
 use crate::config::Durability;
-use crate::error::{Error, Result, StorageFault};
+use crate::error::{Error, StorageFault};
 use crate::knowledge::resolution::NamePolicy;
+pub(super) use submit::Writer;
 
 /// Longest the writer sleeps without looking at its tap: a tap set on an
 /// idle store that follows a log starts following within this.
@@ -614,104 +618,6 @@ fn tenant_id(
     };
     new_tenants.push((name.to_string(), id));
     Ok(id)
-}
-
-/// The submitting side of the writer thread.
-#[derive(Clone)]
-pub(super) struct Writer {
-    pub tx: Sender<Request>,
-}
-
-impl Writer {
-    /// Queues `f` and blocks until its transaction committed (or failed).
-    pub fn submit<T, F>(&self, tenant: &str, f: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
-    {
-        let (reply_tx, reply_rx) = crossbeam_channel::bounded::<Result<T>>(1);
-        let reply = move |result| {
-            let _ = reply_tx.send(result);
-        };
-        self.submit_then(tenant, Commit::Durable, Batching::Shared, f, reply)?;
-        reply_rx.recv().map_err(|_| dropped())?
-    }
-
-    /// Queues `f` and returns at once; `done` receives its result on the
-    /// writer thread once the transaction is decided. `done` is called
-    /// exactly once, even if the write is dropped unrun.
-    pub fn submit_then<T, F, D>(
-        &self,
-        tenant: &str,
-        commit: Commit,
-        batching: Batching,
-        f: F,
-        done: D,
-    ) -> Result<()>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
-        D: FnOnce(Result<T>) + Send + 'static,
-    {
-        let mut done = Once::new(done);
-        let op: Op = Box::new(move |w| match f(w) {
-            Ok(value) => (
-                true,
-                Box::new(move |commit_error| {
-                    done.call(match commit_error {
-                        None => Ok(value),
-                        Some(e) => Err(e),
-                    })
-                }),
-            ),
-            Err(e) => (false, Box::new(move |_| done.call(Err(e)))),
-        });
-        self.tx
-            .send(Request {
-                tenant: tenant.to_string(),
-                op,
-                commit,
-                batching,
-            })
-            .map_err(|_| Error::Unavailable("the memory server is shutting down".into()))
-    }
-}
-
-/// A completion callback that runs exactly once: called explicitly, or with
-/// an error when dropped uncalled (an operation dropped before it ran).
-struct Once<T> {
-    f: Option<Box<dyn FnOnce(Result<T>) + Send>>,
-}
-
-impl<T> Once<T> {
-    fn new(f: impl FnOnce(Result<T>) + Send + 'static) -> Once<T> {
-        Once {
-            f: Some(Box::new(f)),
-        }
-    }
-
-    fn call(&mut self, result: Result<T>) {
-        if let Some(f) = self.f.take() {
-            f(result);
-        }
-    }
-}
-
-impl<T> Drop for Once<T> {
-    fn drop(&mut self) {
-        if self.f.is_some() {
-            self.call(Err(dropped()));
-        }
-    }
-}
-
-/// The error of a write the writer dropped unanswered: it could not begin
-/// its transaction (or savepoint), which on a failing, full or read-only
-/// disk is the disk's doing, so the disk is asked before the error is
-/// called internal.
-fn dropped() -> Error {
-    let msg = "write was dropped before it completed";
-    Error::from_store(msg, crate::disk_health::diagnose())
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! (whole batches for a tap that asks for them).
 
 use super::*;
+use crate::error::Result;
 
 fn temp_dir(prefix: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(crate::ids::new_id(prefix));

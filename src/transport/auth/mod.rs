@@ -21,8 +21,13 @@
 use jwt_simple::prelude::*;
 use jwt_simple::JWTError;
 use serde::de::Deserializer;
-use serde_json::{json, Value};
 use std::sync::Arc;
+
+mod challenge;
+mod resource;
+
+pub use challenge::{insufficient_scope, scopes, AuthError};
+pub use resource::{clean_authority, Metadata, Resource, METADATA_MAX_AGE_SECS, METADATA_PATH};
 
 use super::jwks::{self, Jwks, KeySet, Source, JWKS_ALGORITHMS};
 use super::local_secret::LocalSecret;
@@ -47,14 +52,6 @@ pub const DEFAULT_LEEWAY_SECS: u64 = 30;
 
 /// Largest configurable leeway: more would make `exp` meaningless.
 pub const MAX_LEEWAY_SECS: u64 = 300;
-
-/// Where the protected resource metadata is served (RFC 9728 §3), also
-/// with the path of the MCP endpoint (or of the configured resource)
-/// appended.
-pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
-
-/// How long clients and caches may keep the protected resource metadata.
-pub const METADATA_MAX_AGE_SECS: u64 = 3600;
 
 /// The permissions every scope of this server grants, in the order
 /// `scopes_supported` lists them.
@@ -160,69 +157,6 @@ impl From<Jwks> for Keys {
     }
 }
 
-/// This server's resource identifier (`ALAYASIKI_RESOURCE`): an absolute
-/// `http(s)` URL without query or fragment, kept exactly as configured
-/// (tokens' `aud` is compared with it exactly).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resource {
-    id: String,
-    /// RFC 9728 §3.1: the well-known path inserted between the host and
-    /// the path of the identifier.
-    metadata_url: String,
-    /// The identifier's path (no trailing slash), under which the metadata
-    /// is also served.
-    metadata_suffix: String,
-}
-
-impl Resource {
-    /// Parses the value of `var`.
-    pub fn parse(var: &str, value: &str) -> Result<Resource, String> {
-        let bad = |why: &str| Err(format!("{var}={value:?} {why}"));
-        if value
-            .chars()
-            .any(|c| !c.is_ascii_graphic() || c == '"' || c == '\\')
-        {
-            return bad("holds spaces, quotes or non-ASCII characters");
-        }
-        let Some((scheme, rest)) = value.split_once("://") else {
-            return bad("is not an absolute http(s) URL, such as https://mcp.example.com/mcp");
-        };
-        if !["http", "https"].contains(&scheme.to_ascii_lowercase().as_str()) {
-            return bad("is not an http(s) URL");
-        }
-        if value.contains('#') || value.contains('?') {
-            return bad("has a fragment or a query; a resource identifier takes neither");
-        }
-        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-        if authority.is_empty() || authority.contains('@') || clean_authority(authority).is_none() {
-            return bad("needs a host name (and optional port), without user information");
-        }
-        let suffix = path.trim_end_matches('/');
-        Ok(Resource {
-            id: value.to_string(),
-            metadata_url: format!("{scheme}://{authority}{METADATA_PATH}{suffix}"),
-            metadata_suffix: suffix.to_string(),
-        })
-    }
-
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-}
-
-/// What the metadata route answers.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Metadata {
-    /// The document; `varies_by_host` when its resource was derived from
-    /// the request's `Host` (no resource identifier configured).
-    Document { body: Value, varies_by_host: bool },
-    /// Not a metadata path of this server.
-    NotFound,
-    /// No resource identifier is configured and `Host` is not a plain
-    /// `host[:port]` to derive one from.
-    BadHost,
-}
-
 /// Verifies tokens and turns them into principals; describes this server
 /// as an OAuth protected resource.
 pub struct Authenticator {
@@ -230,125 +164,6 @@ pub struct Authenticator {
     options: VerificationOptions,
     resource: Option<Resource>,
     authorization_servers: Vec<String>,
-}
-
-/// Why a request is unauthenticated (HTTP 401). The reason is a fixed
-/// phrase, safe to show the client: it never echoes the token.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AuthError(pub &'static str);
-
-impl AuthError {
-    pub const MISSING: AuthError = AuthError("missing bearer token");
-    pub const NOT_BEARER: AuthError = AuthError("not a Bearer token");
-    pub const UNKNOWN_KEY: AuthError = AuthError("token signed by an unknown key");
-    pub const WRONG_AUDIENCE: AuthError = AuthError("token audience is not this server");
-    pub const NOT_THE_SECRET: AuthError =
-        AuthError("not this memory browser's secret; open the URL the server wrote to ui.url");
-
-    /// Whether the request carried no bearer credentials at all (no
-    /// `Authorization` header, or another scheme): RFC 6750 §3.1 then
-    /// asks for a challenge without an error code.
-    pub fn lacks_credentials(&self) -> bool {
-        *self == AuthError::MISSING || *self == AuthError::NOT_BEARER
-    }
-
-    /// The `WWW-Authenticate` value of a 401 (RFC 6750 §3, RFC 9728 §5.1):
-    /// where the metadata is, `invalid_token` with this reason unless no
-    /// credentials were sent, and the scopes the request needs.
-    pub fn challenge(&self, resource_metadata: Option<&str>, scope: &str) -> String {
-        let mut params = Vec::new();
-        if let Some(url) = resource_metadata {
-            params.push(param("resource_metadata", url));
-        }
-        if !self.lacks_credentials() {
-            params.push(param("error", "invalid_token"));
-            params.push(param("error_description", self.0));
-        }
-        params.push(param("scope", scope));
-        format!("Bearer {}", params.join(", "))
-    }
-}
-
-/// The `WWW-Authenticate` value of a 403 for a valid token lacking what
-/// an operation needs (RFC 6750 §3.1 `insufficient_scope`).
-pub fn insufficient_scope(
-    resource_metadata: Option<&str>,
-    scope: &str,
-    description: &str,
-) -> String {
-    let mut params = vec![param("error", "insufficient_scope"), param("scope", scope)];
-    if let Some(url) = resource_metadata {
-        params.push(param("resource_metadata", url));
-    }
-    params.push(param("error_description", description));
-    format!("Bearer {}", params.join(", "))
-}
-
-/// The space-separated scopes granting `permissions`.
-pub fn scopes(permissions: &[Permission]) -> String {
-    permissions
-        .iter()
-        .map(|p| p.scope())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// `name="value"` with `"` and `\` escaped (RFC 9110 quoted-string).
-fn param(name: &str, value: &str) -> String {
-    let mut out = format!("{name}=\"");
-    for c in value.chars() {
-        if c == '"' || c == '\\' {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('"');
-    out
-}
-
-/// A `Host` value as a lower-cased `host[:port]`, if it is one: a DNS name
-/// or IPv4 address, or a bracketed IPv6 address, and an optional decimal
-/// port. Anything else (quotes, paths, user information) is refused, so
-/// URLs built from it hold nothing a client sent but a host and a port.
-pub fn clean_authority(host: &str) -> Option<String> {
-    let host = host.trim().to_ascii_lowercase();
-    let (name, port) = match host.strip_prefix('[') {
-        Some(v6) => {
-            let (addr, rest) = v6.split_once(']')?;
-            if addr.is_empty()
-                || !addr
-                    .chars()
-                    .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
-            {
-                return None;
-            }
-            (None, rest)
-        }
-        None => {
-            let (name, rest) = match host.find(':') {
-                Some(i) => host.split_at(i),
-                None => (host.as_str(), ""),
-            };
-            (Some(name), rest)
-        }
-    };
-    if let Some(name) = name {
-        let ok = !name.is_empty()
-            && name.len() <= 253
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');
-        if !ok {
-            return None;
-        }
-    }
-    if !port.is_empty() {
-        let digits = port.strip_prefix(':')?;
-        if digits.is_empty() || digits.len() > 5 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-    }
-    Some(host)
 }
 
 /// The claims this server reads beyond the registered ones.
@@ -427,7 +242,7 @@ impl Authenticator {
         self.options
             .allowed_audiences
             .get_or_insert_with(Default::default)
-            .insert(resource.id.clone());
+            .insert(resource.id().to_string());
         self.resource = Some(resource);
         self
     }
@@ -569,53 +384,6 @@ impl Authenticator {
                 JWKS_ALGORITHMS.join("/"),
                 j.source().describe()
             ),
-        }
-    }
-
-    /// The configured resource identifier.
-    pub fn resource(&self) -> Option<&Resource> {
-        self.resource.as_ref()
-    }
-
-    /// The absolute URL of the protected resource metadata: derived from
-    /// the configured resource identifier, else from `host` (the request's
-    /// `Host`, already checked against the allow-list) as
-    /// `http://HOST/.well-known/oauth-protected-resource`. `None` when
-    /// neither yields one.
-    pub fn metadata_url(&self, host: Option<&str>) -> Option<String> {
-        match &self.resource {
-            Some(r) => Some(r.metadata_url.clone()),
-            None => Some(format!("http://{}{METADATA_PATH}", clean_authority(host?)?)),
-        }
-    }
-
-    /// The protected resource metadata (RFC 9728 §2) served at
-    /// [`METADATA_PATH`] followed by `suffix`: `""`, `"/mcp"` or the path of
-    /// the configured resource identifier.
-    pub fn metadata(&self, suffix: &str, host: Option<&str>) -> Metadata {
-        let own = self.resource.as_ref().map(|r| r.metadata_suffix.as_str());
-        if !(suffix.is_empty() || suffix == "/mcp" || Some(suffix) == own) {
-            return Metadata::NotFound;
-        }
-        let (resource, varies_by_host) = match &self.resource {
-            Some(r) => (r.id.clone(), false),
-            None => match host.and_then(clean_authority) {
-                Some(h) => (format!("http://{h}"), true),
-                None => return Metadata::BadHost,
-            },
-        };
-        let scopes: Vec<&str> = PERMISSIONS.iter().map(|p| p.scope()).collect();
-        let mut body = json!({
-            "resource": resource,
-            "scopes_supported": scopes,
-            "bearer_methods_supported": ["header"],
-        });
-        if !self.authorization_servers.is_empty() {
-            body["authorization_servers"] = json!(self.authorization_servers);
-        }
-        Metadata::Document {
-            body,
-            varies_by_host,
         }
     }
 
@@ -909,137 +677,6 @@ mod tests {
         .unwrap_err();
         assert_eq!(err, AuthError("token signature invalid"));
         assert!(!err.challenge(None, "query:execute").contains(&t));
-    }
-
-    #[test]
-    fn challenges_follow_rfc_6750_and_9728() {
-        let url = "https://mcp.example/.well-known/oauth-protected-resource/mcp";
-        assert_eq!(
-            AuthError("token expired").challenge(Some(url), "query:execute ingest:write"),
-            format!(
-                "Bearer resource_metadata=\"{url}\", error=\"invalid_token\", \
-                 error_description=\"token expired\", scope=\"query:execute ingest:write\""
-            )
-        );
-        // No credentials: no error code (RFC 6750 §3.1).
-        assert_eq!(
-            AuthError::MISSING.challenge(Some(url), "query:execute"),
-            format!("Bearer resource_metadata=\"{url}\", scope=\"query:execute\"")
-        );
-        assert_eq!(
-            AuthError::NOT_BEARER.challenge(None, "query:execute"),
-            "Bearer scope=\"query:execute\""
-        );
-        assert_eq!(
-            insufficient_scope(Some(url), "ingest:write", "needs ingest:write"),
-            format!(
-                "Bearer error=\"insufficient_scope\", scope=\"ingest:write\", \
-                 resource_metadata=\"{url}\", error_description=\"needs ingest:write\""
-            )
-        );
-        assert_eq!(param("x", "a\"b\\c"), "x=\"a\\\"b\\\\c\"");
-        assert_eq!(scopes(&BASIC_PERMISSIONS), "query:execute ingest:write");
-    }
-
-    #[test]
-    fn hosts_are_taken_only_as_host_and_port() {
-        assert_eq!(
-            clean_authority("127.0.0.1:8080").as_deref(),
-            Some("127.0.0.1:8080")
-        );
-        assert_eq!(
-            clean_authority("Memory.Example").as_deref(),
-            Some("memory.example")
-        );
-        assert_eq!(clean_authority("[::1]:80").as_deref(), Some("[::1]:80"));
-        for bad in [
-            "",
-            "a.example:8080\"",
-            "a.example:1/x",
-            "user@a.example",
-            "a.example:",
-            "a.example:123456",
-            "[::1",
-            "[zz]:1",
-            "a b",
-            "a.example:80:80",
-        ] {
-            assert_eq!(clean_authority(bad), None, "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn resource_identifiers_give_their_metadata_url() {
-        let r = Resource::parse("R", "https://mcp.example.com/mcp").unwrap();
-        assert_eq!(
-            r.metadata_url,
-            "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
-        );
-        let r = Resource::parse("R", "https://mcp.example.com:8443/").unwrap();
-        assert_eq!(
-            r.metadata_url,
-            "https://mcp.example.com:8443/.well-known/oauth-protected-resource"
-        );
-        assert_eq!(r.metadata_suffix, "");
-        for bad in [
-            "mcp.example.com",
-            "ftp://mcp.example.com",
-            "https://mcp.example.com/mcp#f",
-            "https://mcp.example.com/mcp?q=1",
-            "https://u@mcp.example.com",
-            "https:///mcp",
-            "https://mcp.example.com/a b",
-            "https://mcp.example.com/\"",
-        ] {
-            assert!(Resource::parse("R", bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn metadata_names_the_resource_and_its_scopes() {
-        let a = hs256()
-            .with_resource(Resource::parse("R", "https://mcp.example/api/mcp").unwrap())
-            .with_authorization_servers(vec!["https://auth.example".into()]);
-        let expected = json!({
-            "resource": "https://mcp.example/api/mcp",
-            "authorization_servers": ["https://auth.example"],
-            "scopes_supported": ["query:execute", "ingest:write", "admin:*"],
-            "bearer_methods_supported": ["header"],
-        });
-        for suffix in ["", "/mcp", "/api/mcp"] {
-            assert_eq!(
-                a.metadata(suffix, Some("evil.example")),
-                Metadata::Document {
-                    body: expected.clone(),
-                    varies_by_host: false
-                },
-                "{suffix}"
-            );
-        }
-        assert_eq!(a.metadata("/other", None), Metadata::NotFound);
-        assert_eq!(
-            a.metadata_url(Some("evil.example")).unwrap(),
-            "https://mcp.example/.well-known/oauth-protected-resource/api/mcp"
-        );
-        // Unconfigured: the resource is this server as the client named it.
-        let b = hs256();
-        assert_eq!(
-            b.metadata("", Some("127.0.0.1:9")),
-            Metadata::Document {
-                body: json!({
-                    "resource": "http://127.0.0.1:9",
-                    "scopes_supported": ["query:execute", "ingest:write", "admin:*"],
-                    "bearer_methods_supported": ["header"],
-                }),
-                varies_by_host: true
-            }
-        );
-        assert_eq!(b.metadata("", Some("x\"y")), Metadata::BadHost);
-        assert_eq!(
-            b.metadata_url(Some("127.0.0.1:9")).unwrap(),
-            "http://127.0.0.1:9/.well-known/oauth-protected-resource"
-        );
-        assert_eq!(b.metadata_url(Some("a/b")), None);
     }
 
     #[test]

@@ -1,0 +1,179 @@
+//! The help pages of `alayasiki-mcp` and of its subcommands that have
+//! one of their own.
+
+pub const HELP: &str = "\
+alayasiki-mcp: local knowledge memory for AI agents, served over MCP on stdio.
+
+USAGE:
+    alayasiki-mcp [--data-dir DIR] [--deterministic] [--ui] [--ui-bind ADDR]
+                                              serve MCP on stdio (and, with
+                                              --ui, the memory browser)
+    alayasiki-mcp ui [--data-dir DIR] [--bind ADDR]
+                                              serve the memory browser when
+                                              no server is running, until
+                                              Ctrl-C or SIGTERM
+    alayasiki-mcp reindex [--data-dir DIR]    re-embed everything with the
+                                              configured embedder
+    alayasiki-mcp retry-failed [--data-dir DIR]
+                                              index every failed document
+                                              again (see alayasiki_status)
+    alayasiki-mcp compact [--data-dir DIR]    rewrite vector files and the
+                                              full-text index without
+                                              deleted chunks
+    alayasiki-mcp ingest PATH...              store files and folders (walked
+                                              recursively; resumable)
+    alayasiki-mcp query TEXT [--top-k N]      print the evidence for a question
+    alayasiki-mcp forget --id ID | --key KEY | --source SOURCE
+                                              delete documents for good
+    alayasiki-mcp export > memory.jsonl       write documents and originals as
+                                              JSON Lines
+    alayasiki-mcp import FILE                 restore an export, or import an
+                                              MCP memory-server memory.jsonl
+    alayasiki-mcp cluster status|push|pull [--cluster ADDR] [--data-dir DIR]
+                                              an rqlite cluster's nodes; copy
+                                              the data directory into one and
+                                              back (see cluster --help)
+    alayasiki-mcp replay FILE... [--seed EXPORT] [--format text|junit|tap]
+                     [--deterministic]        run recorded MCP sessions on
+                                              fresh temporary stores (see
+                                              `alayasiki-mcp replay --help`)
+    alayasiki-mcp record --out FILE [--seed EXPORT]
+                                              serve MCP on stdio on a fresh
+                                              temporary store, recording the
+                                              session as a fixture
+
+    ingest, query, forget, export and import also take [--data-dir DIR]
+    and [--tenant T]. Subcommands need the data directory to themselves:
+    stop the server first.
+
+OPTIONS:
+    --data-dir DIR   Where the memory lives (created owner-only if missing).
+                     Default: $ALAYASIKI_DATA_DIR, else $HOME/.alayasiki-mcp
+                     (%USERPROFILE%\\.alayasiki-mcp on Windows).
+    --tenant T       Tenant to use (default: $ALAYASIKI_MCP_TENANT, else local).
+    --ui             Also serve the memory browser (the /ui page and the
+                     JSON API it uses) on 127.0.0.1 at a free port, in this
+                     process. Its URL, with a secret made for this start,
+                     goes to stderr and to DIR/ui.url (owner-only, removed
+                     on exit); alayasiki_status gives the address.
+    --ui-bind ADDR   Where the memory browser listens (implies --ui): PORT
+                     (on 127.0.0.1) or IP:PORT. Another address than
+                     loopback lets other machines reach it over plain HTTP
+                     (a warning is logged).
+    --bind ADDR      Where `ui` listens, as --ui-bind does for the server.
+    -h, --help       Print this help and exit.
+    -V, --version    Print the version and exit.
+
+ENVIRONMENT:
+    ALAYASIKI_DATA_DIR      data directory (overridden by --data-dir)
+    ALAYASIKI_MCP_TENANT    tenant of the stdio caller (default: local)
+    ALAYASIKI_MCP_SUBJECT   subject of the stdio caller (default: local-agent)
+    ALAYASIKI_DURABILITY    full (default: fsync every commit) or normal
+    ALAYASIKI_UI            1: serve the memory browser too (as --ui)
+    ALAYASIKI_UI_BIND       where it listens (as --ui-bind; for `ui`, --bind)
+    ALAYASIKI_LOG           error, warn, info (default), debug, trace, off
+    ALAYASIKI_DETERMINISTIC 1: deterministic mode for test suites (as
+                            --deterministic): a fixed clock from
+                            ALAYASIKI_CLOCK_START (2026-01-01T00:00:00Z)
+                            stepped ALAYASIKI_CLOCK_STEP_MS (1000) per
+                            request, ids seeded by ALAYASIKI_ID_SEED (0),
+                            one request at a time, background work before
+                            each request
+    ALAYASIKI_EMBED_URL     use an HTTP embedding server instead of the
+                            built-in model (see README: Embeddings)
+    ALAYASIKI_LLM_URL       optional LLM for triples, answers and community
+                            summaries (off by default; see README: Optional LLM)
+    ALAYASIKI_RETENTION_DAYS  hide and purge documents older than this
+    ALAYASIKI_WM_TTL_SECS   working-memory session lifetime (default 1800)
+    ALAYASIKI_FUSION, ALAYASIKI_HALF_LIFE_DAYS, ALAYASIKI_CHUNK_TARGET_BYTES:
+                            retrieval tuning (README)
+
+EXIT STATUS:
+    0 done (and `ui` stopped by SIGINT or SIGTERM), 1 failure (the message
+    says what), 2 bad command line, 3 data directory in use by another
+    process. An interrupted ingest exits 130
+    (SIGINT, Ctrl-C) or 143 (SIGTERM): 128 + the signal's number.
+    See `alayasiki-mcp ingest --help`.
+
+The server reads newline-delimited JSON-RPC on stdin and writes only protocol
+messages to stdout; logs go to stderr. One process owns a data directory; to
+share one memory between clients, run alayasiki-api and connect over SSE.
+To browse the memory of a running server, start it with --ui.
+";
+
+/// `alayasiki-mcp ingest --help`.
+pub const INGEST_HELP: &str = "\
+alayasiki-mcp ingest: store files and folders in the memory.
+
+USAGE:
+    alayasiki-mcp ingest PATH... [--data-dir DIR] [--tenant T]
+
+Every PATH must exist and be readable, or the command stops before storing
+anything. Folders are walked recursively in name order; hidden entries and
+symbolic links inside them are not followed. Each file is stored like a File
+upload, with its absolute path as source and its name as title. Files that
+are empty, larger than MAX_CONTENT_BYTES (4 MiB), binary of no supported
+type, images or audio (they need a description), or refused by ingestion
+(invalid UTF-8, encrypted or scanned PDFs, ...) are skipped and counted by
+reason in the report on stdout. Progress goes to stderr.
+
+Each file's idempotency key hashes its path and content, so running the same
+command again stores only files that are new or changed: that is how an
+interrupted run resumes. Ctrl-C (SIGINT) or SIGTERM stops between files:
+the files in progress finish, everything stored is made durable, and a
+summary on stderr gives what was stored, what was not, and the command that
+resumes.
+
+EXIT STATUS:
+    0    every file found is stored (by this run or an earlier one) or was
+         skipped for its content, and at least one is stored; or the
+         folders hold no files at all
+    1    a PATH does not exist or cannot be read (nothing is stored); none
+         of the files found could be stored; or a file failed for a reason
+         other than its content (the report names it)
+    2    bad command line
+    3    the data directory is in use by another process
+    130  interrupted by SIGINT (Ctrl-C)
+    143  interrupted by SIGTERM
+";
+
+/// `alayasiki-mcp replay --help`.
+pub const REPLAY_HELP: &str = "\
+alayasiki-mcp replay: run recorded MCP sessions (fixtures) and check every reply.
+
+USAGE:
+    alayasiki-mcp replay FILE... [--seed EXPORT] [--format text|junit|tap]
+                         [--deterministic]
+
+Each FILE is a fixture (README: Fixture replay): JSON Lines starting with
+{\"fixture_format\": 1}, then send, send_raw, expect, expect_silence_ms and
+comment steps. Each runs against this binary on a fresh temporary data
+directory, deleted afterwards; --seed imports an `alayasiki-mcp export`
+into it first. A fixture stops at its first failing step; the report names
+the fixture's line, the JSON path where the reply differed and both values.
+
+    --seed EXPORT    import this export into every fixture's store first
+    --format F       text (default), junit (JUnit XML) or tap (TAP 13),
+                     printed on stdout
+    --deterministic  serve every fixture in deterministic mode (fixed clock,
+                     seeded ids, one request at a time): replies are then
+                     the same bytes on every run
+
+EXIT STATUS:
+    0    every fixture passed
+    1    a reply did not match (or the server exited badly)
+    2    a fixture could not run: malformed, a step kind this version does
+         not know, a capture used before it is set, a send over
+         MAX_FRAME_BYTES, a newer fixture format, a seed that would not
+         import; or a bad command line
+";
+
+/// The help page of a subcommand, when it has one of its own.
+pub(super) fn subcommand_help(subcommand: Option<&str>) -> Option<&'static str> {
+    match subcommand {
+        Some("ingest") => Some(INGEST_HELP),
+        Some("cluster") => Some(crate::admin::cluster::HELP),
+        Some("replay") => Some(REPLAY_HELP),
+        _ => None,
+    }
+}
