@@ -20,10 +20,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::call::{Call, NoPeer, Peer};
-use super::catalog::{Catalog, Feature, MemoryCatalog};
+use super::catalog::{Catalog, MemoryCatalog};
 use super::jsonrpc::{
     self, Incoming, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND,
 };
+use super::methods::{is_legacy_method, is_modern_method};
 use super::negotiation::gate_structured_output;
 use super::ordering::{Kind, Turn};
 use super::revision::{self, Revision};
@@ -46,53 +47,6 @@ pub const MEMORY_RESULT_TTL_MS: u64 = 0;
 /// JSON-RPC error code for a caller lacking permission (implementation
 /// range, outside the codes later MCP revisions reserve).
 pub const FORBIDDEN: i64 = -32003;
-
-/// Methods both eras have ([`Server::dispatch`] serves them).
-const SHARED_METHODS: &[&str] = &[
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "prompts/list",
-    "prompts/get",
-];
-
-/// Methods only the legacy revisions have.
-const LEGACY_ONLY_METHODS: &[&str] = &["initialize", "ping", "logging/setLevel"];
-
-/// Methods only the modern revision has.
-const MODERN_ONLY_METHODS: &[&str] = &["server/discover"];
-
-/// Methods of a [`Feature`] a catalog may offer, and whether the modern
-/// revision has them too.
-const FEATURE_METHODS: &[(&str, Feature, bool)] = &[
-    ("completion/complete", Feature::Completion, true),
-    ("resources/subscribe", Feature::Subscriptions, false),
-    ("resources/unsubscribe", Feature::Subscriptions, false),
-];
-
-/// Whether `catalog` offers `method` as a feature method (in the modern
-/// revision when `modern`).
-fn is_feature_method(catalog: &dyn Catalog, method: &str, modern: bool) -> bool {
-    FEATURE_METHODS
-        .iter()
-        .any(|(m, f, in_modern)| *m == method && (!modern || *in_modern) && catalog.supports(*f))
-}
-
-/// Whether the legacy revisions have `method` (anything else is `-32601`).
-fn is_legacy_method(catalog: &dyn Catalog, method: &str) -> bool {
-    SHARED_METHODS.contains(&method)
-        || LEGACY_ONLY_METHODS.contains(&method)
-        || is_feature_method(catalog, method, false)
-}
-
-/// Whether the modern revision has `method`.
-fn is_modern_method(catalog: &dyn Catalog, method: &str) -> bool {
-    SHARED_METHODS.contains(&method)
-        || MODERN_ONLY_METHODS.contains(&method)
-        || is_feature_method(catalog, method, true)
-}
 
 /// Told to the model at `initialize`: when to reach for memory.
 pub const INSTRUCTIONS: &str = "alayasiki is your persistent, local knowledge memory. \

@@ -3,7 +3,8 @@
 //! and carry back what it returns.
 //!
 //! - [`jsonrpc`]: message classification and reply shapes.
-//! - [`mcp`]: method dispatch; [`session`]: one connection's state;
+//! - [`mcp`]: method dispatch (`methods`: which methods each era has);
+//!   [`session`]: one connection's state;
 //!   `negotiation`: what each revision is told, and its results' shape.
 //! - [`tools`]: the declarative tool table (one file per tool).
 //! - [`resources`], [`prompts`]: the other MCP server features.
@@ -17,6 +18,7 @@ pub mod call;
 pub mod catalog;
 pub mod jsonrpc;
 pub mod mcp;
+mod methods;
 mod negotiation;
 pub mod ordering;
 pub mod parse_budget;
