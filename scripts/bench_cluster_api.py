@@ -127,6 +127,16 @@ def position(base):
     return out["cluster"]["position"]
 
 
+def stop_all(procs):
+    """Stops the servers, each given 30 s to finish."""
+    for p in procs:
+        p.terminate()
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
 def kill_leader(cluster, base, n):
     """Kills the cluster's leader; prints when `base` next acknowledges an ingest."""
     cluster.kill(cluster.wait_leader())
@@ -184,12 +194,7 @@ def bench_size(api, rqlited, n, work, one_node=False):
         finally:
             cluster.stop()
     finally:
-        for p in procs:
-            p.terminate()
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_all(procs)
 
 
 def large_document(size):
@@ -306,12 +311,7 @@ def bench_compact(api, rqlited, sizes, work):
                   f"{out['vector_rows_after']:,} vector rows); {q} queries on A meanwhile, "
                   f"p50 {p50:.2f} ms p99 {p99:.2f} ms", flush=True)
         finally:
-            for p in procs:
-                p.terminate()
-                try:
-                    p.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            stop_all(procs)
             if cluster:
                 cluster.stop()
 

@@ -287,13 +287,16 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
     {
-        let writer = self
-            .writer
+        self.writer()?.submit(tenant.name(), f)
+    }
+
+    /// The writer thread's submitting side, until the store closes.
+    fn writer(&self) -> Result<Writer> {
+        self.writer
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
-            .ok_or_else(|| Error::Unavailable("the memory server is shutting down".into()))?;
-        writer.submit(tenant.name(), f)
+            .ok_or_else(|| Error::Unavailable("the memory server is shutting down".into()))
     }
 
     /// Like [`Store::write`] but returns at once; `done` gets the result on
@@ -315,13 +318,8 @@ impl Store {
         F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
         D: FnOnce(Result<T>) + Send + 'static,
     {
-        let writer = self
-            .writer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .ok_or_else(|| Error::Unavailable("the memory server is shutting down".into()))?;
-        writer.submit_then(tenant.name(), commit, batching, f, done)
+        self.writer()?
+            .submit_then(tenant.name(), commit, batching, f, done)
     }
 
     /// Jobs waiting in `queue`, in the order they should run, across

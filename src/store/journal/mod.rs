@@ -380,11 +380,7 @@ impl TenantWriter<'_> {
               WHERE tenant_id = ?1 AND id = ?2",
             params![self.tenant_id, document_key, text],
         )?;
-        self.exec(
-            "UPDATE jobs SET state = 'done', error = NULL, updated_at = ?3
-              WHERE tenant_id = ?1 AND id = ?2",
-            params![self.tenant_id, job_id, now],
-        )?;
+        self.mark_done(job_id, now)?;
         Ok(true)
     }
 
@@ -410,11 +406,7 @@ impl TenantWriter<'_> {
                 )?;
             }
         }
-        self.exec(
-            "UPDATE jobs SET state = 'done', error = NULL, updated_at = ?3
-              WHERE tenant_id = ?1 AND id = ?2",
-            params![self.tenant_id, job_id, now],
-        )?;
+        self.mark_done(job_id, now)?;
         Ok(true)
     }
 
@@ -464,6 +456,16 @@ impl TenantWriter<'_> {
             params![self.tenant_id, job.job_id, note, now],
         )?;
         Ok(true)
+    }
+
+    /// Marks a claimed job done.
+    fn mark_done(&mut self, job_id: i64, now: i64) -> Result<()> {
+        self.exec(
+            "UPDATE jobs SET state = 'done', error = NULL, updated_at = ?3
+              WHERE tenant_id = ?1 AND id = ?2",
+            params![self.tenant_id, job_id, now],
+        )?;
+        Ok(())
     }
 
     /// True if the job exists for this tenant and document and is pending.
