@@ -81,6 +81,9 @@ OTHER ENVIRONMENT:
     ALAYASIKI_API_ALLOWED_HOSTS    extra Host names (e.g. the reverse proxy's)
     ALAYASIKI_API_RATE             requests per second per caller (default 50)
     ALAYASIKI_API_BURST            burst per caller (default 100)
+    ALAYASIKI_CLUSTER_LOG_RETENTION_SECS
+                                   with --store rqlite://: how long the cluster's
+                                   log keeps an entry (default 3600, 1 to 2592000)
     ALAYASIKI_DATA_DIR, ALAYASIKI_DURABILITY, ALAYASIKI_LOG: as for alayasiki-mcp
     ALAYASIKI_EMBED_*, ALAYASIKI_LLM_*, ALAYASIKI_RETENTION_DAYS,
     ALAYASIKI_WM_TTL_SECS, ALAYASIKI_FUSION, ALAYASIKI_HALF_LIFE_DAYS,

@@ -25,6 +25,7 @@ pub const FUSION_ENV: &str = "ALAYASIKI_FUSION";
 pub const CHUNK_TARGET_ENV: &str = "ALAYASIKI_CHUNK_TARGET_BYTES";
 pub const WM_TTL_ENV: &str = "ALAYASIKI_WM_TTL_SECS";
 pub const RETENTION_ENV: &str = "ALAYASIKI_RETENTION_DAYS";
+pub const CLUSTER_LOG_RETENTION_ENV: &str = "ALAYASIKI_CLUSTER_LOG_RETENTION_SECS";
 /// The LLM server (see `llm::LlmConfig::from_env`); unset, no LLM is ever
 /// called.
 pub const LLM_URL_ENV: &str = "ALAYASIKI_LLM_URL";
@@ -348,6 +349,32 @@ pub fn retention_from_env() -> Result<Option<std::time::Duration>, String> {
         })
 }
 
+/// How long a cluster's log keeps its entries, from
+/// `ALAYASIKI_CLUSTER_LOG_RETENTION_SECS`: whole seconds from 1 to
+/// [`MAX_CLUSTER_LOG_RETENTION_SECS`](crate::limits::MAX_CLUSTER_LOG_RETENTION_SECS);
+/// unset, [`DEFAULT_CLUSTER_LOG_RETENTION`](crate::limits::DEFAULT_CLUSTER_LOG_RETENTION).
+pub fn cluster_log_retention_from_env() -> Result<std::time::Duration, String> {
+    match env(CLUSTER_LOG_RETENTION_ENV) {
+        None => Ok(crate::limits::DEFAULT_CLUSTER_LOG_RETENTION),
+        Some(v) => cluster_log_retention(&v),
+    }
+}
+
+fn cluster_log_retention(v: &str) -> Result<std::time::Duration, String> {
+    use crate::limits::MAX_CLUSTER_LOG_RETENTION_SECS;
+    v.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|s| (1..=MAX_CLUSTER_LOG_RETENTION_SECS).contains(s))
+        .map(std::time::Duration::from_secs)
+        .ok_or_else(|| {
+            format!(
+                "{CLUSTER_LOG_RETENTION_ENV}={v:?} is not a whole number of seconds from 1 to \
+                 {MAX_CLUSTER_LOG_RETENTION_SECS}"
+            )
+        })
+}
+
 /// `HOME`, or `USERPROFILE` on Windows.
 fn home_dir() -> Option<PathBuf> {
     let var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
@@ -442,6 +469,21 @@ pub fn ensure_data_dir(dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cluster_log_retention_is_whole_seconds_within_its_bounds() {
+        use crate::limits::MAX_CLUSTER_LOG_RETENTION_SECS as MAX;
+        use std::time::Duration;
+        assert_eq!(cluster_log_retention("1"), Ok(Duration::from_secs(1)));
+        assert_eq!(
+            cluster_log_retention(&MAX.to_string()),
+            Ok(Duration::from_secs(MAX))
+        );
+        for bad in ["0", &(MAX + 1).to_string(), "1.5", "-1", "", "an hour"] {
+            let e = cluster_log_retention(bad).unwrap_err();
+            assert!(e.contains(CLUSTER_LOG_RETENTION_ENV), "{e}");
+        }
+    }
 
     #[test]
     fn ui_binds_are_a_port_or_an_address() {

@@ -301,6 +301,16 @@ pub const CLUSTER_WRITE_WAIT: std::time::Duration = std::time::Duration::from_se
 /// is answered 503 with `Retry-After`.
 pub const CLUSTER_POSITION_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// How long the cluster's log keeps an entry unless
+/// `ALAYASIKI_CLUSTER_LOG_RETENTION_SECS` says otherwise. Older entries are
+/// deleted (the newest always stays): the log does not grow without end,
+/// and the text of a forgotten document leaves it within this long. A node
+/// that was away longer joins again from a snapshot at its next start.
+pub const DEFAULT_CLUSTER_LOG_RETENTION: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// The longest `ALAYASIKI_CLUSTER_LOG_RETENTION_SECS` accepted (30 days).
+pub const MAX_CLUSTER_LOG_RETENTION_SECS: u64 = 30 * 86_400;
+
 /// Most rows one copy transaction (`cluster push`) carries.
 pub const COPY_BATCH_ROWS: usize = 500;
 
@@ -392,6 +402,13 @@ mod tests {
             (
                 "`CLUSTER_POSITION_WAIT`",
                 format!("{} ms", CLUSTER_POSITION_WAIT.as_millis()),
+            ),
+            (
+                "`DEFAULT_CLUSTER_LOG_RETENTION` / `MAX_CLUSTER_LOG_RETENTION_SECS`",
+                format!(
+                    "{} s / {MAX_CLUSTER_LOG_RETENTION_SECS} s",
+                    DEFAULT_CLUSTER_LOG_RETENTION.as_secs()
+                ),
             ),
             ("`COPY_BATCH_ROWS`", COPY_BATCH_ROWS.to_string()),
             ("`COPY_BATCH_BYTES`", COPY_BATCH_BYTES.to_string()),

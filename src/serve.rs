@@ -334,13 +334,16 @@ fn open_replica(
             )
         })?;
     log::info!("replica of the cluster {cluster}: {joined:?}");
-    let replicator =
-        ClusterReplicator::new(client()?, &crate::ids::new_id("node")).map_err(|e| {
+    let retention =
+        crate::config::cluster_log_retention_from_env().map_err(|e| fail(&e, EXIT_FAILURE))?;
+    let replicator = ClusterReplicator::new(client()?, &crate::ids::new_id("node"))
+        .map_err(|e| {
             fail(
                 &format!("cannot use the cluster {cluster}: {e}"),
                 EXIT_FAILURE,
             )
-        })?;
+        })?
+        .with_log_retention(retention);
     let service = MemoryService::open_tapped(
         &config.data_dir,
         config.durability,

@@ -17,6 +17,10 @@
 //!   them from the cluster and answers vector-only queries exactly as the
 //!   other node does; a memory pushed with `alayasiki-mcp cluster push` is
 //!   served, vectors and all, by a node that joins it;
+//! - a compaction on one node compacts every node's files and the
+//!   cluster's vector rows; community summaries are rebuilt by one node;
+//! - the log keeps entries for its retention, and a node away for longer
+//!   joins again from a snapshot at its next start;
 //! - without a quorum, writes are refused with 503 and `Retry-After`, and
 //!   reads go on;
 //! - a node's directory is refused by a server started without its cluster.
@@ -966,4 +970,120 @@ fn a_founder_that_stopped_while_copying_in_founds_again_at_its_next_start() {
     let r = call(&b, "/v1/tools/alayasiki_query", &token, &q, None);
     assert_eq!(r.status, 200);
     assert!(String::from_utf8_lossy(&r.body).contains("Orchard row 1"));
+}
+
+/// The log keeps entries for its retention (2 s here): older ones are
+/// deleted, the text of a forgotten document with them, and a node that
+/// was away for longer joins again from a snapshot when it restarts,
+/// with every document the others have.
+#[test]
+fn the_log_keeps_entries_for_its_retention_and_a_node_away_longer_joins_again() {
+    let Some(bin) = rqlited() else { return };
+    let cluster = Cluster::start(&bin, 3);
+    let (dir_a, dir_b) = (TempDir::new("pruned-a"), TempDir::new("pruned-b"));
+    let token = admin("agent", "team");
+    let env = |address: &str| {
+        vec![
+            ("ALAYASIKI_STORE".to_string(), address.to_string()),
+            (
+                "ALAYASIKI_CLUSTER_LOG_RETENTION_SECS".to_string(),
+                "2".to_string(),
+            ),
+            ("ALAYASIKI_LOG".to_string(), "warn".to_string()),
+        ]
+    };
+    let start = |dir: &Path| {
+        let vars = env(&cluster.address());
+        let refs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        Api::start(dir, &refs)
+    };
+    let a = start(dir_a.path());
+    let mut b = start(dir_b.path());
+    let (secret, _) = ingest(
+        &a,
+        &token,
+        "secret",
+        "The vault code word is Zanzibarite, known to the quartermaster only.",
+    )
+    .unwrap();
+    for i in 0..3 {
+        ingest(
+            &a,
+            &token,
+            &format!("early{i}"),
+            &format!("Early note {i} about the pier."),
+        )
+        .unwrap();
+    }
+    wait_same_position(&a, &b, &token);
+    let away_at = user_version(dir_b.path());
+    b.terminate();
+    assert!(b.wait(Duration::from_secs(20)).is_some());
+
+    let forgot = call(
+        &a,
+        "/v1/tools/alayasiki_forget",
+        &token,
+        &json!({"document_id": secret}),
+        None,
+    );
+    assert_eq!(
+        forgot.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&forgot.body)
+    );
+    let client = cluster.client(Duration::from_secs(10));
+    let int = |sql: &str| -> i64 {
+        use alayasiki_mcp::store::cluster::{wire::Statement, ReadLevel};
+        client
+            .query(&[Statement::plain(sql)], ReadLevel::Leader)
+            .unwrap()[0]
+            .rows[0][0]
+            .as_i64()
+            .unwrap_or(0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut later = 0;
+    loop {
+        // Writes keep coming, so the entries that stored the secret grow old.
+        ingest(
+            &a,
+            &token,
+            &format!("later{later}"),
+            &format!("Later note {later} on the tide."),
+        )
+        .unwrap();
+        later += 1;
+        let holding = int("SELECT count(*) FROM cluster_log WHERE statements LIKE '%Zanzibarite%'");
+        if holding == 0 && int("SELECT MIN(seq) FROM cluster_log") > away_at + 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the log was never pruned");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert!(
+        int("SELECT count(*) FROM cluster_log") >= 1,
+        "the newest entry stays"
+    );
+
+    // B was away for longer than the log keeps entries: it joins again.
+    let b = start(dir_b.path());
+    let at = wait_same_position(&a, &b, &token);
+    assert!(at > away_at);
+    let mut on_a = doc_ids_of(dir_a.path());
+    let mut on_b = doc_ids_of(dir_b.path());
+    on_a.sort();
+    on_b.sort();
+    assert_eq!(on_b, on_a);
+    assert!(!on_b.contains(&secret));
+    let db = std::fs::read(dir_b.path().join(alayasiki_mcp::store::DB_FILE)).unwrap();
+    assert!(
+        !db.windows(11).any(|w| w == b"Zanzibarite"),
+        "B's new replica holds the forgotten text"
+    );
+    let q = json!({"query": "what was the later note about", "mode": "evidence"});
+    let r = call(&b, "/v1/tools/alayasiki_query", &token, &q, None);
+    assert_eq!(r.status, 200);
+    assert!(String::from_utf8_lossy(&r.body).contains("Later note"));
 }

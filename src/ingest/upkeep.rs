@@ -1,7 +1,7 @@
 //! Upkeep: the background thread that keeps derived data current without
 //! ever sitting in the path of a query or an ingest.
 //!
-//! It owns two chores, both run every [`UPKEEP_POLL`]:
+//! It owns three chores, run every [`UPKEEP_POLL`]:
 //! - the retention sweep: documents past their expiry or the retention
 //!   period (already invisible to every read) are forgotten for real, a
 //!   batch per transaction (`Store::purge_expired`);
@@ -11,7 +11,9 @@
 //!   [`REBUILD_DUTY_FACTOR`] times its last build took, so on a large graph
 //!   rebuilding never takes more than a small share of a core while
 //!   ingestion runs. Among the nodes of a cluster one rebuilds a tenant
-//!   at a time ([`COMMUNITY_CHORE_LEASE`]).
+//!   at a time ([`COMMUNITY_CHORE_LEASE`]);
+//! - on a cluster, pruning the log's entries past their retention
+//!   (`Store::prune_log`, paced by the log itself).
 //!
 //! Rebuilt summaries are extractive; when LLM summaries are configured the
 //! summarizer thread (`super::summarize`) adds them afterwards, so no
@@ -106,6 +108,8 @@ fn run(shared: &WorkerShared, stopped: &Receiver<()>) {
     loop {
         purge_expired(shared, &mut pacing);
         refresh_communities(shared, &mut pacing, stopped);
+        // A replicated log's old entries (a cluster's; paced by the log).
+        shared.store.prune_log();
         match stopped.recv_timeout(UPKEEP_POLL) {
             Err(RecvTimeoutError::Timeout) => {}
             _ => return,

@@ -394,6 +394,16 @@ impl Store {
             .is_none_or(|t| t.claim_chore(name, lease))
     }
 
+    /// Lets the tap delete what its log no longer needs to keep (see
+    /// [`Replicator::prune_log`]); how many entries went.
+    pub fn prune_log(&self) -> usize {
+        self.tap
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map_or(0, |t| t.prune_log())
+    }
+
     /// The last entry of a replicated log this database applied (its
     /// `user_version`; 0 for a store that is no replica).
     pub fn log_position(&self) -> Result<i64> {

@@ -203,6 +203,12 @@ pub trait Replicator: Send + Sync {
     fn claim_chore(&self, _name: &str, _lease: std::time::Duration) -> bool {
         true
     }
+
+    /// Deletes what the log no longer needs to keep, when that is due;
+    /// how many entries went. Called by the upkeep thread.
+    fn prune_log(&self) -> usize {
+        0
+    }
 }
 
 /// A plain function as a tap: sees each transaction, follows nothing.

@@ -5,7 +5,9 @@
 //! that name in [`MARKER_FILE`]. At start-up, with the owner lock held:
 //!
 //! - a directory that names this memory resumes: it follows the log from
-//!   its own position (its `user_version`);
+//!   its own position (its `user_version`), unless the log no longer holds
+//!   the entries after it (they were older than its retention): then it is
+//!   discarded and joins again from a snapshot;
 //! - the first node of an empty cluster claims it (the name is written
 //!   once, by whoever gets there first) and pushes its directory into it:
 //!   the memory it holds, or an empty one; the memory is `ready` once the
@@ -74,7 +76,21 @@ pub fn join(
     let joined = match (marker, meta(client, "id")?) {
         (Some(mine), Some(id)) if mine == id => {
             let conn = db::open_reader(dir).map_err(CopyError::Store)?;
-            Joined::Resumed(position(&conn)?)
+            let at = position(&conn)?;
+            drop(conn);
+            match oldest_entry(client)? {
+                // Away longer than the log keeps entries: what it missed
+                // is only in a snapshot now.
+                Some(oldest) if oldest > at + 1 => {
+                    log::warn!(
+                        "this replica is at entry {at} and the log now starts at {oldest}: \
+                         joining again from a snapshot"
+                    );
+                    discard_replica(dir)?;
+                    Joined::FromSnapshot(from_snapshot(dir, client)?)
+                }
+                _ => Joined::Resumed(at),
+            }
         }
         (Some(_), _) => {
             return Err(refused(
@@ -175,6 +191,31 @@ fn refused(why: &str) -> CopyError {
 /// The last log entry `conn`'s database applied.
 fn position(conn: &Connection) -> Result<i64> {
     Ok(replica::position(conn)?)
+}
+
+/// The oldest entry the cluster's log still holds.
+fn oldest_entry(client: &ClusterClient) -> Result<Option<i64>> {
+    let rows = client.query(
+        &[Statement::plain("SELECT MIN(seq) FROM cluster_log")],
+        super::client::ReadLevel::Leader,
+    )?;
+    Ok(rows[0].rows.first().and_then(|r| r[0].as_i64()))
+}
+
+/// Deletes a replica's database and vector files (the store is closed):
+/// everything in them is in the cluster, which a snapshot copies again.
+fn discard_replica(dir: &Path) -> Result<()> {
+    for suffix in ["", "-wal", "-shm"] {
+        let path = dir.join(format!("{}{suffix}", db::DB_FILE));
+        if path.exists() {
+            std::fs::remove_file(path).map_err(io)?;
+        }
+    }
+    let vectors = dir.join(crate::store::vectors::VECTORS_DIR);
+    if vectors.exists() {
+        std::fs::remove_dir_all(vectors).map_err(io)?;
+    }
+    Ok(())
 }
 
 fn meta(client: &ClusterClient, key: &str) -> Result<Option<String>> {

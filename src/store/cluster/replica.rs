@@ -96,6 +96,14 @@ pub const CHORES_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_chores (
     until_ms INTEGER NOT NULL
 )";
 
+/// When the log's newest entry was seen (`seq` as of `at_ms`, by the clock
+/// of the node that looked): what pruning the log by age goes by, since
+/// entries carry no time of their own.
+pub const LOG_MARKS_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_log_marks (
+    seq   INTEGER PRIMARY KEY,
+    at_ms INTEGER NOT NULL
+)";
+
 /// How long a turn lasts unless renewed (a node that dies holding it
 /// delays the others this long at most).
 pub const TURN_LEASE: Duration = Duration::from_millis(1000);
@@ -133,6 +141,10 @@ pub struct ClusterReplicator {
     node: String,
     batches: AtomicU64,
     turn: std::sync::Mutex<Turn>,
+    /// How long the log keeps an entry ([`Replicator::prune_log`]).
+    log_retention: Duration,
+    /// When this node last looked at pruning the log.
+    pruned_at: std::sync::Mutex<Option<Instant>>,
 }
 
 impl ClusterReplicator {
@@ -148,7 +160,15 @@ impl ClusterReplicator {
             node: format!("{node}-{}", crate::clock::now_ms()),
             batches: AtomicU64::new(0),
             turn: std::sync::Mutex::new(Turn::default()),
+            log_retention: crate::limits::DEFAULT_CLUSTER_LOG_RETENTION,
+            pruned_at: std::sync::Mutex::new(None),
         })
+    }
+
+    /// The same, keeping log entries for `retention`.
+    pub fn with_log_retention(mut self, retention: Duration) -> ClusterReplicator {
+        self.log_retention = retention;
+        self
     }
 
     /// Waits, up to [`CLUSTER_WRITE_WAIT`], for this node's turn to write
@@ -319,7 +339,12 @@ impl ClusterReplicator {
             for (expected, entry) in (position + 1..).zip(entries) {
                 let seq = entry[0].as_i64().ok_or("an entry without a number")?;
                 if seq != expected {
-                    return Err(format!("entry {expected} is missing (found {seq})"));
+                    return Err(format!(
+                        "entry {expected} is no longer in the log (it keeps entries for \
+                         {:?}; the oldest is {seq}): restart this node to join again from a \
+                         snapshot",
+                        self.log_retention
+                    ));
                 }
                 let text = entry[1].as_str().ok_or("an entry without statements")?;
                 apply_entry(conn, vectors, seq, &decode(text)?)?;
@@ -340,6 +365,7 @@ pub fn create_cluster_tables(client: &ClusterClient) -> Result<(), ClusterError>
                 Statement::plain(META_TABLE),
                 Statement::plain(TURN_TABLE),
                 Statement::plain(CHORES_TABLE),
+                Statement::plain(LOG_MARKS_TABLE),
                 Statement::plain("INSERT OR IGNORE INTO cluster_turn VALUES (1, '', 0)"),
             ],
             Instant::now() + SETTLE_DEADLINE,
@@ -434,6 +460,57 @@ impl Replicator for ClusterReplicator {
         }
     }
 
+    fn prune_log(&self) -> usize {
+        // A quarter of the retention apart, between a second and a minute:
+        // entries leave within about 1.25 times the retention.
+        let every = (self.log_retention / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));
+        {
+            let mut at = self.pruned_at.lock().unwrap_or_else(|p| p.into_inner());
+            if at.is_some_and(|t| t.elapsed() < every) {
+                return 0;
+            }
+            *at = Some(Instant::now());
+        }
+        if !self.claim_chore("log", every * 3) {
+            return 0;
+        }
+        let now_ms = crate::clock::now_ms();
+        let cut = now_ms - self.log_retention.as_millis() as i64;
+        // The newest entry always stays: a node joining from a snapshot
+        // takes its position from it.
+        let pruned = self.client.transaction(&[
+            Statement::new(
+                "INSERT OR IGNORE INTO cluster_log_marks(seq, at_ms) \
+                 SELECT seq, ? FROM cluster_log ORDER BY seq DESC LIMIT 1",
+                vec![Param::Int(now_ms)],
+            ),
+            Statement::new(
+                "DELETE FROM cluster_log \
+                 WHERE seq <= (SELECT MAX(seq) FROM cluster_log_marks WHERE at_ms <= ?) \
+                   AND seq < (SELECT MAX(seq) FROM cluster_log)",
+                vec![Param::Int(cut)],
+            ),
+            Statement::new(
+                "DELETE FROM cluster_log_marks \
+                 WHERE seq < (SELECT MAX(seq) FROM cluster_log_marks WHERE at_ms <= ?)",
+                vec![Param::Int(cut)],
+            ),
+        ]);
+        match pruned {
+            Ok(done) => {
+                let n = done.get(1).map_or(0, |d| d.rows_affected as usize);
+                if n > 0 {
+                    log::info!("pruned {n} log entries older than {:?}", self.log_retention);
+                }
+                n
+            }
+            Err(e) => {
+                log::debug!("log not pruned: {e}");
+                0
+            }
+        }
+    }
+
     fn idle_interval(&self) -> Option<Duration> {
         let holding = self
             .turn
@@ -470,6 +547,8 @@ mod tests {
             node: "test".into(),
             batches: AtomicU64::new(0),
             turn: std::sync::Mutex::new(Turn::default()),
+            log_retention: crate::limits::DEFAULT_CLUSTER_LOG_RETENTION,
+            pruned_at: std::sync::Mutex::new(None),
         }
     }
 
