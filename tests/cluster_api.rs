@@ -1066,6 +1066,12 @@ fn the_log_keeps_entries_for_its_retention_and_a_node_away_longer_joins_again() 
         int("SELECT count(*) FROM cluster_log") >= 1,
         "the newest entry stays"
     );
+    // A pruned number cannot be taken again (by a node that fell behind).
+    let pruned = alayasiki_mcp::store::cluster::wire::Statement::new(
+        "INSERT INTO cluster_log(seq, batch, statements) VALUES (?, 'late', '[]')",
+        vec![alayasiki_mcp::store::cluster::wire::Param::Int(away_at + 1)],
+    );
+    assert!(client.transaction(&[pruned]).is_err());
 
     // B was away for longer than the log keeps entries: it joins again.
     let b = start(dir_b.path());

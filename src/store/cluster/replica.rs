@@ -71,6 +71,15 @@ pub const LOG_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_log (
     statements TEXT    NOT NULL
 )";
 
+/// Entries are only ever added after the newest: with old entries pruned
+/// ([`Replicator::prune_log`]), a number below the newest could otherwise
+/// be taken again by a node that fell behind, and no node would ever apply
+/// it. The abort fails the whole rqlite transaction, as a taken number does.
+pub const LOG_ORDER_TRIGGER: &str = "CREATE TRIGGER IF NOT EXISTS cluster_log_in_order
+    BEFORE INSERT ON cluster_log
+    WHEN NEW.seq <= (SELECT COALESCE(MAX(seq), 0) FROM cluster_log)
+    BEGIN SELECT RAISE(ABORT, 'cluster_log: an entry after the newest only'); END";
+
 /// Facts about the cluster's memory: `id`, the name every replica of it
 /// keeps (`cluster::node`).
 pub const META_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_meta (
@@ -361,6 +370,7 @@ pub fn create_cluster_tables(client: &ClusterClient) -> Result<(), ClusterError>
         .commit(
             &[
                 Statement::plain(LOG_TABLE),
+                Statement::plain(LOG_ORDER_TRIGGER),
                 Statement::plain(VECTOR_TABLE),
                 Statement::plain(META_TABLE),
                 Statement::plain(TURN_TABLE),
