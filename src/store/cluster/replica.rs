@@ -58,6 +58,9 @@ use crate::store::write_log::{is_savepoint_mark, Recorded, Refusal, Replicator, 
 /// How often an idle node looks for entries others wrote.
 pub const FOLLOW_INTERVAL: Duration = Duration::from_millis(50);
 
+/// Least time between two warnings that the log cannot be followed.
+pub const FOLLOW_WARN_INTERVAL: Duration = Duration::from_secs(10);
+
 /// Most log entries read from the cluster in one request.
 pub const FOLLOW_BATCH: usize = 64;
 
@@ -154,6 +157,8 @@ pub struct ClusterReplicator {
     log_retention: Duration,
     /// When this node last looked at pruning the log.
     pruned_at: std::sync::Mutex<Option<Instant>>,
+    /// When a failure to follow the log was last logged as a warning.
+    follow_warned: std::sync::Mutex<Option<Instant>>,
 }
 
 impl ClusterReplicator {
@@ -171,7 +176,22 @@ impl ClusterReplicator {
             turn: std::sync::Mutex::new(Turn::default()),
             log_retention: crate::limits::DEFAULT_CLUSTER_LOG_RETENTION,
             pruned_at: std::sync::Mutex::new(None),
+            follow_warned: std::sync::Mutex::new(None),
         })
+    }
+
+    /// Logs a failure to follow the log: a warning at most every
+    /// [`FOLLOW_WARN_INTERVAL`] (an idle node tries every
+    /// [`FOLLOW_INTERVAL`], and a cluster without a quorum fails each
+    /// try), the repeats at debug level.
+    fn follow_failed(&self, e: &str) {
+        let mut warned = self.follow_warned.lock().unwrap_or_else(|p| p.into_inner());
+        if warned.is_none_or(|t| t.elapsed() >= FOLLOW_WARN_INTERVAL) {
+            *warned = Some(Instant::now());
+            log::warn!("cannot follow the cluster's log: {e}");
+        } else {
+            log::debug!("cannot follow the cluster's log: {e}");
+        }
     }
 
     /// The same, keeping log entries for `retention`.
@@ -419,7 +439,7 @@ impl Replicator for ClusterReplicator {
         self.give_back(&mut self.turn.lock().unwrap_or_else(|p| p.into_inner()));
         let mut applied_any = false;
         if let Err(e) = self.follow(conn, vectors, &mut applied_any) {
-            log::warn!("cannot follow the cluster's log: {e}");
+            self.follow_failed(&e);
         }
         applied_any
     }
@@ -434,7 +454,7 @@ impl Replicator for ClusterReplicator {
                 let mut turn = self.turn.lock().unwrap_or_else(|p| p.into_inner());
                 turn.caught_up = turn.since.is_some();
             }
-            Err(e) => log::warn!("cannot follow the cluster's log: {e}"),
+            Err(e) => self.follow_failed(&e),
         }
         applied_any
     }
@@ -559,6 +579,7 @@ mod tests {
             turn: std::sync::Mutex::new(Turn::default()),
             log_retention: crate::limits::DEFAULT_CLUSTER_LOG_RETENTION,
             pruned_at: std::sync::Mutex::new(None),
+            follow_warned: std::sync::Mutex::new(None),
         }
     }
 
