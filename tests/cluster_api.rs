@@ -1092,4 +1092,16 @@ fn the_log_keeps_entries_for_its_retention_and_a_node_away_longer_joins_again() 
     let r = call(&b, "/v1/tools/alayasiki_query", &token, &q, None);
     assert_eq!(r.status, 200);
     assert!(String::from_utf8_lossy(&r.body).contains("Later note"));
+
+    // A replica stopped between discarding its database and receiving the
+    // snapshot joins again the same way.
+    let mut b = b;
+    b.terminate();
+    assert!(b.wait(Duration::from_secs(20)).is_some());
+    std::fs::remove_file(dir_b.path().join(alayasiki_mcp::store::DB_FILE)).unwrap();
+    let b = start(dir_b.path());
+    wait_same_position(&a, &b, &token);
+    let mut again = doc_ids_of(dir_b.path());
+    again.sort();
+    assert_eq!(again, on_a);
 }

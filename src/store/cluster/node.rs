@@ -74,6 +74,12 @@ pub fn join(
     let founding = read_name(dir, FOUNDING_FILE);
     let has_store = dir.join(db::DB_FILE).exists();
     let joined = match (marker, meta(client, "id")?) {
+        // A replica discarded to join again (below) that stopped before
+        // its snapshot arrived: it held nothing the cluster lacks.
+        (Some(mine), Some(id)) if mine == id && !has_store => {
+            log::warn!("this replica has no database: joining again from a snapshot");
+            Joined::FromSnapshot(from_snapshot(dir, client)?)
+        }
         (Some(mine), Some(id)) if mine == id => {
             let conn = db::open_reader(dir).map_err(CopyError::Store)?;
             let at = position(&conn)?;
