@@ -232,17 +232,7 @@ impl TenantReader<'_> {
         // compaction renumbers the slots and switches the files at once
         // (`maintenance`), and a slot read against the other generation's
         // rows would name the wrong chunk.
-        let own_snapshot = self.conn.is_autocommit();
-        if own_snapshot {
-            self.conn.execute_batch("BEGIN")?;
-        }
-        let hits = self.vector_search_in_snapshot(tenant_id, query, k);
-        if own_snapshot {
-            if let Err(e) = self.conn.execute_batch("COMMIT") {
-                log::debug!("ending a read transaction: {e}");
-            }
-        }
-        hits
+        self.in_snapshot(|| self.vector_search_in_snapshot(tenant_id, query, k))
     }
 
     fn vector_search_in_snapshot(

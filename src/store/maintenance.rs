@@ -3,7 +3,7 @@
 //! index entries of forgotten chunks physically go (a contentless FTS5
 //! table only marks them deleted).
 //!
-//! A tenant is compacted in one write of its own ([`Batching::Alone`]),
+//! A tenant is compacted in one write of its own (`Batching::Alone`),
 //! between other writes, so it runs on a serving memory: the write copies
 //! the live rows, in slot order, into a complete new generation of files,
 //! renumbers the chunks' slots to match (one set-based statement, whatever
@@ -24,7 +24,6 @@ use super::forget::SecureDelete;
 use super::tenant::{Tenant, TenantWriter};
 use super::vectors::TenantVectors;
 use super::write_log::{VECTOR_COMPACT, VECTOR_RENUMBER, VECTOR_RENUMBERED};
-use super::writer::{Batching, Commit};
 use super::Store;
 use crate::error::{Error, Result};
 
@@ -64,19 +63,7 @@ impl Store {
     /// Compacts one tenant's vector files and full-text index in a write
     /// of its own; returns once it committed.
     pub fn compact_tenant(&self, tenant: &Tenant) -> Result<Compaction> {
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        self.write_then(
-            tenant,
-            Commit::Durable,
-            Batching::Alone,
-            |w| w.compact(),
-            move |outcome| {
-                let _ = tx.send(outcome);
-            },
-        )?;
-        let (rows_before, rows_after) = rx
-            .recv()
-            .map_err(|_| Error::Unavailable("the memory server is shutting down".into()))??;
+        let (rows_before, rows_after) = self.write_alone(tenant, |w| w.compact())?;
         Ok(Compaction {
             tenant: tenant.name().to_string(),
             rows_before,

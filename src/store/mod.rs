@@ -287,7 +287,17 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
     {
-        self.writer()?.submit(tenant.name(), f)
+        self.writer()?.submit(tenant.name(), Batching::Shared, f)
+    }
+
+    /// Like [`Store::write`], in a transaction of its own
+    /// ([`Batching::Alone`]).
+    pub(super) fn write_alone<T, F>(&self, tenant: &Tenant, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
+    {
+        self.writer()?.submit(tenant.name(), Batching::Alone, f)
     }
 
     /// The writer thread's submitting side, until the store closes.

@@ -214,12 +214,7 @@ impl TenantReader<'_> {
         };
         // One snapshot: a read transaction per statement would cost a
         // sixth of the look-ups, and each would start with a cold cache.
-        self.conn.execute_batch("BEGIN")?;
-        let hints = self.resolve_in_snapshot(tenant_id, fragments);
-        if let Err(e) = self.conn.execute_batch("COMMIT") {
-            log::debug!("ending a read transaction: {e}");
-        }
-        hints
+        self.in_snapshot(|| self.resolve_in_snapshot(tenant_id, fragments))
     }
 
     fn resolve_in_snapshot(

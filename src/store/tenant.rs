@@ -133,6 +133,25 @@ impl TenantReader<'_> {
     pub(super) fn fts_table(&self) -> Option<String> {
         self.tenant_id.map(fts_table)
     }
+
+    /// Runs `f` in one read snapshot: a read transaction of its own,
+    /// unless the connection is already in one.
+    pub(super) fn in_snapshot<T>(
+        &self,
+        f: impl FnOnce() -> crate::error::Result<T>,
+    ) -> crate::error::Result<T> {
+        let own = self.conn.is_autocommit();
+        if own {
+            self.conn.execute_batch("BEGIN")?;
+        }
+        let out = f();
+        if own {
+            if let Err(e) = self.conn.execute_batch("COMMIT") {
+                log::debug!("ending a read transaction: {e}");
+            }
+        }
+        out
+    }
 }
 
 /// `fts_<id>`: the id is an integer the store assigned, never user text.

@@ -117,15 +117,9 @@ impl EntryVectors {
         let [Value::Integer(tenant)] = r.params.as_slice() else {
             return Err("a compaction that is not what the writer records".into());
         };
-        let (rows, generation): (i64, i64) = conn
-            .query_row(
-                "SELECT vector_rows, vector_generation FROM tenants WHERE id = ?1",
-                [tenant],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
-            .map_err(|e| e.to_string())?;
+        let (rows, generation) = recorded_files(conn, *tenant)?;
         let current = vectors
-            .tenant(*tenant, rows as u64, generation)
+            .tenant(*tenant, rows, generation)
             .map_err(|e| e.to_string())?;
         let live = maintenance::live_slots(conn, *tenant).map_err(|e| e.to_string())?;
         let fresh = maintenance::next_generation(vectors, *tenant, &current, &live)
@@ -143,14 +137,8 @@ impl EntryVectors {
         vectors: &VectorIndex,
     ) -> Result<(), String> {
         for (tenant, fresh) in std::mem::take(&mut self.compacted) {
-            let recorded: (i64, i64) = conn
-                .query_row(
-                    "SELECT vector_rows, vector_generation FROM tenants WHERE id = ?1",
-                    [tenant],
-                    |row| Ok((row.get(0)?, row.get(1)?)),
-                )
-                .map_err(|e| e.to_string())?;
-            let built = (fresh.committed_rows() as i64, fresh.generation());
+            let recorded = recorded_files(conn, tenant)?;
+            let built = (fresh.committed_rows(), fresh.generation());
             if recorded != built {
                 return Err(format!(
                     "tenant {tenant} was compacted to {recorded:?} (rows, generation), \
@@ -198,4 +186,15 @@ fn apply(conn: &Connection, r: &Recorded) -> rusqlite::Result<()> {
         conn.execute(&r.sql, rusqlite::params_from_iter(&r.params))
             .map(|_| ())
     }
+}
+
+/// The row count and generation the local database records for the
+/// tenant's vector files.
+fn recorded_files(conn: &Connection, tenant: i64) -> Result<(u64, i64), String> {
+    conn.query_row(
+        "SELECT vector_rows, vector_generation FROM tenants WHERE id = ?1",
+        [tenant],
+        |row| Ok((row.get::<_, i64>(0)? as u64, row.get(1)?)),
+    )
+    .map_err(|e| e.to_string())
 }

@@ -13,8 +13,9 @@ pub(in crate::store) struct Writer {
 }
 
 impl Writer {
-    /// Queues `f` and blocks until its transaction committed (or failed).
-    pub fn submit<T, F>(&self, tenant: &str, f: F) -> Result<T>
+    /// Queues `f`, batched as `batching` says, and blocks until its
+    /// transaction committed (or failed).
+    pub fn submit<T, F>(&self, tenant: &str, batching: Batching, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
@@ -23,7 +24,7 @@ impl Writer {
         let reply = move |result| {
             let _ = reply_tx.send(result);
         };
-        self.submit_then(tenant, Commit::Durable, Batching::Shared, f, reply)?;
+        self.submit_then(tenant, Commit::Durable, batching, f, reply)?;
         reply_rx.recv().map_err(|_| dropped())?
     }
 
