@@ -1006,4 +1006,58 @@ fn a_follower_applies_what_the_writer_committed_through_the_cluster() {
         )
         .unwrap();
     assert_eq!(entries[0].rows[0][0].as_i64(), Some(target));
+
+    // Every operation is in the ledger once, under an entry the log holds.
+    let ledger = client
+        .query(
+            &[
+                Statement::plain("SELECT count(*), count(DISTINCT op) FROM cluster_ops"),
+                Statement::plain(
+                    "SELECT count(*) FROM cluster_ops \
+                      WHERE seq NOT IN (SELECT seq FROM cluster_log)",
+                ),
+                Statement::plain("SELECT op FROM cluster_ops ORDER BY seq LIMIT 1"),
+            ],
+            ReadLevel::Leader,
+        )
+        .unwrap();
+    let (ops, distinct) = (
+        ledger[0].rows[0][0].as_i64().unwrap(),
+        ledger[0].rows[0][1].as_i64().unwrap(),
+    );
+    assert!(ops >= acked.len() as i64, "{ops} operations recorded");
+    assert_eq!(ops, distinct);
+    assert_eq!(ledger[1].rows[0][0].as_i64(), Some(0));
+    // An operation sent again, in a new entry after the newest, is refused
+    // whole: neither the entry nor its writes apply.
+    let first_op = ledger[2].rows[0][0].as_str().unwrap().to_string();
+    let again = client.transaction(&[
+        Statement::new(
+            "INSERT INTO cluster_log(seq, batch, statements) VALUES (?, 'again', '[]')",
+            vec![Param::Int(target + 1)],
+        ),
+        Statement::new(
+            "INSERT INTO cluster_ops(op, seq) VALUES (?, ?)",
+            vec![first_op.into(), Param::Int(target + 1)],
+        ),
+        Statement::new(
+            "UPDATE documents SET title = 'twice' WHERE doc_id = ?",
+            vec![acked[0].clone().into()],
+        ),
+    ]);
+    match again {
+        Err(ClusterError::Rejected(e)) => assert!(e.contains("cluster_ops"), "{e}"),
+        other => panic!("an operation sent again was not refused: {other:?}"),
+    }
+    let after = client
+        .query(
+            &[
+                Statement::plain("SELECT MAX(seq) FROM cluster_log"),
+                Statement::plain("SELECT count(*) FROM documents WHERE title = 'twice'"),
+            ],
+            ReadLevel::Leader,
+        )
+        .unwrap();
+    assert_eq!(after[0].rows[0][0].as_i64(), Some(target));
+    assert_eq!(after[1].rows[0][0].as_i64(), Some(0));
 }

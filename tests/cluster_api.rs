@@ -1066,6 +1066,15 @@ fn the_log_keeps_entries_for_its_retention_and_a_node_away_longer_joins_again() 
         int("SELECT count(*) FROM cluster_log") >= 1,
         "the newest entry stays"
     );
+    // The operations of pruned entries go with them.
+    assert!(int("SELECT count(*) FROM cluster_ops") >= 1);
+    let pruned_ops =
+        "SELECT count(*) FROM cluster_ops WHERE seq < (SELECT MIN(seq) FROM cluster_log)";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while int(pruned_ops) > 0 {
+        assert!(Instant::now() < deadline, "pruned entries' operations stay");
+        std::thread::sleep(Duration::from_millis(300));
+    }
     // A pruned number cannot be taken again (by a node that fell behind).
     let pruned = alayasiki_mcp::store::cluster::wire::Statement::new(
         "INSERT INTO cluster_log(seq, batch, statements) VALUES (?, 'late', '[]')",

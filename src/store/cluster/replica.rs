@@ -12,7 +12,11 @@
 //! whole transaction, which rolls back here too. Each transaction's
 //! `batch`, unique as well, names it, so an answer lost in a leader change
 //! is settled by reading back who holds the number: a retry can never
-//! apply twice.
+//! apply twice. Each operation the entry holds (each write the writer ran
+//! under its own savepoint) has an id of its own as well, recorded in the
+//! same transaction in `cluster_ops` under a unique key: whatever the
+//! entry it travels in, an operation sent again is refused whole, nothing
+//! of it applied twice.
 //!
 //! The writer commits each batch of writes as one transaction
 //! ([`Replicator::whole_batches`]), so a batch is one entry and one round
@@ -53,7 +57,9 @@ use super::entry::{decode, encode};
 use super::wire::{Param, Statement};
 use crate::limits::{CLUSTER_RETRY_PAUSE, CLUSTER_WRITE_WAIT, MAX_CLUSTER_STATEMENTS};
 use crate::store::vectors::VectorIndex;
-use crate::store::write_log::{is_savepoint_mark, Recorded, Refusal, Replicator, VECTOR_TABLE};
+use crate::store::write_log::{
+    is_savepoint_mark, Recorded, Refusal, Replicator, RELEASE_MARK, SAVEPOINT_MARK, VECTOR_TABLE,
+};
 
 /// How often an idle node looks for entries others wrote.
 pub const FOLLOW_INTERVAL: Duration = Duration::from_millis(50);
@@ -73,6 +79,19 @@ pub const LOG_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_log (
     batch      TEXT    NOT NULL UNIQUE,
     statements TEXT    NOT NULL
 )";
+
+/// The operations each entry holds: one row per operation, `op` naming it
+/// (the node's prefix and a count) and `seq` its entry. A plain insert, no
+/// upsert: an operation the cluster holds already fails the whole rqlite
+/// transaction that sends it again. Pruned with the log.
+pub const OPS_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_ops (
+    op  TEXT    PRIMARY KEY,
+    seq INTEGER NOT NULL
+) WITHOUT ROWID";
+
+/// Records entry `?1`'s operations, `?2` a JSON array of their ids: one
+/// statement however many the entry holds.
+const RECORD_OPS: &str = "INSERT INTO cluster_ops(op, seq) SELECT value, ?1 FROM json_each(?2)";
 
 /// Entries are only ever added after the newest: with old entries pruned
 /// ([`Replicator::prune_log`]), a number below the newest could otherwise
@@ -152,6 +171,8 @@ pub struct ClusterReplicator {
     /// This process's prefix for batch names (unique per start).
     node: String,
     batches: AtomicU64,
+    /// Operations named so far (see [`OPS_TABLE`]).
+    ops: AtomicU64,
     turn: std::sync::Mutex<Turn>,
     /// How long the log keeps an entry ([`Replicator::prune_log`]).
     log_retention: Duration,
@@ -173,6 +194,7 @@ impl ClusterReplicator {
             turns,
             node: format!("{node}-{}", crate::clock::now_ms()),
             batches: AtomicU64::new(0),
+            ops: AtomicU64::new(0),
             turn: std::sync::Mutex::new(Turn::default()),
             log_retention: crate::limits::DEFAULT_CLUSTER_LOG_RETENTION,
             pruned_at: std::sync::Mutex::new(None),
@@ -287,6 +309,13 @@ impl ClusterReplicator {
         loop {
             match self.client.transaction(statements) {
                 Ok(_) => return Ok(()),
+                Err(ClusterError::Rejected(e)) if e.contains("cluster_ops") => {
+                    // An operation of this entry is in another entry: it
+                    // was applied there, and following applies it here.
+                    return Err(Refusal::Uncertain(format!(
+                        "entry {seq} repeats an operation the log holds: {e}"
+                    )));
+                }
                 Err(ClusterError::Rejected(e)) if e.contains("cluster_log") => {
                     // seq or batch taken: by us on an earlier try, or not.
                     return match self.holder_of(seq) {
@@ -391,6 +420,7 @@ pub fn create_cluster_tables(client: &ClusterClient) -> Result<(), ClusterError>
             &[
                 Statement::plain(LOG_TABLE),
                 Statement::plain(LOG_ORDER_TRIGGER),
+                Statement::plain(OPS_TABLE),
                 Statement::plain(VECTOR_TABLE),
                 Statement::plain(META_TABLE),
                 Statement::plain(TURN_TABLE),
@@ -411,7 +441,16 @@ impl Replicator for ClusterReplicator {
             self.node,
             self.batches.fetch_add(1, Ordering::Relaxed)
         );
-        let mut out = Vec::with_capacity(1 + statements.len());
+        let ops: Vec<String> = (0..operations(statements))
+            .map(|_| {
+                format!(
+                    "{}-op{}",
+                    self.node,
+                    self.ops.fetch_add(1, Ordering::Relaxed)
+                )
+            })
+            .collect();
+        let mut out = Vec::with_capacity(2 + statements.len());
         out.push(Statement::new(
             "INSERT INTO cluster_log(seq, batch, statements) VALUES (?, ?, ?)",
             vec![
@@ -419,6 +458,10 @@ impl Replicator for ClusterReplicator {
                 batch.clone().into(),
                 encode(statements).into(),
             ],
+        ));
+        out.push(Statement::new(
+            RECORD_OPS,
+            vec![Param::Int(seq), serde_json::json!(ops).to_string().into()],
         ));
         // Savepoints are the followers' alone: rqlite owns its transaction.
         for r in statements.iter().filter(|r| !is_savepoint_mark(&r.sql)) {
@@ -525,6 +568,9 @@ impl Replicator for ClusterReplicator {
                  WHERE seq < (SELECT MAX(seq) FROM cluster_log_marks WHERE at_ms <= ?)",
                 vec![Param::Int(cut)],
             ),
+            Statement::plain(
+                "DELETE FROM cluster_ops WHERE seq < (SELECT MIN(seq) FROM cluster_log)",
+            ),
         ]);
         match pruned {
             Ok(done) => {
@@ -552,6 +598,25 @@ impl Replicator for ClusterReplicator {
     }
 }
 
+/// How many operations `statements` hold: each savepoint that kept a
+/// statement is one, and statements outside any savepoint (a write in a
+/// transaction of its own, a tenant registered first) are one more.
+fn operations(statements: &[Recorded]) -> usize {
+    let (mut ops, mut inside, mut kept, mut outside) = (0, false, false, false);
+    for r in statements {
+        match r.sql.as_str() {
+            SAVEPOINT_MARK => (inside, kept) = (true, false),
+            RELEASE_MARK => {
+                ops += usize::from(kept);
+                inside = false;
+            }
+            _ if inside => kept = true,
+            _ => outside = true,
+        }
+    }
+    ops + usize::from(outside)
+}
+
 /// The last entry the local database applied.
 pub(super) fn position(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA user_version", [], |r| r.get(0))
@@ -576,11 +641,40 @@ mod tests {
             turns: client(),
             node: "test".into(),
             batches: AtomicU64::new(0),
+            ops: AtomicU64::new(0),
             turn: std::sync::Mutex::new(Turn::default()),
             log_retention: crate::limits::DEFAULT_CLUSTER_LOG_RETENTION,
             pruned_at: std::sync::Mutex::new(None),
             follow_warned: std::sync::Mutex::new(None),
         }
+    }
+
+    #[test]
+    fn each_savepoint_that_kept_a_statement_is_one_operation() {
+        let r = |sql: &str| Recorded {
+            sql: sql.into(),
+            params: vec![],
+        };
+        let write = || r("UPDATE t SET a = 1");
+        let (open, close) = (|| r(SAVEPOINT_MARK), || r(RELEASE_MARK));
+        assert_eq!(operations(&[]), 0);
+        // Two writes, and one rolled back (its statements rewound).
+        let batch = [
+            open(),
+            write(),
+            write(),
+            close(),
+            open(),
+            close(),
+            open(),
+            write(),
+            close(),
+        ];
+        assert_eq!(operations(&batch), 2);
+        // A write in a transaction of its own, with no savepoint.
+        assert_eq!(operations(&[write(), write()]), 1);
+        // A tenant registered before the batch's first write.
+        assert_eq!(operations(&[write(), open(), write(), close()]), 2);
     }
 
     #[test]
