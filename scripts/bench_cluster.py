@@ -40,6 +40,10 @@ def free_port():
 
 
 class Cluster:
+    # The CPUs every rqlited is started on (`None`: wherever the caller
+    # runs). Set by a benchmark that keeps the cluster off its server's CPU.
+    cpus = None
+
     def __init__(self, rqlited, root, n=3):
         self.rqlited, self.root, self.nodes = rqlited, root, []
         for i in range(n):
@@ -60,7 +64,9 @@ class Cluster:
             args += ["-join", f"127.0.0.1:{self.nodes[0]['raft']}"]
         args.append(os.path.join(self.root, node["id"]))
         log = open(os.path.join(self.root, node["id"] + ".log"), "ab")
-        node["proc"] = subprocess.Popen(args, stdout=log, stderr=log)
+        cpus = self.cpus
+        pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+        node["proc"] = subprocess.Popen(args, stdout=log, stderr=log, preexec_fn=pin)
 
     def address(self):
         return "rqlite://" + ",".join(f"127.0.0.1:{n['http']}" for n in self.nodes)

@@ -25,6 +25,13 @@ following (until the second has applied it), with query p50 / p99 on the
 compacting server while it runs.
 
     python3 scripts/bench_cluster_api.py --compact 10000,100000
+
+`--pin` runs the three `rqlited` on the last CPU and everything else (this
+script's clients, the local server, the nodes) on the others, as if the
+cluster had machines of its own: the node's figures beside the local
+store's then show what the node itself costs.
+
+    python3 scripts/bench_cluster_api.py --pin --sizes 10000
 """
 
 import argparse
@@ -323,7 +330,18 @@ def main():
     ap.add_argument("--api", default=os.path.join(ROOT, "target/release/alayasiki-api"))
     ap.add_argument("--documents", help="sizes in bytes of single documents to time instead")
     ap.add_argument("--compact", help="sizes at which to time compaction instead")
+    ap.add_argument("--pin", action="store_true",
+                    help="the cluster on the last CPU, the servers and clients on the others")
     args = ap.parse_args()
+    if args.pin:
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            sys.exit("--pin needs two CPUs")
+        Cluster.cpus = {cpus[-1]}
+        # Inherited by every server this script starts, and by its threads.
+        os.sched_setaffinity(0, set(cpus[:-1]))
+        print(f"pinned: rqlited on CPU {cpus[-1]}, servers and clients on {cpus[:-1]}",
+              flush=True)
     rqlited = find_rqlited()
     work = tempfile.mkdtemp(prefix="bench-cluster-api-")
     try:
