@@ -1017,8 +1017,8 @@ fn the_log_keeps_entries_for_its_retention_and_a_node_away_longer_joins_again() 
     }
     wait_same_position(&a, &b, &token);
     let away_at = user_version(dir_b.path());
-    b.terminate();
-    assert!(b.wait(Duration::from_secs(20)).is_some());
+    // B is cut off (frozen) while the log moves past it.
+    b.signal("STOP");
 
     let forgot = call(
         &a,
@@ -1081,6 +1081,35 @@ fn the_log_keeps_entries_for_its_retention_and_a_node_away_longer_joins_again() 
         vec![alayasiki_mcp::store::cluster::wire::Param::Int(away_at + 1)],
     );
     assert!(client.transaction(&[pruned]).is_err());
+
+    // Back, B finds the entries it needs gone: it says so, leaves a load
+    // balancer's pool, and goes on serving what it had.
+    b.signal("CONT");
+    let health = |api: &Api| request(api.addr, "GET", "/health", &[], None);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while health(&b).status != 503 {
+        assert!(Instant::now() < deadline, "B never said it is stranded");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(health(&b).json()["status"], "stranded");
+    assert_eq!(health(&a).status, 200);
+    let stranded = status(&b, &token)["cluster"]["stranded"].clone();
+    assert!(
+        stranded.as_str().is_some_and(|s| s.contains("restarted")),
+        "{stranded}"
+    );
+    assert!(status(&a, &token)["cluster"].get("stranded").is_none());
+    let early = call(
+        &b,
+        "/v1/tools/alayasiki_query",
+        &token,
+        &json!({"query": "early note about the pier", "mode": "evidence"}),
+        None,
+    );
+    assert_eq!(early.status, 200);
+    assert!(String::from_utf8_lossy(&early.body).contains("pier"));
+    b.terminate();
+    assert!(b.wait(Duration::from_secs(20)).is_some());
 
     // B was away for longer than the log keeps entries: it joins again.
     let b = start(dir_b.path());

@@ -204,6 +204,13 @@ pub trait Replicator: Send + Sync {
         true
     }
 
+    /// Why this store can no longer follow the log at all, if it cannot:
+    /// it serves what it has, and only joining again (a restart) brings it
+    /// up to date. Passing faults (no quorum) are not this.
+    fn stranded(&self) -> Option<String> {
+        None
+    }
+
     /// Deletes what the log no longer needs to keep, when that is due;
     /// how many entries went. Called by the upkeep thread.
     fn prune_log(&self) -> usize {

@@ -206,6 +206,16 @@ impl Api {
         assert!(status.success());
     }
 
+    /// Sends `signal` (`STOP`, `CONT`, ...; unix).
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("run kill");
+        assert!(status.success());
+    }
+
     /// Waits for the process to exit.
     pub fn wait(&mut self, d: Duration) -> Option<ExitStatus> {
         let start = Instant::now();

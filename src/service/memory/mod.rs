@@ -32,7 +32,7 @@ pub use graph_view::{
     GraphView, RelationView,
 };
 pub use ingest::{metadata_source, IngestReceipt, IngestRequest, Restore};
-pub use status::{BrowserStatus, Status};
+pub use status::{BrowserStatus, Status, STRANDED};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

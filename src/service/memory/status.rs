@@ -63,7 +63,16 @@ pub struct ClusterStatus {
     /// Why the nodes are not listed (no node answered).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unreachable: Option<String>,
+    /// Set when this node can no longer follow the log
+    /// ([`STRANDED`]); `GET /health` then answers 503.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stranded: Option<&'static str>,
 }
+
+/// What status and `GET /health` say of a node whose log no longer holds
+/// the entries it needs (the details are in its log).
+pub const STRANDED: &str = "this node fell further behind the cluster's log than the log keeps \
+     entries: it serves what it had, and joins again from a snapshot when restarted";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ClusterNodeStatus {
@@ -132,6 +141,12 @@ impl super::MemoryService {
         *self.cluster.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(client));
     }
 
+    /// Whether this node can no longer follow its cluster's log
+    /// ([`STRANDED`]).
+    pub fn stranded(&self) -> bool {
+        self.store.stranded().is_some()
+    }
+
     /// Whether the memory lives on a cluster.
     pub fn on_cluster(&self) -> bool {
         self.cluster
@@ -150,6 +165,7 @@ impl super::MemoryService {
             return Ok(None);
         };
         let position = self.store.log_position()?;
+        let stranded = self.stranded().then_some(STRANDED);
         Ok(Some(match client.nodes() {
             Ok(nodes) => ClusterStatus {
                 position,
@@ -165,6 +181,7 @@ impl super::MemoryService {
                     })
                     .collect(),
                 unreachable: None,
+                stranded,
             },
             Err(e) => {
                 log::warn!("cluster status: {e}");
@@ -173,6 +190,7 @@ impl super::MemoryService {
                     nodes: Vec::new(),
                     leader: None,
                     unreachable: Some("no cluster node answered".into()),
+                    stranded,
                 }
             }
         }))

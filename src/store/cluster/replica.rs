@@ -180,6 +180,9 @@ pub struct ClusterReplicator {
     pruned_at: std::sync::Mutex<Option<Instant>>,
     /// When a failure to follow the log was last logged as a warning.
     follow_warned: std::sync::Mutex<Option<Instant>>,
+    /// Set when the log no longer holds the next entry this node needs
+    /// ([`Replicator::stranded`]).
+    stranded: std::sync::Mutex<Option<String>>,
 }
 
 impl ClusterReplicator {
@@ -199,6 +202,7 @@ impl ClusterReplicator {
             log_retention: crate::limits::DEFAULT_CLUSTER_LOG_RETENTION,
             pruned_at: std::sync::Mutex::new(None),
             follow_warned: std::sync::Mutex::new(None),
+            stranded: std::sync::Mutex::new(None),
         })
     }
 
@@ -397,12 +401,14 @@ impl ClusterReplicator {
             for (expected, entry) in (position + 1..).zip(entries) {
                 let seq = entry[0].as_i64().ok_or("an entry without a number")?;
                 if seq != expected {
-                    return Err(format!(
+                    let why = format!(
                         "entry {expected} is no longer in the log (it keeps entries for \
                          {:?}; the oldest is {seq}): restart this node to join again from a \
                          snapshot",
                         self.log_retention
-                    ));
+                    );
+                    *self.stranded.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
+                    return Err(why);
                 }
                 let text = entry[1].as_str().ok_or("an entry without statements")?;
                 apply_entry(conn, vectors, seq, &decode(text)?)?;
@@ -533,6 +539,13 @@ impl Replicator for ClusterReplicator {
         }
     }
 
+    fn stranded(&self) -> Option<String> {
+        self.stranded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     fn prune_log(&self) -> usize {
         // A quarter of the retention apart, between a second and a minute:
         // entries leave within about 1.25 times the retention.
@@ -646,6 +659,7 @@ mod tests {
             log_retention: crate::limits::DEFAULT_CLUSTER_LOG_RETENTION,
             pruned_at: std::sync::Mutex::new(None),
             follow_warned: std::sync::Mutex::new(None),
+            stranded: std::sync::Mutex::new(None),
         }
     }
 
