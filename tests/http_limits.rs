@@ -93,16 +93,22 @@ fn saturated_reply_queue_answers_429_before_anything_is_written() {
                "params": {"uri": format!("alayasiki://documents/{doc}")}})
     };
     let mut accepted = 0;
-    let refusal = (1..=400).find_map(|id| {
-        let r = post(&api, &stream.endpoint, &token, &read(id));
-        if r.status == 202 {
-            accepted += 1;
-            None
-        } else {
-            Some(r)
-        }
-    });
-    let refusal = refusal.expect("the reply queue never filled");
+    let mut next_id = 1;
+    // Posts reads until one is refused.
+    let mut fill = |accepted: &mut usize| {
+        let refusal = (0..400).find_map(|_| {
+            next_id += 1;
+            let r = post(&api, &stream.endpoint, &token, &read(next_id));
+            if r.status == 202 {
+                *accepted += 1;
+                None
+            } else {
+                Some(r)
+            }
+        });
+        refusal.expect("the reply queue never filled")
+    };
+    let refusal = fill(&mut accepted);
     assert_eq!(
         (refusal.status, refusal.code()),
         (429, "reply_queue_full".into())
@@ -113,6 +119,13 @@ fn saturated_reply_queue_answers_429_before_anything_is_written() {
     // edge is not exact here (see
     // `exactly_the_dispatch_cap_runs_at_once_and_the_next_gets_429`).
     assert!(accepted >= MAX_QUEUED_REPLIES, "only {accepted} accepted");
+
+    // The kernel grows loopback socket buffers for a while, and each time
+    // it does the server writes more of a reply, and a queued one leaves:
+    // let them settle, fill the queue again, and only then post a mutation.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let again = fill(&mut accepted);
+    assert_eq!(again.status, 429);
 
     // A mutation posted now is refused before it runs.
     let ingest = json!({"jsonrpc": "2.0", "id": 9999, "method": "tools/call",
