@@ -369,17 +369,7 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
         return request.respond_and_close(r);
     }
     if route == Route::Health {
-        // A node that cannot catch up should leave a load balancer's pool
-        // (its reads go on for whoever still asks it).
-        let r = if ctx.service.stranded() {
-            json_response(
-                503,
-                &json!({"status": "stranded", "reason": crate::service::STRANDED}),
-            )
-        } else {
-            json_response(200, &json!({"status": "ok"}))
-        };
-        return request.respond(r);
+        return request.respond(super::http_health::health(&ctx.service));
     }
     if let Route::ResourceMetadata(suffix) = &route {
         let r = resource_metadata(ctx, &request, suffix);

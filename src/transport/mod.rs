@@ -34,6 +34,7 @@ pub mod http_api;
 pub mod http_compact;
 pub mod http_documents;
 pub mod http_graph;
+pub mod http_health;
 pub mod http_sessions;
 pub mod jwks;
 pub mod listener;

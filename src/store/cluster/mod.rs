@@ -32,6 +32,7 @@ pub mod copy;
 mod digest;
 pub mod entry;
 pub mod node;
+mod ops;
 pub mod replica;
 mod tables;
 pub mod vector_cache;

@@ -54,12 +54,11 @@ use std::time::{Duration, Instant};
 use super::apply::apply_entry;
 use super::client::{ClusterClient, ClusterError, ReadLevel};
 use super::entry::{decode, encode};
+use super::ops::{operations, OPS_TABLE, RECORD_OPS};
 use super::wire::{Param, Statement};
 use crate::limits::{CLUSTER_RETRY_PAUSE, CLUSTER_WRITE_WAIT, MAX_CLUSTER_STATEMENTS};
 use crate::store::vectors::VectorIndex;
-use crate::store::write_log::{
-    is_savepoint_mark, Recorded, Refusal, Replicator, RELEASE_MARK, SAVEPOINT_MARK, VECTOR_TABLE,
-};
+use crate::store::write_log::{is_savepoint_mark, Recorded, Refusal, Replicator, VECTOR_TABLE};
 
 /// How often an idle node looks for entries others wrote.
 pub const FOLLOW_INTERVAL: Duration = Duration::from_millis(50);
@@ -79,19 +78,6 @@ pub const LOG_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_log (
     batch      TEXT    NOT NULL UNIQUE,
     statements TEXT    NOT NULL
 )";
-
-/// The operations each entry holds: one row per operation, `op` naming it
-/// (the node's prefix and a count) and `seq` its entry. A plain insert, no
-/// upsert: an operation the cluster holds already fails the whole rqlite
-/// transaction that sends it again. Pruned with the log.
-pub const OPS_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_ops (
-    op  TEXT    PRIMARY KEY,
-    seq INTEGER NOT NULL
-) WITHOUT ROWID";
-
-/// Records entry `?1`'s operations, `?2` a JSON array of their ids: one
-/// statement however many the entry holds.
-const RECORD_OPS: &str = "INSERT INTO cluster_ops(op, seq) SELECT value, ?1 FROM json_each(?2)";
 
 /// Entries are only ever added after the newest: with old entries pruned
 /// ([`Replicator::prune_log`]), a number below the newest could otherwise
@@ -611,25 +597,6 @@ impl Replicator for ClusterReplicator {
     }
 }
 
-/// How many operations `statements` hold: each savepoint that kept a
-/// statement is one, and statements outside any savepoint (a write in a
-/// transaction of its own, a tenant registered first) are one more.
-fn operations(statements: &[Recorded]) -> usize {
-    let (mut ops, mut inside, mut kept, mut outside) = (0, false, false, false);
-    for r in statements {
-        match r.sql.as_str() {
-            SAVEPOINT_MARK => (inside, kept) = (true, false),
-            RELEASE_MARK => {
-                ops += usize::from(kept);
-                inside = false;
-            }
-            _ if inside => kept = true,
-            _ => outside = true,
-        }
-    }
-    ops + usize::from(outside)
-}
-
 /// The last entry the local database applied.
 pub(super) fn position(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA user_version", [], |r| r.get(0))
@@ -661,34 +628,6 @@ mod tests {
             follow_warned: std::sync::Mutex::new(None),
             stranded: std::sync::Mutex::new(None),
         }
-    }
-
-    #[test]
-    fn each_savepoint_that_kept_a_statement_is_one_operation() {
-        let r = |sql: &str| Recorded {
-            sql: sql.into(),
-            params: vec![],
-        };
-        let write = || r("UPDATE t SET a = 1");
-        let (open, close) = (|| r(SAVEPOINT_MARK), || r(RELEASE_MARK));
-        assert_eq!(operations(&[]), 0);
-        // Two writes, and one rolled back (its statements rewound).
-        let batch = [
-            open(),
-            write(),
-            write(),
-            close(),
-            open(),
-            close(),
-            open(),
-            write(),
-            close(),
-        ];
-        assert_eq!(operations(&batch), 2);
-        // A write in a transaction of its own, with no savepoint.
-        assert_eq!(operations(&[write(), write()]), 1);
-        // A tenant registered before the batch's first write.
-        assert_eq!(operations(&[write(), open(), write(), close()]), 2);
     }
 
     #[test]
