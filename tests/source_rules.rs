@@ -29,9 +29,17 @@
 //!   `CURRENT_TIMESTAMP`/`_DATE`/`_TIME`, `last_insert_rowid()`,
 //!   `changes()`): times and ids are passed in.
 //! - every SQL statement in `src/`: none of those functions either.
-//! - `last_insert_rowid()` after an insert (which a replicated write cannot
-//!   read back between requests) only where [`KNOWN_ROWID_READS`] lists
-//!   it; the list only shrinks.
+//! - no `last_insert_rowid()` after an insert (which a replicated write
+//!   cannot read back between requests): the writer binds a new row's id.
+//! - every insert the store runs is an upsert (`ON CONFLICT …`, `OR
+//!   IGNORE`, `OR REPLACE`) with the row's id or natural key bound, and no
+//!   update sets a column from its own value (`n = n + ?`): the new value
+//!   is bound. A statement run a second time (a retried write a replica
+//!   applies again) then leaves what it left once. The exceptions are
+//!   listed, each with why: [`KNOWN_PLAIN_INSERTS`] (where a repeat must
+//!   fail) and [`KNOWN_SELF_UPDATES`] (set-based renumbering that a second
+//!   run leaves as it is). Migrations are run once, in the transaction
+//!   that records them in `schema_version`, and are not held to this.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -250,18 +258,27 @@ const FORBIDDEN_STATEMENTS: &[&str] = &[
     "DETACH",
 ];
 
-/// Where the writer reads back the rowid of the row it just inserted (file
-/// under src/, how many times): inside its own transaction, so the id it
-/// binds into the statements after is recorded with them and a replica
-/// that runs them in order assigns the same one (`store/write_log.rs`
-/// passes the call through). Never across requests; the list only shrinks.
-const KNOWN_ROWID_READS: &[(&str, usize)] = &[
-    ("store/chunks.rs", 1),
-    ("store/documents.rs", 2),
-    ("store/graph/record.rs", 2),
-    ("store/journal/mod.rs", 1),
-    ("store/write_log.rs", 1),
-    ("store/writer/mod.rs", 1),
+/// Inserts that are not upserts (file under src/, table): where a repeat
+/// must be refused, not absorbed.
+const KNOWN_PLAIN_INSERTS: &[(&str, &str)] = &[
+    // A migration's mark, in the migration's own local transaction: a
+    // second one means two processes migrating, which must fail.
+    ("store/db.rs", "schema_version"),
+    // The cluster's log and its operation ledger: an entry or operation
+    // sent again must fail its whole transaction, which is what keeps
+    // everything else in it from applying twice.
+    ("store/cluster/replica.rs", "cluster_log"),
+    ("store/cluster/ops.rs", "cluster_ops"),
+];
+
+/// Updates that set a column from its own value (file under src/,
+/// column), each idempotent as a whole: a compaction's renumbering moves
+/// each slot to its rank negated, then flips the negated ones; run again,
+/// every slot is at its rank already (the first statement skips those) and
+/// none is negative.
+const KNOWN_SELF_UPDATES: &[(&str, &str)] = &[
+    ("store/write_log.rs", "slot"),
+    ("store/maintenance.rs", "vector_slot"),
 ];
 
 fn root() -> PathBuf {
@@ -425,13 +442,172 @@ fn string_literals(text: &str) -> String {
     out
 }
 
+/// A Rust file's text before the test module it ends with.
+fn without_tests(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim_start() == "#[cfg(test)]"
+            && lines
+                .get(i + 1)
+                .is_some_and(|next| next.trim_start().starts_with("mod "))
+        {
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Each string literal of Rust code, whole (one that spans lines, or
+/// continues them with `\`, is one), comments and char literals skipped.
+fn whole_literals(code: &str) -> Vec<String> {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '/' if chars.get(i + 1) == Some(&'/') => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '\'' => {
+                // A char literal ('x', '\n', '\''), or else a lifetime.
+                let close = if chars.get(i + 1) == Some(&'\\') {
+                    chars[i + 2..]
+                        .iter()
+                        .position(|&c| c == '\'')
+                        .map(|p| i + 2 + p)
+                } else {
+                    (chars.get(i + 2) == Some(&'\'')).then_some(i + 2)
+                };
+                i = close.unwrap_or(i);
+            }
+            '"' => {
+                let mut literal = String::new();
+                i += 1;
+                while i < chars.len() && chars[i] != '"' {
+                    if chars[i] == '\\' {
+                        i += 1;
+                    }
+                    if let Some(&c) = chars.get(i) {
+                        literal.push(c);
+                    }
+                    i += 1;
+                }
+                out.push(literal);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The SQL statements among a Rust file's string literals (test code and
+/// comments skipped), lowercased, with whitespace collapsed.
+fn sql_literals(text: &str) -> Vec<String> {
+    whole_literals(&without_tests(text))
+        .iter()
+        .map(|l| {
+            l.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .to_ascii_lowercase()
+        })
+        .filter(|l| {
+            l.contains("insert into ")
+                || l.contains("insert or ")
+                || l.contains("replace into ")
+                || (l.contains("update ") && l.contains(" set "))
+        })
+        .collect()
+}
+
+/// The table of each insert in `sql` that is not an upsert. An FTS5
+/// command (`INSERT INTO t(t, …)`, which configures or merges the index
+/// and adds no row) is not an insert of a row.
+fn plain_inserts(sql: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (at, _) in sql.match_indices("insert ") {
+        let statement = sql[at..].split(';').next().unwrap_or("");
+        if statement.starts_with("insert or ") || statement.contains(" on conflict") {
+            continue;
+        }
+        let Some(target) = statement.strip_prefix("insert into ") else {
+            continue;
+        };
+        let table: String = target
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || "_{}\"".contains(*c))
+            .collect();
+        let rest = &target[table.len()..];
+        if rest.starts_with(&format!("({table},")) || rest.starts_with(&format!("({table})")) {
+            continue;
+        }
+        out.push(table);
+    }
+    out
+}
+
+/// The columns an update in `sql` sets from their own value.
+fn self_updates(sql: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (at, _) in sql.match_indices("update ") {
+        let statement = sql[at..].split(';').next().unwrap_or("");
+        let Some(set_at) = statement.find(" set ") else {
+            continue;
+        };
+        let clause = &statement[set_at + " set ".len()..];
+        // The assignments end where the clause after them starts, at depth 0.
+        let mut depth = 0i32;
+        let mut assignments = vec![String::new()];
+        let mut chars = clause.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                ',' if depth == 0 => {
+                    assignments.push(String::new());
+                    continue;
+                }
+                ' ' if depth == 0
+                    && [" where ", " from ", " returning "]
+                        .iter()
+                        .any(|k| clause[i..].starts_with(k)) =>
+                {
+                    break;
+                }
+                _ => {}
+            }
+            assignments.last_mut().unwrap().push(c);
+        }
+        for a in &assignments {
+            let Some((column, value)) = a.split_once('=') else {
+                continue;
+            };
+            let column = column.trim();
+            // A qualified name (`excluded.n`) is another row's column.
+            let word = |c: char| c.is_alphanumeric() || "_{}.".contains(c);
+            if !column.is_empty() && value.split(|c: char| !word(c)).any(|w| w == column) {
+                out.push(column.to_string());
+            }
+        }
+    }
+    out
+}
+
 #[test]
 fn statements_in_the_code_pass_every_value_in() {
     let src = root().join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
     let mut faults = Vec::new();
-    let mut rowid_reads = Vec::new();
+    let mut plain = BTreeSet::new();
+    let mut self_set = BTreeSet::new();
+    let mut inserts = 0;
     for path in &files {
         let rel = path
             .strip_prefix(&src)
@@ -447,25 +623,46 @@ fn statements_in_the_code_pass_every_value_in() {
                 faults.push(format!("{rel}: {f} in a statement (pass the value in)"));
             }
         }
-        let reads = text
+        if text
             .lines()
             .filter(|l| !l.trim_start().starts_with("//"))
-            .filter(|l| l.contains(".last_insert_rowid()"))
-            .count();
-        if reads > 0 {
-            rowid_reads.push((rel, reads));
+            .any(|l| l.contains(".last_insert_rowid()"))
+        {
+            faults.push(format!(
+                "{rel}: reads last_insert_rowid (bind the new row's id)"
+            ));
+        }
+        if is_test_file(Path::new(&rel)) {
+            continue;
+        }
+        for sql in sql_literals(&text) {
+            inserts += sql.matches("insert ").count();
+            for table in plain_inserts(&sql) {
+                plain.insert((rel.clone(), table));
+            }
+            for column in self_updates(&sql) {
+                self_set.insert((rel.clone(), column));
+            }
         }
     }
     assert!(faults.is_empty(), "{}", faults.join("\n"));
-    rowid_reads.sort();
-    let known: Vec<(String, usize)> = KNOWN_ROWID_READS
-        .iter()
-        .map(|(f, n)| (f.to_string(), *n))
-        .collect();
+    assert!(inserts > 20, "only {inserts} inserts read");
+    let known = |list: &[(&str, &str)]| -> BTreeSet<(String, String)> {
+        list.iter()
+            .map(|(f, t)| (f.to_string(), t.to_string()))
+            .collect()
+    };
     assert_eq!(
-        rowid_reads, known,
-        "rowid reads after an insert changed: a new one should assign its id instead; a gone \
-         one comes off KNOWN_ROWID_READS"
+        plain,
+        known(KNOWN_PLAIN_INSERTS),
+        "inserts that are not upserts changed: make a new one an upsert (ON CONFLICT, with \
+         the row's id or key bound); a gone one comes off KNOWN_PLAIN_INSERTS"
+    );
+    assert_eq!(
+        self_set,
+        known(KNOWN_SELF_UPDATES),
+        "updates that set a column from its own value changed: bind the new value instead; \
+         a gone one comes off KNOWN_SELF_UPDATES"
     );
 }
 
@@ -482,4 +679,47 @@ fn the_linter_finds_what_it_looks_for() {
     assert!(faults_of(&statements[3]).is_empty());
     assert!(!faults_of("UPDATE t SET at = strftime('%s', 'now')").is_empty());
     assert!(!faults_of("PRAGMA journal_mode = WAL").is_empty());
+
+    let sql = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_ascii_lowercase()
+    };
+    assert_eq!(
+        plain_inserts(&sql("INSERT INTO jobs(id, kind) VALUES (?1, ?2)")),
+        vec!["jobs"]
+    );
+    assert!(plain_inserts(&sql(
+        "INSERT INTO jobs(id) VALUES (?1) ON CONFLICT DO NOTHING"
+    ))
+    .is_empty());
+    assert!(plain_inserts(&sql(
+        "INSERT OR REPLACE INTO {fts}(rowid, text) VALUES (?1, ?2)"
+    ))
+    .is_empty());
+    assert!(plain_inserts(&sql("INSERT INTO {t}({t}, rank) VALUES ('rank', 'bm25()')")).is_empty());
+    assert_eq!(
+        self_updates(&sql("UPDATE t SET a = ?2, n = n + ?3 WHERE n = n")),
+        vec!["n"]
+    );
+    assert_eq!(
+        self_updates(&sql(
+            "UPDATE r SET {column} = max({column} - 1, 0) WHERE id = ?1"
+        )),
+        vec!["{column}"]
+    );
+    assert!(self_updates(&sql(
+        "UPDATE e SET mention_count = (SELECT count(*) FROM m WHERE m.id = ?1), at = ?2 \
+         WHERE id = ?1 AND mention_count = 0"
+    ))
+    .is_empty());
+    assert!(self_updates(&sql("UPDATE jobs SET begun = max(attempts - 1, 0) > 0")).is_empty());
+    assert!(self_updates(&sql(
+        "INSERT INTO c(name, n) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET n = excluded.n"
+    ))
+    .is_empty());
+
+    let code = "let a = '\"'; // \"not\" \n f(\"one \\\"two\\\"\n  three\", 'x', &'a str)";
+    assert_eq!(whole_literals(code), vec!["one \"two\"\n  three"]);
 }

@@ -15,10 +15,11 @@ impl TenantWriter<'_> {
         detail: &str,
         now: i64,
     ) -> Result<()> {
-        self.exec(
-            "INSERT INTO audit(tenant_id, subject, action, target, detail, at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![self.tenant_id, subject, action, target, detail, now],
+        let id = self.conn.next_id("audit")?;
+        self.conn.insert_new(
+            "INSERT INTO audit(id, tenant_id, subject, action, target, detail, at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
+            params![id, self.tenant_id, subject, action, target, detail, now],
         )?;
         Ok(())
     }

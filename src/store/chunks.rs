@@ -6,7 +6,7 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::tenant::{TenantReader, TenantWriter, VISIBLE};
+use super::tenant::{TenantCount, TenantReader, TenantWriter, VISIBLE};
 use super::write_log::{vector_bytes, VECTOR_PUT};
 use crate::error::Result;
 
@@ -151,33 +151,33 @@ impl TenantWriter<'_> {
             _ => None,
         };
         let fts = self.fts_table();
-        let mut insert_chunk = self.conn.prepare_cached(
-            "INSERT INTO chunks(tenant_id, document_id, ordinal, byte_start, byte_end, text,
-                                vector_slot)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?;
-        let mut insert_fts = self.conn.prepare_cached(&format!(
-            "INSERT INTO {fts}(rowid, text, context) VALUES (?1, ?2, ?3)"
-        ))?;
+        let insert_chunk = "INSERT INTO chunks(id, tenant_id, document_id, ordinal, byte_start,
+                                             byte_end, text, vector_slot)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING";
+        // A contentless full-text table takes no upsert clause; REPLACE
+        // makes the row's entry the one given, however often it runs.
+        let insert_fts =
+            format!("INSERT OR REPLACE INTO {fts}(rowid, text, context) VALUES (?1, ?2, ?3)");
+        let first_key = self.conn.next_id("chunks")?;
         let mut keys = Vec::with_capacity(chunks.len());
-        for (ordinal, c) in chunks.iter().enumerate() {
-            insert_chunk.execute(params![
-                self.tenant_id,
-                document_key,
-                ordinal as i64,
-                c.start as i64,
-                c.end as i64,
-                c.text,
-                first_slot.map(|s| s + ordinal as i64)
-            ])?;
-            let rowid = self.conn.last_insert_rowid();
-            insert_fts.execute(params![rowid, c.text, c.context])?;
-            keys.push(rowid);
+        for ((ordinal, c), key) in chunks.iter().enumerate().zip(first_key..) {
+            self.conn.insert_new(
+                insert_chunk,
+                params![
+                    key,
+                    self.tenant_id,
+                    document_key,
+                    ordinal as i64,
+                    c.start as i64,
+                    c.end as i64,
+                    c.text,
+                    first_slot.map(|s| s + ordinal as i64)
+                ],
+            )?;
+            self.exec(&insert_fts, params![key, c.text, c.context])?;
+            keys.push(key);
         }
-        self.exec(
-            "UPDATE tenants SET chunk_count = chunk_count + ?2 WHERE id = ?1",
-            params![self.tenant_id, chunks.len() as i64],
-        )?;
+        self.add_to_tenant_count(TenantCount::Chunks, chunks.len() as i64)?;
         Ok(keys)
     }
 }

@@ -345,10 +345,10 @@ impl TenantWriter<'_> {
             params![self.tenant_id, graph_version],
         )?;
         for s in summaries {
-            self.exec(
+            self.conn.insert_new(
                 "INSERT INTO communities(tenant_id, graph_version, level, community, parent, title,
                                          summary, size, built_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO NOTHING",
                 params![
                     self.tenant_id,
                     graph_version,

@@ -146,11 +146,13 @@ impl TenantWriter<'_> {
             }
         }
         let original_id = self.store_original(&doc.sha256, &doc.original)?;
-        self.exec(
+        let document_id = self.conn.next_id("documents")?;
+        self.conn.insert_new(
             "INSERT INTO documents(tenant_id, doc_id, source, title, media_type, sha256,
                                    byte_size, metadata, provenance, created_by, created_at, state,
-                                   expires_at, original_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending', ?12, ?13)",
+                                   expires_at, original_id, id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending', ?12, ?13, ?14)
+             ON CONFLICT DO NOTHING",
             params![
                 self.tenant_id,
                 doc.doc_id,
@@ -164,14 +166,14 @@ impl TenantWriter<'_> {
                 doc.created_by,
                 now,
                 doc.expires_at,
-                original_id
+                original_id,
+                document_id
             ],
         )?;
-        let document_id = self.conn.last_insert_rowid();
         if let Some((key, digest)) = &doc.idempotency {
-            self.exec(
+            self.conn.insert_new(
                 "INSERT INTO idempotency(tenant_id, key, request_digest, document_id, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                 VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
                 params![self.tenant_id, key, digest, document_id, now],
             )?;
         }
@@ -189,17 +191,21 @@ impl TenantWriter<'_> {
     /// The id of this tenant's original with these bytes, stored now unless
     /// a document already brought the same bytes.
     fn store_original(&self, sha256: &str, bytes: &[u8]) -> Result<i64> {
-        let inserted = self.exec(
-            "INSERT OR IGNORE INTO originals(tenant_id, sha256, bytes) VALUES (?1, ?2, ?3)",
-            params![self.tenant_id, sha256, bytes],
-        )?;
-        if inserted == 1 {
-            return Ok(self.conn.last_insert_rowid());
-        }
-        Ok(self
+        let stored: Option<i64> = self
             .conn
             .prepare_cached("SELECT id FROM originals WHERE tenant_id = ?1 AND sha256 = ?2")?
-            .query_row(params![self.tenant_id, sha256], |r| r.get(0))?)
+            .query_row(params![self.tenant_id, sha256], |r| r.get(0))
+            .optional()?;
+        if let Some(id) = stored {
+            return Ok(id);
+        }
+        let id = self.conn.next_id("originals")?;
+        self.conn.insert_new(
+            "INSERT INTO originals(id, tenant_id, sha256, bytes) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT DO NOTHING",
+            params![id, self.tenant_id, sha256, bytes],
+        )?;
+        Ok(id)
     }
 }
 

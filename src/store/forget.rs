@@ -24,7 +24,7 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::journal::JobKind;
-use super::tenant::TenantWriter;
+use super::tenant::{TenantCount, TenantWriter};
 use super::write_log::VECTOR_CLEAR;
 use crate::error::Result;
 
@@ -188,10 +188,7 @@ impl TenantWriter<'_> {
             "DELETE FROM chunks WHERE tenant_id = ?1 AND document_id = ?2",
             params![self.tenant_id, document_key],
         )?;
-        self.exec(
-            "UPDATE tenants SET chunk_count = chunk_count - ?2 WHERE id = ?1",
-            params![self.tenant_id, chunks.len() as i64],
-        )?;
+        self.add_to_tenant_count(TenantCount::Chunks, -(chunks.len() as i64))?;
         let mut slots: Vec<i64> = chunks.iter().filter_map(|(_, s)| *s).collect();
         let vectors = slots.len();
 
@@ -312,7 +309,7 @@ impl TenantWriter<'_> {
         let fts = self.fts_table();
         self.exec(&format!("DELETE FROM {fts} WHERE rowid = ?1"), [chunk_key])?;
         self.exec(
-            &format!("INSERT INTO {fts}(rowid, text, context) VALUES (?1, ?2, ?3)"),
+            &format!("INSERT OR REPLACE INTO {fts}(rowid, text, context) VALUES (?1, ?2, ?3)"),
             params![chunk_key, text, context],
         )?;
         if slot.is_some() {

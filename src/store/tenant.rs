@@ -7,7 +7,7 @@
 //! tree, so code above the store cannot run SQL without a tenant: the type
 //! system, not discipline, keeps tenants apart.
 
-use rusqlite::Connection;
+use rusqlite::{params, Connection};
 use std::ops::Deref;
 
 use super::ReaderPool;
@@ -120,6 +120,47 @@ impl TenantWriter<'_> {
     /// The name of the per-tenant full-text table.
     pub(super) fn fts_table(&self) -> String {
         fts_table(self.tenant_id)
+    }
+
+    /// A count this tenant's row keeps (`chunk_count`, `graph_version`).
+    pub(super) fn tenant_count(&self, column: TenantCount) -> rusqlite::Result<i64> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {} FROM tenants WHERE id = ?1",
+                column.name()
+            ))?
+            .query_row([self.tenant_id], |r| r.get(0))
+    }
+
+    /// Moves a count this tenant's row keeps by `by`. The statement binds
+    /// the new value rather than adding to the stored one, so run a second
+    /// time (a replica applying a write again) it leaves what it left once.
+    pub(super) fn add_to_tenant_count(&self, column: TenantCount, by: i64) -> rusqlite::Result<()> {
+        let value = self.tenant_count(column)? + by;
+        self.exec(
+            &format!("UPDATE tenants SET {} = ?2 WHERE id = ?1", column.name()),
+            params![self.tenant_id, value],
+        )?;
+        Ok(())
+    }
+}
+
+/// The counts a tenant's row keeps that writes move.
+#[derive(Clone, Copy)]
+pub(super) enum TenantCount {
+    /// Chunks indexed (the query planner reads it on every query).
+    Chunks,
+    /// Bumped by every change to the graph; snapshots and name hints are
+    /// dated by it.
+    GraphVersion,
+}
+
+impl TenantCount {
+    fn name(self) -> &'static str {
+        match self {
+            TenantCount::Chunks => "chunk_count",
+            TenantCount::GraphVersion => "graph_version",
+        }
     }
 }
 

@@ -46,10 +46,11 @@ impl TenantWriter<'_> {
     pub fn record_usage(&mut self, record: &UsageRecord) -> Result<()> {
         // SQLite integers are signed 64-bit; no real call comes near.
         let clamp = |n: u64| n.min(i64::MAX as u64) as i64;
-        self.exec(
+        let id = self.conn.next_id("usage")?;
+        self.conn.insert_new(
             "INSERT INTO usage(tenant_id, subject, operation, request_bytes, reply_bytes,
-                               duration_us, at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                               duration_us, at, id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING",
             params![
                 self.tenant_id,
                 record.subject,
@@ -57,7 +58,8 @@ impl TenantWriter<'_> {
                 clamp(record.request_bytes),
                 clamp(record.reply_bytes),
                 clamp(record.duration_us),
-                record.at
+                record.at,
+                id
             ],
         )?;
         Ok(())

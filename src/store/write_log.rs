@@ -431,18 +431,6 @@ impl<'c> WriteConn<'c> {
         })
     }
 
-    /// A write (recorded).
-    pub(super) fn execute<P: Params + Bind>(
-        &self,
-        sql: &str,
-        params: P,
-    ) -> rusqlite::Result<usize> {
-        if let Some(r) = self.recording {
-            r.push(sql, &params)?;
-        }
-        self.conn.execute(sql, params)
-    }
-
     /// Writes without parameters (recorded whole).
     pub(super) fn execute_batch(&self, sql: &str) -> rusqlite::Result<()> {
         if let Some(r) = self.recording {
@@ -478,8 +466,32 @@ impl<'c> WriteConn<'c> {
         self.conn.query_row(sql, params, f)
     }
 
-    pub(super) fn last_insert_rowid(&self) -> i64 {
-        self.conn.last_insert_rowid()
+    /// The id the next new row of `table` (a table with an integer `id`
+    /// key) takes: one past the largest, which is what SQLite itself would
+    /// assign. The writer binds it into the insert, so the recorded
+    /// statement names its row: run again, it meets its own row and
+    /// changes nothing ([`Self::insert_new`]). A read, never recorded.
+    pub(super) fn next_id(&self, table: &'static str) -> rusqlite::Result<i64> {
+        self.conn
+            .prepare_cached(&format!("SELECT COALESCE(MAX(id), 0) + 1 FROM {table}"))?
+            .query_row([], |r| r.get(0))
+    }
+
+    /// Runs an upsert that must add its row here (`INSERT … ON CONFLICT DO
+    /// NOTHING` with the row's id or natural key bound): on this store the
+    /// row is new, so a conflict means the caller's check before it was
+    /// wrong, and fails the write as a constraint violation would have. On
+    /// a replica that runs the statement a second time, the conflict is
+    /// what keeps it from applying twice.
+    pub(super) fn insert_new<P: Params + Bind>(
+        &self,
+        sql: &str,
+        params: P,
+    ) -> rusqlite::Result<()> {
+        match self.prepare_cached(sql)?.execute(params)? {
+            1 => Ok(()),
+            n => Err(rusqlite::Error::StatementChangedRows(n)),
+        }
     }
 
     /// The connection itself, for what records nothing: reads (the

@@ -9,7 +9,9 @@
 //! only in the index), so its pages travel as they are: the copy ranks
 //! exactly as the original did. Tables come first, rows next (in batches
 //! of at most [`COPY_BATCH_ROWS`] rows and about [`COPY_BATCH_BYTES`] bytes,
-//! one transaction each), indexes last.
+//! one transaction each), indexes last. Each row goes in as an upsert that
+//! leaves a row already there alone, so a batch sent again after a timeout
+//! (it may have been applied) changes nothing.
 //!
 //! Either side must be still while it is read: the local database under
 //! its owner lock (the caller's), the cluster with no server writing to it
@@ -288,7 +290,7 @@ fn insert_row(table: &Table, values: &[ValueRef<'_>]) -> Statement {
     }
     Statement::new(
         format!(
-            "INSERT INTO {}({}) VALUES ({})",
+            "INSERT INTO {}({}) VALUES ({}) ON CONFLICT DO NOTHING",
             quoted(&table.name),
             table.selected().join(", "),
             marks.join(", ")
@@ -300,7 +302,7 @@ fn insert_row(table: &Table, values: &[ValueRef<'_>]) -> Statement {
 fn insert_sql_local(table: &Table) -> String {
     let marks = vec!["?"; table.width()].join(", ");
     format!(
-        "INSERT INTO {}({}) VALUES ({marks})",
+        "INSERT INTO {}({}) VALUES ({marks}) ON CONFLICT DO NOTHING",
         quoted(&table.name),
         table.selected().join(", ")
     )

@@ -57,9 +57,9 @@ pub(super) fn beta_from_counts(c: [i64; 6]) -> (f64, f64) {
 }
 
 impl TenantWriter<'_> {
-    /// Recomputes `relation`'s Beta parameters from its counters.
-    pub(super) fn refresh_confidence(&mut self, relation: i64) -> Result<()> {
-        let counts: [i64; 6] = self
+    /// `relation`'s six evidence counters, in [`counter_index`] order.
+    pub(super) fn relation_counts(&self, relation: i64) -> Result<[i64; 6]> {
+        Ok(self
             .conn
             .prepare_cached(
                 "SELECT support_external, support_user, support_agent,
@@ -74,11 +74,20 @@ impl TenantWriter<'_> {
                     r.get(4)?,
                     r.get(5)?,
                 ])
-            })?;
-        let (alpha, beta) = beta_from_counts(counts);
+            })?)
+    }
+
+    /// Stores `relation`'s counters and the Beta parameters computed from
+    /// them, every value bound (run again, the statement leaves the same
+    /// row).
+    pub(super) fn write_counts(&mut self, relation: i64, c: [i64; 6]) -> Result<()> {
+        let (alpha, beta) = beta_from_counts(c);
         self.exec(
-            "UPDATE relations SET alpha = ?2, beta = ?3 WHERE id = ?1",
-            params![relation, alpha, beta],
+            "UPDATE relations SET support_external = ?2, support_user = ?3, support_agent = ?4,
+                    contra_external = ?5, contra_user = ?6, contra_agent = ?7,
+                    alpha = ?8, beta = ?9
+              WHERE id = ?1",
+            params![relation, c[0], c[1], c[2], c[3], c[4], c[5], alpha, beta],
         )?;
         Ok(())
     }

@@ -5,10 +5,10 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::evidence::counter;
+use super::evidence::counter_index;
 use crate::error::Result;
 use crate::knowledge::confidence::Provenance;
-use crate::store::tenant::TenantWriter;
+use crate::store::tenant::{TenantCount, TenantWriter};
 
 impl TenantWriter<'_> {
     /// Removes a document's contributions to the graph (before its chunks
@@ -31,11 +31,6 @@ impl TenantWriter<'_> {
             [document_key],
         )?;
         for (relation, supports, provenance) in evidence {
-            let column = counter(supports, Provenance::parse(Some(&provenance)));
-            self.exec(
-                &format!("UPDATE relations SET {column} = max({column} - 1, 0) WHERE id = ?1"),
-                [relation],
-            )?;
             let remaining: i64 = self.conn.query_row(
                 "SELECT count(*) FROM relation_evidence WHERE relation_id = ?1",
                 [relation],
@@ -45,7 +40,10 @@ impl TenantWriter<'_> {
                 self.restore_superseded(relation)?;
                 self.exec("DELETE FROM relations WHERE id = ?1", [relation])?;
             } else {
-                self.refresh_confidence(relation)?;
+                let at = counter_index(supports, Provenance::parse(Some(&provenance)));
+                let mut counts = self.relation_counts(relation)?;
+                counts[at] = (counts[at] - 1).max(0);
+                self.write_counts(relation, counts)?;
             }
         }
         // Only the entities this document mentions can change count: a
@@ -83,10 +81,7 @@ impl TenantWriter<'_> {
             "UPDATE tenants SET communities_version = -1 WHERE id = ?1",
             [self.tenant_id],
         )?;
-        self.exec(
-            "UPDATE tenants SET graph_version = graph_version + 1 WHERE id = ?1",
-            [self.tenant_id],
-        )?;
+        self.add_to_tenant_count(TenantCount::GraphVersion, 1)?;
         self.names.discard(self.tenant_id);
         Ok(())
     }

@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::knowledge::confidence::Provenance;
 use crate::knowledge::fragment::{predicate_key, Fragment, FragmentEntity, FragmentRelation};
 use crate::store::name_hints::{NameAnswer, NameHints};
-use crate::store::tenant::TenantWriter;
+use crate::store::tenant::{TenantCount, TenantWriter};
 
 impl TenantWriter<'_> {
     /// Records a document's graph fragment: `chunk_keys[i]` is the stored
@@ -76,9 +76,15 @@ impl TenantWriter<'_> {
             if counted == Some(added) {
                 continue;
             }
+            // The new count is bound, not added in the statement: run
+            // again on a replica, it leaves the same count.
+            let count: i64 = self
+                .conn
+                .prepare_cached("SELECT mention_count FROM entities WHERE id = ?1")?
+                .query_row([id], |r| r.get(0))?;
             self.exec(
-                "UPDATE entities SET mention_count = mention_count + ?2, last_seen = ?3 WHERE id = ?1",
-                params![id, added - counted.unwrap_or(0), now],
+                "UPDATE entities SET mention_count = ?2, last_seen = ?3 WHERE id = ?1",
+                params![id, count + added - counted.unwrap_or(0), now],
             )?;
         }
         // Relations of an entity this call created can only be ones this
@@ -148,14 +154,15 @@ impl TenantWriter<'_> {
                     {
                         continue;
                     }
-                    counts[counter_index(supports, provenance)] += 1;
+                    let at = counter_index(supports, provenance);
+                    counts[at] += 1;
                     let (alpha, beta) = beta_from_counts(counts);
                     self.exec(
                         &format!(
-                            "UPDATE relations SET {column} = {column} + 1, last_evidence_at = ?2,
+                            "UPDATE relations SET {column} = ?5, last_evidence_at = ?2,
                                     alpha = ?3, beta = ?4 WHERE id = ?1"
                         ),
-                        params![relation, now, alpha, beta],
+                        params![relation, now, alpha, beta, counts[at]],
                     )?;
                     relation
                 }
@@ -163,11 +170,13 @@ impl TenantWriter<'_> {
                     let mut counts = [0i64; 6];
                     counts[counter_index(supports, provenance)] = 1;
                     let (alpha, beta) = beta_from_counts(counts);
-                    self.exec(
+                    let relation = self.conn.next_id("relations")?;
+                    self.conn.insert_new(
                         &format!(
                             "INSERT INTO relations(tenant_id, subject_id, predicate, label, object_id,
-                                    kind, valid_from, last_evidence_at, {column}, alpha, beta)
-                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, 1, ?8, ?9)"
+                                    kind, valid_from, last_evidence_at, {column}, alpha, beta, id)
+                             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, 1, ?8, ?9, ?10)
+                             ON CONFLICT DO NOTHING"
                         ),
                         params![
                             self.tenant_id,
@@ -178,10 +187,10 @@ impl TenantWriter<'_> {
                             kind,
                             now,
                             alpha,
-                            beta
+                            beta,
+                            relation
                         ],
                     )?;
-                    let relation = self.conn.last_insert_rowid();
                     self.insert_evidence(
                         relation,
                         document_key,
@@ -210,10 +219,7 @@ impl TenantWriter<'_> {
                 }
             }
         }
-        self.exec(
-            "UPDATE tenants SET graph_version = graph_version + 1 WHERE id = ?1",
-            [self.tenant_id],
-        )?;
+        self.add_to_tenant_count(TenantCount::GraphVersion, 1)?;
         Ok(true)
     }
 
@@ -298,13 +304,13 @@ impl TenantWriter<'_> {
         let id = match existing.or(merged.map(|m| m.0)) {
             Some(id) => id,
             None => {
-                self.exec(
-                    "INSERT INTO entities(tenant_id, key, name, kind, mention_count,
+                let id = self.conn.next_id("entities")?;
+                self.conn.insert_new(
+                    "INSERT INTO entities(id, tenant_id, key, name, kind, mention_count,
                                           first_seen, last_seen)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
-                    params![self.tenant_id, e.key, e.name, kind, mentions, now],
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7) ON CONFLICT DO NOTHING",
+                    params![id, self.tenant_id, e.key, e.name, kind, mentions, now],
                 )?;
-                let id = self.conn.last_insert_rowid();
                 self.names.wrote_key(self.tenant_id, &e.key);
                 self.index_entity_name(id, &e.key, &e.name, kind)?;
                 created.push(id);

@@ -139,11 +139,11 @@ impl TenantWriter<'_> {
                     self.fail_job(job_id, document_key, FailureKind::Interrupted, &reason, now)?;
                     Attempt::GaveUp
                 }
-                Some(_) => {
+                Some(n) => {
                     self.exec(
-                        "UPDATE jobs SET begun = 1, attempts = attempts + ?3, updated_at = ?4
+                        "UPDATE jobs SET begun = 1, attempts = ?3, updated_at = ?4
                           WHERE tenant_id = ?1 AND id = ?2",
-                        params![self.tenant_id, job_id, i64::from(alone), now],
+                        params![self.tenant_id, job_id, n + i64::from(alone), now],
                     )?;
                     Attempt::Begun
                 }
@@ -160,11 +160,19 @@ impl TenantWriter<'_> {
     /// a job running alone. `alone` as it was begun.
     pub fn end_attempts(&mut self, job_ids: &[i64], alone: bool, now: i64) -> Result<()> {
         for id in job_ids {
+            let attempts: Option<i64> = self
+                .conn
+                .prepare_cached(
+                    "SELECT attempts FROM jobs WHERE tenant_id = ?1 AND id = ?2 AND state = 'pending'",
+                )?
+                .query_row(params![self.tenant_id, id], |r| r.get(0))
+                .optional()?;
+            let Some(attempts) = attempts else { continue };
+            let left = (attempts - i64::from(alone)).max(0);
             self.exec(
-                "UPDATE jobs SET attempts = max(attempts - ?3, 0),
-                        begun = max(attempts - ?3, 0) > 0, updated_at = ?4
+                "UPDATE jobs SET attempts = ?3, begun = ?4, updated_at = ?5
                   WHERE tenant_id = ?1 AND id = ?2 AND state = 'pending'",
-                params![self.tenant_id, id, i64::from(alone), now],
+                params![self.tenant_id, id, left, left > 0, now],
             )?;
         }
         Ok(())

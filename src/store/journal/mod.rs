@@ -174,10 +174,18 @@ pub struct JobInput {
 pub(super) fn schedule_reembedding(conn: &Connection) -> Result<()> {
     let now = crate::clock::now_ms();
     let tx = conn.unchecked_transaction()?;
-    tx.execute(
-        "UPDATE tenants SET vector_rows = 0, vector_generation = vector_generation + 1",
-        [],
-    )?;
+    // Every value bound or taken from the rows before the statement, never
+    // from the row it writes: run twice, a statement leaves what it left once.
+    let generations: Vec<(i64, i64)> = tx
+        .prepare("SELECT id, vector_generation FROM tenants")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (tenant, generation) in generations {
+        tx.execute(
+            "UPDATE tenants SET vector_rows = 0, vector_generation = ?2 WHERE id = ?1",
+            [tenant, generation + 1],
+        )?;
+    }
     tx.execute(
         "UPDATE chunks SET vector_slot = NULL WHERE vector_slot IS NOT NULL",
         [],
@@ -187,12 +195,16 @@ pub(super) fn schedule_reembedding(conn: &Connection) -> Result<()> {
         "DELETE FROM jobs WHERE kind = 'embed' AND state IN ('pending', 'failed')",
         [],
     )?;
+    let first: i64 = tx.query_row("SELECT COALESCE(MAX(id), 0) FROM jobs", [], |r| r.get(0))?;
     let queued = tx.execute(
-        "INSERT INTO jobs(tenant_id, document_id, kind, state, created_at, updated_at)
-         SELECT d.tenant_id, d.id, 'embed', 'pending', ?1, ?1 FROM documents d
+        "INSERT INTO jobs(id, tenant_id, document_id, kind, state, created_at, updated_at)
+         SELECT ?2 + ROW_NUMBER() OVER (ORDER BY d.id), d.tenant_id, d.id, 'embed', 'pending',
+                ?1, ?1
+           FROM documents d
           WHERE d.state = 'ready' AND EXISTS (SELECT 1 FROM chunks c WHERE c.document_id = d.id)
-          ORDER BY d.id",
-        [now],
+          ORDER BY d.id
+         ON CONFLICT DO NOTHING",
+        [now, first],
     )?;
     tx.commit()?;
     log::info!("reindex: {queued} document(s) queued for embedding");
@@ -314,12 +326,13 @@ impl TenantWriter<'_> {
         kind: JobKind,
         now: i64,
     ) -> Result<i64> {
-        self.exec(
-            "INSERT INTO jobs(tenant_id, document_id, kind, state, created_at, updated_at)
-             VALUES (?1, ?2, ?3, 'pending', ?4, ?4)",
-            params![self.tenant_id, document_key, kind.name(), now],
+        let id = self.conn.next_id("jobs")?;
+        self.conn.insert_new(
+            "INSERT INTO jobs(id, tenant_id, document_id, kind, state, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5) ON CONFLICT DO NOTHING",
+            params![id, self.tenant_id, document_key, kind.name(), now],
         )?;
-        Ok(self.conn.last_insert_rowid())
+        Ok(id)
     }
 
     pub(super) fn latest_job(&mut self, document_key: i64) -> Result<(i64, JobState)> {

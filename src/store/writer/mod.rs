@@ -607,11 +607,12 @@ fn tenant_id(
     let id = match existing {
         Some(id) => id,
         None => {
-            conn.execute(
-                "INSERT INTO tenants(name, created_at) VALUES (?1, ?2)",
-                (name, crate::clock::now_ms()),
+            let id = conn.next_id("tenants")?;
+            conn.insert_new(
+                "INSERT INTO tenants(id, name, created_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT DO NOTHING",
+                (id, name, crate::clock::now_ms()),
             )?;
-            let id = conn.last_insert_rowid();
             create_tenant_tables(conn, id)?;
             id
         }
