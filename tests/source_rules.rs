@@ -564,8 +564,7 @@ fn self_updates(sql: &str) -> Vec<String> {
         // The assignments end where the clause after them starts, at depth 0.
         let mut depth = 0i32;
         let mut assignments = vec![String::new()];
-        let mut chars = clause.char_indices().peekable();
-        while let Some((i, c)) = chars.next() {
+        for (i, c) in clause.char_indices() {
             match c {
                 '(' => depth += 1,
                 ')' => depth -= 1,
