@@ -15,7 +15,7 @@ impl TenantWriter<'_> {
         detail: &str,
         now: i64,
     ) -> Result<()> {
-        let id = self.conn.next_id("audit")?;
+        let id = self.new_id("audit")?;
         self.conn.insert_new(
             "INSERT INTO audit(id, tenant_id, subject, action, target, detail, at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",

@@ -158,9 +158,9 @@ impl TenantWriter<'_> {
         // makes the row's entry the one given, however often it runs.
         let insert_fts =
             format!("INSERT OR REPLACE INTO {fts}(rowid, text, context) VALUES (?1, ?2, ?3)");
-        let first_key = self.conn.next_id("chunks")?;
         let mut keys = Vec::with_capacity(chunks.len());
-        for ((ordinal, c), key) in chunks.iter().enumerate().zip(first_key..) {
+        for (ordinal, c) in chunks.iter().enumerate() {
+            let key = self.new_id("chunks")?;
             self.conn.insert_new(
                 insert_chunk,
                 params![

@@ -146,7 +146,7 @@ impl TenantWriter<'_> {
             }
         }
         let original_id = self.store_original(&doc.sha256, &doc.original)?;
-        let document_id = self.conn.next_id("documents")?;
+        let document_id = self.new_id("documents")?;
         self.conn.insert_new(
             "INSERT INTO documents(tenant_id, doc_id, source, title, media_type, sha256,
                                    byte_size, metadata, provenance, created_by, created_at, state,
@@ -199,7 +199,7 @@ impl TenantWriter<'_> {
         if let Some(id) = stored {
             return Ok(id);
         }
-        let id = self.conn.next_id("originals")?;
+        let id = self.new_id("originals")?;
         self.conn.insert_new(
             "INSERT INTO originals(id, tenant_id, sha256, bytes) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT DO NOTHING",

@@ -97,6 +97,9 @@ pub struct TenantWriter<'c> {
     /// The entity-resolution policy name lookups and the term index run.
     pub(super) resolver: &'static dyn crate::knowledge::resolution::NamePolicy,
     pub(super) hooks: Vec<super::writer::CommitHook>,
+    /// The next id [`TenantWriter::new_id`] hands out, per table, in this
+    /// operation.
+    pub(super) ids: std::cell::RefCell<Vec<(&'static str, i64)>>,
 }
 
 impl TenantWriter<'_> {
@@ -120,6 +123,21 @@ impl TenantWriter<'_> {
     /// The name of the per-tenant full-text table.
     pub(super) fn fts_table(&self) -> String {
         fts_table(self.tenant_id)
+    }
+
+    /// The id of a new row of `table`, to bind into its insert (see
+    /// `WriteConn::next_id`): one past the largest the first time, then
+    /// counting on. Within one operation nothing but this writer adds rows,
+    /// so the table is sought once per operation, not once per row.
+    pub(super) fn new_id(&self, table: &'static str) -> rusqlite::Result<i64> {
+        let mut ids = self.ids.borrow_mut();
+        if let Some((_, next)) = ids.iter_mut().find(|(t, _)| *t == table) {
+            *next += 1;
+            return Ok(*next - 1);
+        }
+        let id = self.conn.next_id(table)?;
+        ids.push((table, id + 1));
+        Ok(id)
     }
 
     /// A count this tenant's row keeps (`chunk_count`, `graph_version`).

@@ -46,7 +46,7 @@ impl TenantWriter<'_> {
     pub fn record_usage(&mut self, record: &UsageRecord) -> Result<()> {
         // SQLite integers are signed 64-bit; no real call comes near.
         let clamp = |n: u64| n.min(i64::MAX as u64) as i64;
-        let id = self.conn.next_id("usage")?;
+        let id = self.new_id("usage")?;
         self.conn.insert_new(
             "INSERT INTO usage(tenant_id, subject, operation, request_bytes, reply_bytes,
                                duration_us, at, id)

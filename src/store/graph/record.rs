@@ -170,7 +170,7 @@ impl TenantWriter<'_> {
                     let mut counts = [0i64; 6];
                     counts[counter_index(supports, provenance)] = 1;
                     let (alpha, beta) = beta_from_counts(counts);
-                    let relation = self.conn.next_id("relations")?;
+                    let relation = self.new_id("relations")?;
                     self.conn.insert_new(
                         &format!(
                             "INSERT INTO relations(tenant_id, subject_id, predicate, label, object_id,
@@ -304,7 +304,7 @@ impl TenantWriter<'_> {
         let id = match existing.or(merged.map(|m| m.0)) {
             Some(id) => id,
             None => {
-                let id = self.conn.next_id("entities")?;
+                let id = self.new_id("entities")?;
                 self.conn.insert_new(
                     "INSERT INTO entities(id, tenant_id, key, name, kind, mention_count,
                                           first_seen, last_seen)

@@ -326,7 +326,7 @@ impl TenantWriter<'_> {
         kind: JobKind,
         now: i64,
     ) -> Result<i64> {
-        let id = self.conn.next_id("jobs")?;
+        let id = self.new_id("jobs")?;
         self.conn.insert_new(
             "INSERT INTO jobs(id, tenant_id, document_id, kind, state, created_at, updated_at)
              VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5) ON CONFLICT DO NOTHING",

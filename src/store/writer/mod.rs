@@ -443,6 +443,7 @@ fn commit_batch(conn: &Connection, batch: Vec<Request>, state: &mut WriterState)
             names,
             resolver,
             hooks: Vec::new(),
+            ids: Default::default(),
         };
         let (ok, deliver, hooks) = run_op(conn, writer, tapping, req.op, !own);
         segment.deliveries.push((deliver, commit));
