@@ -8,8 +8,11 @@
 //! back and its writes fail. Run in the same order on a copy of the same
 //! database, the statements make the same rows: every value a statement
 //! stores is bound or computed from the rows (`tests/source_rules.rs`
-//! keeps random values and clocks out of them), and SQLite assigns rowids
-//! and full-text pages deterministically.
+//! keeps random values and clocks out of them), a new row's id is bound
+//! ([`WriteConn::next_id`]), and SQLite lays out full-text pages
+//! deterministically. Run twice, they leave what they left once: every
+//! insert is an upsert on the id or key it binds, and every update binds
+//! the values it sets (the same test holds the code to both).
 //!
 //! Without a tap nothing is recorded: the local store runs as before.
 //! Reads (`query_row`, `query_map`, ...) are never recorded.
