@@ -414,15 +414,15 @@ impl Store {
             .map_or(0, |t| t.prune_log())
     }
 
-    /// Why this store can no longer follow its cluster's log, if it
-    /// cannot (`Replicator::stranded`): its replica stays where it is until
-    /// the node joins again.
-    pub fn stranded(&self) -> Option<String> {
+    /// Whether this store can no longer follow its cluster's log
+    /// (`Replicator::stranded`): its replica stays where it is until the
+    /// node joins again.
+    pub fn stranded(&self) -> bool {
         self.tap
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .as_ref()
-            .and_then(|t| t.stranded())
+            .is_some_and(|t| t.stranded())
     }
 
     /// The last entry of a replicated log this database applied (its

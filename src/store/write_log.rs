@@ -207,11 +207,12 @@ pub trait Replicator: Send + Sync {
         true
     }
 
-    /// Why this store can no longer follow the log at all, if it cannot:
-    /// it serves what it has, and only joining again (a restart) brings it
-    /// up to date. Passing faults (no quorum) are not this.
-    fn stranded(&self) -> Option<String> {
-        None
+    /// Whether this store can no longer follow the log at all: it serves
+    /// what it has, and only joining again (a restart) brings it up to
+    /// date. Passing faults (no quorum) are not this. (Why is logged where
+    /// it was found.)
+    fn stranded(&self) -> bool {
+        false
     }
 
     /// Deletes what the log no longer needs to keep, when that is due;

@@ -144,7 +144,7 @@ impl super::MemoryService {
     /// Whether this node can no longer follow its cluster's log
     /// ([`STRANDED`]).
     pub fn stranded(&self) -> bool {
-        self.store.stranded().is_some()
+        self.store.stranded()
     }
 
     /// Whether the memory lives on a cluster.

@@ -168,7 +168,7 @@ pub struct ClusterReplicator {
     follow_warned: std::sync::Mutex<Option<Instant>>,
     /// Set when the log no longer holds the next entry this node needs
     /// ([`Replicator::stranded`]).
-    stranded: std::sync::Mutex<Option<String>>,
+    stranded: std::sync::atomic::AtomicBool,
 }
 
 impl ClusterReplicator {
@@ -188,7 +188,7 @@ impl ClusterReplicator {
             log_retention: crate::limits::DEFAULT_CLUSTER_LOG_RETENTION,
             pruned_at: std::sync::Mutex::new(None),
             follow_warned: std::sync::Mutex::new(None),
-            stranded: std::sync::Mutex::new(None),
+            stranded: Default::default(),
         })
     }
 
@@ -393,7 +393,8 @@ impl ClusterReplicator {
                          snapshot",
                         self.log_retention
                     );
-                    *self.stranded.lock().unwrap_or_else(|p| p.into_inner()) = Some(why.clone());
+                    self.stranded
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
                     return Err(why);
                 }
                 let text = entry[1].as_str().ok_or("an entry without statements")?;
@@ -525,11 +526,8 @@ impl Replicator for ClusterReplicator {
         }
     }
 
-    fn stranded(&self) -> Option<String> {
-        self.stranded
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+    fn stranded(&self) -> bool {
+        self.stranded.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn prune_log(&self) -> usize {
@@ -626,7 +624,7 @@ mod tests {
             log_retention: crate::limits::DEFAULT_CLUSTER_LOG_RETENTION,
             pruned_at: std::sync::Mutex::new(None),
             follow_warned: std::sync::Mutex::new(None),
-            stranded: std::sync::Mutex::new(None),
+            stranded: Default::default(),
         }
     }
 
