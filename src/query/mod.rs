@@ -6,7 +6,9 @@
 //! [`communities`] (a further lane in global search; [`modes`] chooses the
 //! search mode) and [`when`] (the time lane, for a question naming a period)
 //! → [`fuse`] (one ranked list) → [`neighbours`] (each of the
-//! best lends a share of its score to the chunks beside it) → [`pack`] (diversity and the
+//! best lends a share of its score to the chunks beside it) → [`labels`] (a
+//! question naming who said something, or what it is filed under, prefers
+//! the chunks that carry that name) → [`pack`] (diversity and the
 //! character budget) → [`answer`] (cited sentences from the evidence). [`synthesis`] optionally replaces that answer with one an
 //! LLM composed, if it cites the evidence it was given.
 
@@ -14,6 +16,7 @@ pub mod answer;
 pub mod communities;
 pub mod fuse;
 pub mod graph;
+pub mod labels;
 pub mod modes;
 pub mod neighbours;
 pub mod pack;
@@ -288,6 +291,7 @@ pub fn candidates(
         neighbours::LENDING_CANDIDATES,
         spec.top_k,
     )?;
+    let fused = labels::prefer_named(&spec.text, fused, labels::LABEL_SHARE);
     Ok(Candidates {
         terms,
         ignored_terms: round.ignored_terms,

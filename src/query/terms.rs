@@ -26,7 +26,8 @@ const STOPWORDS: &[&str] = &[
     "yourselves",
 ];
 
-fn is_stopword(word: &str) -> bool {
+/// Whether `word` (lowercase) is one of the [`STOPWORDS`].
+pub fn is_stopword(word: &str) -> bool {
     STOPWORDS.binary_search(&word).is_ok()
 }
 
