@@ -117,23 +117,13 @@ fn is_test_file(rel: &Path) -> bool {
 /// The code of a file without comments and without the test module it
 /// ends with.
 fn code_lines(text: &str) -> Vec<String> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim_start() == "#[cfg(test)]"
-            && lines
-                .get(i + 1)
-                .is_some_and(|next| next.trim_start().starts_with("mod "))
-        {
-            break;
-        }
-        let code = match line.find("//") {
-            Some(at) => &line[..at],
-            None => line,
-        };
-        out.push(code.to_string());
-    }
-    out
+    without_tests(text)
+        .lines()
+        .map(|line| match line.find("//") {
+            Some(at) => line[..at].to_string(),
+            None => line.to_string(),
+        })
+        .collect()
 }
 
 /// The top-level modules `crate::…` paths in `code` name.

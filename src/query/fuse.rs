@@ -118,12 +118,18 @@ pub fn fuse(lanes: Vec<Lane>, method: Fusion) -> Vec<Fused> {
         }
     }
     let mut fused: Vec<Fused> = by_chunk.into_values().collect();
+    sort_best_first(&mut fused);
+    fused
+}
+
+/// Orders candidates best first; equal scores by chunk key, so that an
+/// order never depends on how the candidates were gathered.
+pub fn sort_best_first(fused: &mut [Fused]) {
     fused.sort_by(|a, b| {
         b.score
             .total_cmp(&a.score)
             .then(a.hit.chunk_key.cmp(&b.hit.chunk_key))
     });
-    fused
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ pub const LANE: &str = "label";
 /// The label words of a name, lowercased, if `value` has a label's form.
 fn label(value: &str) -> Option<Vec<String>> {
     let value = value.trim();
-    if value.is_empty() || value.len() > MAX_LABEL_CHARS {
+    if value.is_empty() || value.chars().count() > MAX_LABEL_CHARS {
         return None;
     }
     let names: Vec<&str> = value.split_whitespace().collect();
@@ -119,11 +119,7 @@ pub fn prefer_named(question: &str, mut fused: Vec<Fused>, share: f64) -> Vec<Fu
             },
         );
     }
-    fused.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then(a.hit.chunk_key.cmp(&b.hit.chunk_key))
-    });
+    super::fuse::sort_best_first(&mut fused);
     fused
 }
 

@@ -130,11 +130,7 @@ pub fn lend(
             origin: None,
         });
     }
-    fused.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then(a.hit.chunk_key.cmp(&b.hit.chunk_key))
-    });
+    super::fuse::sort_best_first(&mut fused);
     Ok(fused)
 }
 
