@@ -569,6 +569,81 @@ fn the_turn_before_a_found_turn_comes_back_as_its_neighbour() {
 }
 
 #[test]
+fn a_question_naming_a_speaker_prefers_what_they_said() {
+    let dir = TempDir::new("labels");
+    let mut s = Server::ready(dir.path());
+    // Bo's turns name Ann and the topic; Ann's own turn names neither
+    // "Ann" nor the question's wording as often.
+    let bo = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "Bo: Ann, did your family like the lake? Ann, the family trip sounded fun.",
+               "source": "chat/1"}),
+    );
+    let ann = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "Ann: we swam in the lake with the kids, a lovely family day",
+               "source": "chat/2"}),
+    );
+    let tagged = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "Kayaks rented for the whole family at the lake.",
+               "metadata": {"speaker": "Ann", "session_date": "8 May 2023"}, "source": "chat/3"}),
+    );
+    let ask = |s: &mut Server, q: &str| {
+        s.ok(
+            "alayasiki_query",
+            json!({"query": q, "mode": "evidence", "lanes": ["keyword"]}),
+        )
+    };
+    let ids = |q: &serde_json::Value| -> Vec<String> {
+        q["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["document_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Without the name, keyword ranking puts Bo's turn first.
+    let plain = ask(&mut s, "what did the family do at the lake");
+    assert_eq!(
+        ids(&plain)[0],
+        bo["document_id"].as_str().unwrap(),
+        "{plain}"
+    );
+    assert!(
+        plain["evidence"][0]["lanes"].get("label").is_none(),
+        "{plain}"
+    );
+    // Naming Ann: what she said comes before what was said to her.
+    let named = ask(&mut s, "What did Ann do with her family at the lake?");
+    let order = ids(&named);
+    let pos = |id: &serde_json::Value| {
+        order
+            .iter()
+            .position(|d| d == id.as_str().unwrap())
+            .unwrap()
+    };
+    assert!(
+        pos(&ann["document_id"]) < pos(&bo["document_id"]),
+        "{named}"
+    );
+    // The note is filed under her name by its metadata: it gains too, and
+    // what was said to her does not.
+    let lanes_of = |id: &serde_json::Value| named["evidence"][pos(id)]["lanes"].clone();
+    assert!(
+        lanes_of(&tagged["document_id"])["label"].is_object(),
+        "{named}"
+    );
+    assert!(
+        lanes_of(&bo["document_id"]).get("label").is_none(),
+        "{named}"
+    );
+    let gain = &named["evidence"][0]["lanes"]["label"];
+    assert_eq!(gain["rank"], 1, "{named}");
+    assert!(gain["score"].as_f64().unwrap() > 0.0, "{named}");
+}
+
+#[test]
 fn a_question_naming_a_period_prefers_what_was_dated_in_it() {
     let dir = TempDir::new("period");
     let mut s = Server::ready(dir.path());

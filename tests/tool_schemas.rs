@@ -829,6 +829,10 @@ const NOT_PRODUCED: &[(&str, &str)] = &[
         "the session search lends no scores to neighbours",
     ),
     (
+        "alayasiki_memory_read.evidence[].lanes.label",
+        "the session search has no labels stage",
+    ),
+    (
         "alayasiki_memory_read.evidence[].truncated",
         "the session search's budget is larger than any passage",
     ),
@@ -939,6 +943,30 @@ fn run_every_tool() -> Vec<(String, Value, Value)> {
         json!({"query": "What was replaced in March 2021?", "mode": "evidence"}),
     );
     assert!(dated["evidence"][0]["lanes"]["time"].is_object(), "{dated}");
+    // A question naming a speaker: the labels stage.
+    for line in [
+        "Ann: the ferry leaves at dawn",
+        "Bo: Ann, is the ferry late?",
+    ] {
+        r.ok(
+            &mut s,
+            "alayasiki_ingest",
+            json!({"content": line, "source": "ferry-chat"}),
+        );
+    }
+    let named = r.ok(
+        &mut s,
+        "alayasiki_query",
+        json!({"query": "What did Ann say about the ferry?", "mode": "evidence"}),
+    );
+    assert!(
+        named["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["lanes"]["label"].is_object()),
+        "{named}"
+    );
     // Working memory: every kind of note, a graph, both reads, a merged
     // query, two promotions.
     let session = "out.s-2";
