@@ -569,6 +569,54 @@ fn the_turn_before_a_found_turn_comes_back_as_its_neighbour() {
 }
 
 #[test]
+fn the_same_speakers_turn_two_away_comes_back_after_the_reply_between() {
+    let dir = TempDir::new("second-neighbour");
+    let mut s = Server::ready(dir.path());
+    let said = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "Jon: The grand opening of my dance studio is tomorrow night.",
+               "source": "chat/1"}),
+    );
+    let reply = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "Gina: Good luck, you worked so hard for it!", "source": "chat/1"}),
+    );
+    let went_on = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "Jon: Thanks! I'm nervous but ready to savour every second.",
+               "source": "chat/1"}),
+    );
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": "grand opening of the dance studio", "mode": "evidence",
+               "lanes": ["keyword"]}),
+    );
+    let ids: Vec<&str> = q["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["document_id"].as_str().unwrap())
+        .collect();
+    // The hit, the reply beside it (a fifth of its score), then Jon's next
+    // turn two away (a smaller share), which no lane found.
+    assert_eq!(
+        ids[..3],
+        [
+            said["document_id"].as_str().unwrap(),
+            reply["document_id"].as_str().unwrap(),
+            went_on["document_id"].as_str().unwrap()
+        ],
+        "{q}"
+    );
+    let two_away = &q["evidence"][2]["lanes"];
+    assert!(two_away.get("keyword").is_none(), "{q}");
+    assert_eq!(two_away["neighbour"]["rank"], 1, "{q}");
+    let top = q["evidence"][0]["score"].as_f64().unwrap();
+    let lent = q["evidence"][2]["score"].as_f64().unwrap();
+    assert!((lent - 0.15 * top).abs() < 1e-9 * top, "{q}");
+}
+
+#[test]
 fn a_question_naming_a_speaker_prefers_what_they_said() {
     let dir = TempDir::new("labels");
     let mut s = Server::ready(dir.path());

@@ -8,7 +8,8 @@
 //! → [`fuse`] (one ranked list) → [`neighbours`] (each of the
 //! best lends a share of its score to the chunks beside it) → [`labels`] (a
 //! question naming who said something, or what it is filed under, prefers
-//! the chunks that carry that name) → [`pack`] (diversity and the
+//! the chunks that carry that name) → [`neighbours`] again (the chunks two
+//! away borrow from what the labels chose) → [`pack`] (diversity and the
 //! character budget) → [`answer`] (cited sentences from the evidence). [`synthesis`] optionally replaces that answer with one an
 //! LLM composed, if it cites the evidence it was given.
 
@@ -283,15 +284,24 @@ pub fn candidates(
         round = Round::run(reader, &wide, &terms, &entities, embedder, settings, 2)?;
         explain.rounds = 2;
     }
+    // The chunks beside the best borrow before the labels choose among
+    // them; the chunks two away borrow after, from what the labels chose,
+    // so that they follow the turns of whoever the question names.
     let fused = neighbours::lend(
         reader,
         round.fused,
-        neighbours::NEIGHBOUR_SHARE,
-        neighbours::ANSWER_SHARE,
+        neighbours::BESIDE,
         neighbours::LENDING_CANDIDATES,
         spec.top_k,
     )?;
     let fused = labels::prefer_named(&spec.text, fused, labels::LABEL_SHARE);
+    let fused = neighbours::lend(
+        reader,
+        fused,
+        neighbours::SECOND,
+        neighbours::LENDING_CANDIDATES,
+        spec.top_k,
+    )?;
     Ok(Candidates {
         terms,
         ignored_terms: round.ignored_terms,

@@ -115,7 +115,7 @@ const EVIDENCE_LANES: &[(&str, &str)] = &[
     ("graph", "The knowledge graph: chunks naming the question's entities, and evidence of their relations."),
     ("community", "Community summaries (global search)."),
     ("time", "Dated in a period the question names (from its metadata, else when it was stored); the score is its fused relevance among the wider pools ranked for such a question."),
-    ("neighbour", "Lent by the item just after or before it in reading order (same document, or same source); the rank is the lender's in the fused list, the score the share lent."),
+    ("neighbour", "Lent by an item one or two places after or before it in reading order (same document, or same source); the rank is the best lender's in the fused list, the score the share lent (summed when lent to both by an item beside it and by one two away)."),
     ("label", "Filed under a name the question names: a short capitalised metadata value, or the speaker its text opens with (`Ann: ...`); the score is what that added (half the best item's fused score)."),
 ];
 
