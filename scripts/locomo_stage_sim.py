@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Candidate query stages simulated over the server's own ranking, offline.
+
+Usage: scripts/eval_locomo --lanes all --top-k 50 --rankings RANKINGS.json
+       python3 scripts/locomo_stage_sim.py RANKINGS.json [--stage NAME ...]
+
+A stage that only adds to (or scales) the scores of ranked candidates can be
+measured without building it: the rankings file holds every question's top 50
+with the fused score of each item and the text of every turn, so re-ranking
+them here gives the recall the stage would give, at @5 and @10, on the tuning
+three conversations (26, 30, 41) and the confirming two (42, 43). The first
+row of each stage is the server's ranking as it is (share 0). A stage keyed to
+nothing but the question's wording and the candidates' text and reading order
+(never `dia_id`, evidence or categories) is a fair candidate; one that helps
+only the tuning three is not kept (BENCHMARKS.md, "Retrieval quality on
+LoCoMo").
+
+Stages (what each gives, as a share of the question's best score):
+  third      the chunks three places away from each of the best 20
+  when       a question opening with "when": candidates that state a time
+  source     every candidate: its source's (session's) summed score among the best 20
+  pairs      candidates holding adjacent pairs of the question's words
+"""
+import argparse
+import collections
+import json
+import re
+
+TUNE = ("26", "30", "41")
+LENDERS = 20
+STOPWORDS = set("""a about above after again against all am an and any are aren as at be
+because been before being below between both but by can could couldn d did didn do does
+doesn doing don down during each else ever few for from further had hadn has hasn have
+haven having he her here hers herself him himself his how i if in into is isn it its
+itself just ll m me might more most must my myself no nor not now of off on once only or
+other ought our ours ourselves out over own re s same shall she should shouldn so some
+such t than that the their theirs them themselves then there these they this those
+through to too under until up ve very was wasn we were weren what when where which while
+who whom why will with won would wouldn you your yours yourself yourselves""".split())
+TIME = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|ago|recently|last (week|month|year|weekend|night)"
+    r"|(this|next) (week|month|year|weekend)|(mon|tues|wednes|thurs|fri|satur|sun)day"
+    r"|january|february|march|april|may|june|july|august|september|october|november"
+    r"|december|(19|20)\d\d)\b", re.I)
+
+
+def position(dia_id):
+    """(session, turn) of a LoCoMo turn id `D<session>:<turn>`: its reading order."""
+    s, n = dia_id[1:].split(":")
+    return int(s), int(n)
+
+
+def words(text):
+    def stem(w):
+        for suffix in ("ing", "ed", "es", "s"):
+            if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+                return w[:-len(suffix)]
+        return w
+    return [stem(w) for w in re.findall(r"[a-z0-9]+", text.lower())]
+
+
+def third(q, turns, share):
+    lent = {}
+    for x, score in list(zip(q["ranking"], q["scores"]))[:LENDERS]:
+        s, n = position(x)
+        for d in (3, -3):
+            y = f"D{s}:{n + d}"
+            if y in turns:
+                lent[y] = max(lent.get(y, 0.0), share * score)
+    return lent
+
+
+def when(q, turns, share):
+    if not re.match(r"\s*when\b", q["question"], re.I):
+        return {}
+    best = q["scores"][0]
+    return {x: share * best for x in q["ranking"] if TIME.search(turns.get(x, ""))}
+
+
+def source(q, turns, share):
+    by_session = collections.defaultdict(float)
+    for x, score in list(zip(q["ranking"], q["scores"]))[:LENDERS]:
+        by_session[position(x)[0]] += score
+    return {x: share * by_session.get(position(x)[0], 0.0) for x in q["ranking"]}
+
+
+def pairs(q, turns, share):
+    content = [w for w in words(q["question"]) if w not in STOPWORDS]
+    wanted = set(zip(content, content[1:]))
+    if not wanted:
+        return {}
+    best = q["scores"][0]
+    out = {}
+    for x in q["ranking"]:
+        t = words(turns.get(x, ""))
+        found = len(wanted & set(zip(t, t[1:])))
+        if found:
+            out[x] = share * best * found / len(wanted)
+    return out
+
+
+STAGES = {"third": third, "when": when, "source": source, "pairs": pairs}
+SHARES = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
+
+
+def measure(data, stage, share):
+    sums = {"tune": [0.0, 0.0, 0], "confirm": [0.0, 0.0, 0]}
+    for q in data["questions"]:
+        if not q["scores"]:
+            continue
+        turns = data["turns"][q["conversation"]]
+        score = dict(zip(q["ranking"], q["scores"]))
+        for x, extra in (stage(q, turns, share) if share else {}).items():
+            score[x] = score.get(x, 0.0) + extra
+        first = {x: i for i, x in enumerate(q["ranking"])}
+        order = sorted(score, key=lambda x: (-score[x], first.get(x, len(first))))
+        split = sums["tune" if q["conversation"] in TUNE else "confirm"]
+        for i, k in enumerate((5, 10)):
+            top = set(order[:k])
+            split[i] += sum(e in top for e in q["evidence"]) / len(q["evidence"])
+        split[2] += 1
+    return {name: (s[0] / s[2], s[1] / s[2]) for name, s in sums.items() if s[2]}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("rankings")
+    ap.add_argument("--stage", action="append", choices=sorted(STAGES))
+    args = ap.parse_args()
+    data = json.load(open(args.rankings))
+    data["questions"] = [q for q in data["questions"] if q["lanes"] == "all"]
+    print(f"{'stage':8} {'share':>5}  tune R@5 / R@10   confirm R@5 / R@10")
+    for name in args.stage or sorted(STAGES):
+        for share in SHARES:
+            r = measure(data, STAGES[name], share)
+            print(f"{name:8} {share:5.2f}  {r['tune'][0]:.3f} / {r['tune'][1]:.3f}"
+                  f"      {r['confirm'][0]:.3f} / {r['confirm'][1]:.3f}")
+
+
+if __name__ == "__main__":
+    main()
