@@ -526,42 +526,49 @@ fn very_common_terms_are_left_out_of_ranking_and_reported() {
     );
 }
 
+/// Stores one conversation turn as its own document; returns its id.
+fn store_turn(s: &mut Server, content: &str, source: &str) -> String {
+    let r = s.ok(
+        "alayasiki_ingest",
+        json!({"content": content, "source": source}),
+    );
+    r["document_id"].as_str().unwrap().to_string()
+}
+
+/// The document ids of a query's evidence, best first.
+fn evidence_documents(q: &Value) -> Vec<String> {
+    q["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["document_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A keyword-only query in evidence mode.
+fn keyword_query(s: &mut Server, question: &str) -> Value {
+    s.ok(
+        "alayasiki_query",
+        json!({"query": question, "mode": "evidence", "lanes": ["keyword"]}),
+    )
+}
+
 #[test]
 fn the_turn_before_a_found_turn_comes_back_as_its_neighbour() {
     let dir = TempDir::new("neighbour");
     let mut s = Server::ready(dir.path());
-    let ask = s.ok(
-        "alayasiki_ingest",
-        json!({"content": "Ann: Did you finish the thing you were building?", "source": "chat/1"}),
+    let ask = store_turn(
+        &mut s,
+        "Ann: Did you finish the thing you were building?",
+        "chat/1",
     );
     // Another conversation stored in between is nobody's neighbour here.
-    let other = s.ok(
-        "alayasiki_ingest",
-        json!({"content": "Cy: Lunch at noon?", "source": "chat/2"}),
-    );
-    let reply = s.ok(
-        "alayasiki_ingest",
-        json!({"content": "Bo: Yes, the cedar canoe is done.", "source": "chat/1"}),
-    );
-    let q = s.ok(
-        "alayasiki_query",
-        json!({"query": "cedar canoe", "mode": "evidence", "lanes": ["keyword"]}),
-    );
-    let ids: Vec<&str> = q["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["document_id"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        ids,
-        [
-            reply["document_id"].as_str().unwrap(),
-            ask["document_id"].as_str().unwrap()
-        ],
-        "{q}"
-    );
-    assert!(!ids.contains(&other["document_id"].as_str().unwrap()));
+    let other = store_turn(&mut s, "Cy: Lunch at noon?", "chat/2");
+    let reply = store_turn(&mut s, "Bo: Yes, the cedar canoe is done.", "chat/1");
+    let q = keyword_query(&mut s, "cedar canoe");
+    let ids = evidence_documents(&q);
+    assert_eq!(ids, [reply, ask], "{q}");
+    assert!(!ids.contains(&other));
     let lent = &q["evidence"][1]["lanes"]["neighbour"];
     assert_eq!(lent["rank"], 1, "{q}");
     assert!(q["evidence"][1]["lanes"].get("keyword").is_none());
@@ -572,42 +579,25 @@ fn the_turn_before_a_found_turn_comes_back_as_its_neighbour() {
 fn the_same_speakers_turn_two_away_comes_back_after_the_reply_between() {
     let dir = TempDir::new("second-neighbour");
     let mut s = Server::ready(dir.path());
-    let said = s.ok(
-        "alayasiki_ingest",
-        json!({"content": "Jon: The grand opening of my dance studio is tomorrow night.",
-               "source": "chat/1"}),
+    let said = store_turn(
+        &mut s,
+        "Jon: The grand opening of my dance studio is tomorrow night.",
+        "chat/1",
     );
-    let reply = s.ok(
-        "alayasiki_ingest",
-        json!({"content": "Gina: Good luck, you worked so hard for it!", "source": "chat/1"}),
+    let reply = store_turn(
+        &mut s,
+        "Gina: Good luck, you worked so hard for it!",
+        "chat/1",
     );
-    let went_on = s.ok(
-        "alayasiki_ingest",
-        json!({"content": "Jon: Thanks! I'm nervous but ready to savour every second.",
-               "source": "chat/1"}),
+    let went_on = store_turn(
+        &mut s,
+        "Jon: Thanks! I'm nervous but ready to savour every second.",
+        "chat/1",
     );
-    let q = s.ok(
-        "alayasiki_query",
-        json!({"query": "grand opening of the dance studio", "mode": "evidence",
-               "lanes": ["keyword"]}),
-    );
-    let ids: Vec<&str> = q["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["document_id"].as_str().unwrap())
-        .collect();
+    let q = keyword_query(&mut s, "grand opening of the dance studio");
     // The hit, the reply beside it (a fifth of its score), then Jon's next
     // turn two away (a smaller share), which no lane found.
-    assert_eq!(
-        ids[..3],
-        [
-            said["document_id"].as_str().unwrap(),
-            reply["document_id"].as_str().unwrap(),
-            went_on["document_id"].as_str().unwrap()
-        ],
-        "{q}"
-    );
+    assert_eq!(evidence_documents(&q)[..3], [said, reply, went_on], "{q}");
     let two_away = &q["evidence"][2]["lanes"];
     assert!(two_away.get("keyword").is_none(), "{q}");
     assert_eq!(two_away["neighbour"]["rank"], 1, "{q}");
@@ -622,70 +612,39 @@ fn a_question_naming_a_speaker_prefers_what_they_said() {
     let mut s = Server::ready(dir.path());
     // Bo's turns name Ann and the topic; Ann's own turn names neither
     // "Ann" nor the question's wording as often.
-    let bo = s.ok(
-        "alayasiki_ingest",
-        json!({"content": "Bo: Ann, did your family like the lake? Ann, the family trip sounded fun.",
-               "source": "chat/1"}),
+    let bo = store_turn(
+        &mut s,
+        "Bo: Ann, did your family like the lake? Ann, the family trip sounded fun.",
+        "chat/1",
     );
-    let ann = s.ok(
-        "alayasiki_ingest",
-        json!({"content": "Ann: we swam in the lake with the kids, a lovely family day",
-               "source": "chat/2"}),
+    let ann = store_turn(
+        &mut s,
+        "Ann: we swam in the lake with the kids, a lovely family day",
+        "chat/2",
     );
     let tagged = s.ok(
         "alayasiki_ingest",
         json!({"content": "Kayaks rented for the whole family at the lake.",
                "metadata": {"speaker": "Ann", "session_date": "8 May 2023"}, "source": "chat/3"}),
     );
-    let ask = |s: &mut Server, q: &str| {
-        s.ok(
-            "alayasiki_query",
-            json!({"query": q, "mode": "evidence", "lanes": ["keyword"]}),
-        )
-    };
-    let ids = |q: &serde_json::Value| -> Vec<String> {
-        q["evidence"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["document_id"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let tagged = tagged["document_id"].as_str().unwrap();
     // Without the name, keyword ranking puts Bo's turn first.
-    let plain = ask(&mut s, "what did the family do at the lake");
-    assert_eq!(
-        ids(&plain)[0],
-        bo["document_id"].as_str().unwrap(),
-        "{plain}"
-    );
+    let plain = keyword_query(&mut s, "what did the family do at the lake");
+    assert_eq!(evidence_documents(&plain)[0], bo, "{plain}");
     assert!(
         plain["evidence"][0]["lanes"].get("label").is_none(),
         "{plain}"
     );
     // Naming Ann: what she said comes before what was said to her.
-    let named = ask(&mut s, "What did Ann do with her family at the lake?");
-    let order = ids(&named);
-    let pos = |id: &serde_json::Value| {
-        order
-            .iter()
-            .position(|d| d == id.as_str().unwrap())
-            .unwrap()
-    };
-    assert!(
-        pos(&ann["document_id"]) < pos(&bo["document_id"]),
-        "{named}"
-    );
+    let named = keyword_query(&mut s, "What did Ann do with her family at the lake?");
+    let order = evidence_documents(&named);
+    let pos = |id: &str| order.iter().position(|d| d == id).unwrap();
+    assert!(pos(&ann) < pos(&bo), "{named}");
     // The note is filed under her name by its metadata: it gains too, and
     // what was said to her does not.
-    let lanes_of = |id: &serde_json::Value| named["evidence"][pos(id)]["lanes"].clone();
-    assert!(
-        lanes_of(&tagged["document_id"])["label"].is_object(),
-        "{named}"
-    );
-    assert!(
-        lanes_of(&bo["document_id"]).get("label").is_none(),
-        "{named}"
-    );
+    let lanes_of = |id: &str| named["evidence"][pos(id)]["lanes"].clone();
+    assert!(lanes_of(tagged)["label"].is_object(), "{named}");
+    assert!(lanes_of(&bo).get("label").is_none(), "{named}");
     let gain = &named["evidence"][0]["lanes"]["label"];
     assert_eq!(gain["rank"], 1, "{named}");
     assert!(gain["score"].as_f64().unwrap() > 0.0, "{named}");
