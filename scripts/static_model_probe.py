@@ -7,7 +7,7 @@ the mean of a text's rows points where the teacher's embedding of the whole text
 Nothing here ships; it writes a drop-in `model.safetensors` (same vocabulary, 256
 dimensions, int8) to try through the real binary, and prints raw-cosine evidence recall
 on LoCoMo (question against every turn, no server) for the shipped model, the
-single-token rows, and the trained rows.
+single-token rows, the trained rows, and the transformer teacher itself for scale.
 
 Steps, all offline:
 1. corpus: general English from Debian packages, unpacked with `dpkg-deb -x` into
@@ -115,9 +115,9 @@ class Teacher:
         m = mask.unsqueeze(-1).float()
         return torch.nn.functional.normalize((hidden * m).sum(1) / m.sum(1), dim=-1).numpy()
 
-    def embed_texts(self, texts: list[str]) -> tuple[np.ndarray, list[list[int]]]:
+    def embed_texts(self, texts: list[str], max_tokens: int = MAX_TOKENS) -> tuple[np.ndarray, list[list[int]]]:
         """Teacher vectors, and each text's token ids without [CLS] and [SEP]."""
-        ids = [self.tokenizer(t, truncation=True, max_length=MAX_TOKENS)["input_ids"] for t in texts]
+        ids = [self.tokenizer(t, truncation=True, max_length=max_tokens)["input_ids"] for t in texts]
         order = np.argsort([len(x) for x in ids])  # similar lengths share a batch
         out = np.zeros((len(ids), self.model.config.hidden_size), np.float32)
         for start in range(0, len(ids), 128):
@@ -193,8 +193,8 @@ def locomo(path: Path):
     return [t["dia_id"] for t in turns], [f'{t["speaker"]}: {t["text"]}' for t in turns], questions
 
 
-def recall(rows: np.ndarray, data: Path, names: tuple[str, ...], tokenizer: Tokenizer) -> tuple[float, float]:
-    """Evidence R@5 and R@10 of raw cosine (question against every turn), averaged over questions."""
+def static_embedder(rows: np.ndarray, tokenizer: Tokenizer):
+    """Texts to normalized means of their token rows, as the server embeds them."""
 
     def embed(texts):
         out = np.zeros((len(texts), rows.shape[1]), np.float32)
@@ -204,6 +204,11 @@ def recall(rows: np.ndarray, data: Path, names: tuple[str, ...], tokenizer: Toke
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms == 0, 1, norms)
 
+    return embed
+
+
+def recall(embed, data: Path, names: tuple[str, ...]) -> tuple[float, float]:
+    """Evidence R@5 and R@10 of raw cosine (question against every turn), averaged over questions."""
     hits5 = hits10 = count = 0
     for name in names:
         ids, texts, questions = locomo(data / f"{name}.json")
@@ -254,8 +259,10 @@ def main() -> int:
     save_int8(models["trained rows, PCA 256, SIF"], args.work / "trained.safetensors")
     tokenizer = Tokenizer.from_file(str(SHIPPED / "tokenizer.json"))
     print("raw cosine R@5 / R@10 on LoCoMo    tune (26, 30, 41)   confirm (42, 43)")
-    for name, rows in models.items():
-        (t5, t10), (c5, c10) = (recall(rows, args.data, split, tokenizer) for split in (TUNE, CONFIRM))
+    embedders = {name: static_embedder(rows, tokenizer) for name, rows in models.items()}
+    embedders["the transformer teacher itself"] = lambda texts: teacher.embed_texts(texts, 256)[0]
+    for name, embed in embedders.items():
+        (t5, t10), (c5, c10) = (recall(embed, args.data, split) for split in (TUNE, CONFIRM))
         print(f"{name:34s}  {t5:.3f} / {t10:.3f}       {c5:.3f} / {c10:.3f}")
     print(f"wrote {args.work / 'single.safetensors'} and {args.work / 'trained.safetensors'} "
           f"in {time.time() - began:.0f} s")
