@@ -20,13 +20,21 @@ Stages (what each gives, as a share of the question's best score):
   when       a question opening with "when": candidates that state a time
   source     every candidate: its source's (session's) summed score among the best 20
   pairs      candidates holding adjacent pairs of the question's words
+  cosine     every candidate: its cosine with the question under a static model
+             (--model, a model.safetensors with the built-in vocabulary; default the
+             built-in model), min-max scaled over the candidates. The vector lane
+             scores only its own pool; this scores every candidate. Needs numpy and
+             tokenizers (target/rerank-venv has both).
 """
 import argparse
 import collections
 import json
 import re
+import struct
+from pathlib import Path
 
 TUNE = ("26", "30", "41")
+MODEL_DIR = Path(__file__).resolve().parent.parent / "src" / "embed" / "model"
 LENDERS = 20
 STOPWORDS = set("""a about above after again against all am an and any are aren as at be
 because been before being below between both but by can could couldn d did didn do does
@@ -99,7 +107,45 @@ def pairs(q, turns, share):
     return out
 
 
-STAGES = {"third": third, "when": when, "source": source, "pairs": pairs}
+class StaticModel:
+    """Mean of token rows, normalized: what the server's embedder does."""
+
+    def __init__(self, path):
+        import numpy as np
+        from tokenizers import Tokenizer
+        raw = Path(path).read_bytes()
+        size = struct.unpack("<Q", raw[:8])[0]
+        meta = json.loads(raw[8:8 + size])["embeddings"]
+        start, end = meta["data_offsets"]
+        dtype = {"I8": np.int8, "F16": np.float16, "F32": np.float32}[meta["dtype"]]
+        self.rows = np.frombuffer(raw[8 + size + start:8 + size + end], dtype).reshape(meta["shape"]).astype(np.float32)
+        self.tokenizer = Tokenizer.from_file(str(MODEL_DIR / "tokenizer.json"))
+        self.np = np
+
+    def embed(self, texts):
+        np = self.np
+        out = np.zeros((len(texts), self.rows.shape[1]), np.float32)
+        for j, enc in enumerate(self.tokenizer.encode_batch(texts)):
+            if len(enc.ids) > 2:
+                out[j] = self.rows[enc.ids[1:-1]].mean(0)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+
+MODEL = {"path": MODEL_DIR / "model.safetensors"}
+
+
+def cosine(q, turns, share):
+    if "loaded" not in MODEL:
+        MODEL["loaded"] = StaticModel(MODEL["path"])
+    model = MODEL["loaded"]
+    cos = model.embed([turns.get(x, "") for x in q["ranking"]]) @ model.embed([q["question"]])[0]
+    low, high = float(cos.min()), float(cos.max())
+    best = q["scores"][0]
+    return {x: share * best * (c - low) / (high - low or 1.0) for x, c in zip(q["ranking"], cos)}
+
+
+STAGES = {"third": third, "when": when, "source": source, "pairs": pairs, "cosine": cosine}
 SHARES = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 
 
@@ -126,11 +172,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("rankings")
     ap.add_argument("--stage", action="append", choices=sorted(STAGES))
+    ap.add_argument("--model", help="model.safetensors for the cosine stage (default: the built-in model)")
     args = ap.parse_args()
+    if args.model:
+        MODEL["path"] = Path(args.model)
     data = json.load(open(args.rankings))
     data["questions"] = [q for q in data["questions"] if q["lanes"] == "all"]
     print(f"{'stage':8} {'share':>5}  tune R@5 / R@10   confirm R@5 / R@10")
-    for name in args.stage or sorted(STAGES):
+    for name in args.stage or sorted(set(STAGES) - {"cosine"}):
         for share in SHARES:
             r = measure(data, STAGES[name], share)
             print(f"{name:8} {share:5.2f}  {r['tune'][0]:.3f} / {r['tune'][1]:.3f}"
