@@ -24,7 +24,8 @@ Stages (what each gives, as a share of the question's best score):
              (--model, a model.safetensors with the built-in vocabulary; default the
              built-in model), min-max scaled over the candidates. The vector lane
              scores only its own pool; this scores every candidate. Needs numpy and
-             tokenizers (target/rerank-venv has both).
+             tokenizers (target/rerank-venv has both), so it runs only when named:
+             without --stage, every other stage runs.
 """
 import argparse
 import collections
