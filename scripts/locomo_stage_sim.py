@@ -109,19 +109,27 @@ def pairs(q, turns, share):
 
 
 class StaticModel:
-    """Mean of token rows, normalized: what the server's embedder does."""
+    """Mean of token rows, normalized: what the server's embedder does, over `rows` in the
+    built-in vocabulary's order."""
 
-    def __init__(self, path):
+    def __init__(self, rows):
         import numpy as np
         from tokenizers import Tokenizer
+        self.np = np
+        self.rows = rows
+        self.tokenizer = Tokenizer.from_file(str(MODEL_DIR / "tokenizer.json"))
+
+    @classmethod
+    def load(cls, path):
+        """The rows of a model.safetensors (int8, float16 or float32)."""
+        import numpy as np
         raw = Path(path).read_bytes()
         size = struct.unpack("<Q", raw[:8])[0]
         meta = json.loads(raw[8:8 + size])["embeddings"]
         start, end = meta["data_offsets"]
         dtype = {"I8": np.int8, "F16": np.float16, "F32": np.float32}[meta["dtype"]]
-        self.rows = np.frombuffer(raw[8 + size + start:8 + size + end], dtype).reshape(meta["shape"]).astype(np.float32)
-        self.tokenizer = Tokenizer.from_file(str(MODEL_DIR / "tokenizer.json"))
-        self.np = np
+        rows = np.frombuffer(raw[8 + size + start:8 + size + end], dtype).reshape(meta["shape"])
+        return cls(rows.astype(np.float32))
 
     def embed(self, texts):
         np = self.np
@@ -138,7 +146,7 @@ MODEL = {"path": MODEL_DIR / "model.safetensors"}
 
 def cosine(q, turns, share):
     if "loaded" not in MODEL:
-        MODEL["loaded"] = StaticModel(MODEL["path"])
+        MODEL["loaded"] = StaticModel.load(MODEL["path"])
     model = MODEL["loaded"]
     cos = model.embed([turns.get(x, "") for x in q["ranking"]]) @ model.embed([q["question"]])[0]
     low, high = float(cos.min()), float(cos.max())

