@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Candidate query stages simulated over the server's own ranking, offline.
 
-Usage: scripts/eval_locomo --lanes all --top-k 50 --rankings RANKINGS.json
+Usage: ALAYASIKI_RANKING_DEPTH=10 scripts/eval_locomo --lanes all --top-k 50 --rankings RANKINGS.json
        python3 scripts/locomo_stage_sim.py RANKINGS.json [--stage NAME ...]
 
 A stage that only adds to (or scales) the scores of ranked candidates can be
@@ -14,6 +14,14 @@ nothing but the question's wording and the candidates' text and reading order
 (never `dia_id`, evidence or categories) is a fair candidate; one that helps
 only the tuning three is not kept (BENCHMARKS.md, "Retrieval quality on
 LoCoMo").
+
+ALAYASIKI_RANKING_DEPTH=10 makes the server rank as the default query does (10
+deep) while returning 50: the first 10 are the default query's results and the
+rest the candidates it ranked after them. Without it, asking for 50 ranks 50 deep,
+whose first 10 are a different ranking (tune 0.727 / 0.790 against the default's
+0.732 / 0.797), and a stage screened on that ranking partly repairs the difference:
+stages that simulated a gain then gave nothing in the server. With it, a stage
+built into the server as a trial gave the simulated figures to the third decimal.
 
 Stages (what each gives, as a share of the question's best score):
   third      the chunks three places away from each of the best 20

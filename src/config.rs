@@ -7,8 +7,8 @@
 //! [`crate::knowledge::confidence`]) and the log level (`ALAYASIKI_LOG`, in
 //! [`crate::logging`]). The settings of the engine's own modules are parsed
 //! there, from the names here: the LLM's in `llm::LlmConfig::from_env`,
-//! the fusion's in `query::Fusion::from_env` (this module is a leaf below
-//! them).
+//! the fusion's in `query::Fusion::from_env` and the ranking depth's in
+//! `query::fixed_depth_from_env` (this module is a leaf below them).
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +22,9 @@ pub const TENANT_ENV: &str = "ALAYASIKI_MCP_TENANT";
 pub const SUBJECT_ENV: &str = "ALAYASIKI_MCP_SUBJECT";
 pub const DURABILITY_ENV: &str = "ALAYASIKI_DURABILITY";
 pub const FUSION_ENV: &str = "ALAYASIKI_FUSION";
+/// Evaluation: rank exactly this deep, whatever `top_k` asks (see
+/// `query::Settings::ranking_depth`).
+pub const RANKING_DEPTH_ENV: &str = "ALAYASIKI_RANKING_DEPTH";
 pub const CHUNK_TARGET_ENV: &str = "ALAYASIKI_CHUNK_TARGET_BYTES";
 pub const WM_TTL_ENV: &str = "ALAYASIKI_WM_TTL_SECS";
 pub const RETENTION_ENV: &str = "ALAYASIKI_RETENTION_DAYS";

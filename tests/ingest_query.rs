@@ -4,6 +4,7 @@
 mod common;
 
 use alayasiki_mcp::limits::*;
+use alayasiki_mcp::query::MIN_RANKING_DEPTH;
 use common::*;
 use serde_json::{json, Value};
 
@@ -686,4 +687,67 @@ fn a_question_naming_a_period_prefers_what_was_dated_in_it() {
         .unwrap()
         .iter()
         .all(|e| e["lanes"].get("time").is_none()));
+}
+
+#[test]
+fn a_small_top_k_returns_the_first_results_of_a_deeper_ranking() {
+    let dir = TempDir::new("depth");
+    let mut s = Server::ready(dir.path());
+    // Bo's turns repeat the question's words and outrank Ann's turn by
+    // keyword. Ranked only as deep as one result, the pools hold Bo's turns
+    // and Ann's is out of the keyword pool; ranked deep enough to see it,
+    // the question naming Ann puts her turn first, whatever `top_k` asked.
+    for i in 0..7 {
+        store_turn(
+            &mut s,
+            &format!("Bo: Ann, the kayak on the lake! Kayak, lake, kayak, lake, day {i}."),
+            &format!("chat/bo{i}"),
+        );
+    }
+    let ann = store_turn(&mut s, "Ann: I took the kayak out on the lake.", "chat/ann");
+    for i in 0..4 {
+        store_turn(
+            &mut s,
+            &format!("Cy: the lake was cold this morning, a note about weather {i}."),
+            &format!("chat/cy{i}"),
+        );
+    }
+    let ask = |s: &mut Server, top_k: usize| {
+        evidence_documents(&s.ok(
+            "alayasiki_query",
+            json!({"query": "What did Ann say about the kayak on the lake?",
+                   "mode": "evidence", "lanes": ["keyword", "vector"], "top_k": top_k}),
+        ))
+    };
+    let deep = ask(&mut s, MIN_RANKING_DEPTH);
+    assert_eq!(deep[0], ann, "{deep:?}");
+    for top_k in 1..MIN_RANKING_DEPTH {
+        assert_eq!(ask(&mut s, top_k), deep[..top_k], "top_k {top_k}");
+    }
+    s.close();
+    // ALAYASIKI_RANKING_DEPTH fixes the depth, for evaluation: ranked one
+    // deep, Bo's turn comes first; ranked as deep as the default while
+    // asking for more, the default's results come first, then the rest.
+    let depth = |d: &str| Server::start_with(dir.path(), &[("ALAYASIKI_RANKING_DEPTH", d)]);
+    let mut s = depth("1");
+    s.initialize();
+    assert_ne!(ask(&mut s, MIN_RANKING_DEPTH)[0], ann);
+    s.close();
+    let mut s = depth(&MIN_RANKING_DEPTH.to_string());
+    s.initialize();
+    let more = ask(&mut s, MIN_RANKING_DEPTH + 2);
+    assert_eq!(more[..deep.len()], deep[..], "{more:?}");
+    assert_eq!(more.len(), deep.len() + 2, "{more:?}");
+    s.close();
+    for bad in ["0", "101", "ten"] {
+        let mut s = Server::capturing(dir.path(), &[], &[("ALAYASIKI_RANKING_DEPTH", bad)]);
+        let status = wait_timeout(&mut s.child, TIMEOUT).expect("server should exit");
+        assert_eq!(status.code(), Some(1), "{bad}");
+        // The reader thread may still be draining what it wrote.
+        let said = (0..100).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            s.stderr().contains("ALAYASIKI_RANKING_DEPTH")
+        });
+        assert!(said, "{}", s.stderr());
+    }
 }

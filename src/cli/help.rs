@@ -85,7 +85,8 @@ ENVIRONMENT:
                             summaries (off by default; see README: Optional LLM)
     ALAYASIKI_RETENTION_DAYS  hide and purge documents older than this
     ALAYASIKI_WM_TTL_SECS   working-memory session lifetime (default 1800)
-    ALAYASIKI_FUSION, ALAYASIKI_HALF_LIFE_DAYS, ALAYASIKI_CHUNK_TARGET_BYTES:
+    ALAYASIKI_FUSION, ALAYASIKI_HALF_LIFE_DAYS, ALAYASIKI_CHUNK_TARGET_BYTES,
+    ALAYASIKI_RANKING_DEPTH:
                             retrieval tuning (README)
 
 EXIT STATUS:

@@ -74,6 +74,7 @@ pub struct MemoryService {
     data_dir: PathBuf,
     fusion: Fusion,
     half_life_days: f64,
+    fixed_depth: Option<usize>,
     store: Arc<Store>,
     worker: IngestWorker,
     /// Runs LLM extraction jobs, when LLM extraction is configured.
@@ -196,6 +197,7 @@ impl MemoryService {
         let enricher = Enricher::start(shared.clone())?;
         let summarizer = Summarizer::start(store.clone(), llm.clone())?;
         let fusion = crate::query::Fusion::from_env().map_err(Error::Unavailable)?;
+        let fixed_depth = crate::query::fixed_depth_from_env().map_err(Error::Unavailable)?;
         let half_life_days =
             crate::knowledge::confidence::half_life_from_env().map_err(Error::Unavailable)?;
         let wm_ttl = crate::config::wm_ttl_from_env().map_err(Error::Unavailable)?;
@@ -203,6 +205,7 @@ impl MemoryService {
             data_dir: data_dir.to_path_buf(),
             fusion,
             half_life_days,
+            fixed_depth,
             store,
             worker,
             enricher,
@@ -279,11 +282,12 @@ impl MemoryService {
         self.shared.embedder.as_ref()
     }
 
-    /// How queries run (fusion, confidence decay).
+    /// How queries run (fusion, confidence decay, a fixed ranking depth).
     pub(super) fn settings(&self) -> query::Settings {
         query::Settings {
             fusion: self.fusion,
             half_life_days: self.half_life_days,
+            fixed_depth: self.fixed_depth,
         }
     }
 

@@ -230,7 +230,7 @@ impl Memory<'_> {
             terms,
             self.service().embedder(),
             spec.lanes,
-            spec.top_k,
+            self.service().settings().ranking_depth(spec.top_k),
             self.service().fusion(),
         )
     }
