@@ -21,7 +21,9 @@ rest the candidates it ranked after them. Without it, asking for 50 ranks 50 dee
 whose first 10 are a different ranking (tune 0.727 / 0.790 against the default's
 0.732 / 0.797), and a stage screened on that ranking partly repairs the difference:
 stages that simulated a gain then gave nothing in the server. With it, a stage
-built into the server as a trial gave the simulated figures to the third decimal.
+that only re-weighs the candidates simulates what the server gives (a trial build
+of one matched to the third decimal); one that adds chunks no lane found (third)
+can still simulate a little above the server.
 
 Stages (what each gives, as a share of the question's best score):
   third      the chunks three places away from each of the best 20
