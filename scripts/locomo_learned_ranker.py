@@ -35,36 +35,14 @@ and scikit-learn (scripts/requirements-rerank.txt).
 import argparse
 import json
 import math
-import re
 
 import numpy as np
 
-TUNE = ("26", "30", "41")
-STOPWORDS = set("""a about above after again against all am an and any are as at be because
-been before being below between both but by can could did do does doing don down during
-each few for from further had has have having he her here hers herself him himself his how
-i if in into is it its itself just me more most my myself no nor not now of off on once
-only or other our ours ourselves out over own same she should so some such than that the
-their theirs them themselves then there these they this those through to too under until
-up very was we were what when where which while who whom why will with would you your
-yours yourself yourselves""".split())
+from locomo_stage_sim import STOPWORDS, TUNE, position, words  # this folder is on sys.path
+
 SIGNALS = ["score", "1/rank", "keyword", "1/keyword rank", "cosine", "cosine gap",
            "1/vector rank", "graph", "label", "neighbour", "time", "log words",
            "asks", "question terms held", "best within two", "session"]
-
-
-def words(text):
-    return re.findall(r"[a-z0-9]+", text.lower())
-
-
-def stem(word):
-    """A crude stem: enough to match 'painting' with 'paintings'."""
-    return word[:5]
-
-
-def position(dia_id):
-    s, n = dia_id[1:].split(":")
-    return int(s), int(n)
 
 
 def signals(q, turns):
@@ -74,7 +52,7 @@ def signals(q, turns):
     at = {d: i for i, d in enumerate(ranking)}
     best_keyword = max([l.get("keyword", {}).get("score", 0) for l in lanes] + [1e-9])
     best_cosine = max([l.get("vector", {}).get("score", 0) for l in lanes] + [1e-9])
-    terms = {stem(w) for w in words(q["question"]) if w not in STOPWORDS}
+    terms = {w for w in words(q["question"]) if w not in STOPWORDS}
     session = {}
     for i, d in enumerate(ranking[:20]):
         s, _ = position(d)
@@ -100,7 +78,7 @@ def signals(q, turns):
             float("time" in lane),
             math.log1p(len(words(body))),
             float(body.rstrip().endswith("?")),
-            len(terms & {stem(w) for w in words(body)}) / max(1, len(terms)),
+            len(terms & set(words(body))) / max(1, len(terms)),
             max(near, default=0.0),
             session.get(s, 0.0),
         ])
