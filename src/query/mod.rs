@@ -278,10 +278,13 @@ pub fn candidates(
     embedder: &dyn Embedder,
     settings: Settings,
 ) -> Result<Candidates> {
-    // Whether the evidence is thin is judged on what the caller asked for.
-    let asked = spec.top_k;
+    // Whether the evidence is thin is judged on the results the caller
+    // asked for, no more than were ranked (so that a fixed depth's first
+    // results are the default query's).
+    let depth = settings.ranking_depth(spec.top_k);
+    let asked = spec.top_k.min(depth);
     let spec = &QuerySpec {
-        top_k: settings.ranking_depth(spec.top_k),
+        top_k: depth,
         ..spec.clone()
     };
     let terms = terms::analyze(&spec.text);
