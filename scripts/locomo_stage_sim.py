@@ -36,6 +36,12 @@ Stages (what each gives, as a share of the question's best score):
              scores only its own pool; this scores every candidate. Needs numpy and
              tokenizers (target/rerank-venv has both), so it runs only when named:
              without --stage, every other stage runs.
+  hypernym   every turn (found by a lane or not) holding a noun that WordNet files
+             under a class the question names ("pottery" under "activity", for "What
+             activities ..."), when the turn does not name the class itself and the
+             class covers at most 5% of the conversation's turns. Needs --wordnet, a
+             folder of WordNet's database files (Debian's wordnet-base package), so it
+             runs only when named.
 """
 import argparse
 import collections
@@ -164,7 +170,86 @@ def cosine(q, turns, share):
     return {x: share * best * (c - low) / (high - low or 1.0) for x, c in zip(q["ranking"], cos)}
 
 
-STAGES = {"third": third, "when": when, "source": source, "pairs": pairs, "cosine": cosine}
+class WordNet:
+    """Noun hypernyms from WordNet's database files (Debian's wordnet-base): for a word,
+    the lemmas of every class above its first senses, a few levels up."""
+
+    SENSES, LEVELS = 2, 6
+
+    def __init__(self, folder):
+        folder = Path(folder)
+        self.synsets, self.senses, self.irregular = {}, {}, {}
+        for line in open(folder / "data.noun", encoding="latin-1"):
+            if line.startswith("  "):
+                continue
+            f = line.split(" | ")[0].split()
+            n = int(f[3], 16)
+            i = 5 + 2 * n
+            above = [f[j + 1] for j in range(i, i + 4 * int(f[i - 1]), 4)
+                     if f[j] in ("@", "@i") and f[j + 2] == "n"]
+            self.synsets[f[0]] = ([f[4 + 2 * k].lower() for k in range(n)], above)
+        for line in open(folder / "index.noun", encoding="latin-1"):
+            if not line.startswith("  "):
+                f = line.split()
+                self.senses[f[0]] = f[-int(f[2]):]
+        for line in open(folder / "noun.exc", encoding="latin-1"):
+            plural, singular = line.split()[:2]
+            self.irregular[plural] = singular
+        self.cache = {}
+
+    def noun(self, word):
+        """The noun a word is a form of ("activities" is "activity"), or None."""
+        if word in self.irregular:
+            return self.irregular[word]
+        for suffix, ending in (("", ""), ("ies", "y"), ("ses", "s"), ("es", ""), ("s", "")):
+            if word.endswith(suffix) and word[:len(word) - len(suffix)] + ending in self.senses:
+                return word[:len(word) - len(suffix)] + ending
+        return None
+
+    def classes(self, noun):
+        if noun not in self.cache:
+            out, seen = set(), set()
+            frontier = [(o, 0) for o in self.senses.get(noun, [])[:self.SENSES]]
+            while frontier:
+                o, level = frontier.pop()
+                if o in seen or level > self.LEVELS:
+                    continue
+                seen.add(o)
+                lemmas, above = self.synsets[o]
+                if level:
+                    out.update(lemmas)
+                frontier += [(a, level + 1) for a in above]
+            self.cache[noun] = out
+        return self.cache[noun]
+
+
+WORDNET = {"folder": None}
+SPECIFIC = 0.05  # a class above at most this share of the conversation's turns
+
+
+def hypernym(q, turns, share):
+    if "loaded" not in WORDNET:
+        WORDNET["loaded"], WORDNET["turns"] = WordNet(WORDNET["folder"]), {}
+    wn, memo = WORDNET["loaded"], WORDNET["turns"]
+
+    def plain(text):
+        """A turn's words as nouns where WordNet has them (its speaker left out)."""
+        return {wn.noun(w) or w for w in re.findall(r"[a-z]+", text.split(": ", 1)[-1].lower())}
+
+    if id(turns) not in memo:
+        memo[id(turns)] = {x: (plain(t), {c for w in plain(t) for c in wn.classes(w)})
+                           for x, t in turns.items()}
+    above = memo[id(turns)]
+    asked = {wn.noun(w) for w in re.findall(r"[a-z]+", q["question"].lower()) if w not in STOPWORDS}
+    asked = {c for c in asked - {None}
+             if 0 < sum(c in a for _, a in above.values()) <= SPECIFIC * len(above)}
+    best = q["scores"][0]
+    return {x: share * best for x, (own, a) in above.items() if (asked & a) - own}
+
+
+STAGES = {"third": third, "when": when, "source": source, "pairs": pairs, "cosine": cosine,
+          "hypernym": hypernym}
+NAMED_ONLY = {"cosine", "hypernym"}
 SHARES = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 
 
@@ -192,13 +277,18 @@ def main():
     ap.add_argument("rankings")
     ap.add_argument("--stage", action="append", choices=sorted(STAGES))
     ap.add_argument("--model", help="model.safetensors for the cosine stage (default: the built-in model)")
+    ap.add_argument("--wordnet", help="folder of WordNet's data.noun, index.noun and noun.exc "
+                                      "for the hypernym stage")
     args = ap.parse_args()
     if args.model:
         MODEL["path"] = Path(args.model)
+    if "hypernym" in (args.stage or []) and not args.wordnet:
+        ap.error("the hypernym stage needs --wordnet")
+    WORDNET["folder"] = args.wordnet
     data = json.load(open(args.rankings))
     data["questions"] = [q for q in data["questions"] if q["lanes"] == "all"]
     print(f"{'stage':8} {'share':>5}  tune R@5 / R@10   confirm R@5 / R@10")
-    for name in args.stage or sorted(set(STAGES) - {"cosine"}):
+    for name in args.stage or sorted(set(STAGES) - NAMED_ONLY):
         for share in SHARES:
             r = measure(data, STAGES[name], share)
             print(f"{name:8} {share:5.2f}  {r['tune'][0]:.3f} / {r['tune'][1]:.3f}"
