@@ -122,7 +122,9 @@ impl Cluster {
                 cluster.wait_for_leader(Duration::from_secs(20));
             }
         }
-        cluster.wait_for_members(n, Duration::from_secs(30));
+        // Generous: on a loaded two-core machine three rqlite nodes joining
+        // once took longer than 30 s; a healthy start returns in a few.
+        cluster.wait_for_members(n, Duration::from_secs(60));
         cluster
     }
 
