@@ -7,14 +7,14 @@
 //! [`crate::knowledge::confidence`]) and the log level (`ALAYASIKI_LOG`, in
 //! [`crate::logging`]). The settings of the engine's own modules are parsed
 //! there, from the names here: the LLM's in `llm::LlmConfig::from_env`,
-//! the fusion's in `query::Fusion::from_env` and the ranking depth's in
-//! `query::fixed_depth_from_env` (this module is a leaf below them).
+//! the fusion's in `query::Fusion::from_env` (this module is a leaf below
+//! them).
 
 use std::path::{Path, PathBuf};
 
 use crate::limits::{
     DEFAULT_CHUNK_TARGET_BYTES, DEFAULT_WM_TTL_SECS, MAX_CHUNK_TARGET_BYTES, MAX_IDENTITY_BYTES,
-    MAX_RETENTION_DAYS, MAX_WM_TTL_SECS, MIN_CHUNK_TARGET_BYTES,
+    MAX_RETENTION_DAYS, MAX_TOP_K, MAX_WM_TTL_SECS, MIN_CHUNK_TARGET_BYTES,
 };
 
 pub const DATA_DIR_ENV: &str = "ALAYASIKI_DATA_DIR";
@@ -23,7 +23,7 @@ pub const SUBJECT_ENV: &str = "ALAYASIKI_MCP_SUBJECT";
 pub const DURABILITY_ENV: &str = "ALAYASIKI_DURABILITY";
 pub const FUSION_ENV: &str = "ALAYASIKI_FUSION";
 /// Evaluation: rank exactly this deep, whatever `top_k` asks (see
-/// `query::Settings::ranking_depth`).
+/// [`ranking_depth_from_env`]).
 pub const RANKING_DEPTH_ENV: &str = "ALAYASIKI_RANKING_DEPTH";
 pub const CHUNK_TARGET_ENV: &str = "ALAYASIKI_CHUNK_TARGET_BYTES";
 pub const WM_TTL_ENV: &str = "ALAYASIKI_WM_TTL_SECS";
@@ -314,6 +314,26 @@ fn parse_chunk_target(value: Option<&str>) -> Result<usize, String> {
                 "{CHUNK_TARGET_ENV}={v:?} is not a whole number of bytes from \
                  {MIN_CHUNK_TARGET_BYTES} to {MAX_CHUNK_TARGET_BYTES}"
             )
+        })
+}
+
+/// `ALAYASIKI_RANKING_DEPTH`: a depth every query ranks at, whatever its
+/// `top_k`, a whole number from 1 to [`MAX_TOP_K`]; unset, `None` (a query
+/// ranks `top_k` deep, at least `query::MIN_RANKING_DEPTH`). An evaluation
+/// knob: with 10 and `top_k` 50, the first 10 results are the default
+/// query's and the rest the candidates it ranked after them, what an
+/// offline study of a further stage must re-rank (scripts/locomo_stage_sim.py).
+pub fn ranking_depth_from_env() -> Result<Option<usize>, String> {
+    let Some(v) = env(RANKING_DEPTH_ENV) else {
+        return Ok(None);
+    };
+    v.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|d| (1..=MAX_TOP_K as usize).contains(d))
+        .map(Some)
+        .ok_or_else(|| {
+            format!("{RANKING_DEPTH_ENV}={v:?} is not a whole number from 1 to {MAX_TOP_K}")
         })
 }
 

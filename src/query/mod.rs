@@ -199,7 +199,7 @@ pub struct QueryOutcome {
 pub struct Settings {
     pub fusion: Fusion,
     pub half_life_days: f64,
-    /// See [`fixed_depth_from_env`]; `None` in normal use.
+    /// See [`crate::config::ranking_depth_from_env`]; `None` in normal use.
     pub fixed_depth: Option<usize>,
 }
 
@@ -249,25 +249,6 @@ pub struct Candidates {
 /// and 5 is 0.488, 0.647 and 0.713 this way, against 0.450, 0.638 and
 /// 0.702 ranked only `top_k` deep, at the cost of a query asking for 10.
 pub const MIN_RANKING_DEPTH: usize = crate::limits::DEFAULT_TOP_K as usize;
-
-/// `ALAYASIKI_RANKING_DEPTH`: a depth every query ranks at, whatever its
-/// `top_k`, from 1 to `MAX_TOP_K`; unset, `None`. For evaluation: with a
-/// depth of 10 and `top_k` 50, the first 10 results are the default query's
-/// and the rest are the candidates it ranked after them, what an offline
-/// study of a further stage must re-rank (scripts/locomo_stage_sim.py).
-pub fn fixed_depth_from_env() -> std::result::Result<Option<usize>, String> {
-    use crate::config::RANKING_DEPTH_ENV;
-    let Ok(v) = std::env::var(RANKING_DEPTH_ENV) else {
-        return Ok(None);
-    };
-    match v.trim().parse::<usize>() {
-        Ok(d) if (1..=crate::limits::MAX_TOP_K as usize).contains(&d) => Ok(Some(d)),
-        _ => Err(format!(
-            "{RANKING_DEPTH_ENV}={v:?} is not a whole number from 1 to {}",
-            crate::limits::MAX_TOP_K
-        )),
-    }
-}
 
 /// Retrieves and fuses one tenant's candidates for the question, in the
 /// search mode that applies (see [`modes`]), ranked as deep as

@@ -197,7 +197,7 @@ impl MemoryService {
         let enricher = Enricher::start(shared.clone())?;
         let summarizer = Summarizer::start(store.clone(), llm.clone())?;
         let fusion = crate::query::Fusion::from_env().map_err(Error::Unavailable)?;
-        let fixed_depth = crate::query::fixed_depth_from_env().map_err(Error::Unavailable)?;
+        let fixed_depth = crate::config::ranking_depth_from_env().map_err(Error::Unavailable)?;
         let half_life_days =
             crate::knowledge::confidence::half_life_from_env().map_err(Error::Unavailable)?;
         let wm_ttl = crate::config::wm_ttl_from_env().map_err(Error::Unavailable)?;
