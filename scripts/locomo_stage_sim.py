@@ -42,9 +42,16 @@ Stages (what each gives, as a share of the question's best score):
              class covers at most 5% of the conversation's turns. Needs --wordnet, a
              folder of WordNet's database files (Debian's wordnet-base package), so it
              runs only when named.
+  period     every turn (found by a lane or not) whose session is dated in a period
+             the question names ("in July 2022", "on 3 June, 2023"), widened as the
+             server widens it (3 days before, 14 after). The server's time lane ranks
+             only the period's chunks its keyword and vector pools found; this asks
+             what the rest would add. Reads the sessions' dates from --data (default
+             ../shared/eval/locomo-dev), so it runs only when named.
 """
 import argparse
 import collections
+import datetime
 import json
 import re
 import struct
@@ -247,9 +254,45 @@ def hypernym(q, turns, share):
     return {x: share * best for x, (own, a) in above.items() if (asked & a) - own}
 
 
+MONTHS = ("january february march april may june july august september october november "
+          "december").split()
+PERIOD = re.compile(r"\b(?:(\d{1,2}) )?(" + "|".join(MONTHS) + r")(?: (\d{1,2}))?,? (\d{4})\b", re.I)
+DATES = {"folder": Path(__file__).resolve().parent.parent.parent / "shared" / "eval" / "locomo-dev"}
+
+
+def session_dates(conversation):
+    """Each session's date, from the conversation's file (`session_N_date_time`)."""
+    memo = DATES.setdefault("loaded", {})
+    if conversation not in memo:
+        raw = json.load(open(Path(DATES["folder"]) / f"{conversation}.json"))
+        memo[conversation] = {}
+        for key, value in raw.items():
+            m = re.search(r"(\d+) (\w+), (\d{4})", value) if key.endswith("_date_time") else None
+            if m:
+                day = datetime.date(int(m[3]), MONTHS.index(m[2].lower()) + 1, int(m[1]))
+                memo[conversation][int(key.split("_")[1])] = day
+    return memo[conversation]
+
+
+def period(q, turns, share):
+    spans = []
+    for m in PERIOD.finditer(q["question"]):
+        year, month, day = int(m[4]), MONTHS.index(m[2].lower()) + 1, m[1] or m[3]
+        if day:
+            first = last = datetime.date(year, month, int(day))
+        else:
+            first = datetime.date(year, month, 1)
+            last = datetime.date(year + month // 12, month % 12 + 1, 1) - datetime.timedelta(1)
+        spans.append((first - datetime.timedelta(3), last + datetime.timedelta(14)))
+    dates = session_dates(q["conversation"]) if spans else {}
+    best = q["scores"][0]
+    return {x: share * best for x in turns
+            if any(a <= dates.get(position(x)[0], datetime.date.min) <= b for a, b in spans)}
+
+
 STAGES = {"third": third, "when": when, "source": source, "pairs": pairs, "cosine": cosine,
-          "hypernym": hypernym}
-NAMED_ONLY = {"cosine", "hypernym"}
+          "hypernym": hypernym, "period": period}
+NAMED_ONLY = {"cosine", "hypernym", "period"}
 SHARES = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 
 
@@ -279,7 +322,11 @@ def main():
     ap.add_argument("--model", help="model.safetensors for the cosine stage (default: the built-in model)")
     ap.add_argument("--wordnet", help="folder of WordNet's data.noun, index.noun and noun.exc "
                                       "for the hypernym stage")
+    ap.add_argument("--data", help="folder of the conversations' files, for the period stage's "
+                                   "session dates (default ../shared/eval/locomo-dev)")
     args = ap.parse_args()
+    if args.data:
+        DATES["folder"] = args.data
     if args.model:
         MODEL["path"] = Path(args.model)
     if "hypernym" in (args.stage or []) and not args.wordnet:
