@@ -270,6 +270,17 @@ impl Recorder {
         reply
     }
 
+    /// Writes `bytes` and a newline as they are, and reads one reply line.
+    fn raw(&mut self, bytes: &[u8]) -> serde_json::Value {
+        use std::io::{BufRead, Write};
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).expect("a JSON reply")
+    }
+
     fn tool(&mut self, name: &str, args: serde_json::Value) -> serde_json::Value {
         let r = self.request(
             "tools/call",
@@ -360,4 +371,86 @@ fn a_recorded_session_of_every_tool_resource_and_prompt_replays_as_it_is() {
         .filter(|n| n != "session.jsonl")
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn a_session_with_hostile_lines_and_syntax_in_its_text_records_and_replays_as_it_is() {
+    use serde_json::json;
+    let tmp = TempDir::new("record-hostile");
+    let out = tmp.path().join("session.jsonl");
+    let mut c = Recorder::start(tmp.path(), &out);
+    c.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "recorder-test", "version": "1"}}),
+    );
+    // Text that reads as fixture syntax: a `${...}`, an escaped `$${`, and
+    // strings that are wildcards, sent and echoed back.
+    let content = "Add ${HOME}/bin and $${PATH} to <capture:x>, <any> and <string>.";
+    let doc = c.tool(
+        "alayasiki_ingest",
+        json!({"content": content, "idempotency_key": "<any>"}),
+    )["document_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let read = c.request(
+        "resources/read",
+        json!({"uri": format!("alayasiki://documents/{doc}")}),
+    );
+    assert!(read.to_string().contains("${HOME}"), "{read}");
+    let ping = c.raw(br#"{"jsonrpc":"2.0","id":"<capture:y>","method":"ping"}"#);
+    assert_eq!(ping["id"], "<capture:y>");
+    // A line that is not UTF-8, and one over MAX_FRAME_BYTES (8 MiB): the
+    // server answers both with an error and goes on.
+    let bad = c.raw(b"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"x\":\"\xff\"}");
+    assert_eq!(bad["error"]["code"], -32700, "{bad}");
+    let big = c.raw(&vec![b'a'; 8 * 1024 * 1024 + 5]);
+    assert_eq!(big["error"]["code"], -32600, "{big}");
+    c.request("ping", json!({}));
+    c.finish();
+    let recorded = std::fs::read_to_string(&out).unwrap();
+    for want in [
+        "$${HOME}",
+        "$$${PATH}",
+        r#"{"$literal":"<capture:y>"}"#,
+        r#""send_bytes":"#,
+        r#"{"send_oversized":8388613}"#,
+    ] {
+        assert!(recorded.contains(want), "want {want} in {recorded}");
+    }
+    let run = replay(tmp.path(), &[out.as_os_str()]);
+    assert!(run.status.success(), "{}", stdout(&run));
+}
+
+#[test]
+fn a_capture_multiplied_past_max_frame_bytes_fails_its_step_without_building_the_message() {
+    let tmp = TempDir::new("replay-amplify");
+    // A 1 MiB capture used 10,000 times would make a 10 GiB message.
+    let long = "y".repeat(1024 * 1024);
+    let echo = format!(r#"{{"send": {{"jsonrpc": "2.0", "id": "{long}", "method": "ping"}}}}"#);
+    let capture = r#"{"expect": {"jsonrpc": "2.0", "id": "<capture:y>", "result": {}}}"#;
+    let uses = "${y}".repeat(10_000);
+    let amplify = format!(
+        r#"{{"send": {{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {{"x": "{uses}"}}}}}}"#
+    );
+    let f = fixture(
+        tmp.path(),
+        "amplify.jsonl",
+        &[
+            r#"{"fixture_format": 1}"#,
+            INIT,
+            INIT_OK,
+            &echo,
+            capture,
+            &amplify,
+        ],
+    );
+    let out = replay(tmp.path(), &[f.as_os_str()]);
+    let report = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains("amplify.jsonl:6")
+            && report.contains("with its captures put in, the message is over MAX_FRAME_BYTES"),
+        "{report}"
+    );
 }

@@ -6,7 +6,10 @@
 //! `{"fixture_format": 1}`. Each later line is one step, an object with
 //! exactly one of these keys: `send` (a JSON-RPC message, written as one
 //! line), `send_raw` (text written verbatim plus a newline, for malformed
-//! input), `expect` (a pattern the next reply must match; see
+//! input), `send_bytes` (base64 of bytes written as one line, for input
+//! that is not UTF-8), `send_oversized` (a line of that many filler bytes,
+//! over `MAX_FRAME_BYTES`: what the recorder keeps of a line too large to
+//! hold), `expect` (a pattern the next reply must match; see
 //! [`super::pattern`]), `expect_silence_ms` (nothing may arrive for that
 //! many milliseconds) and `comment` (ignored). Blank lines are skipped.
 
@@ -19,6 +22,9 @@ use crate::limits::MAX_FRAME_BYTES;
 /// The fixture format this binary reads. A fixture stating a newer one
 /// is refused (it may use steps this binary does not know).
 pub const FIXTURE_FORMAT: u64 = 1;
+
+/// Longest line a `send_oversized` step may write (bytes).
+pub const MAX_OVERSIZED_SEND_BYTES: usize = 1024 * 1024 * 1024;
 
 /// Longest silence a step may ask for (milliseconds).
 pub const MAX_SILENCE_MS: u64 = 60_000;
@@ -34,6 +40,8 @@ pub struct Step {
 pub enum StepKind {
     Send(Value),
     SendRaw(String),
+    SendBytes(Vec<u8>),
+    SendOversized(usize),
     Expect(Value),
     ExpectSilence(u64),
 }
@@ -80,7 +88,7 @@ pub fn parse(text: &str) -> Result<Vec<Step>, BadFixture> {
             let keys: Vec<&String> = step.keys().collect();
             return Err(BadFixture::at(
                 line,
-                format!("a step has exactly one key (send, send_raw, expect, expect_silence_ms or comment), this one has {keys:?}"),
+                format!("a step has exactly one key (send, send_raw, send_bytes, send_oversized, expect, expect_silence_ms or comment), this one has {keys:?}"),
             ));
         }
         let (key, body) = step.into_iter().next().expect("one key");
@@ -101,6 +109,28 @@ pub fn parse(text: &str) -> Result<Vec<Step>, BadFixture> {
                 check_size(line, text.len())?;
                 StepKind::SendRaw(text)
             }
+            "send_bytes" => {
+                let bytes = body
+                    .as_str()
+                    .and_then(|b| crate::base64::decode(b).ok())
+                    .ok_or_else(|| BadFixture::at(line, "send_bytes takes a base64 string"))?;
+                check_size(line, bytes.len())?;
+                StepKind::SendBytes(bytes)
+            }
+            "send_oversized" => match body.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                Some(n) if n > MAX_FRAME_BYTES && n <= MAX_OVERSIZED_SEND_BYTES => {
+                    StepKind::SendOversized(n)
+                }
+                _ => {
+                    return Err(BadFixture::at(
+                        line,
+                        format!(
+                            "send_oversized takes a byte count over MAX_FRAME_BYTES ({MAX_FRAME_BYTES}) \
+                             and at most MAX_OVERSIZED_SEND_BYTES ({MAX_OVERSIZED_SEND_BYTES})"
+                        ),
+                    ))
+                }
+            },
             "expect" => {
                 // A pattern may use what it captures itself (bound before
                 // it is compared) and what earlier steps captured.
@@ -122,7 +152,7 @@ pub fn parse(text: &str) -> Result<Vec<Step>, BadFixture> {
             other => {
                 return Err(BadFixture::at(
                     line,
-                    format!("unknown step kind {other:?} (known: send, send_raw, expect, expect_silence_ms, comment)"),
+                    format!("unknown step kind {other:?} (known: send, send_raw, send_bytes, send_oversized, expect, expect_silence_ms, comment)"),
                 ))
             }
         };
@@ -231,5 +261,33 @@ mod tests {
             "a".repeat(MAX_FRAME_BYTES)
         );
         assert!(parse(&at).is_ok());
+    }
+
+    #[test]
+    fn bytes_and_oversized_sends_are_checked_at_their_edges() {
+        let step = |body: &str| format!("{{\"fixture_format\": 1}}\n{{{body}}}");
+        let kinds =
+            |text: &str| parse(text).map(|s| s.into_iter().map(|s| s.kind).collect::<Vec<_>>());
+        assert_eq!(
+            kinds(&step("\"send_bytes\": \"/w==\"")),
+            Ok(vec![StepKind::SendBytes(vec![0xff])])
+        );
+        assert!(err(&step("\"send_bytes\": \"not base64!\""))
+            .message
+            .contains("base64"));
+        assert!(err(&step("\"send_bytes\": 3")).message.contains("base64"));
+        let over = crate::base64::encode(&vec![b'a'; MAX_FRAME_BYTES + 1]);
+        let e = err(&step(&format!("\"send_bytes\": \"{over}\"")));
+        assert!(e.message.contains("MAX_FRAME_BYTES"), "{e:?}");
+        for n in [MAX_FRAME_BYTES + 1, MAX_OVERSIZED_SEND_BYTES] {
+            assert_eq!(
+                kinds(&step(&format!("\"send_oversized\": {n}"))),
+                Ok(vec![StepKind::SendOversized(n)])
+            );
+        }
+        for n in [MAX_FRAME_BYTES, MAX_OVERSIZED_SEND_BYTES + 1] {
+            let e = err(&step(&format!("\"send_oversized\": {n}")));
+            assert!(e.message.contains("MAX_OVERSIZED_SEND_BYTES"), "{e:?}");
+        }
     }
 }

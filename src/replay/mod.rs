@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use crate::limits::MAX_FRAME_BYTES;
 use fixture::{BadFixture, Step, StepKind};
 use pattern::Captures;
 use server::{ScratchDir, ServerProcess};
@@ -258,13 +259,27 @@ fn run_step(
 ) -> Result<(), String> {
     match kind {
         StepKind::Send(message) => {
-            let message = pattern::substitute(message, captures);
+            let too_large = || {
+                format!(
+                    "with its captures put in, the message is over MAX_FRAME_BYTES ({MAX_FRAME_BYTES} bytes)"
+                )
+            };
+            let message = pattern::substitute(message, captures, MAX_FRAME_BYTES)
+                .map(|m| m.to_string())
+                .filter(|m| m.len() <= MAX_FRAME_BYTES)
+                .ok_or_else(too_large)?;
             server
-                .write_line(&message.to_string())
+                .write_line(&message)
                 .map_err(|e| format!("cannot send: the server's input is closed ({e})"))
         }
         StepKind::SendRaw(text) => server
             .write_line(text)
+            .map_err(|e| format!("cannot send: the server's input is closed ({e})")),
+        StepKind::SendBytes(bytes) => server
+            .write_bytes(bytes)
+            .map_err(|e| format!("cannot send: the server's input is closed ({e})")),
+        StepKind::SendOversized(n) => server
+            .write_filler(*n)
             .map_err(|e| format!("cannot send: the server's input is closed ({e})")),
         StepKind::Expect(want) => {
             let wait = Duration::from_millis(REPLAY_REPLY_TIMEOUT_MS);
@@ -280,7 +295,8 @@ fn run_step(
                     "at {}: {}\n  expected: {}\n  actual:   {}",
                     m.path,
                     m.why,
-                    pattern::substitute(want, captures),
+                    pattern::substitute(want, captures, MAX_FRAME_BYTES)
+                        .unwrap_or_else(|| want.clone()),
                     actual
                 )
             })
@@ -317,6 +333,8 @@ fn label(kind: &StepKind) -> String {
     match kind {
         StepKind::Send(v) => format!("send {}", about(v)).trim_end().to_string(),
         StepKind::SendRaw(_) => "send_raw".to_string(),
+        StepKind::SendBytes(_) => "send_bytes".to_string(),
+        StepKind::SendOversized(n) => format!("send_oversized {n}"),
         StepKind::Expect(v) => format!("expect {}", about(v)).trim_end().to_string(),
         StepKind::ExpectSilence(ms) => format!("expect_silence_ms {ms}"),
     }

@@ -7,7 +7,11 @@
 //! `{"$json": PATTERN}`, which parses a string as JSON and matches the
 //! result against PATTERN (tool results carry JSON inside a text block).
 //! A string holding `${NAME}` is compared after NAME's captured value is
-//! put in its place; sends use the same substitution.
+//! put in its place; sends use the same substitution. Text that would
+//! otherwise read as syntax is escaped: `$${` stands for a literal `${`,
+//! and `{"$literal": "TEXT"}` matches exactly the string TEXT (for a
+//! reply that holds `"<any>"` or `"<capture:x>"` itself). The recorder
+//! writes both ([`escape`], [`escaped_pattern`]).
 
 use serde_json::Value;
 use std::collections::HashMap;
@@ -22,56 +26,112 @@ pub struct Mismatch {
     pub why: String,
 }
 
-/// `v` with every `${NAME}` in its strings replaced by NAME's capture.
-/// Names not captured are left as they are (the fixture check refuses a
-/// fixture that uses one before it is captured).
-pub fn substitute(v: &Value, captures: &Captures) -> Value {
-    match v {
-        Value::String(s) => Value::String(substitute_str(s, captures)),
-        Value::Array(items) => {
-            Value::Array(items.iter().map(|i| substitute(i, captures)).collect())
-        }
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, i)| (k.clone(), substitute(i, captures)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
+/// `v` with every `${NAME}` in its strings replaced by NAME's capture and
+/// every `$${` by a literal `${`, or `None` when its strings would then
+/// hold more than `limit` bytes in all (a capture used many times can
+/// multiply a small fixture into gigabytes). Names not captured are left
+/// as they are (the fixture check refuses a fixture that uses one before
+/// it is captured). A `{"$literal": ...}` is left whole: it is matched
+/// as written.
+pub fn substitute(v: &Value, captures: &Captures, limit: usize) -> Option<Value> {
+    let mut left = limit;
+    substitute_within(v, captures, &mut left)
 }
 
-/// `s` with every `${NAME}` replaced by NAME's capture.
-pub fn substitute_str(s: &str, captures: &Captures) -> String {
-    if !s.contains("${") {
-        return s.to_string();
-    }
-    let mut out = String::with_capacity(s.len());
+fn substitute_within(v: &Value, captures: &Captures, left: &mut usize) -> Option<Value> {
+    Some(match v {
+        Value::String(s) => Value::String(substitute_str(s, captures, left)?),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|i| substitute_within(i, captures, left))
+                .collect::<Option<_>>()?,
+        ),
+        Value::Object(map) if literal(v).is_some() => Value::Object(map.clone()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, i)| Some((k.clone(), substitute_within(i, captures, left)?)))
+                .collect::<Option<_>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+/// `s` with every `${NAME}` replaced by NAME's capture and every `$${` by
+/// `${`, taking its length from `left`; `None` if it would not fit.
+fn substitute_str(s: &str, captures: &Captures, left: &mut usize) -> Option<String> {
+    let mut out = String::new();
+    let mut push = |out: &mut String, piece: &str| -> Option<()> {
+        *left = left.checked_sub(piece.len())?;
+        out.push_str(piece);
+        Some(())
+    };
     let mut rest = s;
     while let Some(at) = rest.find("${") {
-        out.push_str(&rest[..at]);
+        if at > 0 && rest.as_bytes()[at - 1] == b'$' {
+            // `$${`: a literal `${`.
+            push(&mut out, &rest[..at - 1])?;
+            push(&mut out, "${")?;
+            rest = &rest[at + 2..];
+            continue;
+        }
+        push(&mut out, &rest[..at])?;
         let after = &rest[at + 2..];
         match after.find('}') {
             Some(end) if captures.contains_key(&after[..end]) => {
-                out.push_str(&captures[&after[..end]]);
+                push(&mut out, &captures[&after[..end]])?;
                 rest = &after[end + 1..];
             }
             _ => {
-                out.push_str("${");
+                push(&mut out, "${")?;
                 rest = after;
             }
         }
     }
-    out.push_str(rest);
-    out
+    push(&mut out, rest)?;
+    Some(out)
 }
 
-/// The names a value uses as `${NAME}`, in order.
+/// The string of a `{"$literal": "..."}` pattern.
+fn literal(v: &Value) -> Option<&str> {
+    match v {
+        Value::Object(map) if map.len() == 1 => map.get("$literal")?.as_str(),
+        _ => None,
+    }
+}
+
+/// `text` written so that a send reads it back as it is: `${` becomes
+/// `$${`.
+pub fn escape(text: &str) -> String {
+    text.replace("${", "$${")
+}
+
+/// `text` written so that a pattern matches exactly it: escaped as for a
+/// send, or `{"$literal": text}` when it would read as a wildcard
+/// (`"<any>"`, `"<capture:x>"`, ...).
+pub fn escaped_pattern(text: &str) -> Value {
+    match is_wildcard(text) {
+        true => serde_json::json!({ "$literal": text }),
+        false => Value::String(escape(text)),
+    }
+}
+
+fn is_wildcard(s: &str) -> bool {
+    matches!(s, "<any>" | "<string>" | "<number>") || capture_name(s).is_some()
+}
+
+/// The names a value uses as `${NAME}`, in order (an escaped `$${` and a
+/// `$literal` use none).
 pub fn uses(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::String(s) => {
             let mut rest = s.as_str();
             while let Some(at) = rest.find("${") {
                 let after = &rest[at + 2..];
+                if at > 0 && rest.as_bytes()[at - 1] == b'$' {
+                    rest = after;
+                    continue;
+                }
                 match after.find('}') {
                     Some(end) => {
                         out.push(after[..end].to_string());
@@ -82,6 +142,7 @@ pub fn uses(v: &Value, out: &mut Vec<String>) {
             }
         }
         Value::Array(items) => items.iter().for_each(|i| uses(i, out)),
+        Value::Object(_) if literal(v).is_some() => {}
         Value::Object(map) => map.values().for_each(|i| uses(i, out)),
         _ => {}
     }
@@ -96,6 +157,7 @@ pub fn captures_of(pattern: &Value, out: &mut Vec<String>) {
             }
         }
         Value::Array(items) => items.iter().for_each(|i| captures_of(i, out)),
+        Value::Object(_) if literal(pattern).is_some() => {}
         Value::Object(map) => map.values().for_each(|i| captures_of(i, out)),
         _ => {}
     }
@@ -144,10 +206,29 @@ fn match_at(
             None => fail(path, format!("a capture needs a string, got {actual}")),
         },
         Value::String(p) if p.contains("${") => {
-            let want = Value::String(substitute_str(p, captures));
-            match &want == actual {
+            // A string longer than the actual one cannot equal it: stop
+            // putting captures in there.
+            let mut room = actual.as_str().map_or(0, str::len);
+            match substitute_str(p, captures, &mut room) {
+                Some(want) if actual.as_str() == Some(want.as_str()) => Ok(()),
+                Some(want) => fail(
+                    path,
+                    format!("expected {}, got {actual}", Value::String(want)),
+                ),
+                None => fail(
+                    path,
+                    format!("expected {}, got {actual}", Value::String(p.clone())),
+                ),
+            }
+        }
+        Value::Object(_) if literal(pattern).is_some() => {
+            let want = literal(pattern).unwrap_or_default();
+            match actual.as_str() == Some(want) {
                 true => Ok(()),
-                false => fail(path, format!("expected {want}, got {actual}")),
+                false => fail(
+                    path,
+                    format!("expected {}, got {actual}", Value::String(want.into())),
+                ),
             }
         }
         Value::Object(p) if p.len() == 1 && p.contains_key("$json") => {
@@ -213,9 +294,46 @@ mod tests {
             Ok(())
         );
         assert_eq!(
-            substitute(&json!(["${doc}", "${nope}"]), &c),
-            json!(["doc_1", "${nope}"])
+            substitute(&json!(["${doc}", "${nope}"]), &c, 100),
+            Some(json!(["doc_1", "${nope}"]))
         );
+    }
+
+    #[test]
+    fn escaped_syntax_reads_back_as_the_text_it_stands_for() {
+        let mut c = Captures::new();
+        c.insert("x".into(), "doc_1".into());
+        let text = "Add ${HOME} and ${x} to $${PATH}";
+        let sent = escape(text);
+        assert_eq!(sent, "Add $${HOME} and $${x} to $$${PATH}");
+        assert_eq!(substitute(&json!(sent), &c, 100), Some(json!(text)));
+        let mut used = Vec::new();
+        uses(&json!(sent), &mut used);
+        assert!(used.is_empty(), "{used:?}");
+        // A pattern of escaped text matches the text, captures untouched.
+        assert_eq!(matches(&json!(sent), &json!(text), &mut c), Ok(()));
+        for wildcard in ["<any>", "<string>", "<number>", "<capture:y>"] {
+            let pattern = escaped_pattern(wildcard);
+            assert_eq!(pattern, json!({ "$literal": wildcard }));
+            assert_eq!(matches(&pattern, &json!(wildcard), &mut c), Ok(()));
+            assert!(matches(&pattern, &json!("other"), &mut c).is_err());
+            let mut defined = Vec::new();
+            captures_of(&pattern, &mut defined);
+            assert!(defined.is_empty(), "{defined:?}");
+        }
+        assert!(!c.contains_key("y"));
+    }
+
+    #[test]
+    fn substitution_stops_at_its_byte_limit() {
+        let mut c = Captures::new();
+        c.insert("y".into(), "y".repeat(1000));
+        let many = json!({"a": "${y}".repeat(10), "b": ["${y}"]});
+        assert_eq!(substitute(&many, &c, 10_999), None);
+        assert!(substitute(&many, &c, 11_000).is_some());
+        // A pattern longer than the reply fails without being built whole.
+        let m = matches(&json!("${y}${y}"), &json!("y"), &mut c).unwrap_err();
+        assert!(m.why.contains("${y}${y}"), "{m:?}");
     }
 
     #[test]

@@ -10,7 +10,11 @@
 //! id becomes a capture where it first appears (`<capture:doc1>`) and
 //! `${doc1}` after, in replies and sends alike; times, versions, paths,
 //! sizes and scores become `<string>` or `<number>`; JSON inside a text
-//! block becomes `{"$json": ...}`, so it is matched as JSON.
+//! block becomes `{"$json": ...}`, so it is matched as JSON. Text that
+//! would read as fixture syntax is escaped (`$${`, `{"$literal": ...}`),
+//! a client line that is not UTF-8 is kept as `send_bytes`, and one over
+//! `MAX_FRAME_BYTES` as `send_oversized` (its length: the server skips it
+//! whatever it holds), so the relay never holds more than one frame.
 
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -18,8 +22,10 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 
+use super::pattern;
 use super::server::{self, ScratchDir};
 use crate::limits::MAX_FRAME_BYTES;
+use crate::transport::framing::{Frame, FrameReader};
 
 /// Keys whose string values differ from run to run.
 const VOLATILE_STRINGS: &[&str] = &[
@@ -45,6 +51,12 @@ pub struct RecordOptions {
 /// One line of the session, in the order it crossed the relay.
 enum Event {
     Sent(String),
+    /// A client line that is not UTF-8, passed on as it came.
+    SentBytes(Vec<u8>),
+    /// A client line over `MAX_FRAME_BYTES`, of this many bytes: the
+    /// server skips it whatever it holds, so the relay passes on filler of
+    /// the same length instead of holding it.
+    SentOversized(usize),
     Received(String),
 }
 
@@ -94,19 +106,32 @@ fn relay(options: &RecordOptions) -> Result<ExitCode, String> {
         })
     };
     let stdin = std::io::stdin();
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
-        if line.len() <= MAX_FRAME_BYTES {
-            let _ = tx.send(Event::Sent(line.clone()));
-        } else {
-            eprintln!(
-                "alayasiki-mcp record: a line over MAX_FRAME_BYTES ({MAX_FRAME_BYTES}) was passed on but not recorded"
-            );
-        }
-        if writeln!(to_server, "{line}")
-            .and_then(|_| to_server.flush())
-            .is_err()
-        {
+    let mut frames = FrameReader::new(stdin.lock(), MAX_FRAME_BYTES);
+    // A read error on the client's side ends the session like its end of
+    // input does.
+    while let Ok(Some(frame)) = frames.next_frame() {
+        let passed = match frame {
+            // Each line is noted before it is passed on, so that it comes
+            // before the server's answer to it in the recording.
+            Frame::Line(bytes) => {
+                let _ = tx.send(match std::str::from_utf8(&bytes) {
+                    Ok(line) => Event::Sent(line.to_string()),
+                    Err(_) => Event::SentBytes(bytes.clone()),
+                });
+                to_server
+                    .write_all(&bytes)
+                    .and_then(|_| to_server.write_all(b"\n"))
+            }
+            Frame::TooLarge { bytes } => {
+                eprintln!(
+                    "alayasiki-mcp record: a {bytes}-byte line (over MAX_FRAME_BYTES, {MAX_FRAME_BYTES}) \
+                     is recorded by its length only, as send_oversized"
+                );
+                let _ = tx.send(Event::SentOversized(bytes));
+                server::write_filler(&mut to_server, bytes).and_then(|_| to_server.write_all(b"\n"))
+            }
+        };
+        if passed.and_then(|_| to_server.flush()).is_err() {
             break;
         }
     }
@@ -143,6 +168,10 @@ fn fixture_of(events: Vec<Event>) -> String {
                 Ok(v) => serde_json::json!({"send": known_ids(&v, &ids)}),
                 Err(_) => serde_json::json!({"send_raw": line}),
             },
+            Event::SentBytes(bytes) => {
+                serde_json::json!({"send_bytes": crate::base64::encode(&bytes)})
+            }
+            Event::SentOversized(n) => serde_json::json!({"send_oversized": n}),
             Event::Received(line) => match serde_json::from_str::<Value>(&line) {
                 Ok(v) => {
                     // Ids first seen in this reply are named first, so a
@@ -190,7 +219,7 @@ fn document_ids(s: &str) -> Vec<(usize, &str)> {
 fn known_ids(v: &Value, ids: &HashMap<String, String>) -> Value {
     match v {
         Value::String(s) => {
-            let mut out = s.clone();
+            let mut out = pattern::escape(s);
             for (_, id) in document_ids(s) {
                 if let Some(name) = ids.get(id) {
                     out = out.replace(id, &format!("${{{name}}}"));
@@ -265,7 +294,10 @@ fn wildcard(
             if fresh.remove(s) {
                 return Value::String(format!("<capture:{}>", ids[s]));
             }
-            let mut out = s.clone();
+            let mut out = match pattern::escaped_pattern(s) {
+                Value::String(out) => out,
+                literal => return literal,
+            };
             for (_, id) in document_ids(s) {
                 match ids.get(id) {
                     Some(name) => out = out.replace(id, &format!("${{{name}}}")),
@@ -305,6 +337,10 @@ mod tests {
             ),
             Event::Sent(json!({"id": 2, "params": {"uri": format!("alayasiki://documents/{id}")}}).to_string()),
             Event::Sent("not json".into()),
+            Event::Sent(json!({"id": 3, "params": {"content": "${HOME} and <any>"}}).to_string()),
+            Event::Received(json!({"id": 3, "result": {"echo": "${HOME}", "id": "<capture:x>"}}).to_string()),
+            Event::SentBytes(vec![b'{', 0xff]),
+            Event::SentOversized(MAX_FRAME_BYTES + 1),
         ];
         let text = fixture_of(events);
         let lines: Vec<Value> = text
@@ -321,6 +357,14 @@ mod tests {
             "alayasiki://documents/${doc1}"
         );
         assert_eq!(lines[5], json!({"send_raw": "not json"}));
+        // Text that reads as syntax is escaped; sends are never patterns.
+        assert_eq!(lines[6]["send"]["params"]["content"], "$${HOME} and <any>");
+        assert_eq!(
+            lines[7]["expect"]["result"],
+            json!({"echo": "$${HOME}", "id": {"$literal": "<capture:x>"}})
+        );
+        assert_eq!(lines[8], json!({"send_bytes": "e/8="}));
+        assert_eq!(lines[9], json!({"send_oversized": MAX_FRAME_BYTES + 1}));
         // What it wrote is a fixture replay reads.
         assert!(super::super::fixture::parse(&text).is_ok());
     }

@@ -116,6 +116,30 @@ impl ServerProcess {
         stdin.flush()
     }
 
+    /// Writes `bytes` (not necessarily UTF-8) and a newline.
+    pub fn write_bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("input closed"))?;
+        stdin.write_all(bytes)?;
+        stdin.write_all(b"\n")?;
+        stdin.flush()
+    }
+
+    /// Writes a line of `n` filler bytes, a block at a time: what a client
+    /// line too large to record stands for (the server skips it whatever
+    /// it held, and says how long it was).
+    pub fn write_filler(&mut self, n: usize) -> std::io::Result<()> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("input closed"))?;
+        write_filler(stdin, n)?;
+        stdin.write_all(b"\n")?;
+        stdin.flush()
+    }
+
     /// The next line within `wait`; `None` when none came.
     pub fn next_line(&self, wait: Duration) -> Option<Line> {
         self.lines.recv_timeout(wait).ok()
@@ -182,4 +206,16 @@ impl Drop for ScratchDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// Writes `n` bytes of filler (spaces) to `out` in blocks, never holding
+/// more than one block.
+pub fn write_filler(out: &mut impl Write, mut n: usize) -> std::io::Result<()> {
+    static BLOCK: [u8; 64 * 1024] = [b' '; 64 * 1024];
+    while n > 0 {
+        let k = n.min(BLOCK.len());
+        out.write_all(&BLOCK[..k])?;
+        n -= k;
+    }
+    Ok(())
 }
