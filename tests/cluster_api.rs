@@ -383,6 +383,36 @@ fn two_api_nodes_share_one_memory_through_a_leader_kill() {
     assert_eq!(refused.code(), "behind");
     assert!(started.elapsed() < Duration::from_secs(10));
     drop(sse);
+    // At most MAX_POSITION_WAITS (8) requests wait for a position at once:
+    // the ninth is answered `behind` at once, and the eight after their
+    // wait (CLUSTER_POSITION_WAIT, 5 s).
+    const MAX_POSITION_WAITS: usize = 8;
+    let unreached = vec![
+        ("Authorization".to_string(), format!("Bearer {token}")),
+        (
+            "X-Alayasiki-After".to_string(),
+            (at_mcp + 1_000_000).to_string(),
+        ),
+    ];
+    std::thread::scope(|s| {
+        let started = Instant::now();
+        let waiting: Vec<_> = (0..MAX_POSITION_WAITS)
+            .map(|_| s.spawn(|| request(b.addr, "GET", "/v1/status", &unreached, None)))
+            .collect();
+        std::thread::sleep(Duration::from_secs(1));
+        let ninth = request(b.addr, "GET", "/v1/status", &unreached, None);
+        assert_eq!((ninth.status, ninth.code()), (503, "behind".to_string()));
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "the ninth waited: {:?}",
+            started.elapsed()
+        );
+        for w in waiting {
+            let r = w.join().unwrap();
+            assert_eq!((r.status, r.code()), (503, "behind".to_string()));
+        }
+        assert!(started.elapsed() >= Duration::from_secs(5));
+    });
 
     // Ingests through both nodes; the leader is killed with kill -9 midway,
     // then (once it is back) paused with SIGSTOP for three election

@@ -1065,3 +1065,45 @@ fn one_caller_cannot_take_every_body_reader() {
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     drop(held);
 }
+
+/// On a single server every position is 0: `X-Alayasiki-After` is checked
+/// and never waited on, so callers naming positions no node of theirs
+/// reached cannot hold the dispatch workers (each used to sleep out
+/// `CLUSTER_POSITION_WAIT`, 5 s, holding one).
+#[test]
+fn a_single_server_never_waits_for_a_cluster_position() {
+    let dir = TempDir::new("after-single");
+    let api = Api::start(dir.path(), &[]);
+    let reader = sign(claims("reader", "acme", &["reader"], ""));
+    let after = |value: &str| {
+        vec![
+            ("Authorization".to_string(), format!("Bearer {reader}")),
+            ("X-Alayasiki-After".to_string(), value.to_string()),
+        ]
+    };
+    let started = Instant::now();
+    let answers: Vec<u16> = std::thread::scope(|s| {
+        let waits: Vec<_> = (0..32)
+            .map(|_| {
+                let headers = after("1000000");
+                let addr = api.addr;
+                s.spawn(move || request(addr, "GET", "/v1/status", &headers, None).status)
+            })
+            .collect();
+        waits.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    assert!(answers.iter().all(|&s| s == 200), "{answers:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
+    for bad in ["-1", "soon", "1.5"] {
+        let r = request(api.addr, "GET", "/v1/status", &after(bad), None);
+        assert_eq!(
+            (r.status, r.code()),
+            (400, "invalid_input".to_string()),
+            "{bad}"
+        );
+    }
+}

@@ -39,6 +39,13 @@ pub const MAX_QUEUED_REPLIES: usize = 32;
 /// more gets 429.
 pub const MAX_CONCURRENT_DISPATCHES: usize = 32;
 
+/// Of those, requests that may wait at once for a cluster position
+/// (`X-Alayasiki-After`) this node has not applied yet; one more that
+/// would have to wait is answered 503 `behind` at once. A wait holds a
+/// dispatch worker for up to `CLUSTER_POSITION_WAIT`: without this cap a
+/// few callers naming unreached positions could hold every worker.
+pub const MAX_POSITION_WAITS: usize = MAX_CONCURRENT_DISPATCHES / 4;
+
 /// Callers tracked by the rate limiter; beyond it the least recently seen
 /// caller's bucket is dropped (it starts again with a full burst).
 pub const MAX_RATE_BUCKETS: usize = 4096;

@@ -47,7 +47,8 @@ use std::time::{Duration, Instant};
 
 use super::acceptor::{self, ConnectionCaps, Connections};
 use super::admission::{
-    caller_key, Gate, Permit, RateLimiter, StreamCaps, MAX_CONCURRENT_DISPATCHES, RETRY_AFTER_SECS,
+    caller_key, Gate, Permit, RateLimiter, StreamCaps, MAX_CONCURRENT_DISPATCHES,
+    MAX_POSITION_WAITS, RETRY_AFTER_SECS,
 };
 use super::auth::{self, Authenticator, Metadata, BASIC_PERMISSIONS, METADATA_MAX_AGE_SECS};
 use super::body::{self, BodyError, MAX_BODY_BYTES};
@@ -91,6 +92,8 @@ pub(super) struct Context {
     pub origins: OriginPolicy,
     pub rate: RateLimiter,
     pub dispatch: Arc<Gate>,
+    /// Dispatches waiting for a cluster position ([`MAX_POSITION_WAITS`]).
+    pub position_waits: Arc<Gate>,
     /// Bodies being awaited off the routing threads ([`super::body_readers`]).
     pub body_readers: Arc<BodyReaders>,
     /// SSE streams, in all, per caller and per tenant.
@@ -175,6 +178,7 @@ pub fn serve_until(
         origins: OriginPolicy::from_env(bound),
         rate: settings.rate,
         dispatch: Gate::new("dispatch", MAX_CONCURRENT_DISPATCHES),
+        position_waits: Gate::new("position waits", MAX_POSITION_WAITS),
         body_readers: BodyReaders::new(),
         streams: StreamCaps::new(),
         sessions: Sessions::default(),

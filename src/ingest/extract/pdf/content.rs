@@ -18,9 +18,15 @@ use super::object::{Dict, Object};
 use super::pages::Page;
 use super::parser::Parser;
 
-/// Work charged for drawing a form, on top of its length, so that drawing
-/// an empty form many times still uses up the work budget.
+/// Work charged for drawing a form, on top of its length, and for each
+/// part of a page's `/Contents`, so that drawing an empty form (or reading
+/// an empty part) many times still uses up the work budget.
 const FORM_OVERHEAD: usize = 64;
+
+/// Work charged for each array item a font's loading reads (widths,
+/// encoding differences), so that many fonts with huge arrays use up the
+/// work budget like content does.
+const FONT_ITEM_COST: usize = 8;
 
 #[derive(Clone)]
 struct GraphicsState {
@@ -90,6 +96,11 @@ struct NameCache {
 pub(super) struct Interpreter<'d, 'a> {
     doc: &'d Document<'a>,
     fonts: HashMap<u32, Rc<Font>>,
+    /// Fonts given inline (a dictionary, not a reference) in a resource
+    /// dictionary, by the address of that dictionary, which the entry
+    /// keeps alive so that the address stays its own: a form drawn again
+    /// finds them loaded.
+    inline_fonts: HashMap<usize, (Rc<Dict>, Rc<Font>)>,
     /// Used when a font is missing from the resources: better readable
     /// Latin text than none.
     fallback_font: Rc<Font>,
@@ -103,6 +114,7 @@ impl<'d, 'a> Interpreter<'d, 'a> {
         Interpreter {
             doc,
             fonts: HashMap::new(),
+            inline_fonts: HashMap::new(),
             fallback_font: Rc::new(Font::load(doc, &Dict::new())),
             forms: HashMap::new(),
             scratch: String::new(),
@@ -112,7 +124,7 @@ impl<'d, 'a> Interpreter<'d, 'a> {
 
     /// The text of `page`, at most `limit` bytes.
     pub(super) fn page_text(&mut self, page: &Page, limit: usize) -> Result<String, PdfError> {
-        let content = self.page_content(page);
+        let content = self.page_content(page)?;
         let mut sink = PageText::new(limit);
         let state = GraphicsState::new(Matrix::IDENTITY);
         self.run(&content, page.resources.as_deref(), state, 0, &mut sink)?;
@@ -121,22 +133,30 @@ impl<'d, 'a> Interpreter<'d, 'a> {
     }
 
     /// `/Contents` is a stream or an array of streams whose concatenation is
-    /// the content (a token may even straddle two of them).
-    fn page_content(&self, page: &Page) -> Vec<u8> {
-        match self.doc.get(&page.dict, b"Contents") {
+    /// the content (a token may even straddle two of them). Each part read
+    /// is charged to the work budget (pages may share one long array), and
+    /// the joined content is bounded by `max_page_content_bytes`.
+    fn page_content(&self, page: &Page) -> Result<Vec<u8>, PdfError> {
+        Ok(match self.doc.get(&page.dict, b"Contents") {
             Object::Stream(s) => self.doc.stream_data(&s).unwrap_or_default(),
             Object::Array(parts) => {
+                let max = self.doc.limits.max_page_content_bytes;
                 let mut content = Vec::new();
                 for part in parts.iter() {
+                    self.doc.budget.charge_interpreted(FORM_OVERHEAD)?;
                     if let Object::Stream(s) = self.doc.resolve(part) {
-                        content.extend(self.doc.stream_data(&s).unwrap_or_default());
+                        let data = self.doc.stream_data(&s).unwrap_or_default();
+                        if content.len() + data.len() + 1 > max {
+                            return Err(too_large(LimitKind::PageContentBytes, max));
+                        }
+                        content.extend(data);
                         content.push(b'\n');
                     }
                 }
                 content
             }
             _ => Vec::new(),
-        }
+        })
     }
 
     fn run(
@@ -184,7 +204,7 @@ impl<'d, 'a> Interpreter<'d, 'a> {
                 b"BT" => text = TextPosition::new(),
                 b"Tf" => {
                     if let [.., Object::Name(name), size] = &operands[..] {
-                        s.font = Some(self.font(&mut names, resources, name));
+                        s.font = Some(self.font(&mut names, resources, name)?);
                         s.font_size = size.as_f64().unwrap_or(0.0);
                     }
                 }
@@ -318,36 +338,61 @@ impl<'d, 'a> Interpreter<'d, 'a> {
     }
 
     /// The font `name` of `resources`; unknown names get the fallback font.
-    fn font(&mut self, names: &mut NameCache, resources: Option<&Dict>, name: &[u8]) -> Rc<Font> {
+    fn font(
+        &mut self,
+        names: &mut NameCache,
+        resources: Option<&Dict>,
+        name: &[u8],
+    ) -> Result<Rc<Font>, PdfError> {
         if let Some(font) = names.fonts.get(name) {
-            return font.clone();
+            return Ok(font.clone());
         }
-        let font = self.load_font(resources, name);
+        let font = self.load_font(resources, name)?;
         names.fonts.insert(name.to_vec(), font.clone());
-        font
+        Ok(font)
     }
 
-    /// Loads a font, once per font object.
-    fn load_font(&mut self, resources: Option<&Dict>, name: &[u8]) -> Rc<Font> {
+    /// Loads a font, once per font object (or inline dictionary), its
+    /// loading charged to the work budget.
+    fn load_font(&mut self, resources: Option<&Dict>, name: &[u8]) -> Result<Rc<Font>, PdfError> {
         let fonts = resources.map(|r| self.doc.get(r, b"Font"));
         let Some(entry) = fonts
             .as_ref()
             .and_then(Object::as_dict)
             .and_then(|f| f.get(name))
         else {
-            return self.fallback_font.clone();
+            return Ok(self.fallback_font.clone());
         };
         if let Some(font) = entry.as_ref().and_then(|r| self.fonts.get(&r.num)) {
-            return font.clone();
+            return Ok(font.clone());
+        }
+        let inline = match entry {
+            Object::Dict(d) => Some(d.clone()),
+            _ => None,
+        };
+        if let Some((_, font)) = inline
+            .as_ref()
+            .and_then(|d| self.inline_fonts.get(&address(d)))
+        {
+            return Ok(font.clone());
         }
         let font = match self.doc.resolve(entry) {
-            Object::Dict(dict) => Rc::new(Font::load(self.doc, &dict)),
+            Object::Dict(dict) => {
+                let weight = Font::weight(self.doc, &dict);
+                self.doc
+                    .budget
+                    .charge_interpreted(weight.saturating_mul(FONT_ITEM_COST))?;
+                Rc::new(Font::load(self.doc, &dict))
+            }
             _ => self.fallback_font.clone(),
         };
         if let Some(r) = entry.as_ref() {
             self.fonts.insert(r.num, font.clone());
         }
-        font
+        if let Some(d) = inline {
+            self.inline_fonts.insert(address(&d), (d, font.clone()));
+        }
+        Ok(font)
     }
 
     /// The form XObject `name` of `resources`, if it is one.
@@ -423,6 +468,11 @@ impl<'d, 'a> Interpreter<'d, 'a> {
         let resources = form.resources.as_deref().or(resources);
         self.run(&form.content, resources, state, depth + 1, sink)
     }
+}
+
+/// The address of a dictionary's allocation: its identity while it is kept.
+fn address(dict: &Rc<Dict>) -> usize {
+    Rc::as_ptr(dict) as usize
 }
 
 /// Hands one run, drawn from text-space `start` to `end` (the matrices

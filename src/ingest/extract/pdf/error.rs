@@ -36,6 +36,8 @@ pub enum LimitKind {
     StreamBytes,
     /// All streams together decompress to more than allowed.
     DecodedBytes,
+    /// One page's content streams together are longer than allowed.
+    PageContentBytes,
     /// The document declares more objects than allowed.
     Objects,
     /// The document has more pages than allowed.
@@ -75,6 +77,9 @@ impl fmt::Display for Limit {
                     "its streams decompress to more than {} in total",
                     Bytes(max)
                 )
+            }
+            LimitKind::PageContentBytes => {
+                write!(f, "a page's content is longer than {}", Bytes(max))
             }
             LimitKind::Objects => write!(f, "it has more than {max} objects"),
             LimitKind::Pages => write!(f, "it has more than {max} pages"),

@@ -80,6 +80,28 @@ impl Font {
         }
     }
 
+    /// How many array items loading the font from `dict` reads (its
+    /// widths and encoding differences, a composite font's `/W`): what
+    /// loading costs beyond a constant, for the work budget.
+    pub(super) fn weight(doc: &Document<'_>, dict: &Dict) -> usize {
+        let len = |o: Object| match o {
+            Object::Array(items) => items.len(),
+            _ => 0,
+        };
+        let differences = match doc.get(dict, b"Encoding") {
+            Object::Dict(encoding) => len(doc.get(&encoding, b"Differences")),
+            _ => 0,
+        };
+        let descendant = match doc.get(dict, b"DescendantFonts") {
+            Object::Array(fonts) => match fonts.first().map(|f| doc.resolve(f)) {
+                Some(Object::Dict(d)) => len(doc.get(&d, b"W")),
+                _ => 0,
+            },
+            _ => 0,
+        };
+        len(doc.get(dict, b"Widths")) + differences + descendant
+    }
+
     /// Calls `f` for each glyph of the shown string `bytes`.
     pub(super) fn for_each_glyph(
         &self,

@@ -13,16 +13,25 @@ use super::error::{Limit, LimitKind, PdfError};
 pub const MAX_INPUT_BYTES: usize = 256 << 20;
 /// Largest decoded size of a single stream (stops decompression bombs early).
 pub const MAX_STREAM_DECODED_BYTES: usize = 64 << 20;
-/// Largest decoded size of all streams of one document taken together.
-pub const MAX_TOTAL_DECODED_BYTES: usize = 512 << 20;
+/// Largest decoded size of all streams of one document taken together
+/// (the same stream counts each time it is decoded again).
+pub const MAX_TOTAL_DECODED_BYTES: usize = 256 << 20;
+/// Longest content of one page: its `/Contents` streams decoded and
+/// joined. The parts are joined before they are read (a token may
+/// straddle two), so this bounds what one page holds in memory however
+/// often its parts repeat one stream.
+pub const MAX_PAGE_CONTENT_BYTES: usize = 64 << 20;
 /// Most objects a cross-reference table (or the recovery scan) may declare.
 pub const MAX_OBJECTS: usize = 2_000_000;
 /// Deepest nesting of arrays and dictionaries, and of the page tree.
 pub const MAX_NESTING_DEPTH: usize = 64;
 /// Most pages a document may have.
 pub const MAX_PAGES: usize = 20_000;
-/// Largest extracted text (UTF-8 bytes, all pages).
-pub const MAX_TEXT_BYTES: usize = 64 << 20;
+/// Largest extracted text (UTF-8 bytes, all pages): four times the largest
+/// input (`MAX_CONTENT_BYTES`), far more than any real 4 MiB PDF holds,
+/// while a compressed "text bomb" cannot make the store chunk, embed and
+/// index tens of megabytes from one upload.
+pub const MAX_TEXT_BYTES: usize = 16 << 20;
 /// Most content-stream bytes interpreted per document, counting every time a
 /// form XObject is drawn again. Bounds "draw this form 1000 times" chains.
 pub const MAX_INTERPRETED_BYTES: usize = 1 << 30;
@@ -47,6 +56,7 @@ pub struct Limits {
     pub max_input_bytes: usize,
     pub max_stream_decoded_bytes: usize,
     pub max_total_decoded_bytes: usize,
+    pub max_page_content_bytes: usize,
     pub max_objects: usize,
     pub max_nesting_depth: usize,
     pub max_pages: usize,
@@ -60,6 +70,7 @@ impl Default for Limits {
             max_input_bytes: MAX_INPUT_BYTES,
             max_stream_decoded_bytes: MAX_STREAM_DECODED_BYTES,
             max_total_decoded_bytes: MAX_TOTAL_DECODED_BYTES,
+            max_page_content_bytes: MAX_PAGE_CONTENT_BYTES,
             max_objects: MAX_OBJECTS,
             max_nesting_depth: MAX_NESTING_DEPTH,
             max_pages: MAX_PAGES,
@@ -129,6 +140,7 @@ mod tests {
         assert_eq!(l.max_input_bytes, MAX_INPUT_BYTES);
         assert_eq!(l.max_stream_decoded_bytes, MAX_STREAM_DECODED_BYTES);
         assert_eq!(l.max_total_decoded_bytes, MAX_TOTAL_DECODED_BYTES);
+        assert_eq!(l.max_page_content_bytes, MAX_PAGE_CONTENT_BYTES);
         assert_eq!(l.max_objects, MAX_OBJECTS);
         assert_eq!(l.max_nesting_depth, MAX_NESTING_DEPTH);
         assert_eq!(l.max_pages, MAX_PAGES);

@@ -253,6 +253,100 @@ fn interpreted_bytes_and_form_fan_out() {
 }
 
 #[test]
+fn page_content_bytes_joined_from_repeated_parts() {
+    let content = text_page("joined");
+    // The page joins the same stream twice, each part and a newline.
+    let joined = 2 * (content.len() + 1);
+    let pdf = flate_page(content.as_bytes());
+    let at = |max| {
+        limited(
+            &pdf,
+            Limits {
+                max_page_content_bytes: max,
+                ..Limits::default()
+            },
+        )
+    };
+    assert!(at(joined).is_ok());
+    assert_eq!(
+        exceeded(at(joined - 1)),
+        Some((LimitKind::PageContentBytes, joined - 1))
+    );
+}
+
+/// Pages sharing one `/Contents` array of many empty parts: every part
+/// read costs work (64), however little it holds.
+#[test]
+fn every_part_of_a_pages_contents_costs_work() {
+    let mut b = PdfBuilder::new();
+    let empty = b.add_stream("", b"");
+    let text = b.add_stream("", text_page("parts").as_bytes());
+    let mut parts = format!("{text} 0 R");
+    parts.push_str(&format!(" {empty} 0 R").repeat(999));
+    let array = b.add(&format!("[{parts}]"));
+    let font = b.add("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+    let kids: Vec<String> = (0..10)
+        .map(|_| {
+            let page = b.add(&format!(
+                "<< /Type /Page /Contents {array} 0 R /Resources << /Font << /F1 {font} 0 R >> >> >>"
+            ));
+            format!("{page} 0 R")
+        })
+        .collect();
+    let tree = b.add(&format!(
+        "<< /Type /Pages /Kids [{}] /Count 10 >>",
+        kids.join(" ")
+    ));
+    let catalog = b.add(&format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
+    let pdf = b.build(catalog);
+    assert!(limited(&pdf, Limits::default()).is_ok());
+    // Ten pages of a thousand parts: at least 640,000 of work.
+    let limits = Limits {
+        max_interpreted_bytes: 600_000,
+        ..Limits::default()
+    };
+    assert_eq!(
+        exceeded(limited(&pdf, limits)),
+        Some((LimitKind::Work, 600_000))
+    );
+}
+
+/// A font's widths cost work when it is loaded, and a font given inline
+/// in a form's resources is loaded once however often the form is drawn.
+#[test]
+fn font_loading_costs_work_once_per_font() {
+    let widths = vec!["500"; 10_000].join(" ");
+    let font = format!(
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /FirstChar 0 /LastChar 9999 /Widths [{widths}] >>"
+    );
+    let mut b = PdfBuilder::new();
+    let form = b.add_stream(
+        &format!("/Type /XObject /Subtype /Form /Resources << /Font << /F1 {font} >> >>"),
+        text_page("inline").as_bytes(),
+    );
+    let content = b.add_stream("", "/X Do ".repeat(200).as_bytes());
+    let page = b.add(&format!(
+        "<< /Type /Page /Contents {content} 0 R /Resources << /XObject << /X {form} 0 R >> >> >>"
+    ));
+    let tree = b.add(&format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
+    let catalog = b.add(&format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
+    let pdf = b.build(catalog);
+    // 200 draws of a short form and one load of 10,000 widths (80,000):
+    // well under 200 loads (16,000,000).
+    let at = |max| {
+        limited(
+            &pdf,
+            Limits {
+                max_interpreted_bytes: max,
+                ..Limits::default()
+            },
+        )
+    };
+    assert!(at(200_000).is_ok());
+    assert_eq!(exceeded(at(70_000)), Some((LimitKind::Work, 70_000)));
+}
+
+#[test]
 fn nesting_depth_at_the_production_limit() {
     // The page dictionary holds arrays nested so that the deepest one sits
     // `depth` levels down, counting the page dictionary itself. Too deep, the
