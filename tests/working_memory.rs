@@ -405,3 +405,51 @@ fn two_identities_in_one_process_are_kept_apart() {
     assert_eq!(status["working_memory"]["sessions"][0]["notes"], 1);
     service.shutdown();
 }
+
+/// Images and audio are stored as their description when promoted, with
+/// or without a filename (an image written without one used to fail the
+/// promotion, and one with a name was stored as an image whose bytes were
+/// its caption).
+#[test]
+fn described_files_are_promoted_as_their_description() {
+    let dir = TempDir::new("wm-described");
+    let mut s = Server::ready(dir.path());
+    let png = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n', 0, 0];
+    s.ok(
+        "alayasiki_memory_write",
+        json!({"session_id": "media", "File": {"content": png.to_vec(), "mime_type": "image/png",
+               "metadata": {"caption": "Whiteboard sketch of the ferry timetable"}}}),
+    );
+    s.ok(
+        "alayasiki_memory_write",
+        json!({"session_id": "media", "File": {"filename": "standup.wav", "content": b"RIFF....WAVE".to_vec(),
+               "metadata": {"transcript": "The night ferry moves to the south pier on Monday"}}}),
+    );
+    let promoted = s.ok("alayasiki_memory_promote", json!({"session_id": "media"}));
+    assert_eq!(
+        (promoted["notes"].as_u64(), promoted["stored"].as_u64()),
+        (Some(2), Some(2)),
+        "{promoted}"
+    );
+    for (doc, text) in promoted["documents"].as_array().unwrap().iter().zip([
+        "Whiteboard sketch of the ferry timetable",
+        "The night ferry moves to the south pier on Monday",
+    ]) {
+        let id = doc["document_id"].as_str().unwrap();
+        let read = s.request(
+            "resources/read",
+            json!({"uri": format!("alayasiki://documents/{id}")}),
+        );
+        let contents = &read["result"]["contents"][0];
+        assert_eq!(contents["mimeType"], "text/plain", "{read}");
+        assert!(contents["text"].as_str().unwrap().contains(text), "{read}");
+    }
+    let found = s.query("Where does the night ferry leave from on Monday?");
+    assert!(
+        found["evidence"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("south pier"),
+        "{found}"
+    );
+}

@@ -16,6 +16,7 @@ use super::{Owner, SessionListing, WorkingMemoryStatus};
 use crate::clock::rfc3339;
 use crate::error::Result;
 use crate::ids;
+use crate::ingest::media::MediaKind;
 use crate::limits::DEFAULT_BUDGET_CHARS;
 use crate::query::{self, terms, LaneSet, Origin, QueryOutcome, QuerySpec, ResultMode, SearchMode};
 use crate::service::{Content, IngestRequest, Memory, Permission};
@@ -302,7 +303,13 @@ impl Memory<'_> {
 /// of a session share one source, so the indexer gives each note the end
 /// of the previous one as context, as for any series of documents.
 fn promotion_request(subject: &str, session: &SessionId, note: &Note, wait: bool) -> IngestRequest {
-    let described = crate::ingest::media::from_media_type(&note.media_type).is_none();
+    // Notes are text (plain, Markdown, JSON) or files described by their
+    // metadata (images, audio): anything not text is stored as its
+    // description.
+    let described = !matches!(
+        crate::ingest::media::from_media_type(&note.media_type),
+        Some(MediaKind::PlainText | MediaKind::Markdown | MediaKind::Json)
+    );
     let (media_type, body) = if described {
         ("text/plain".to_string(), note.text.clone())
     } else {
