@@ -376,6 +376,72 @@ fn mcp_memory_server_files_become_documents_and_graph() {
     assert_eq!(relations, [edge("John_Smith", "lives in", "Lisbon")]);
 }
 
+/// Lines of a memory-server file the graph cannot take as they are are
+/// still imported, as text: a relation type of digits alone, and an
+/// entity whose name is longer than a source may be (each keeps a source
+/// of its own). A type whose lowercase gains a combining mark ("İ") is
+/// declared with the mark left out.
+#[test]
+fn mcp_memory_lines_beyond_the_graphs_bounds_are_imported_as_text() {
+    let dir = TempDir::new("mcpmem-edges");
+    let file = dir.path().join("memory.jsonl");
+    let long_a = format!("Long {}", "N".repeat(1100));
+    let long_b = format!("Long {}", "M".repeat(1100));
+    let lines = [
+        json!({"type": "entity", "name": "Ada Quill", "entityType": "person", "observations": ["Sails on weekends"]}),
+        json!({"type": "entity", "name": "Harbor Labs", "entityType": "company", "observations": []}),
+        json!({"type": "relation", "from": "Ada Quill", "to": "Harbor Labs", "relationType": "2024"}),
+        json!({"type": "relation", "from": "Ada Quill", "to": "Harbor Labs", "relationType": "İLGİLİ"}),
+        json!({"type": "entity", "name": long_a, "entityType": "concept", "observations": ["first long name"]}),
+        json!({"type": "entity", "name": long_b, "entityType": "concept", "observations": ["second long name"]}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let mem = dir.path().join("m");
+    let out = cli_ok(&mem, &["import", file.to_str().unwrap()]);
+    assert!(out.contains("6 document(s) imported"), "{out}");
+    assert!(out.contains("0 line(s) skipped"), "{out}");
+    let (_, relations) = graph_rows(&mem);
+    assert!(
+        relations.contains(&("Ada Quill".into(), "ilgili".into(), "Harbor Labs".into(), 1)),
+        "{relations:?}"
+    );
+    assert!(relations.iter().all(|r| r.1 != "2024"), "{relations:?}");
+    let mut s = Server::ready(&mem);
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": "Ada Quill 2024 Harbor Labs", "mode": "evidence", "lanes": ["keyword"]}),
+    );
+    assert!(
+        q["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["text"] == "Ada Quill 2024 Harbor Labs"),
+        "{q}"
+    );
+    let mut sources = Vec::new();
+    for words in ["first long name", "second long name"] {
+        let q = s.ok(
+            "alayasiki_query",
+            json!({"query": words, "mode": "evidence", "lanes": ["keyword"], "top_k": 1}),
+        );
+        let source = q["evidence"][0]["source"].as_str().unwrap().to_string();
+        assert!(
+            source.starts_with("mcp-memory:Long NNN") || source.starts_with("mcp-memory:Long MMM"),
+            "{source}"
+        );
+        assert!(
+            source.len() <= alayasiki_mcp::limits::MAX_SOURCE_BYTES,
+            "{}",
+            source.len()
+        );
+        sources.push(source);
+    }
+    assert_ne!(sources[0], sources[1]);
+    s.close();
+}
+
 /// The texts of an export's documents (its originals, decoded), and its
 /// header.
 fn exported(export: &str) -> (Value, Vec<String>) {

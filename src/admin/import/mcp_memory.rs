@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::string_field;
 use crate::graph::declared::DECLARED_GRAPH_KEY;
 use crate::ids;
-use crate::limits::{MAX_LLM_EVIDENCE_BYTES, MAX_LLM_NAME_BYTES, MAX_LLM_PREDICATE_BYTES};
+use crate::limits::{MAX_LLM_NAME_BYTES, MAX_SOURCE_BYTES};
 use crate::service::{Content, IngestRequest, Restore};
 
 /// Source prefix of documents made from the MCP memory server's graph.
@@ -80,12 +80,7 @@ pub fn mcp_memory_document(
                     json!({"entities": [{"name": name.trim(), "kind": kind}]});
             }
             let key = format!("mcp-memory:entity:{}", ids::sha256_hex(name.as_bytes()));
-            (
-                text,
-                metadata,
-                format!("{MCP_MEMORY_SOURCE_PREFIX}{name}"),
-                key,
-            )
+            (text, metadata, source_of(&name), key)
         }
         Some("relation") => {
             let (from, relation, to) = (text_of("from")?, text_of("relationType")?, text_of("to")?);
@@ -96,28 +91,22 @@ pub fn mcp_memory_document(
             let text = format!("{} {phrase} {}", from.trim(), to.trim());
             let mut metadata = json!({"relation": relation, "from": from, "to": to,
                                       "imported_from": MCP_MEMORY_ORIGIN});
-            if declarable(&from)
-                && declarable(&to)
-                && phrase.len() <= MAX_LLM_PREDICATE_BYTES
-                && text.len() <= MAX_LLM_EVIDENCE_BYTES
-            {
-                metadata[DECLARED_GRAPH_KEY] = json!({"triples": [{
-                    "subject": from.trim(), "subject_kind": kinds.get(&from),
-                    "predicate": phrase,
-                    "object": to.trim(), "object_kind": kinds.get(&to),
-                    "negated": false, "evidence": text}]});
+            // Declared only where the graph takes it as it is (a predicate
+            // of digits alone, a name too long): else the line is text only.
+            let triple = json!({
+                "subject": from.trim(), "subject_kind": kinds.get(&from),
+                "predicate": phrase,
+                "object": to.trim(), "object_kind": kinds.get(&to),
+                "negated": false, "evidence": text});
+            if crate::graph::llm_triples::is_valid_triple(&triple) {
+                metadata[DECLARED_GRAPH_KEY] = json!({ "triples": [triple] });
             }
             let identity = json!([from, relation, to]).to_string();
             let key = format!(
                 "mcp-memory:relation:{}",
                 ids::sha256_hex(identity.as_bytes())
             );
-            (
-                text,
-                metadata,
-                format!("{MCP_MEMORY_SOURCE_PREFIX}{from}"),
-                key,
-            )
+            (text, metadata, source_of(&from), key)
         }
         _ => return Err("neither an entity nor a relation".into()),
     };
@@ -134,6 +123,23 @@ pub fn mcp_memory_document(
         wait: false,
     };
     Ok(Some((request, Restore::default())))
+}
+
+/// The source of an entity's documents (its own and its relations'):
+/// `mcp-memory:<name>`, or for a name too long for `MAX_SOURCE_BYTES` its
+/// beginning and a digest of the whole, so every long name keeps a source
+/// of its own.
+fn source_of(name: &str) -> String {
+    let whole = format!("{MCP_MEMORY_SOURCE_PREFIX}{name}");
+    if whole.len() <= MAX_SOURCE_BYTES {
+        return whole;
+    }
+    let digest = &ids::sha256_hex(name.as_bytes())[..16];
+    let mut end = MAX_SOURCE_BYTES - MCP_MEMORY_SOURCE_PREFIX.len() - digest.len() - "…#".len();
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{MCP_MEMORY_SOURCE_PREFIX}{}…#{digest}", &name[..end])
 }
 
 /// Whether a name can be declared to the graph (within the bounds every
@@ -177,8 +183,12 @@ pub fn relation_phrase(relation_type: &str) -> String {
         if c.is_uppercase() && previous.is_some_and(|p| p.is_lowercase() || p.is_numeric()) {
             spaced.push(' ');
         }
+        // Lowercasing may add a combining mark ("İ" is "i" and U+0307),
+        // which a predicate may not hold: only letters and digits stay.
         spaced.extend(if c.is_alphanumeric() || c == '\'' {
-            c.to_lowercase().collect::<Vec<_>>()
+            c.to_lowercase()
+                .filter(|l| l.is_alphanumeric() || *l == '\'')
+                .collect::<Vec<_>>()
         } else {
             vec![' ']
         });

@@ -100,6 +100,8 @@ fn relation_types_become_phrases_and_entity_types_kinds() {
         ("MENTORS", "mentors"),
         ("reports to (since 2020)", "reports to since 2020"),
         ("__", ""),
+        ("İLGİLİ", "ilgili"),
+        ("2024", "2024"),
     ] {
         assert_eq!(relation_phrase(t), phrase, "{t}");
     }

@@ -206,6 +206,12 @@ pub fn parse(reply: &Value, tally: &mut Tally) -> Option<Vec<Proposal>> {
     Some(out)
 }
 
+/// Whether `item` is a triple [`parse`] accepts: for writers of declared
+/// triples (an import) to check one before they declare it.
+pub fn is_valid_triple(item: &Value) -> bool {
+    proposal(item).is_some()
+}
+
 fn proposal(item: &Value) -> Option<Proposal> {
     let text = |key: &str, max: usize| {
         let v = item.get(key)?.as_str()?.trim();
