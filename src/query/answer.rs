@@ -17,9 +17,18 @@ use super::{Evidence, Span};
 /// Sentences in an answer.
 pub const MAX_ANSWER_SENTENCES: usize = 3;
 
-/// Longest sentence quoted whole (bytes); longer ones are skipped in favour
-/// of shorter evidence, since an answer should be readable.
+/// Longest sentence quoted whole (bytes); of a longer one (a paragraph
+/// without sentence ends) only this much is quoted, around its first word
+/// of the question, between `…` marks, since an answer should be readable.
 pub const MAX_SENTENCE_BYTES: usize = 600;
+
+/// What the answer says when nothing was found.
+pub const NOTHING_FOUND: &str = "No stored evidence matches this question.";
+
+/// What the answer says when evidence was found but none of its sentences
+/// holds a word of the question (the vector lane's nearest matches).
+pub const NO_SENTENCE_MATCHES: &str =
+    "No evidence sentence contains the question's words; the evidence items are only the nearest matches.";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Answer {
@@ -59,6 +68,9 @@ struct Candidate<'e> {
     evidence: &'e Evidence,
     start: usize, // byte offsets within evidence.text
     end: usize,
+    /// Whether the quote leaves out part of its sentence before and after
+    /// it (a window of an over-long sentence).
+    cut: (bool, bool),
     stems: HashSet<String>,
 }
 
@@ -69,9 +81,14 @@ pub fn compose(terms: &[String], evidence: &[Evidence]) -> Answer {
     let mut candidates = Vec::new();
     for e in evidence {
         for (start, end) in sentences(&e.text) {
-            if end - start > MAX_SENTENCE_BYTES {
-                continue;
-            }
+            let (start, end, cut) = if end - start > MAX_SENTENCE_BYTES {
+                match window(&e.text, start, end, &query) {
+                    Some((s, t)) => (s, t, (s > start, t < end)),
+                    None => continue,
+                }
+            } else {
+                (start, end, (false, false))
+            };
             let stems: HashSet<String> = super::terms::words(&e.text[start..end])
                 .map(|w| stem(&w))
                 .filter(|s| query.contains(s))
@@ -81,14 +98,20 @@ pub fn compose(terms: &[String], evidence: &[Evidence]) -> Answer {
                     evidence: e,
                     start,
                     end,
+                    cut,
                     stems,
                 });
             }
         }
     }
     if candidates.is_empty() {
+        let text = if evidence.is_empty() {
+            NOTHING_FOUND
+        } else {
+            NO_SENTENCE_MATCHES
+        };
         return Answer {
-            text: "No stored evidence matches this question.".to_string(),
+            text: text.to_string(),
             citations: Vec::new(),
             method: AnswerMethod::Extractive,
             fallback: None,
@@ -127,7 +150,13 @@ pub fn compose(terms: &[String], evidence: &[Evidence]) -> Answer {
         if !text.is_empty() {
             text.push(' ');
         }
+        if c.cut.0 {
+            text.push('…');
+        }
         text.push_str(c.evidence.text[c.start..c.end].trim());
+        if c.cut.1 {
+            text.push('…');
+        }
         text.push_str(&format!(" [{}]", c.evidence.rank));
         citations.push(Citation {
             marker: c.evidence.rank,
@@ -145,6 +174,54 @@ pub fn compose(terms: &[String], evidence: &[Evidence]) -> Answer {
         method: AnswerMethod::Extractive,
         fallback: None,
     }
+}
+
+/// Of the over-long sentence `text[start..end]`, a span of at most
+/// [`MAX_SENTENCE_BYTES`] between words, beginning a little before its
+/// first word of the question (`query`, as stems); `None` if it has none.
+fn window(text: &str, start: usize, end: usize, query: &HashSet<String>) -> Option<(usize, usize)> {
+    let sentence = &text[start..end];
+    let mut word_start = None;
+    let mut first = None;
+    for (i, c) in sentence.char_indices().chain([(sentence.len(), ' ')]) {
+        match (c.is_alphanumeric(), word_start) {
+            (true, None) => word_start = Some(i),
+            (false, Some(w)) => {
+                if query.contains(&stem(&sentence[w..i].to_lowercase())) {
+                    first = Some(w);
+                    break;
+                }
+                word_start = None;
+            }
+            _ => {}
+        }
+    }
+    let first = first?;
+    // Some words before the match, then as much after as fits.
+    let mut from = first.saturating_sub(MAX_SENTENCE_BYTES / 4);
+    while !sentence.is_char_boundary(from) {
+        from -= 1;
+    }
+    if from > 0 {
+        from = sentence[from..first]
+            .find(char::is_whitespace)
+            .map_or(first, |k| from + k);
+    }
+    let mut to = (from + MAX_SENTENCE_BYTES).min(sentence.len());
+    while !sentence.is_char_boundary(to) {
+        to -= 1;
+    }
+    if to < sentence.len() {
+        to = sentence[first..to]
+            .rfind(char::is_whitespace)
+            .map_or(to, |k| first + k);
+    }
+    let piece = &sentence[from..to];
+    let lead = piece.len() - piece.trim_start().len();
+    Some((
+        start + from + lead,
+        start + from + lead + piece.trim().len(),
+    ))
 }
 
 /// Sentence spans (trimmed) in `text`: ends at `.`, `!`, `?` followed by
@@ -229,6 +306,37 @@ mod tests {
     fn no_match_gives_no_citations() {
         let a = compose(&["zebra".into()], &[ev(1, "Nothing here.", 0)]);
         assert!(a.citations.is_empty());
+    }
+
+    #[test]
+    fn a_long_sentence_is_quoted_around_the_question_word() {
+        let filler = "lorem ipsum dolor sit amet ".repeat(40);
+        let text = format!("{filler}the ferry leaves at noon {filler}");
+        let terms = super::super::terms::analyze("When does the ferry leave?");
+        let a = compose(&terms, &[ev(1, &text, 10)]);
+        let c = &a.citations[0];
+        let quoted = &text[c.span.start - 10..c.span.end - 10];
+        assert!(quoted.len() <= MAX_SENTENCE_BYTES, "{}", quoted.len());
+        assert!(quoted.contains("the ferry leaves at noon"), "{quoted}");
+        assert!(
+            quoted.starts_with("lorem")
+                || quoted.starts_with("ipsum")
+                || quoted.starts_with("dolor")
+                || quoted.starts_with("sit")
+                || quoted.starts_with("amet"),
+            "{quoted}"
+        );
+        assert_eq!(a.text, format!("…{quoted}… [1]"));
+    }
+
+    #[test]
+    fn evidence_without_a_matching_sentence_is_not_called_nothing() {
+        let terms = super::super::terms::analyze("penguins in Antarctica");
+        assert_eq!(compose(&terms, &[]).text, NOTHING_FOUND);
+        assert_eq!(
+            compose(&terms, &[ev(1, "Release planning, 3 March.", 0)]).text,
+            NO_SENTENCE_MATCHES
+        );
     }
 
     #[test]
