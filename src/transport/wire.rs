@@ -162,8 +162,16 @@ pub fn parse_head(bytes: &[u8]) -> Result<Head, Refusal> {
         headers.push(parse_header(line)?);
     }
     let framing = framing(&headers, http11)?;
-    if headers.iter().filter(|h| h.is("Host")).count() > 1 {
-        return Err(refusal(400, "bad_request", "more than one Host header"));
+    // One value each: with two, the checks would see one and a proxy or
+    // application behind them perhaps the other (a browser never sends two
+    // Origins; a forged request may, to slip past the origin check).
+    for (single, message) in [
+        ("Host", "more than one Host header"),
+        ("Origin", "more than one Origin header"),
+    ] {
+        if headers.iter().filter(|h| h.is(single)).count() > 1 {
+            return Err(refusal(400, "bad_request", message));
+        }
     }
     let tokens = |name: &str| {
         headers
@@ -408,6 +416,7 @@ mod tests {
             "GET /health HTTP/1.1\r\nX: a\nY: b\r\n\r\n",
             "GET /health HTTP/1.1\r\nX: a\rb\r\n\r\n",
             "GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+            "GET /health HTTP/1.1\r\nOrigin: http://a\r\norigin: http://b\r\n\r\n",
             "GET /health HTTP/1.1\r\n",
         ] {
             assert_eq!(head(bad).unwrap_err().status, 400, "{bad:?}");
