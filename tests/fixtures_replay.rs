@@ -175,6 +175,16 @@ fn bad_fixtures_exit_2_naming_the_line_and_store_nothing() {
         assert_eq!(out.status.code(), Some(2), "{name}: {report}");
         assert!(report.contains(want), "{name}: want {want:?} in {report}");
     }
+    // A byte-order mark before the format line is not a step.
+    let bom = tmp.path().join("bom.jsonl");
+    std::fs::write(
+        &bom,
+        format!("\u{feff}{{\"fixture_format\": 1}}\n{INIT}\n{INIT_OK}\n"),
+    )
+    .unwrap();
+    let out = replay(tmp.path(), &[bom.as_os_str()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    std::fs::remove_file(&bom).unwrap();
     // A send over MAX_FRAME_BYTES (8 MiB), refused before anything runs.
     let big = format!(r#"{{"send_raw": "{}"}}"#, "x".repeat(8 * 1024 * 1024 + 1));
     let f = fixture(tmp.path(), "big.jsonl", &[r#"{"fixture_format": 1}"#, &big]);

@@ -204,7 +204,13 @@ fn read_fixture(file: &Path) -> Result<String, String> {
         ));
     }
     let bytes = std::fs::read(file).map_err(|e| format!("cannot read the fixture: {e}"))?;
-    String::from_utf8(bytes).map_err(|_| "the fixture is not UTF-8 text".to_string())
+    // A byte-order mark (as some Windows editors write) is not part of the
+    // first step.
+    let text = String::from_utf8(bytes).map_err(|_| "the fixture is not UTF-8 text".to_string())?;
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
 }
 
 /// Runs `steps` against `server`, then closes it; the steps' results and a
