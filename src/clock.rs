@@ -53,6 +53,10 @@ pub fn step() {
 }
 
 /// Formats Unix milliseconds as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+/// The last millisecond an RFC 3339 time can name, 9999-12-31T23:59:59.999Z:
+/// times stored (a document's creation, its expiry) lie from 0 to this.
+pub const LATEST_TIME_MS: i64 = 253_402_300_799_999;
+
 pub fn rfc3339(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let millis = ms.rem_euclid(1000);

@@ -6,6 +6,7 @@ use serde_json::{json, Map, Value};
 
 use super::string_field;
 use crate::base64;
+use crate::clock::LATEST_TIME_MS;
 use crate::ids;
 use crate::limits::MAX_CONTENT_BYTES;
 use crate::service::{Content, IngestRequest, Restore};
@@ -48,14 +49,19 @@ pub fn export_document(v: &Value) -> Result<Option<(IngestRequest, Restore)>, St
             )
         ),
     };
-    let created_at = match v.get("created_at") {
-        None | Some(Value::Null) => None,
-        Some(t) => Some(t.as_i64().ok_or("`created_at` must be Unix milliseconds")?),
+    let time = |key: &str| -> Result<Option<i64>, String> {
+        match v.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(t) => match t.as_i64() {
+                Some(ms) if (0..=LATEST_TIME_MS).contains(&ms) => Ok(Some(ms)),
+                _ => Err(format!(
+                    "`{key}` must be Unix milliseconds from 0 to {LATEST_TIME_MS} (9999-12-31)"
+                )),
+            },
+        }
     };
-    let expires_at = match v.get("expires_at") {
-        None | Some(Value::Null) => None,
-        Some(t) => Some(t.as_i64().ok_or("`expires_at` must be Unix milliseconds")?),
-    };
+    let created_at = time("created_at")?;
+    let expires_at = time("expires_at")?;
     let request = IngestRequest {
         expires_at,
         content: Content::File {

@@ -147,6 +147,21 @@ fn export_lines_are_checked() {
         Some("import:doc_0123456789abcdef01234567")
     );
     assert_eq!(restore.created_at, Some(5));
+    for (key, ms) in [
+        ("created_at", -1),
+        ("created_at", crate::clock::LATEST_TIME_MS + 1),
+        ("expires_at", i64::MAX),
+    ] {
+        let mut far = good.clone();
+        far[key] = json!(ms);
+        assert!(
+            export_document(&far).unwrap_err().contains(key),
+            "{key} {ms}"
+        );
+    }
+    let mut last = good.clone();
+    last["created_at"] = json!(crate::clock::LATEST_TIME_MS);
+    assert!(export_document(&last).is_ok());
     let mut bad = good.clone();
     bad["sha256"] = json!(ids::sha256_hex(b"other"));
     assert!(export_document(&bad).unwrap_err().contains("damaged"));
