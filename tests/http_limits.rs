@@ -1107,3 +1107,29 @@ fn a_single_server_never_waits_for_a_cluster_position() {
         );
     }
 }
+
+/// A body of over 1024 bytes sent to a route that reads none is refused
+/// 400 `unexpected_body` however it arrives: whole in the same write as
+/// the head too, not only when it is still on its way. One of up to 1024
+/// bytes is read with the head and let pass.
+#[test]
+fn a_body_sent_to_a_get_route_with_its_head_is_refused_too() {
+    let dir = TempDir::new("get-body-with-head");
+    let api = Api::start(dir.path(), &[]);
+    let token = admin("agent", "acme");
+    let send = |len: usize| {
+        let mut s = TcpStream::connect(api.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let head = format!(
+            "GET /v1/status HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\nContent-Length: {len}\r\n\r\n",
+            api.addr
+        );
+        let mut whole = head.into_bytes();
+        whole.extend(std::iter::repeat_n(b'x', len));
+        s.write_all(&whole).unwrap();
+        read_reply(&mut BufReader::new(s))
+    };
+    let r = send(1500);
+    assert_eq!((r.status, r.code()), (400, "unexpected_body".to_string()));
+    assert_eq!(send(1024).status, 200);
+}

@@ -366,9 +366,12 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
         .with_header(make_header("Allow", &allow.join(", ")));
         return request.respond(r);
     }
-    if *request.method() != Method::Post && body::may_wait_for_body(&request) {
+    let beyond_the_head =
+        body::declared_length(&request).is_some_and(|n| n > super::request::READ_WITH_THE_HEAD);
+    if *request.method() != Method::Post && (body::may_wait_for_body(&request) || beyond_the_head) {
         // Only POST routes read a body; one sent to another route is
-        // refused at once rather than read or waited for.
+        // refused at once rather than read or waited for (whether or not
+        // it happened to arrive with the head).
         let r = error(400, "unexpected_body", "this route takes no request body");
         return request.respond_and_close(r);
     }
