@@ -268,16 +268,21 @@ impl Recorder {
     }
 
     fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
-        use std::io::{BufRead, Write};
         self.next_id += 1;
         let msg = serde_json::json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
-        writeln!(self.stdin, "{msg}").unwrap();
-        self.stdin.flush().unwrap();
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        let reply: serde_json::Value = serde_json::from_str(&line).expect("a JSON reply");
+        let reply = self.raw(msg.to_string().as_bytes());
         assert_eq!(reply["id"], self.next_id, "{reply}");
         reply
+    }
+
+    /// A recorder whose session is initialized.
+    fn initialized(tmp: &Path, out: &Path) -> Recorder {
+        let mut c = Recorder::start(tmp, out);
+        c.request(
+            "initialize",
+            serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "recorder-test", "version": "1"}}),
+        );
+        c
     }
 
     /// Writes `bytes` and a newline as they are, and reads one reply line.
@@ -317,11 +322,7 @@ fn a_recorded_session_of_every_tool_resource_and_prompt_replays_as_it_is() {
     use serde_json::json;
     let tmp = TempDir::new("record");
     let out = tmp.path().join("session.jsonl");
-    let mut c = Recorder::start(tmp.path(), &out);
-    c.request(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "recorder-test", "version": "1"}}),
-    );
+    let mut c = Recorder::initialized(tmp.path(), &out);
     let doc = c.tool(
         "alayasiki_ingest",
         json!({"content": "The night ferry leaves the north pier at 23:40 on weekdays.", "source": "timetable", "idempotency_key": "ferry"}),
@@ -388,11 +389,7 @@ fn a_session_with_hostile_lines_and_syntax_in_its_text_records_and_replays_as_it
     use serde_json::json;
     let tmp = TempDir::new("record-hostile");
     let out = tmp.path().join("session.jsonl");
-    let mut c = Recorder::start(tmp.path(), &out);
-    c.request(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "recorder-test", "version": "1"}}),
-    );
+    let mut c = Recorder::initialized(tmp.path(), &out);
     // Text that reads as fixture syntax: a `${...}`, an escaped `$${`, and
     // strings that are wildcards, sent and echoed back.
     let content = "Add ${HOME}/bin and $${PATH} to <capture:x>, <any> and <string>.";

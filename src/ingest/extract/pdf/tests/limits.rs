@@ -20,6 +20,21 @@ fn exceeded(result: Result<String, PdfError>) -> Option<(LimitKind, usize)> {
     }
 }
 
+/// Asserts that `pdf` reads with one limit (set by `set`) at `at` and is
+/// refused with `kind` at one less.
+fn edge(pdf: &[u8], at: usize, kind: LimitKind, set: fn(&mut Limits, usize)) {
+    assert!(with_limit(pdf, set, at).is_ok(), "{kind:?} at {at}");
+    assert_eq!(exceeded(with_limit(pdf, set, at - 1)), Some((kind, at - 1)));
+}
+
+/// `pdf` read with one limit, set by `set` to `max`, and the others at
+/// their defaults.
+fn with_limit(pdf: &[u8], set: fn(&mut Limits, usize), max: usize) -> Result<String, PdfError> {
+    let mut limits = Limits::default();
+    set(&mut limits, max);
+    limited(pdf, limits)
+}
+
 #[test]
 fn input_bytes() {
     let pdf = simple_pdf(&[&text_page("x")]);
@@ -58,34 +73,12 @@ fn stream_and_total_decoded_bytes() {
     let n = content.len();
     // The page draws the same stream twice: 2n decoded bytes in total.
     let pdf = flate_page(content.as_bytes());
-    let stream = |max| {
-        limited(
-            &pdf,
-            Limits {
-                max_stream_decoded_bytes: max,
-                ..Limits::default()
-            },
-        )
-    };
-    assert!(stream(n).is_ok());
-    assert_eq!(
-        exceeded(stream(n - 1)),
-        Some((LimitKind::StreamBytes, n - 1))
-    );
-    let total = |max| {
-        limited(
-            &pdf,
-            Limits {
-                max_total_decoded_bytes: max,
-                ..Limits::default()
-            },
-        )
-    };
-    assert!(total(2 * n).is_ok());
-    assert_eq!(
-        exceeded(total(2 * n - 1)),
-        Some((LimitKind::DecodedBytes, 2 * n - 1))
-    );
+    edge(&pdf, n, LimitKind::StreamBytes, |l, max| {
+        l.max_stream_decoded_bytes = max
+    });
+    edge(&pdf, 2 * n, LimitKind::DecodedBytes, |l, max| {
+        l.max_total_decoded_bytes = max
+    });
 }
 
 #[test]
@@ -106,17 +99,7 @@ fn decompression_bomb_stops_at_the_stream_limit() {
 fn objects() {
     let pdf = simple_pdf(&[&text_page("x")]);
     // simple_pdf writes five objects: catalog, tree, font, content, page.
-    let at = |max| {
-        limited(
-            &pdf,
-            Limits {
-                max_objects: max,
-                ..Limits::default()
-            },
-        )
-    };
-    assert!(at(5).is_ok());
-    assert_eq!(exceeded(at(4)), Some((LimitKind::Objects, 4)));
+    edge(&pdf, 5, LimitKind::Objects, |l, max| l.max_objects = max);
 }
 
 #[test]
@@ -258,20 +241,9 @@ fn page_content_bytes_joined_from_repeated_parts() {
     // The page joins the same stream twice, each part and a newline.
     let joined = 2 * (content.len() + 1);
     let pdf = flate_page(content.as_bytes());
-    let at = |max| {
-        limited(
-            &pdf,
-            Limits {
-                max_page_content_bytes: max,
-                ..Limits::default()
-            },
-        )
-    };
-    assert!(at(joined).is_ok());
-    assert_eq!(
-        exceeded(at(joined - 1)),
-        Some((LimitKind::PageContentBytes, joined - 1))
-    );
+    edge(&pdf, joined, LimitKind::PageContentBytes, |l, max| {
+        l.max_page_content_bytes = max
+    });
 }
 
 /// Pages sharing one `/Contents` array of many empty parts: every part
@@ -333,17 +305,9 @@ fn font_loading_costs_work_once_per_font() {
     let pdf = b.build(catalog);
     // 200 draws of a short form and one load of 10,000 widths (80,000):
     // well under 200 loads (16,000,000).
-    let at = |max| {
-        limited(
-            &pdf,
-            Limits {
-                max_interpreted_bytes: max,
-                ..Limits::default()
-            },
-        )
-    };
-    assert!(at(200_000).is_ok());
-    assert_eq!(exceeded(at(70_000)), Some((LimitKind::Work, 70_000)));
+    let work = |max| with_limit(&pdf, |l, m| l.max_interpreted_bytes = m, max);
+    assert!(work(200_000).is_ok());
+    assert_eq!(exceeded(work(70_000)), Some((LimitKind::Work, 70_000)));
 }
 
 #[test]
