@@ -237,6 +237,16 @@ def offline_child(binary, chromium):
     print("ui-browser offline: the page loaded, signed in and searched with no network")
 
 
+def foreign_link(page, base, token):
+    """A link carrying a JWT in the fragment (a foreign page's login CSRF)
+    signs nobody in; the fragment is cleared all the same."""
+    page.goto(base + "/ui#secret=" + token)
+    expect(page.get_by_label("API token", exact=True)).to_be_visible()
+    if page.evaluate("() => sessionStorage.length") != 0 or "secret" in page.url:
+        fail("a link with a JWT in its fragment signed in or stayed in the address bar")
+    expect(page.locator("#app")).to_be_hidden()
+
+
 def sign_in(page, base, token):
     page.goto(base + "/ui")
     page.get_by_label("API token", exact=True).fill(token)
@@ -367,6 +377,8 @@ def forget_source(page, base, admin, shot, tag):
 def run_views(page, base, admin, reader, other, secret_doc, full, tag):
     checks = 0
     shot = lambda name: page.screenshot(path=os.path.join(SHOTS, f"{name}-{tag}.png"), full_page=True)
+    foreign_link(page, base, admin)
+    checks += 1
     sign_in(page, base, admin)
     if "alayasiki" in page.url.split("/ui", 1)[1] or "eyJ" in page.url:
         fail("the token reached the URL")

@@ -557,10 +557,13 @@ document.addEventListener("DOMContentLoaded", () => {
   $("add-open").addEventListener("click", () => openDocument($("add-open").dataset.documentId));
   // The local server's link carries its per-start secret in the fragment
   // (never sent in a request): taken as the token, then cleared from the
-  // address bar and the history entry.
+  // address bar and the history entry. Only a secret of that shape (64 hex
+  // digits, which no JWT is) signs in from a link: a foreign page linking
+  // here with a token of its own would otherwise sign the reader into a
+  // memory its author reads (login CSRF).
   const secret = new URLSearchParams(location.hash.slice(1)).get("secret");
-  if (secret) {
-    history.replaceState(null, "", location.pathname + location.search);
-    signIn(secret);
-  } else if (token()) signIn(token()); else $("token").focus();
+  if (secret !== null) history.replaceState(null, "", location.pathname + location.search);
+  if (secret !== null && /^[0-9a-f]{64}$/.test(secret)) signIn(secret);
+  else if (secret !== null) { show("A sign-in link carries only this computer's local secret; paste a token to sign in.", true); $("token").focus(); }
+  else if (token()) signIn(token()); else $("token").focus();
 });
