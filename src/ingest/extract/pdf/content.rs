@@ -23,10 +23,12 @@ use super::parser::Parser;
 /// an empty part) many times still uses up the work budget.
 const FORM_OVERHEAD: usize = 64;
 
-/// Work charged for each array item a font's loading reads (widths,
-/// encoding differences), so that many fonts with huge arrays use up the
-/// work budget like content does.
-const FONT_ITEM_COST: usize = 8;
+/// Work charged for each width or encoding difference a font's loading
+/// reads and keeps ([`Font::weight`]), so that many fonts with huge width
+/// tables use up the work budget like content does. It is about what an
+/// entry of a kept width table costs in memory, so the budget bounds the
+/// memory fonts take too (8 million widths at most).
+const FONT_ITEM_COST: usize = 128;
 
 #[derive(Clone)]
 struct GraphicsState {

@@ -80,26 +80,30 @@ impl Font {
         }
     }
 
-    /// How many array items loading the font from `dict` reads (its
-    /// widths and encoding differences, a composite font's `/W`): what
-    /// loading costs beyond a constant, for the work budget.
+    /// How many widths and encoding differences loading the font from
+    /// `dict` reads and keeps (a simple font's `/Widths` up to its 256
+    /// codes, every width of a composite font's `/W`, nested lists
+    /// included): what loading costs beyond a constant, for the work budget.
     pub(super) fn weight(doc: &Document<'_>, dict: &Dict) -> usize {
-        let len = |o: Object| match o {
+        let len = |o: &Object| match o {
             Object::Array(items) => items.len(),
             _ => 0,
         };
         let differences = match doc.get(dict, b"Encoding") {
-            Object::Dict(encoding) => len(doc.get(&encoding, b"Differences")),
+            Object::Dict(encoding) => len(&doc.get(&encoding, b"Differences")),
             _ => 0,
         };
-        let descendant = match doc.get(dict, b"DescendantFonts") {
+        let cid_widths = match doc.get(dict, b"DescendantFonts") {
             Object::Array(fonts) => match fonts.first().map(|f| doc.resolve(f)) {
-                Some(Object::Dict(d)) => len(doc.get(&d, b"W")),
+                Some(Object::Dict(d)) => match doc.get(&d, b"W") {
+                    Object::Array(w) => w.iter().map(|item| len(&doc.resolve(item)).max(1)).sum(),
+                    _ => 0,
+                },
                 _ => 0,
             },
             _ => 0,
         };
-        len(doc.get(dict, b"Widths")) + differences + descendant
+        len(&doc.get(dict, b"Widths")).min(256) + differences + cid_widths
     }
 
     /// Calls `f` for each glyph of the shown string `bytes`.

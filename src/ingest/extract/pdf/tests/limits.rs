@@ -303,11 +303,41 @@ fn font_loading_costs_work_once_per_font() {
     let tree = b.add(&format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
     let catalog = b.add(&format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
     let pdf = b.build(catalog);
-    // 200 draws of a short form and one load of 10,000 widths (80,000):
-    // well under 200 loads (16,000,000).
+    // 200 draws of a short form and one load of 256 of the widths (at 128
+    // each, 32,768): far under 200 loads (6,553,600).
     let work = |max| with_limit(&pdf, |l, m| l.max_interpreted_bytes = m, max);
-    assert!(work(200_000).is_ok());
-    assert_eq!(exceeded(work(70_000)), Some((LimitKind::Work, 70_000)));
+    assert!(work(100_000).is_ok());
+    assert_eq!(exceeded(work(30_000)), Some((LimitKind::Work, 30_000)));
+
+    // Composite fonts sharing one descendant with a long nested /W: each
+    // font charges every width it reads (30 fonts x 30,000 widths at 128).
+    let mut b = PdfBuilder::new();
+    let widths = vec!["500"; 30_000].join(" ");
+    let descendant = b.add(&format!(
+        "<< /Type /Font /Subtype /CIDFontType2 /BaseFont /X /W [0 [{widths}]] >>"
+    ));
+    let fonts: Vec<String> = (0..30)
+        .map(|i| {
+            let f = b.add(&format!(
+                "<< /Type /Font /Subtype /Type0 /BaseFont /X /Encoding /Identity-H /DescendantFonts [{descendant} 0 R] >>"
+            ));
+            format!("/F{i} {f} 0 R")
+        })
+        .collect();
+    let shows: String = (0..30).map(|i| format!("BT /F{i} 12 Tf <0041> Tj ET\n")).collect();
+    let content = b.add_stream("", format!("BT /F0 12 Tf (x) Tj ET\n{shows}").as_bytes());
+    let page = b.add(&format!(
+        "<< /Type /Page /Contents {content} 0 R /Resources << /Font << {} >> >> >>",
+        fonts.join(" ")
+    ));
+    let tree = b.add(&format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
+    let catalog = b.add(&format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
+    let pdf = b.build(catalog);
+    let all = 30 * 30_000 * 128;
+    assert_eq!(
+        exceeded(with_limit(&pdf, |l, m| l.max_interpreted_bytes = m, all - 1)),
+        Some((LimitKind::Work, all - 1))
+    );
 }
 
 #[test]
