@@ -405,6 +405,20 @@ fn a_session_with_hostile_lines_and_syntax_in_its_text_records_and_replays_as_it
         json!({"uri": format!("alayasiki://documents/{doc}")}),
     );
     assert!(read.to_string().contains("${HOME}"), "{read}");
+    // An id right after a `$`, and metadata that reads as pattern syntax,
+    // echoed back by a query.
+    c.tool(
+        "alayasiki_ingest",
+        json!({"content": "The tide table is pinned by the harbour door.", "idempotency_key": "tide",
+               "metadata": {"shape": {"$json": 1}, "kind": {"$literal": "${HOME}"}}}),
+    );
+    let q = c.tool(
+        "alayasiki_query",
+        json!({"query": format!("tide table US${doc}"), "mode": "evidence"}),
+    );
+    assert_eq!(q["query"], format!("tide table US${doc}"), "{q}");
+    let bare = c.raw(b"42");
+    assert!(bare["error"].is_object(), "{bare}");
     let ping = c.raw(br#"{"jsonrpc":"2.0","id":"<capture:y>","method":"ping"}"#);
     assert_eq!(ping["id"], "<capture:y>");
     // A line that is not UTF-8, and one over MAX_FRAME_BYTES (8 MiB): the
@@ -422,6 +436,9 @@ fn a_session_with_hostile_lines_and_syntax_in_its_text_records_and_replays_as_it
         r#"{"$literal":"<capture:y>"}"#,
         r#""send_bytes":"#,
         r#"{"send_oversized":8388613}"#,
+        r#"{"send_raw":"42"}"#,
+        r#"{"$literal":{"$json":1}}"#,
+        "US$doc_",
     ] {
         assert!(recorded.contains(want), "want {want} in {recorded}");
     }

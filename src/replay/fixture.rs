@@ -99,7 +99,7 @@ pub fn parse(text: &str) -> Result<Vec<Step>, BadFixture> {
                     return Err(BadFixture::at(line, "send takes a JSON-RPC message (an object, or an array for a batch)"));
                 }
                 check_size(line, serde_json::to_string(&body).map_or(0, |s| s.len()))?;
-                check_uses(line, &body, &captured)?;
+                check_uses(line, &body, false, &captured)?;
                 StepKind::Send(body)
             }
             "send_raw" => {
@@ -137,7 +137,7 @@ pub fn parse(text: &str) -> Result<Vec<Step>, BadFixture> {
                 let mut defined = Vec::new();
                 pattern::captures_of(&body, &mut defined);
                 captured.extend(defined);
-                check_uses(line, &body, &captured)?;
+                check_uses(line, &body, true, &captured)?;
                 StepKind::Expect(body)
             }
             "expect_silence_ms" => match body.as_u64() {
@@ -200,9 +200,14 @@ fn check_size(line: usize, bytes: usize) -> Result<(), BadFixture> {
     Ok(())
 }
 
-fn check_uses(line: usize, v: &Value, captured: &HashSet<String>) -> Result<(), BadFixture> {
+fn check_uses(
+    line: usize,
+    v: &Value,
+    in_pattern: bool,
+    captured: &HashSet<String>,
+) -> Result<(), BadFixture> {
     let mut used = Vec::new();
-    pattern::uses(v, &mut used);
+    pattern::uses(v, in_pattern, &mut used);
     match used.into_iter().find(|name| !captured.contains(name)) {
         Some(name) => Err(BadFixture::at(
             line,

@@ -31,8 +31,7 @@ pub struct Mismatch {
 /// hold more than `limit` bytes in all (a capture used many times can
 /// multiply a small fixture into gigabytes). Names not captured are left
 /// as they are (the fixture check refuses a fixture that uses one before
-/// it is captured). A `{"$literal": ...}` is left whole: it is matched
-/// as written.
+/// it is captured).
 pub fn substitute(v: &Value, captures: &Captures, limit: usize) -> Option<Value> {
     let mut left = limit;
     substitute_within(v, captures, &mut left)
@@ -47,7 +46,6 @@ fn substitute_within(v: &Value, captures: &Captures, left: &mut usize) -> Option
                 .map(|i| substitute_within(i, captures, left))
                 .collect::<Option<_>>()?,
         ),
-        Value::Object(map) if literal(v).is_some() => Value::Object(map.clone()),
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(k, i)| Some((k.clone(), substitute_within(i, captures, left)?)))
@@ -92,12 +90,20 @@ fn substitute_str(s: &str, captures: &Captures, left: &mut usize) -> Option<Stri
     Some(out)
 }
 
-/// The string of a `{"$literal": "..."}` pattern.
-fn literal(v: &Value) -> Option<&str> {
+/// The value of a `{"$literal": VALUE}` pattern.
+fn literal(v: &Value) -> Option<&Value> {
     match v {
-        Value::Object(map) if map.len() == 1 => map.get("$literal")?.as_str(),
+        Value::Object(map) if map.len() == 1 => map.get("$literal"),
         _ => None,
     }
+}
+
+/// Whether an object would read as pattern syntax (`{"$json": ...}` or
+/// `{"$literal": ...}`), so that a recorded reply holding one must be
+/// written as a literal.
+pub fn is_syntax_object(v: &Value) -> bool {
+    matches!(v, Value::Object(map) if map.len() == 1
+        && (map.contains_key("$json") || map.contains_key("$literal")))
 }
 
 /// `text` written so that a send reads it back as it is: `${` becomes
@@ -120,9 +126,9 @@ fn is_wildcard(s: &str) -> bool {
     matches!(s, "<any>" | "<string>" | "<number>") || capture_name(s).is_some()
 }
 
-/// The names a value uses as `${NAME}`, in order (an escaped `$${` and a
-/// `$literal` use none).
-pub fn uses(v: &Value, out: &mut Vec<String>) {
+/// The names a value uses as `${NAME}`, in order (an escaped `$${` uses
+/// none, nor, in a pattern, a `$literal`).
+pub fn uses(v: &Value, in_pattern: bool, out: &mut Vec<String>) {
     match v {
         Value::String(s) => {
             let mut rest = s.as_str();
@@ -141,9 +147,9 @@ pub fn uses(v: &Value, out: &mut Vec<String>) {
                 }
             }
         }
-        Value::Array(items) => items.iter().for_each(|i| uses(i, out)),
-        Value::Object(_) if literal(v).is_some() => {}
-        Value::Object(map) => map.values().for_each(|i| uses(i, out)),
+        Value::Array(items) => items.iter().for_each(|i| uses(i, in_pattern, out)),
+        Value::Object(_) if in_pattern && literal(v).is_some() => {}
+        Value::Object(map) => map.values().for_each(|i| uses(i, in_pattern, out)),
         _ => {}
     }
 }
@@ -222,13 +228,10 @@ fn match_at(
             }
         }
         Value::Object(_) if literal(pattern).is_some() => {
-            let want = literal(pattern).unwrap_or_default();
-            match actual.as_str() == Some(want) {
+            let want = literal(pattern).unwrap_or(&Value::Null);
+            match want == actual {
                 true => Ok(()),
-                false => fail(
-                    path,
-                    format!("expected {}, got {actual}", Value::String(want.into())),
-                ),
+                false => fail(path, format!("expected {want}, got {actual}")),
             }
         }
         Value::Object(p) if p.len() == 1 && p.contains_key("$json") => {
@@ -308,7 +311,7 @@ mod tests {
         assert_eq!(sent, "Add $${HOME} and $${x} to $$${PATH}");
         assert_eq!(substitute(&json!(sent), &c, 100), Some(json!(text)));
         let mut used = Vec::new();
-        uses(&json!(sent), &mut used);
+        uses(&json!(sent), false, &mut used);
         assert!(used.is_empty(), "{used:?}");
         // A pattern of escaped text matches the text, captures untouched.
         assert_eq!(matches(&json!(sent), &json!(text), &mut c), Ok(()));
@@ -359,6 +362,7 @@ mod tests {
         let mut u = Vec::new();
         uses(
             &json!({"a": "x ${one} y ${two}", "b": ["${three}"]}),
+            true,
             &mut u,
         );
         assert_eq!(u, ["one", "two", "three"]);

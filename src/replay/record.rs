@@ -22,6 +22,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{ExitCode, Stdio};
 
+use super::fixture::MAX_OVERSIZED_SEND_BYTES;
 use super::pattern;
 use super::server::{self, ScratchDir};
 use crate::limits::MAX_FRAME_BYTES;
@@ -123,9 +124,12 @@ fn relay(options: &RecordOptions) -> Result<ExitCode, String> {
                     .and_then(|_| to_server.write_all(b"\n"))
             }
             Frame::TooLarge { bytes } => {
+                // Past what a fixture may replay, the server is sent (and
+                // answers about) the longest line a fixture may write.
+                let bytes = bytes.min(MAX_OVERSIZED_SEND_BYTES);
                 eprintln!(
-                    "alayasiki-mcp record: a {bytes}-byte line (over MAX_FRAME_BYTES, {MAX_FRAME_BYTES}) \
-                     is recorded by its length only, as send_oversized"
+                    "alayasiki-mcp record: a line over MAX_FRAME_BYTES ({MAX_FRAME_BYTES}) \
+                     is passed on and recorded as {bytes} bytes of filler (send_oversized)"
                 );
                 let _ = tx.send(Event::SentOversized(bytes));
                 server::write_filler(&mut to_server, bytes).and_then(|_| to_server.write_all(b"\n"))
@@ -164,9 +168,13 @@ fn fixture_of(events: Vec<Event>) -> String {
     );
     for event in events {
         let step = match event {
+            // Only a message (an object, or an array for a batch) is a
+            // `send`; any other line, JSON or not, is sent as it was.
             Event::Sent(line) => match serde_json::from_str::<Value>(&line) {
-                Ok(v) => serde_json::json!({"send": known_ids(&v, &ids)}),
-                Err(_) => serde_json::json!({"send_raw": line}),
+                Ok(v @ (Value::Object(_) | Value::Array(_))) => {
+                    serde_json::json!({"send": known_ids(&v, &ids)})
+                }
+                _ => serde_json::json!({"send_raw": line}),
             },
             Event::SentBytes(bytes) => {
                 serde_json::json!({"send_bytes": crate::base64::encode(&bytes)})
@@ -215,6 +223,25 @@ fn document_ids(s: &str) -> Vec<(usize, &str)> {
     found
 }
 
+/// `text` with each `id` in it replaced by `${name}`, except one right
+/// after a `$`: `$${name}` would read as an escaped `${`, so that one is
+/// kept as written (the recording then sends and expects the id it saw).
+fn refer(text: &str, id: &str, name: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(id) {
+        out.push_str(&rest[..at]);
+        let after_dollar = out.ends_with('$');
+        out.push_str(&match after_dollar {
+            true => id.to_string(),
+            false => format!("${{{name}}}"),
+        });
+        rest = &rest[at + id.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `v` with every document id already captured replaced by its `${name}`.
 fn known_ids(v: &Value, ids: &HashMap<String, String>) -> Value {
     match v {
@@ -222,7 +249,7 @@ fn known_ids(v: &Value, ids: &HashMap<String, String>) -> Value {
             let mut out = pattern::escape(s);
             for (_, id) in document_ids(s) {
                 if let Some(name) = ids.get(id) {
-                    out = out.replace(id, &format!("${{{name}}}"));
+                    out = refer(&out, id, name);
                 }
             }
             Value::String(out)
@@ -241,6 +268,8 @@ fn known_ids(v: &Value, ids: &HashMap<String, String>) -> Value {
 /// in the order [`wildcard`] meets them.
 fn new_ids(v: &Value, ids: &HashMap<String, String>, key: Option<&str>, out: &mut Vec<String>) {
     match v {
+        // Written as a literal (see `wildcard`): nothing in it is captured.
+        Value::Object(_) if pattern::is_syntax_object(v) => {}
         Value::Object(map) => map.iter().for_each(|(k, i)| new_ids(i, ids, Some(k), out)),
         Value::Array(items) => items.iter().for_each(|i| new_ids(i, ids, None, out)),
         // Replaced by a wildcard, never captured.
@@ -270,6 +299,8 @@ fn wildcard(
 ) -> Value {
     let key_is = |list: &[&str]| key.is_some_and(|k| list.contains(&k));
     match v {
+        // An object that would read as pattern syntax is matched exactly.
+        Value::Object(_) if pattern::is_syntax_object(v) => serde_json::json!({ "$literal": v }),
         Value::Object(map) => {
             let out: Map<String, Value> = map
                 .iter()
@@ -300,7 +331,7 @@ fn wildcard(
             };
             for (_, id) in document_ids(s) {
                 match ids.get(id) {
-                    Some(name) => out = out.replace(id, &format!("${{{name}}}")),
+                    Some(name) => out = refer(&out, id, name),
                     // A new id only inside a longer string cannot be
                     // captured: any string matches.
                     None => return Value::String("<string>".into()),
@@ -341,6 +372,9 @@ mod tests {
             Event::Received(json!({"id": 3, "result": {"echo": "${HOME}", "id": "<capture:x>"}}).to_string()),
             Event::SentBytes(vec![b'{', 0xff]),
             Event::SentOversized(MAX_FRAME_BYTES + 1),
+            Event::Sent("null".into()),
+            Event::Sent(json!({"id": 4, "params": {"price": format!("US${id}"), "m": {"$literal": "${HOME}"}}}).to_string()),
+            Event::Received(json!({"id": 4, "result": {"a": {"$literal": "plain"}, "b": {"$json": 1}, "c": format!("US${id}")}}).to_string()),
         ];
         let text = fixture_of(events);
         let lines: Vec<Value> = text
@@ -365,6 +399,19 @@ mod tests {
         );
         assert_eq!(lines[8], json!({"send_bytes": "e/8="}));
         assert_eq!(lines[9], json!({"send_oversized": MAX_FRAME_BYTES + 1}));
+        // A bare JSON value is no message: sent as it was.
+        assert_eq!(lines[10], json!({"send_raw": "null"}));
+        // An id right after `$` is kept as written (`$${doc1}` would read
+        // as an escaped `${`); `$literal` means nothing in a send.
+        assert_eq!(
+            lines[11]["send"]["params"],
+            json!({"price": format!("US${id}"), "m": {"$literal": "$${HOME}"}})
+        );
+        // Reply objects that read as pattern syntax are matched exactly.
+        assert_eq!(
+            lines[12]["expect"]["result"],
+            json!({"a": {"$literal": {"$literal": "plain"}}, "b": {"$literal": {"$json": 1}}, "c": format!("US${id}")})
+        );
         // What it wrote is a fixture replay reads.
         assert!(super::super::fixture::parse(&text).is_ok());
     }

@@ -324,7 +324,9 @@ fn font_loading_costs_work_once_per_font() {
             format!("/F{i} {f} 0 R")
         })
         .collect();
-    let shows: String = (0..30).map(|i| format!("BT /F{i} 12 Tf <0041> Tj ET\n")).collect();
+    let shows: String = (0..30)
+        .map(|i| format!("BT /F{i} 12 Tf <0041> Tj ET\n"))
+        .collect();
     let content = b.add_stream("", format!("BT /F0 12 Tf (x) Tj ET\n{shows}").as_bytes());
     let page = b.add(&format!(
         "<< /Type /Page /Contents {content} 0 R /Resources << /Font << {} >> >> >>",
@@ -335,7 +337,11 @@ fn font_loading_costs_work_once_per_font() {
     let pdf = b.build(catalog);
     let all = 30 * 30_000 * 128;
     assert_eq!(
-        exceeded(with_limit(&pdf, |l, m| l.max_interpreted_bytes = m, all - 1)),
+        exceeded(with_limit(
+            &pdf,
+            |l, m| l.max_interpreted_bytes = m,
+            all - 1
+        )),
         Some((LimitKind::Work, all - 1))
     );
 }
