@@ -98,8 +98,15 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
         let i = rest.rfind(['+', '-'])?;
         let (c, off) = rest.split_at(i);
         let sign = if off.starts_with('-') { -1 } else { 1 };
+        // An offset is two digits of hours (to 23) and two of minutes (to
+        // 59): anything else is not RFC 3339, and a long one would
+        // overflow the arithmetic below.
         let (oh, om) = off[1..].split_once(':')?;
-        (c, sign * (num(oh)? * 3600 + num(om)? * 60) * 1000)
+        let (oh, om) = (num(oh).filter(|_| oh.len() == 2)?, num(om).filter(|_| om.len() == 2)?);
+        if oh > 23 || om > 59 {
+            return None;
+        }
+        (c, sign * (oh * 3600 + om * 60) * 1000)
     };
     let (hms, frac) = match clock.split_once('.') {
         Some((a, b)) => (a, b),
@@ -174,6 +181,10 @@ mod tests {
             parse_rfc3339("2026-11-28T22:00:00-02:00"),
             Some(1_795_910_400_000)
         );
+        assert_eq!(
+            parse_rfc3339("2026-11-29T23:59:00+23:59"),
+            Some(1_795_910_400_000)
+        );
         for bad in [
             "",
             "tomorrow",
@@ -183,6 +194,12 @@ mod tests {
             "2026-1-01",
             "2026-11-29T25:00:00Z",
             "2026-11-29T10:00:00",
+            "2026-11-29T10:00:00+99:99",
+            "2026-11-29T10:00:00+24:00",
+            "2026-11-29T10:00:00+23:60",
+            "2026-11-29T10:00:00+2:00",
+            "2026-11-29T10:00:00+9223372036854775807:00",
+            "2026-11-29T10:00:00-00:9223372036854775807",
         ] {
             assert_eq!(parse_rfc3339(bad), None, "{bad}");
         }
