@@ -15,6 +15,13 @@ let sessionTimer = null; // ticks the working-memory countdowns
 
 function token() { return sessionStorage.getItem(TOKEN_KEY); }
 
+// A stored string set between Unicode isolates (FSI ... PDI), so that a
+// right-to-left override in a title or source cannot reorder the rest of
+// the line it is joined into (the ids and sizes a confirmation names).
+function iso(text) {
+  return "\u2068" + String(text) + "\u2069";
+}
+
 function el(tag, text, cls) {
   const e = document.createElement(tag);
   if (text !== undefined && text !== null) e.textContent = String(text);
@@ -100,7 +107,7 @@ async function signIn(t) {
   sessionStorage.setItem(TOKEN_KEY, t);
   try {
     const s = await api("GET", "/v1/status");
-    $("who").textContent = "Signed in as " + s.subject + " · tenant " + s.tenant;
+    $("who").textContent = "Signed in as " + iso(s.subject) + " · tenant " + iso(s.tenant);
     $("sign-in").hidden = true; $("app").hidden = false; $("sign-out").hidden = false;
     // data_dir is reported only to admins, who may forget too.
     mayForget = grantsIngest() || s.data_dir !== undefined;
@@ -213,7 +220,7 @@ async function search(ev) {
     for (const e of r.evidence || []) {
       const li = el("li");
       li.append(el("p", "#" + e.rank + " " + (e.title || e.document_id), "item-title"));
-      li.append(el("p", "source: " + (e.source || "—") + " · score " + Number(e.score).toFixed(3) +
+      li.append(el("p", "source: " + iso(e.source || "—") + " · score " + Number(e.score).toFixed(3) +
         " · " + e.document_id + " · " + (e.created_at || ""), "meta"));
       const lanes = Object.entries(e.lanes || {}).map(([name, l]) =>
         name + " #" + l.rank + " (" + Number(l.score).toPrecision(3) + ")").join(" · ");
@@ -261,8 +268,8 @@ async function loadDocuments(more) {
       const li = el("li");
       li.dataset.documentId = d.document_id;
       li.append(el("p", d.title || d.document_id, "item-title"));
-      li.append(el("p", (d.source || "no source") + " · " + d.media_type + " · " + bytes(d.bytes) + " · " +
-        (d.provenance || "") + " · " + d.created_at, "meta"));
+      li.append(el("p", iso(d.source || "no source") + " · " + d.media_type + " · " + bytes(d.bytes) + " · " +
+        iso(d.provenance || "") + " · " + d.created_at, "meta"));
       li.append(openButton(d.document_id, "Open"));
       list.append(li);
     }
@@ -327,7 +334,7 @@ async function loadChunks(id, more) {
       if (seen.has(m.entity_id)) continue;
       seen.add(m.entity_id);
       const item = el("li");
-      const b = el("button", m.name + " · " + m.kind, "chip");
+      const b = el("button", iso(m.name) + " · " + m.kind, "chip");
       b.type = "button";
       b.dataset.entityId = m.entity_id;
       b.addEventListener("click", () => Graph.show(m.entity_id));
@@ -379,7 +386,7 @@ async function forget() {
     const n = typeof r.documents === "number" ? r.documents : 1;
     current = null;
     view("documents");
-    show("Forgot " + n + " document(s): " + (d.title || d.document_id) + " (" + d.document_id + "), " +
+    show("Forgot " + n + " document(s): " + iso(d.title || d.document_id) + " (" + d.document_id + "), " +
       (r.chunks || 0) + " chunk(s), " + (r.vectors || 0) + " vector(s)", true);
   } catch (e) { failed(e); }
 }
@@ -391,10 +398,10 @@ async function askForgetSource() {
     // The exact count and the first titles, read now, not from the list.
     const r = await api("GET", "/v1/documents?" + new URLSearchParams({ source, limit: "10" }).toString());
     $("source-forget-what").textContent = "This deletes, for good, all " + r.total +
-      " document(s) whose source is exactly \u201c" + source + "\u201d:";
+      " document(s) whose source is exactly \u201c" + iso(source) + "\u201d:";
     const ul = $("source-forget-list");
     ul.replaceChildren();
-    for (const d of r.documents) ul.append(el("li", (d.title || "(untitled)") + " · " + d.document_id + " · " + bytes(d.bytes)));
+    for (const d of r.documents) ul.append(el("li", iso(d.title || "(untitled)") + " · " + d.document_id + " · " + bytes(d.bytes)));
     if (r.total > r.documents.length) ul.append(el("li", "and " + (r.total - r.documents.length) + " more", "muted"));
     $("source-dialog").dataset.source = source;
     $("source-dialog").returnValue = "";
@@ -408,7 +415,7 @@ async function forgetSource() {
     const r = await api("POST", "/v1/tools/alayasiki_forget", { source });
     $("source-filter").value = "";
     await loadDocuments(false);
-    show("Forgot " + r.documents + " document(s) of source \u201c" + source + "\u201d: " + (r.chunks || 0) +
+    show("Forgot " + r.documents + " document(s) of source \u201c" + iso(source) + "\u201d: " + (r.chunks || 0) +
       " chunk(s), " + (r.vectors || 0) + " vector(s)", true);
   } catch (e) { failed(e); }
 }

@@ -129,7 +129,7 @@ const Graph = (() => {
       if (!a || !b) continue;
       const line = svgEl("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, "stroke-width": 1 + 2 * (e.confidence || 0) });
       const title = svgEl("title");
-      title.textContent = a.name + " " + e.label + " " + b.name + " (confidence " + Number(e.confidence).toFixed(2) + ")";
+      title.textContent = "\u2068" + a.name + "\u2069 \u2068" + e.label + "\u2069 \u2068" + b.name + "\u2069 (confidence " + Number(e.confidence).toFixed(2) + ")";
       line.append(title);
       lines.append(line);
     }
