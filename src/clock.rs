@@ -102,7 +102,10 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
         // 59): anything else is not RFC 3339, and a long one would
         // overflow the arithmetic below.
         let (oh, om) = off[1..].split_once(':')?;
-        let (oh, om) = (num(oh).filter(|_| oh.len() == 2)?, num(om).filter(|_| om.len() == 2)?);
+        let (oh, om) = (
+            num(oh).filter(|_| oh.len() == 2)?,
+            num(om).filter(|_| om.len() == 2)?,
+        );
         if oh > 23 || om > 59 {
             return None;
         }

@@ -903,3 +903,40 @@ fn the_largest_replies_are_cut_at_their_limits_and_say_so() {
     let listed = get(&api, "/v1/entities?limit=200", &alice);
     assert!(listed["entities"].as_array().unwrap().len() > 100);
 }
+
+/// A document whose reply JSON escaping would blow past `MAX_REPLY_BYTES`
+/// (8 MiB; its text full of quotes) is answered with its text cut to fit
+/// and `text_truncated`, not 413: the memory browser can still open it,
+/// and so forget it. Its original stays whole.
+#[test]
+fn a_document_too_large_to_show_whole_is_shown_cut_and_can_be_forgotten() {
+    let dir = TempDir::new("browse-quotes");
+    let api = Api::start(dir.path(), &[]);
+    let alice = admin("alice", "acme");
+    let quotes = "\"".repeat(4 * 1024 * 1024 - 16);
+    let content = alayasiki_mcp::base64::encode(quotes.as_bytes());
+    let id = ingest(
+        &api,
+        &alice,
+        json!({"File": {"filename": "quotes.txt", "mime_type": "text/plain", "content": content}}),
+    );
+    let d = get(&api, &format!("/v1/documents/{id}"), &alice);
+    assert_eq!(d["text_truncated"], true);
+    let shown = d["text"].as_str().unwrap();
+    assert!(
+        shown.len() > 3 * 1024 * 1024 && quotes.starts_with(shown),
+        "{}",
+        shown.len()
+    );
+    let r = api.call("GET", &format!("/v1/documents/{id}/original"), &alice, None);
+    assert_eq!((r.status, r.body.len()), (200, quotes.len()));
+    let r = api.call("DELETE", &format!("/v1/documents/{id}"), &alice, None);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    refused(
+        &api,
+        &format!("/v1/documents/{id}"),
+        &alice,
+        404,
+        "not_found",
+    );
+}

@@ -15,7 +15,7 @@ use super::http_api::{
 };
 use super::query_string::{limit_param, query_pairs};
 use super::request::Request;
-use crate::limits::{CHUNKS_DEFAULT_LIMIT, CHUNKS_MAX_LIMIT};
+use crate::limits::{CHUNKS_DEFAULT_LIMIT, CHUNKS_MAX_LIMIT, MAX_REPLY_BYTES};
 use crate::protocol::tools::{self, Tool};
 use crate::service::{DocumentFilter, Memory, Permission, Principal};
 use serde_json::{json, Map, Value};
@@ -64,7 +64,7 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
         match memory.document(&id) {
             Ok(d) => {
                 let metadata: Value = serde_json::from_str(&d.metadata).unwrap_or(Value::Null);
-                let body = json!({
+                let mut body = json!({
                     "document_id": d.doc_id,
                     "source": d.source,
                     "title": d.title,
@@ -77,15 +77,55 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
                     "created_at": crate::clock::rfc3339(d.created_at),
                     "state": d.state,
                     "text": d.text,
+                    "text_truncated": false,
                     "error": d.error,
-                })
-                .to_string()
-                .into_bytes();
+                });
+                fit_text(&mut body);
+                let body = body.to_string().into_bytes();
                 Charge::new(READ_OPERATION, 0, started).reply(&memory, body, "application/json")
             }
             Err(e) => service_error(e, READ_OPERATION),
         }
     });
+}
+
+/// Cuts a document reply's `text` so that the whole reply fits in
+/// [`MAX_REPLY_BYTES`] (setting `text_truncated`): every accepted document
+/// can be opened, and so forgotten, from the memory browser, even one whose
+/// text JSON escaping blows up (quotes, control characters). The original
+/// (`/original`) and the chunks stay whole.
+fn fit_text(body: &mut Value) {
+    let len = body.to_string().len();
+    if len <= MAX_REPLY_BYTES {
+        return;
+    }
+    let Some(text) = body["text"].as_str() else {
+        return;
+    };
+    let escaped = Value::String(text.to_string()).to_string().len();
+    // What the reply holds besides the text, and a margin for the flag.
+    let room = MAX_REPLY_BYTES.saturating_sub(len - escaped + 8);
+    let cut = json_prefix(text, room.saturating_sub(2)).to_string();
+    body["text"] = Value::String(cut);
+    body["text_truncated"] = Value::Bool(true);
+}
+
+/// The longest prefix of `text` whose JSON escaping (without the quotes)
+/// takes at most `max` bytes, cut at a character boundary.
+fn json_prefix(text: &str, max: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in text.char_indices() {
+        let n = match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if (c as u32) < 0x20 => 6,
+            c => c.len_utf8(),
+        };
+        if used + n > max {
+            return &text[..i];
+        }
+        used += n;
+    }
+    text
 }
 
 /// The parameters of `GET /v1/documents`.
@@ -453,6 +493,23 @@ mod tests {
         for bad in ["limit=0", &over, "after=-1", "after=x", "before=1"] {
             assert!(chunks_query(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_document_reply_too_large_for_the_cap_has_its_text_cut_to_fit() {
+        for unit in ["\"", "\u{1}", "é", "a"] {
+            let text = unit.repeat(MAX_REPLY_BYTES / unit.len() + 10);
+            let mut body = json!({"document_id": "doc_x", "text": text, "text_truncated": false});
+            fit_text(&mut body);
+            let len = body.to_string().len();
+            assert!(len <= MAX_REPLY_BYTES, "{unit:?}: {len}");
+            assert!(len > MAX_REPLY_BYTES - 16, "{unit:?}: cut too much ({len})");
+            assert_eq!(body["text_truncated"], true);
+            assert!(text.starts_with(body["text"].as_str().unwrap()));
+        }
+        let mut small = json!({"text": "short", "text_truncated": false});
+        fit_text(&mut small);
+        assert_eq!(small, json!({"text": "short", "text_truncated": false}));
     }
 
     #[test]

@@ -299,7 +299,8 @@ async function openDocument(id) {
     fact(dl, "State", d.state);
     if (d.error) fact(dl, "Error", d.error);
     $("document-metadata").textContent = JSON.stringify({ metadata: d.metadata, provenance: d.provenance }, null, 2);
-    $("document-text").textContent = d.text || "";
+    $("document-text").textContent = (d.text || "") +
+      (d.text_truncated ? "\n\n[The text is cut here: it is too long to show whole. Download the original for all of it.]" : "");
     $("document-chunks").replaceChildren();
     $("document-entities").replaceChildren();
     chunksAfter = null;
