@@ -274,19 +274,11 @@ fn run_step(
                 .map(|m| m.to_string())
                 .filter(|m| m.len() <= MAX_FRAME_BYTES)
                 .ok_or_else(too_large)?;
-            server
-                .write_line(&message)
-                .map_err(|e| format!("cannot send: the server's input is closed ({e})"))
+            server.write_line(&message).map_err(input_closed)
         }
-        StepKind::SendRaw(text) => server
-            .write_line(text)
-            .map_err(|e| format!("cannot send: the server's input is closed ({e})")),
-        StepKind::SendBytes(bytes) => server
-            .write_bytes(bytes)
-            .map_err(|e| format!("cannot send: the server's input is closed ({e})")),
-        StepKind::SendOversized(n) => server
-            .write_filler(*n)
-            .map_err(|e| format!("cannot send: the server's input is closed ({e})")),
+        StepKind::SendRaw(text) => server.write_line(text).map_err(input_closed),
+        StepKind::SendBytes(bytes) => server.write_bytes(bytes).map_err(input_closed),
+        StepKind::SendOversized(n) => server.write_filler(*n).map_err(input_closed),
         StepKind::Expect(want) => {
             let wait = Duration::from_millis(REPLAY_REPLY_TIMEOUT_MS);
             let actual = match server.next_line(wait) {
@@ -313,6 +305,11 @@ fn run_step(
             Some(Err(line)) => Err(format!("expected nothing for {ms} ms, got {line}")),
         },
     }
+}
+
+/// Why a send failed: the server no longer reads.
+fn input_closed(e: std::io::Error) -> String {
+    format!("cannot send: the server's input is closed ({e})")
 }
 
 /// A step's name in reports: its kind and what it is about.

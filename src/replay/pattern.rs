@@ -66,7 +66,7 @@ fn substitute_str(s: &str, captures: &Captures, left: &mut usize) -> Option<Stri
     };
     let mut rest = s;
     while let Some(at) = rest.find("${") {
-        if at > 0 && rest.as_bytes()[at - 1] == b'$' {
+        if escaped_at(rest, at) {
             // `$${`: a literal `${`.
             push(&mut out, &rest[..at - 1])?;
             push(&mut out, "${")?;
@@ -88,6 +88,12 @@ fn substitute_str(s: &str, captures: &Captures, left: &mut usize) -> Option<Stri
     }
     push(&mut out, rest)?;
     Some(out)
+}
+
+/// Whether the `${` at `at` in `rest` is escaped (`$${`): a literal `${`,
+/// no capture.
+fn escaped_at(rest: &str, at: usize) -> bool {
+    at > 0 && rest.as_bytes()[at - 1] == b'$'
 }
 
 /// The value of a `{"$literal": VALUE}` pattern.
@@ -134,7 +140,7 @@ pub fn uses(v: &Value, in_pattern: bool, out: &mut Vec<String>) {
             let mut rest = s.as_str();
             while let Some(at) = rest.find("${") {
                 let after = &rest[at + 2..];
-                if at > 0 && rest.as_bytes()[at - 1] == b'$' {
+                if escaped_at(rest, at) {
                     rest = after;
                     continue;
                 }

@@ -107,21 +107,12 @@ impl ServerProcess {
 
     /// Writes `text` and a newline.
     pub fn write_line(&mut self, text: &str) -> std::io::Result<()> {
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| std::io::Error::other("input closed"))?;
-        stdin.write_all(text.as_bytes())?;
-        stdin.write_all(b"\n")?;
-        stdin.flush()
+        self.write_bytes(text.as_bytes())
     }
 
     /// Writes `bytes` (not necessarily UTF-8) and a newline.
     pub fn write_bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| std::io::Error::other("input closed"))?;
+        let stdin = self.input()?;
         stdin.write_all(bytes)?;
         stdin.write_all(b"\n")?;
         stdin.flush()
@@ -131,13 +122,17 @@ impl ServerProcess {
     /// line too large to record stands for (the server skips it whatever
     /// it held, and says how long it was).
     pub fn write_filler(&mut self, n: usize) -> std::io::Result<()> {
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| std::io::Error::other("input closed"))?;
+        let stdin = self.input()?;
         write_filler(stdin, n)?;
         stdin.write_all(b"\n")?;
         stdin.flush()
+    }
+
+    /// The server's input, while it is open.
+    fn input(&mut self) -> std::io::Result<&mut ChildStdin> {
+        self.stdin
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("input closed"))
     }
 
     /// The next line within `wait`; `None` when none came.

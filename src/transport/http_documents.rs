@@ -80,8 +80,7 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
                     "text_truncated": false,
                     "error": d.error,
                 });
-                fit_text(&mut body);
-                let body = body.to_string().into_bytes();
+                let body = fitted(&mut body);
                 Charge::new(READ_OPERATION, 0, started).reply(&memory, body, "application/json")
             }
             Err(e) => service_error(e, READ_OPERATION),
@@ -89,25 +88,40 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
     });
 }
 
-/// Cuts a document reply's `text` so that the whole reply fits in
-/// [`MAX_REPLY_BYTES`] (setting `text_truncated`): every accepted document
-/// can be opened, and so forgotten, from the memory browser, even one whose
-/// text JSON escaping blows up (quotes, control characters). The original
-/// (`/original`) and the chunks stay whole.
-fn fit_text(body: &mut Value) {
-    let len = body.to_string().len();
-    if len <= MAX_REPLY_BYTES {
-        return;
-    }
-    let Some(text) = body["text"].as_str() else {
-        return;
+/// A document reply serialized, its `text` cut (and `text_truncated`
+/// set) when the whole would not fit in [`MAX_REPLY_BYTES`]: every
+/// accepted document can be opened, and so forgotten, from the memory
+/// browser, even one whose text JSON escaping blows up (quotes, control
+/// characters). The original (`/original`) and the chunks stay whole.
+fn fitted(body: &mut Value) -> Vec<u8> {
+    let whole = body.to_string().into_bytes();
+    let Some(text) = body["text"]
+        .as_str()
+        .filter(|_| whole.len() > MAX_REPLY_BYTES)
+    else {
+        return whole;
     };
-    let escaped = Value::String(text.to_string()).to_string().len();
-    // What the reply holds besides the text, and a margin for the flag.
-    let room = MAX_REPLY_BYTES.saturating_sub(len - escaped + 8);
-    let cut = json_prefix(text, room.saturating_sub(2)).to_string();
+    // What the reply holds besides the text (and its quotes), and a margin
+    // for the flag.
+    let others = whole.len() - (escaped_len(text) + 2);
+    let cut = json_prefix(text, MAX_REPLY_BYTES.saturating_sub(others + 8 + 2)).to_string();
     body["text"] = Value::String(cut);
     body["text_truncated"] = Value::Bool(true);
+    body.to_string().into_bytes()
+}
+
+/// Bytes `c` takes in a JSON string.
+fn escaped_char_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        c if (c as u32) < 0x20 => 6,
+        c => c.len_utf8(),
+    }
+}
+
+/// Bytes `text` takes in a JSON string, without the quotes.
+fn escaped_len(text: &str) -> usize {
+    text.chars().map(escaped_char_len).sum()
 }
 
 /// The longest prefix of `text` whose JSON escaping (without the quotes)
@@ -115,15 +129,10 @@ fn fit_text(body: &mut Value) {
 fn json_prefix(text: &str, max: usize) -> &str {
     let mut used = 0;
     for (i, c) in text.char_indices() {
-        let n = match c {
-            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
-            c if (c as u32) < 0x20 => 6,
-            c => c.len_utf8(),
-        };
-        if used + n > max {
+        used += escaped_char_len(c);
+        if used > max {
             return &text[..i];
         }
-        used += n;
     }
     text
 }
@@ -500,16 +509,23 @@ mod tests {
         for unit in ["\"", "\u{1}", "é", "a"] {
             let text = unit.repeat(MAX_REPLY_BYTES / unit.len() + 10);
             let mut body = json!({"document_id": "doc_x", "text": text, "text_truncated": false});
-            fit_text(&mut body);
-            let len = body.to_string().len();
+            let len = fitted(&mut body).len();
+            assert_eq!(len, body.to_string().len());
             assert!(len <= MAX_REPLY_BYTES, "{unit:?}: {len}");
             assert!(len > MAX_REPLY_BYTES - 16, "{unit:?}: cut too much ({len})");
             assert_eq!(body["text_truncated"], true);
             assert!(text.starts_with(body["text"].as_str().unwrap()));
         }
-        let mut small = json!({"text": "short", "text_truncated": false});
-        fit_text(&mut small);
-        assert_eq!(small, json!({"text": "short", "text_truncated": false}));
+        let mut small = json!({"text": "short\u{1}\"", "text_truncated": false});
+        assert_eq!(fitted(&mut small), small.to_string().into_bytes());
+        assert_eq!(
+            small,
+            json!({"text": "short\u{1}\"", "text_truncated": false})
+        );
+        assert_eq!(
+            escaped_len("short\u{1}\""),
+            Value::String("short\u{1}\"".into()).to_string().len() - 2
+        );
     }
 
     #[test]

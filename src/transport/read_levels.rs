@@ -58,7 +58,6 @@ impl Context {
         if !self.service.on_cluster() {
             return Ok(());
         }
-        let applied = |at: i64| at >= wanted;
         let mut waiting = None;
         let deadline = Instant::now() + crate::limits::CLUSTER_POSITION_WAIT;
         loop {
@@ -66,7 +65,7 @@ impl Context {
                 .service
                 .log_position()
                 .map_err(|e| http_api::service_error(e, "log position"))?;
-            if applied(at) {
+            if at >= wanted {
                 return Ok(());
             }
             if waiting.is_none() {
