@@ -51,6 +51,18 @@ impl PdfBuilder {
         self.build_with_trailer(&format!("/Root {root} 0 R"))
     }
 
+    /// The file of a one-level page tree over `pages` and its catalog.
+    pub(super) fn build_pages(&mut self, pages: &[u32]) -> Vec<u8> {
+        let kids: Vec<String> = pages.iter().map(|p| format!("{p} 0 R")).collect();
+        let tree = self.add(&format!(
+            "<< /Type /Pages /Kids [{}] /Count {} >>",
+            kids.join(" "),
+            pages.len()
+        ));
+        let catalog = self.add(&format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
+        self.build(catalog)
+    }
+
     pub(super) fn build_with_trailer(&self, trailer: &str) -> Vec<u8> {
         let mut out = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n".to_vec();
         let mut offsets = Vec::new();

@@ -24,9 +24,7 @@ fn with_font_objects(add_font: impl FnOnce(&mut PdfBuilder) -> u32, content: &st
     let page = b.add(&format!(
         "<< /Type /Page /Contents {stream} 0 R /Resources << /Font << /F1 {font} 0 R >> >> >>"
     ));
-    let tree = b.add(&format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
-    let catalog = b.add(&format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
-    b.build(catalog)
+    b.build_pages(&[page])
 }
 
 /// A simple font whose glyphs are all 500/1000 wide.
@@ -259,11 +257,10 @@ fn contents_arrays_may_split_tokens() {
     let page = b.add(&format!(
         "<< /Type /Page /Contents [{first} 0 R {second} 0 R] /Resources << /Font << /F1 {font} 0 R >> >> >>"
     ));
-    let tree = b.add(&format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
-    let catalog = b.add(&format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
+    let pdf = b.build_pages(&[page]);
     // The string continues across the stream boundary; the newline that
     // joins the streams is a control code without a glyph.
-    assert_eq!(text_of(&b.build(catalog)), "split text");
+    assert_eq!(text_of(&pdf), "split text");
 }
 
 #[test]

@@ -62,9 +62,7 @@ fn flate_page(content: &[u8]) -> Vec<u8> {
     let page = b.add(&format!(
         "<< /Type /Page /Contents [{stream} 0 R {stream} 0 R] /Resources << /Font << /F1 {font} 0 R >> >> >>"
     ));
-    let tree = b.add(&format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
-    let catalog = b.add(&format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
-    b.build(catalog)
+    b.build_pages(&[page])
 }
 
 #[test]
@@ -223,14 +221,13 @@ fn interpreted_bytes_and_form_fan_out() {
     let page = b.add(&format!(
         "<< /Type /Page /Contents {content} 0 R /Resources << /XObject << /Top {top} 0 R >> >> >>"
     ));
-    let tree = b.add(&format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
-    let catalog = b.add(&format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
+    let pdf = b.build_pages(&[page]);
     let limits = Limits {
         max_interpreted_bytes: 1 << 20,
         ..Limits::default()
     };
     assert_eq!(
-        exceeded(limited(&b.build(catalog), limits)),
+        exceeded(limited(&pdf, limits)),
         Some((LimitKind::Work, 1 << 20))
     );
 }
@@ -257,20 +254,14 @@ fn every_part_of_a_pages_contents_costs_work() {
     parts.push_str(&format!(" {empty} 0 R").repeat(999));
     let array = b.add(&format!("[{parts}]"));
     let font = b.add("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
-    let kids: Vec<String> = (0..10)
+    let pages: Vec<u32> = (0..10)
         .map(|_| {
-            let page = b.add(&format!(
+            b.add(&format!(
                 "<< /Type /Page /Contents {array} 0 R /Resources << /Font << /F1 {font} 0 R >> >> >>"
-            ));
-            format!("{page} 0 R")
+            ))
         })
         .collect();
-    let tree = b.add(&format!(
-        "<< /Type /Pages /Kids [{}] /Count 10 >>",
-        kids.join(" ")
-    ));
-    let catalog = b.add(&format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
-    let pdf = b.build(catalog);
+    let pdf = b.build_pages(&pages);
     assert!(limited(&pdf, Limits::default()).is_ok());
     // Ten pages of a thousand parts: at least 640,000 of work.
     let limits = Limits {
@@ -300,9 +291,7 @@ fn font_loading_costs_work_once_per_font() {
     let page = b.add(&format!(
         "<< /Type /Page /Contents {content} 0 R /Resources << /XObject << /X {form} 0 R >> >> >>"
     ));
-    let tree = b.add(&format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
-    let catalog = b.add(&format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
-    let pdf = b.build(catalog);
+    let pdf = b.build_pages(&[page]);
     // 200 draws of a short form and one load of 256 of the widths (at 128
     // each, 32,768): far under 200 loads (6,553,600).
     let work = |max| with_limit(&pdf, |l, m| l.max_interpreted_bytes = m, max);
@@ -332,9 +321,7 @@ fn font_loading_costs_work_once_per_font() {
         "<< /Type /Page /Contents {content} 0 R /Resources << /Font << {} >> >> >>",
         fonts.join(" ")
     ));
-    let tree = b.add(&format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
-    let catalog = b.add(&format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
-    let pdf = b.build(catalog);
+    let pdf = b.build_pages(&[page]);
     let all = 30 * 30_000 * 128;
     assert_eq!(
         exceeded(with_limit(
@@ -359,9 +346,7 @@ fn nesting_depth_at_the_production_limit() {
         let page = b.add(&format!(
             "<< /Type /Page /Contents {content} 0 R /Resources << /Font << /F1 {font} 0 R >> >> /Deep {deep} >>"
         ));
-        let tree = b.add(&format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
-        let catalog = b.add(&format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
-        b.build(catalog)
+        b.build_pages(&[page])
     };
     assert_eq!(
         extract_text(&page_at_depth(MAX_NESTING_DEPTH))
@@ -411,9 +396,8 @@ fn structural_limits_terminate() {
     let page = b.add(&format!(
         "<< /Type /Page /Contents {content} 0 R /Resources << /XObject << /Me {form} 0 R >> >> >>"
     ));
-    let tree = b.add(&format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
-    let catalog = b.add(&format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
-    let text = extract_text(&b.build(catalog)).unwrap().text;
+    let pdf = b.build_pages(&[page]);
+    let text = extract_text(&pdf).unwrap().text;
     assert_eq!(
         text.matches("me").count(),
         16,
@@ -456,9 +440,8 @@ fn huge_resource_dictionaries_stay_fast() {
     let page = b.add(&format!(
         "<< /Type /Page /Contents {stream} 0 R /Resources << /Font << {fonts} >> >> >>"
     ));
-    let tree = b.add(&format!("<< /Type /Pages /Kids [{page} 0 R] /Count 1 >>"));
-    let catalog = b.add(&format!("<< /Type /Catalog /Pages {tree} 0 R >>"));
+    let pdf = b.build_pages(&[page]);
     let started = std::time::Instant::now();
-    assert_eq!(extract_text(&b.build(catalog)).unwrap().text, "fast");
+    assert_eq!(extract_text(&pdf).unwrap().text, "fast");
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
