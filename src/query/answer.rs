@@ -181,22 +181,7 @@ pub fn compose(terms: &[String], evidence: &[Evidence]) -> Answer {
 /// first word of the question (`query`, as stems); `None` if it has none.
 fn window(text: &str, start: usize, end: usize, query: &HashSet<String>) -> Option<(usize, usize)> {
     let sentence = &text[start..end];
-    let mut word_start = None;
-    let mut first = None;
-    for (i, c) in sentence.char_indices().chain([(sentence.len(), ' ')]) {
-        match (c.is_alphanumeric(), word_start) {
-            (true, None) => word_start = Some(i),
-            (false, Some(w)) => {
-                if query.contains(&stem(&sentence[w..i].to_lowercase())) {
-                    first = Some(w);
-                    break;
-                }
-                word_start = None;
-            }
-            _ => {}
-        }
-    }
-    let first = first?;
+    let (first, _) = super::terms::words_at(sentence).find(|(_, w)| query.contains(&stem(w)))?;
     // Some words before the match, then as much after as fits.
     let mut from = first.saturating_sub(MAX_SENTENCE_BYTES / 4);
     while !sentence.is_char_boundary(from) {

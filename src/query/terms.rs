@@ -33,9 +33,19 @@ pub fn is_stopword(word: &str) -> bool {
 
 /// Splits text into lowercase alphanumeric words (Unicode-aware).
 pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    words_at(text).map(|(_, w)| w)
+}
+
+/// [`words`], each with the byte offset in `text` where it starts.
+pub fn words_at(text: &str) -> impl Iterator<Item = (usize, String)> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(|w| w.to_lowercase())
+        .map(move |w| {
+            (
+                w.as_ptr() as usize - text.as_ptr() as usize,
+                w.to_lowercase(),
+            )
+        })
 }
 
 /// The distinct search terms of a question, in order of first appearance,
@@ -97,6 +107,20 @@ mod tests {
         assert_eq!(
             expr,
             "\"near\" OR \"x\" OR \"y\" OR \"z\" OR \"w\" OR \"col\" OR \"v\""
+        );
+    }
+
+    #[test]
+    fn words_know_where_they_start() {
+        let at: Vec<(usize, String)> = words_at("Née, à 9h: ok").collect();
+        assert_eq!(
+            at,
+            [
+                (0, "née".into()),
+                (6, "à".into()),
+                (9, "9h".into()),
+                (13, "ok".into())
+            ]
         );
     }
 
