@@ -60,4 +60,5 @@ pub mod replay;
 pub mod serve;
 pub mod service;
 pub mod store;
+pub mod text;
 pub mod transport;

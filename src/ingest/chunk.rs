@@ -18,6 +18,7 @@ use super::extract::Page;
 use super::media::MediaKind;
 use crate::limits::{DEFAULT_CHUNK_TARGET_BYTES, MAX_CHUNK_TARGET_BYTES, MIN_CHUNK_TARGET_BYTES};
 use crate::store::NewChunk;
+use crate::text::{ceil_char_boundary, floor_char_boundary};
 
 /// The chunk target of this process (bytes); see [`set_target_bytes`].
 static TARGET_BYTES: AtomicUsize = AtomicUsize::new(DEFAULT_CHUNK_TARGET_BYTES);
@@ -205,14 +206,14 @@ fn is_heading(line: &str) -> bool {
 fn split_long(text: &str, block: Piece, target: usize, out: &mut Vec<Piece>) {
     let mut pos = block.start;
     while block.end - pos > target {
-        let limit = floor_boundary(text, pos + target);
+        let limit = floor_char_boundary(text, pos + target);
         let window = &text[pos..limit];
-        let half = floor_boundary(window, window.len() / 2);
+        let half = floor_char_boundary(window, window.len() / 2);
         let cut = last_sentence_end(window, half)
             .or_else(|| last_whitespace_end(window, half))
             .map(|i| pos + i)
             .filter(|&c| c > pos)
-            .unwrap_or(limit.max(ceil_boundary(text, pos + 1)));
+            .unwrap_or(limit.max(ceil_char_boundary(text, pos + 1)));
         out.push(Piece {
             start: pos,
             end: cut,
@@ -247,22 +248,6 @@ fn last_whitespace_end(window: &str, from: usize) -> Option<usize> {
         .rev()
         .find(|(_, c)| c.is_whitespace())
         .map(|(i, c)| from + i + c.len_utf8())
-}
-
-fn floor_boundary(text: &str, mut i: usize) -> usize {
-    i = i.min(text.len());
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil_boundary(text: &str, mut i: usize) -> usize {
-    i = i.min(text.len());
-    while !text.is_char_boundary(i) {
-        i += 1;
-    }
-    i
 }
 
 /// Greedy packing of pieces into chunks, trimmed, never empty.

@@ -13,6 +13,7 @@ use std::collections::HashSet;
 
 use super::stem::stem;
 use super::{Evidence, Span};
+use crate::text::floor_char_boundary;
 
 /// Sentences in an answer.
 pub const MAX_ANSWER_SENTENCES: usize = 3;
@@ -183,19 +184,13 @@ fn window(text: &str, start: usize, end: usize, query: &HashSet<String>) -> Opti
     let sentence = &text[start..end];
     let (first, _) = super::terms::words_at(sentence).find(|(_, w)| query.contains(&stem(w)))?;
     // Some words before the match, then as much after as fits.
-    let mut from = first.saturating_sub(MAX_SENTENCE_BYTES / 4);
-    while !sentence.is_char_boundary(from) {
-        from -= 1;
-    }
+    let mut from = floor_char_boundary(sentence, first.saturating_sub(MAX_SENTENCE_BYTES / 4));
     if from > 0 {
         from = sentence[from..first]
             .find(char::is_whitespace)
             .map_or(first, |k| from + k);
     }
-    let mut to = (from + MAX_SENTENCE_BYTES).min(sentence.len());
-    while !sentence.is_char_boundary(to) {
-        to -= 1;
-    }
+    let mut to = floor_char_boundary(sentence, from + MAX_SENTENCE_BYTES);
     if to < sentence.len() {
         to = sentence[first..to]
             .rfind(char::is_whitespace)

@@ -135,10 +135,10 @@ fn source_of(name: &str) -> String {
         return whole;
     }
     let digest = &ids::sha256_hex(name.as_bytes())[..16];
-    let mut end = MAX_SOURCE_BYTES - MCP_MEMORY_SOURCE_PREFIX.len() - digest.len() - "…#".len();
-    while !name.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = crate::text::floor_char_boundary(
+        name,
+        MAX_SOURCE_BYTES - MCP_MEMORY_SOURCE_PREFIX.len() - digest.len() - "…#".len(),
+    );
     format!("{MCP_MEMORY_SOURCE_PREFIX}{}…#{digest}", &name[..end])
 }
 

@@ -448,7 +448,7 @@ fn throughput() {
     .concat();
     // ~1 KB documents, as stored by agents.
     let long = corpus.repeat(1_024 / corpus.len() + 1);
-    let doc = &long[..tokens::floor_char_boundary(&long, 1_024)];
+    let doc = &long[..crate::text::floor_char_boundary(&long, 1_024)];
     let docs = 6_000;
     let cpu_start = thread_cpu_seconds();
     let start = std::time::Instant::now();

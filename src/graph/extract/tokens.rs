@@ -14,6 +14,7 @@
 use super::lexicon::{self, ABBREVIATIONS_STRONG, ABBREVIATIONS_WEAK, STOPWORDS};
 use super::shapes::classify;
 pub(super) use super::shapes::Shape;
+use crate::text::floor_char_boundary;
 
 /// Longest backtick code span, in bytes, accepted as one token.
 pub(super) const MAX_CODE_SPAN_BYTES: usize = 120;
@@ -236,17 +237,6 @@ fn delimited_span<'a>(
         lex: 0,
     });
     Some(after)
-}
-
-/// Largest char boundary not after `i`.
-pub(super) fn floor_char_boundary(text: &str, mut i: usize) -> usize {
-    if i >= text.len() {
-        return text.len();
-    }
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 /// Whether a word keeps its final period (abbreviation, initial, or dotted

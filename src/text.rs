@@ -1,0 +1,38 @@
+//! Byte offsets in UTF-8 text rounded to character boundaries, for code
+//! that cuts text at a byte budget (chunks, windows, sources). The
+//! standard library's `str::floor_char_boundary` is newer than this
+//! crate's `rust-version`.
+
+/// The largest character boundary of `text` not after `i` (at most its
+/// length).
+pub fn floor_char_boundary(text: &str, i: usize) -> usize {
+    let mut i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The smallest character boundary of `text` not before `i` (at most its
+/// length).
+pub fn ceil_char_boundary(text: &str, i: usize) -> usize {
+    let mut i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_round_to_the_nearest_boundary_on_their_side() {
+        let t = "aé€b"; // a: 0, é: 1..3, €: 3..6, b: 6
+        let floors: Vec<usize> = (0..=8).map(|i| floor_char_boundary(t, i)).collect();
+        assert_eq!(floors, [0, 1, 1, 3, 3, 3, 6, 7, 7]);
+        let ceils: Vec<usize> = (0..=8).map(|i| ceil_char_boundary(t, i)).collect();
+        assert_eq!(ceils, [0, 1, 3, 3, 6, 6, 6, 7, 7]);
+    }
+}
