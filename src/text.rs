@@ -23,6 +23,12 @@ pub fn ceil_char_boundary(text: &str, i: usize) -> usize {
     i
 }
 
+/// The last `max` bytes of `text` (fewer, to start on a character
+/// boundary): how a neighbour's end becomes a chunk's context.
+pub fn tail(text: &str, max: usize) -> &str {
+    &text[ceil_char_boundary(text, text.len().saturating_sub(max))..]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -34,5 +40,9 @@ mod tests {
         assert_eq!(floors, [0, 1, 1, 3, 3, 3, 6, 7, 7]);
         let ceils: Vec<usize> = (0..=8).map(|i| ceil_char_boundary(t, i)).collect();
         assert_eq!(ceils, [0, 1, 3, 3, 6, 6, 6, 7, 7]);
+        assert_eq!(tail(t, 4), "€b");
+        assert_eq!(tail(t, 5), "€b");
+        assert_eq!(tail(t, 6), "é€b");
+        assert_eq!(tail(t, 99), t);
     }
 }

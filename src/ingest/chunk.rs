@@ -18,7 +18,7 @@ use super::extract::Page;
 use super::media::MediaKind;
 use crate::limits::{DEFAULT_CHUNK_TARGET_BYTES, MAX_CHUNK_TARGET_BYTES, MIN_CHUNK_TARGET_BYTES};
 use crate::store::NewChunk;
-use crate::text::{ceil_char_boundary, floor_char_boundary};
+use crate::text::{ceil_char_boundary, floor_char_boundary, tail};
 
 /// The chunk target of this process (bytes); see [`set_target_bytes`].
 static TARGET_BYTES: AtomicUsize = AtomicUsize::new(DEFAULT_CHUNK_TARGET_BYTES);
@@ -112,15 +112,6 @@ fn chunk_unlinked(text: &str, kind: MediaKind, target: usize) -> Vec<NewChunk> {
         }
     }
     pack(text, &pieces, target)
-}
-
-/// The last `max` bytes of `text` (fewer, to stay on a character boundary).
-pub fn tail(text: &str, max: usize) -> &str {
-    let mut start = text.len().saturating_sub(max);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    &text[start..]
 }
 
 /// Paragraph-level blocks, never empty.

@@ -29,7 +29,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::attempts::{begin, end_attempts, take_work, warm_up};
-use super::chunk::{tail, CONTEXT_BYTES};
+use super::chunk::CONTEXT_BYTES;
 pub use super::commit::deferred_reason;
 use super::commit::{commit, commit_groups, Done};
 use super::gather::Gather;
@@ -40,6 +40,7 @@ use crate::embed::Embedder;
 use crate::error::{Error, Result, StorageFault};
 use crate::llm::Llm;
 use crate::store::{FailureKind, JobKind, JobQueue, NewChunk, PendingJob, Store, Tenant};
+use crate::text::tail;
 
 /// Jobs taken per round.
 pub const JOB_BATCH: usize = 256;

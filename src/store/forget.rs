@@ -304,7 +304,7 @@ impl TenantWriter<'_> {
             .optional()?;
         let context = previous
             .as_deref()
-            .map(|p| tail(p, context_bytes))
+            .map(|p| crate::text::tail(p, context_bytes))
             .unwrap_or("");
         let fts = self.fts_table();
         self.exec(&format!("DELETE FROM {fts} WHERE rowid = ?1"), [chunk_key])?;
@@ -321,14 +321,4 @@ impl TenantWriter<'_> {
         }
         Ok(slot)
     }
-}
-
-/// The last `max` bytes of `text` (fewer, to start on a character
-/// boundary), as ingestion cuts a neighbour's context.
-fn tail(text: &str, max: usize) -> &str {
-    let mut start = text.len().saturating_sub(max);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    &text[start..]
 }
