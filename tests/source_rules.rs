@@ -9,7 +9,7 @@
 //! store, the knowledge model's values (fragments, provenance and
 //! confidence, resolution evidence, community summaries: what the engine
 //! computes and the store records), and the cross-cutting leaves every
-//! layer may use (errors, limits, clock, ids, configuration, logging, disk
+//! layer may use (errors, limits, clock, ids, text offsets, configuration, logging, disk
 //! health, the model-server client). The leaves may use only each other.
 //!
 //! The imports that break the rule are listed in [`KNOWN_UPWARD`] (none
@@ -67,6 +67,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "limits",
             "base64",
             "clock",
+            "text",
             "ids",
             "logging",
             "disk_health",
