@@ -8,6 +8,7 @@
 
 mod http_common;
 
+use alayasiki_mcp::limits::MAX_REPLY_BYTES;
 use http_common::{admin, claims, request, sign, Api, TempDir};
 use serde_json::{json, Value};
 
@@ -938,5 +939,45 @@ fn a_document_too_large_to_show_whole_is_shown_cut_and_can_be_forgotten() {
         &alice,
         404,
         "not_found",
+    );
+}
+
+/// A working-memory session whose notes JSON escaping would blow past
+/// `MAX_REPLY_BYTES` (8 MiB; each note 64 KiB of control characters, six
+/// bytes each escaped) is answered with every note's text cut to one
+/// length and `text_truncated`, not 413, and a short note stays whole.
+#[test]
+fn a_session_too_large_to_show_whole_is_shown_with_its_notes_cut() {
+    let dir = TempDir::new("browse-big-session");
+    let api = Api::start(dir.path(), &[]);
+    let alice = admin("alice", "acme");
+    let write = |content: &str| {
+        let body = json!({"session_id": "big", "content": content});
+        let w = api.call("POST", "/v1/memory/write", &alice, Some(&body));
+        assert_eq!(w.status, 200, "{}", String::from_utf8_lossy(&w.body));
+    };
+    write("a short note");
+    let noisy = "\u{1}".repeat(64 * 1024);
+    for _ in 0..24 {
+        write(&noisy);
+    }
+    let s = get(&api, "/v1/sessions/big", &alice);
+    let notes = s["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 25);
+    assert_eq!(notes[0]["text"], "a short note");
+    assert!(notes[0].get("text_truncated").is_none(), "{}", notes[0]);
+    let mut cut_lens = Vec::new();
+    for n in &notes[1..] {
+        assert_eq!(n["text_truncated"], true);
+        let text = n["text"].as_str().unwrap();
+        assert!(noisy.starts_with(text));
+        cut_lens.push(text.len());
+    }
+    cut_lens.dedup();
+    assert_eq!(cut_lens.len(), 1, "one common length: {cut_lens:?}");
+    // Cut no more than needed: the 24 notes share what the cap leaves.
+    assert!(
+        cut_lens[0] * 24 * 6 > MAX_REPLY_BYTES * 9 / 10,
+        "{cut_lens:?}"
     );
 }

@@ -14,6 +14,7 @@ use super::http_api::{
     forbidden, not_implemented, run, service_error, Charge, FORGET_ID_ARGUMENT, FORGET_TOOL,
 };
 use super::query_string::{limit_param, query_pairs};
+use super::reply_fit::fit;
 use super::request::Request;
 use crate::limits::{CHUNKS_DEFAULT_LIMIT, CHUNKS_MAX_LIMIT, MAX_REPLY_BYTES};
 use crate::protocol::tools::{self, Tool};
@@ -80,61 +81,15 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
                     "text_truncated": false,
                     "error": d.error,
                 });
-                let body = fitted(&mut body);
+                // A text whose escaping passes the cap is cut (and
+                // `text_truncated` set), so every accepted document can be
+                // opened, and so forgotten; the original and chunks stay whole.
+                let body = fit(&mut body, &[(String::new(), "text")], MAX_REPLY_BYTES);
                 Charge::new(READ_OPERATION, 0, started).reply(&memory, body, "application/json")
             }
             Err(e) => service_error(e, READ_OPERATION),
         }
     });
-}
-
-/// A document reply serialized, its `text` cut (and `text_truncated`
-/// set) when the whole would not fit in [`MAX_REPLY_BYTES`]: every
-/// accepted document can be opened, and so forgotten, from the memory
-/// browser, even one whose text JSON escaping blows up (quotes, control
-/// characters). The original (`/original`) and the chunks stay whole.
-fn fitted(body: &mut Value) -> Vec<u8> {
-    let whole = body.to_string().into_bytes();
-    let Some(text) = body["text"]
-        .as_str()
-        .filter(|_| whole.len() > MAX_REPLY_BYTES)
-    else {
-        return whole;
-    };
-    // What the reply holds besides the text (and its quotes), and a margin
-    // for the flag.
-    let others = whole.len() - (escaped_len(text) + 2);
-    let cut = json_prefix(text, MAX_REPLY_BYTES.saturating_sub(others + 8 + 2)).to_string();
-    body["text"] = Value::String(cut);
-    body["text_truncated"] = Value::Bool(true);
-    body.to_string().into_bytes()
-}
-
-/// Bytes `c` takes in a JSON string.
-fn escaped_char_len(c: char) -> usize {
-    match c {
-        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
-        c if (c as u32) < 0x20 => 6,
-        c => c.len_utf8(),
-    }
-}
-
-/// Bytes `text` takes in a JSON string, without the quotes.
-fn escaped_len(text: &str) -> usize {
-    text.chars().map(escaped_char_len).sum()
-}
-
-/// The longest prefix of `text` whose JSON escaping (without the quotes)
-/// takes at most `max` bytes, cut at a character boundary.
-fn json_prefix(text: &str, max: usize) -> &str {
-    let mut used = 0;
-    for (i, c) in text.char_indices() {
-        used += escaped_char_len(c);
-        if used > max {
-            return &text[..i];
-        }
-    }
-    text
 }
 
 /// The parameters of `GET /v1/documents`.
@@ -502,30 +457,6 @@ mod tests {
         for bad in ["limit=0", &over, "after=-1", "after=x", "before=1"] {
             assert!(chunks_query(bad).is_err(), "{bad}");
         }
-    }
-
-    #[test]
-    fn a_document_reply_too_large_for_the_cap_has_its_text_cut_to_fit() {
-        for unit in ["\"", "\u{1}", "é", "a"] {
-            let text = unit.repeat(MAX_REPLY_BYTES / unit.len() + 10);
-            let mut body = json!({"document_id": "doc_x", "text": text, "text_truncated": false});
-            let len = fitted(&mut body).len();
-            assert_eq!(len, body.to_string().len());
-            assert!(len <= MAX_REPLY_BYTES, "{unit:?}: {len}");
-            assert!(len > MAX_REPLY_BYTES - 16, "{unit:?}: cut too much ({len})");
-            assert_eq!(body["text_truncated"], true);
-            assert!(text.starts_with(body["text"].as_str().unwrap()));
-        }
-        let mut small = json!({"text": "short\u{1}\"", "text_truncated": false});
-        assert_eq!(fitted(&mut small), small.to_string().into_bytes());
-        assert_eq!(
-            small,
-            json!({"text": "short\u{1}\"", "text_truncated": false})
-        );
-        assert_eq!(
-            escaped_len("short\u{1}\""),
-            Value::String("short\u{1}\"".into()).to_string().len() - 2
-        );
     }
 
     #[test]

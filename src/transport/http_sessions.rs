@@ -5,7 +5,9 @@
 //!
 //! Sessions belong to an identity (tenant and subject): another identity's
 //! session, an expired one, one never written and a malformed id all read
-//! as the same 404 `not_found`.
+//! as the same 404 `not_found`. A session whose notes would pass
+//! [`MAX_REPLY_BYTES`] is shown with their texts cut to one length (each
+//! cut flagged `text_truncated` or `content_truncated`).
 
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -13,8 +15,10 @@ use std::time::Instant;
 
 use super::http::Context;
 use super::http_api::{forbidden, run, service_error, Charge};
+use super::reply_fit::{fit, Cuttable};
 use super::request::Request;
 use crate::clock::rfc3339;
+use crate::limits::MAX_REPLY_BYTES;
 use crate::service::{Permission, Principal};
 
 /// Usage operation of `GET /v1/sessions`.
@@ -67,11 +71,20 @@ pub(super) fn session(ctx: &Arc<Context>, request: Request, principal: Principal
     run(ctx, request, move |ctx| {
         let memory = ctx.service.for_caller(&principal);
         match memory.find_memory_session(&id) {
-            Ok(snapshot) => Charge::new(SESSION_OPERATION, 0, started).reply(
-                &memory,
-                snapshot.to_json().to_string().into_bytes(),
-                "application/json",
-            ),
+            Ok(snapshot) => {
+                let mut body = snapshot.to_json();
+                let notes = body["notes"].as_array().map_or(0, Vec::len);
+                let cuttable: Vec<Cuttable> = (0..notes)
+                    .flat_map(|i| {
+                        [
+                            (format!("/notes/{i}"), "text"),
+                            (format!("/notes/{i}"), "content"),
+                        ]
+                    })
+                    .collect();
+                let body = fit(&mut body, &cuttable, MAX_REPLY_BYTES);
+                Charge::new(SESSION_OPERATION, 0, started).reply(&memory, body, "application/json")
+            }
             Err(e) => service_error(e, SESSION_OPERATION),
         }
     });

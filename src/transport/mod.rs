@@ -44,6 +44,7 @@ pub mod mcp_http;
 pub mod origin;
 pub mod query_string;
 pub mod read_levels;
+pub mod reply_fit;
 pub mod request;
 pub mod routes;
 pub mod signals;

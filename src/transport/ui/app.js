@@ -486,7 +486,8 @@ async function openSession(id) {
       const li = el("li");
       li.append(el("p", "note " + (n.seq !== undefined ? n.seq : n.note_id) + " · " + (n.media_type || "") +
         (n.written_at ? " · " + n.written_at : ""), "item-title"));
-      li.append(el("p", n.text !== undefined ? n.text : JSON.stringify(n), "chunk"));
+      li.append(el("p", (n.text !== undefined ? n.text : JSON.stringify(n)) +
+        (n.text_truncated ? "\n\n[The note is cut here: the session is too large to show whole.]" : ""), "chunk"));
       notes.append(li);
     }
     if (!(s.notes || []).length) notes.append(el("li", "No notes.", "muted"));
