@@ -90,6 +90,12 @@ pub const INGEST_WAIT_MS: u64 = 60_000;
 /// [`INGEST_WAIT_MS`] for writes that cannot happen (milliseconds).
 pub const INGEST_FAULT_GRACE_MS: u64 = 1_000;
 
+/// How long `alayasiki-mcp forget` waits for the indexing its deletions
+/// queued (the next document of a forgotten one's source is embedded again
+/// without the forgotten context) before it exits; what is left runs the
+/// next time the memory is opened (milliseconds).
+pub const FORGET_SETTLE_MS: u64 = 30_000;
+
 /// How long a request waits, at most, for its session's earlier requests
 /// and for the documents they stored with `wait: false` to become
 /// searchable (read-your-writes; milliseconds). Past it the request runs
@@ -354,6 +360,7 @@ mod tests {
             ),
             ("`INGEST_WAIT_MS`", INGEST_WAIT_MS.to_string()),
             ("`INGEST_FAULT_GRACE_MS`", INGEST_FAULT_GRACE_MS.to_string()),
+            ("`FORGET_SETTLE_MS`", FORGET_SETTLE_MS.to_string()),
             ("`MAX_JSON_EXPANSION`", MAX_JSON_EXPANSION.to_string()),
             (
                 "`MAX_PARSED_MESSAGE_BYTES`",

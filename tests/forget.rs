@@ -412,3 +412,108 @@ fn forgetting_zeroes_the_vector_slot_on_disk_and_it_stays_zero() {
     let file = std::fs::read(&f32).unwrap();
     assert!(!file.windows(64).any(|w| w == &exact[..64]));
 }
+
+/// A document spanning many pages of the database (its chunks updated as
+/// they get vector slots, its row as it gets its text) leaves no copy of
+/// its words in the file after a forget: `secure_delete` is on for every
+/// write, so an updated row's old copy was overwritten too. Without it,
+/// the words outlived the forget and `compact` in page free space.
+#[test]
+fn a_long_forgotten_document_leaves_no_copy_in_the_database_file() {
+    let dir = TempDir::new("forget-long");
+    {
+        let mut s = Server::ready(dir.path());
+        s.ok(
+            "alayasiki_ingest",
+            json!({"content": "A survivor note about tea.", "source": "keep.md"}),
+        );
+        let long: Vec<String> = (0..200)
+            .map(|i| format!("Paragraph {i}: Ottoline Quillonby shipped the xarbenite crate."))
+            .collect();
+        let r = s.ok(
+            "alayasiki_ingest",
+            json!({"content": long.join("\n\n"), "source": "secret.md"}),
+        );
+        assert!(r["chunks"].as_u64().unwrap() > 10, "{r}");
+        s.ok("alayasiki_forget", json!({"source": "secret.md"}));
+        s.close();
+    }
+    for needle in ["Quillonby", "xarbenite"] {
+        let hits = files_contain(dir.path(), needle.as_bytes());
+        assert!(hits.is_empty(), "{needle:?} still in {hits:?}");
+    }
+}
+
+/// Forgetting queues a new vector for the next document of the same
+/// source. Short commands that open the memory and exit before that job
+/// finishes (an orderly stop) never count an attempt against it, so it
+/// never fails as "interrupted" (it did after three such commands); the
+/// `forget` command itself waits for the job (`FORGET_SETTLE_MS`); and a
+/// forget by source reports every document's own vectors.
+#[test]
+fn short_commands_after_a_forget_never_fail_the_next_documents_indexing() {
+    let dir = TempDir::new("forget-orderly");
+    {
+        let mut s = Server::ready(dir.path());
+        for i in 0..12 {
+            s.ok(
+                "alayasiki_ingest",
+                json!({"content": format!("Harbor log {i}: the ferry number {i} left pier nine."),
+                       "source": "harbor", "idempotency_key": format!("k{i}")}),
+            );
+        }
+        for i in 0..4 {
+            s.ok(
+                "alayasiki_ingest",
+                json!({"content": format!("Crate note {i}: Petra packed crate {i}."),
+                       "source": "crates"}),
+            );
+        }
+        s.close();
+    }
+    let jobs = || {
+        let conn = Connection::open(dir.path().join("memory.db")).unwrap();
+        conn.query_row(
+            "SELECT count(*) FILTER (WHERE state = 'failed'),
+                    count(*) FILTER (WHERE state = 'pending')
+               FROM jobs",
+            [],
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+        )
+        .unwrap()
+    };
+    // Half forgotten by a server killed at once (its re-embedding left
+    // pending, at most one attempt counted by the kill), each followed by
+    // short commands; the other half by the command, which waits.
+    for i in (0..12).step_by(2) {
+        if i < 6 {
+            let mut s = Server::ready(dir.path());
+            s.ok(
+                "alayasiki_forget",
+                json!({"idempotency_key": format!("k{i}")}),
+            );
+            s.kill();
+        } else {
+            cli_ok(dir.path(), &["forget", "--key", &format!("k{i}")]);
+            assert_eq!(jobs(), (0, 0));
+        }
+        for _ in 0..4 {
+            let miss = cli(dir.path(), &["forget", "--id", "doc_none"]);
+            assert_eq!(miss.status.code(), Some(1));
+        }
+        assert_eq!(jobs().0, 0, "a job failed after forgetting k{i}");
+    }
+
+    let out = cli_ok(dir.path(), &["forget", "--source", "crates"]);
+    assert!(out.contains("forgot 4 document(s)"), "{out}");
+    for line in out.lines().filter(|l| l.starts_with("forgot doc_")) {
+        assert!(line.contains(": 1 chunks, 1 vectors"), "{line}");
+    }
+    assert_eq!(jobs(), (0, 0));
+    let mut s = Server::ready(dir.path());
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": "ferry left pier nine", "lanes": ["vector"], "mode": "evidence", "top_k": 10}),
+    );
+    assert_eq!(q["evidence"].as_array().unwrap().len(), 6, "{q}");
+}

@@ -169,6 +169,19 @@ fn drain(service: &MemoryService, label: &str) -> crate::error::Result<()> {
     Ok(())
 }
 
+/// Waits until the ingestion worker has no pending jobs, a termination
+/// signal, or `limit`; returns how many jobs are still pending.
+fn settle(service: &MemoryService, limit: Duration) -> crate::error::Result<i64> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let pending = service.pending_jobs()?;
+        if pending == 0 || signals::requested() || Instant::now() >= deadline {
+            return Ok(pending);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// `alayasiki-mcp reindex [--data-dir DIR]`.
 pub fn reindex(data_dir: Option<PathBuf>) -> ExitCode {
     let opened = match open(data_dir, VectorPolicy::Rebuild, "reindex") {

@@ -6,10 +6,11 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use super::{open, Opened};
 use crate::cli::ForgetBy;
-use crate::limits::{DEFAULT_BUDGET_CHARS, DEFAULT_TOP_K, MAX_QUERY_BYTES};
+use crate::limits::{DEFAULT_BUDGET_CHARS, DEFAULT_TOP_K, FORGET_SETTLE_MS, MAX_QUERY_BYTES};
 use crate::query::{LaneSet, QueryOutcome, QuerySpec, ResultMode, SearchMode};
 use crate::service::DocumentSelector;
 use crate::store::VectorPolicy;
@@ -176,6 +177,14 @@ fn run_forget(opened: &Opened, tenant: Option<String>, by: ForgetBy) -> ExitCode
                  compact` to drop their vector slots and index entries from the files",
                 report.documents, report.chunks, report.originals_deleted
             );
+            match super::settle(&opened.service, Duration::from_millis(FORGET_SETTLE_MS)) {
+                Ok(0) => {}
+                Ok(left) => eprintln!(
+                    "forget: {left} indexing job(s) still pending; they finish the next time \
+                     the memory is opened"
+                ),
+                Err(e) => eprintln!("forget: {}", e.client_message()),
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

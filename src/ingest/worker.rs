@@ -450,8 +450,14 @@ fn run_batch(
     let backoff = &mut state.backoff;
     let recent = &mut state.recent;
     let mut waiting: Vec<(Tenant, i64)> = Vec::new();
-    for (job, handed) in work {
+    let mut work = work.into_iter();
+    for (job, handed) in work.by_ref() {
         if stop.load(Ordering::SeqCst) {
+            // An orderly stop (a subcommand's end, a signal) is no fault
+            // of the jobs not reached: their attempts are taken back, or
+            // every short command that opens the memory would use them up.
+            waiting.push((job.tenant.clone(), job.job_id));
+            waiting.extend(work.map(|(job, _)| (job.tenant, job.job_id)));
             break;
         }
         let done = match job.kind {

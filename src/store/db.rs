@@ -110,8 +110,13 @@ pub fn open_writer(dir: &Path, durability: Durability) -> Result<Connection> {
         )));
     }
     let sync = sync_level(durability);
+    // secure_delete on every write, not only forgetting's: an update that
+    // moves a row (a chunk given its vector slot, a document its text)
+    // frees the old copy, and without it that copy would outlive a later
+    // forget in the page's free space.
     conn.execute_batch(&format!(
         "PRAGMA synchronous={sync};
+         PRAGMA secure_delete=ON;
          PRAGMA foreign_keys=ON;
          PRAGMA temp_store=MEMORY;
          PRAGMA cache_size=-{WRITER_CACHE_KIB};

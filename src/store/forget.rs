@@ -19,7 +19,10 @@
 //!
 //! An audit row records who forgot which document and when, with sizes but
 //! no content. Deletions run with SQLite's `secure_delete` on, so freed
-//! pages are overwritten rather than left readable in the file.
+//! pages are overwritten rather than left readable in the file (the
+//! store's writer keeps it on for every write, `store::db`, so the old
+//! copies of rows updated before are gone too; the guard here holds it
+//! on whatever connection forgets).
 
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -98,7 +101,8 @@ struct DocumentToForget {
 
 impl TenantWriter<'_> {
     /// Internal keys of up to `limit` documents matching `selector`,
-    /// oldest first.
+    /// newest first: forgetting a whole source then never re-links (and
+    /// drops the vector of) a document the same forget is about to delete.
     pub fn select_documents(&self, selector: &DocumentSelector, limit: usize) -> Result<Vec<i64>> {
         let (sql, value) = match selector {
             DocumentSelector::Id(id) => (
@@ -111,7 +115,7 @@ impl TenantWriter<'_> {
             ),
             DocumentSelector::Source(source) => (
                 "SELECT id FROM documents WHERE tenant_id = ?1 AND source = ?2
-                  ORDER BY id LIMIT ?3",
+                  ORDER BY id DESC LIMIT ?3",
                 source,
             ),
         };

@@ -99,6 +99,11 @@ impl Memory<'_> {
                 break;
             }
         }
+        if report.documents > 0 {
+            // The next document of a forgotten one's source waits for a
+            // vector without the forgotten context: compute it now.
+            self.service.worker.wake();
+        }
         if report.documents == 0 {
             return Err(Error::NotFound(format!(
                 "no document in this memory matches that {field}"
