@@ -125,4 +125,6 @@ pub trait NamePolicy: Send + Sync {
     ) -> Option<(i64, Evidence)>;
     /// The candidates a name in a question stands for, best first.
     fn question_matches(&self, key: &str, name: &str, candidates: &[Candidate]) -> Vec<i64>;
+    /// The key a mention's surface text has as a name of `kind`.
+    fn surface_key(&self, surface: &str, kind: &str) -> String;
 }

@@ -335,4 +335,10 @@ impl NamePolicy for Policy {
     fn question_matches(&self, key: &str, name: &str, candidates: &[Candidate]) -> Vec<i64> {
         question_matches(key, name, candidates)
     }
+
+    fn surface_key(&self, surface: &str, kind: &str) -> String {
+        let kind = crate::knowledge::fragment::EntityKind::parse(kind)
+            .unwrap_or(crate::knowledge::fragment::EntityKind::Unknown);
+        crate::graph::extract::entity_key(surface, kind)
+    }
 }

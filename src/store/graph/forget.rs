@@ -1,9 +1,11 @@
 //! Removing one document's contributions to the graph: its evidence (and
 //! the relations left with none, whose superseded facts become current
-//! again), its mentions, the entities no longer mentioned, and the
-//! community snapshots that may quote it.
+//! again), its mentions, the entities no longer mentioned, the names only
+//! it gave the others (`forget_names`), and the community snapshots that
+//! may quote it.
 
 use rusqlite::{params, OptionalExtension};
+use std::collections::HashSet;
 
 use super::evidence::counter_index;
 use crate::error::Result;
@@ -49,19 +51,16 @@ impl TenantWriter<'_> {
         // Only the entities this document mentions can change count: a
         // recount of the whole tenant would make forgetting (and a
         // retention sweep of many documents) quadratic.
-        let touched: Vec<i64> = {
-            let mut stmt = self.conn.prepare_cached(
-                "SELECT DISTINCT m.entity_id FROM chunks c JOIN mentions m ON m.chunk_id = c.id
-                  WHERE c.document_id = ?1",
-            )?;
-            let rows = stmt.query_map([document_key], |r| r.get(0))?;
-            rows.collect::<rusqlite::Result<_>>()?
-        };
+        // With the surfaces it used: names only this document gave an
+        // entity go with it (`forget_names`).
+        let mut touched: Vec<(i64, HashSet<String>)> =
+            self.surfaces_by_entity(document_key)?.into_iter().collect();
+        touched.sort_unstable_by_key(|(entity, _)| *entity);
         self.exec(
             "DELETE FROM mentions WHERE chunk_id IN (SELECT id FROM chunks WHERE document_id = ?1)",
             [document_key],
         )?;
-        for entity in touched {
+        for (entity, surfaces) in touched {
             self.exec(
                 "UPDATE entities SET mention_count =
                         (SELECT count(*) FROM mentions m WHERE m.entity_id = ?1)
@@ -69,6 +68,7 @@ impl TenantWriter<'_> {
                 [entity],
             )?;
             self.delete_if_unmentioned(entity)?;
+            self.drop_forgotten_names(entity, &surfaces)?;
         }
         // Summaries may quote the forgotten document (its entities, its
         // facts): drop every snapshot; the next build starts from what is

@@ -7,7 +7,8 @@
 //! - [`record`]: writing one document's graph fragment (entities,
 //!   mentions, relations, evidence, supersession).
 //! - [`forget`]: removing one document's contributions again, bringing
-//!   back the facts it had superseded.
+//!   back the facts it had superseded; [`forget_names`]: the names only
+//!   it gave an entity that outlives it.
 //! - [`evidence`]: a relation's evidence counters and the Beta confidence
 //!   computed from them.
 //! - [`read`]: the graph queries of a [`TenantReader`](super::TenantReader).
@@ -17,6 +18,7 @@
 mod browse;
 mod evidence;
 mod forget;
+mod forget_names;
 mod read;
 mod record;
 
