@@ -12,6 +12,7 @@
 //! Must never: follow the server into unbounded memory or time, or put the
 //! API key anywhere but the `Authorization` header.
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -75,6 +76,8 @@ pub enum EndpointError {
     Status(u16, String),
     /// The body is not JSON (an excerpt of it).
     NotJson(String),
+    /// The body is JSON, not of the shape asked for (why).
+    Shape(String),
 }
 
 impl std::fmt::Display for EndpointError {
@@ -84,6 +87,7 @@ impl std::fmt::Display for EndpointError {
             EndpointError::TooLarge(n) => write!(f, "response longer than {n} bytes"),
             EndpointError::Status(s, body) => write!(f, "HTTP {s}: {body}"),
             EndpointError::NotJson(body) => write!(f, "response is not JSON: {body}"),
+            EndpointError::Shape(why) => write!(f, "response has an unexpected shape: {why}"),
         }
     }
 }
@@ -102,6 +106,9 @@ impl ModelEndpoint {
         let agent = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
             .http_status_as_error(false)
+            // A redirect is answered as its status: following it would
+            // turn the POST into a GET of somewhere else.
+            .max_redirects(0)
             .build()
             .into();
         ModelEndpoint {
@@ -119,6 +126,18 @@ impl ModelEndpoint {
     /// POSTs `body` as JSON and returns the response parsed as JSON,
     /// reading at most `max_bytes` of it.
     pub fn post_json(&self, body: &Value, max_bytes: u64) -> Result<Value, EndpointError> {
+        self.post_for(body, max_bytes)
+    }
+
+    /// POSTs `body` as JSON and parses the response straight into `T`,
+    /// reading at most `max_bytes` of it: a typed parse holds the values,
+    /// not a tree of them (a tree of small numbers is some 16 times the
+    /// text).
+    pub fn post_for<T: DeserializeOwned>(
+        &self,
+        body: &Value,
+        max_bytes: u64,
+    ) -> Result<T, EndpointError> {
         let mut req = self.agent.post(&self.url);
         if let Some(key) = &self.api_key {
             req = req.header("Authorization", &format!("Bearer {key}"));
@@ -139,7 +158,10 @@ impl ModelEndpoint {
         if !(200..300).contains(&status) {
             return Err(EndpointError::Status(status, excerpt(&text)));
         }
-        serde_json::from_str(&text).map_err(|_| EndpointError::NotJson(excerpt(&text)))
+        serde_json::from_str(&text).map_err(|e| match e.classify() {
+            serde_json::error::Category::Data => EndpointError::Shape(excerpt(&e.to_string())),
+            _ => EndpointError::NotJson(excerpt(&text)),
+        })
     }
 }
 

@@ -258,3 +258,48 @@ fn switching_embedders_is_refused_until_reindex() {
         "zebras graze on the savanna"
     );
 }
+
+/// A server answering every request with a flood of numbers (valid JSON,
+/// 4 MiB, far more than the vectors asked for could take) is refused
+/// before the reply is parsed: the vector lane says so, and keywords
+/// still answer. (Parsed whole, such a reply took some 16 times its size
+/// in memory per request.)
+#[test]
+fn a_reply_longer_than_its_vectors_could_be_is_refused_unparsed() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { break };
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut out = stream;
+                let mut line = String::new();
+                while reader.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                    line.clear();
+                }
+                let numbers = "0,".repeat(2 * 1024 * 1024);
+                let reply = format!("{{\"data\":[{{\"embedding\":[{numbers}0]}}]}}");
+                let _ = write!(
+                    out,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
+                    reply.len()
+                );
+            });
+        }
+    });
+    let dir = TempDir::new("flood");
+    let url = format!("http://127.0.0.1:{port}/v1/embeddings");
+    let mut s = start(dir.path(), &env(&url, 8));
+    s.ok(
+        "alayasiki_ingest",
+        json!({"content": "flooded memory", "wait": false}),
+    );
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": "flooded memory", "mode": "evidence"}),
+    );
+    let e = q["lane_errors"]["vector"].as_str().unwrap();
+    assert!(e.contains("longer than"), "{e}");
+    assert!(!q["evidence"].as_array().unwrap().is_empty(), "{q}");
+}

@@ -13,12 +13,13 @@
 //! | `ALAYASIKI_EMBED_TIMEOUT_MS` | per-request timeout (default 30000) |
 //! | `ALAYASIKI_EMBED_API_KEY` | sent as `Authorization: Bearer …` when set |
 
-use serde_json::{json, Value};
+use serde::Deserialize;
+use serde_json::json;
 use std::time::Duration;
 
 use super::embedder::{EmbedError, Embedder};
 pub use crate::model_endpoint::Api;
-use crate::model_endpoint::{check_url, excerpt, parse_timeout_ms, EndpointError, ModelEndpoint};
+use crate::model_endpoint::{check_url, parse_timeout_ms, EndpointError, ModelEndpoint};
 
 pub const URL_ENV: &str = "ALAYASIKI_EMBED_URL";
 pub const API_ENV: &str = "ALAYASIKI_EMBED_API";
@@ -104,36 +105,36 @@ impl HttpEmbedder {
 
     fn request(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let body = json!({"model": self.config.model, "input": texts});
-        let value = self
-            .endpoint
-            .post_json(&body, MAX_RESPONSE_BYTES)
-            .map_err(|e| {
-                log::warn!("embedding server {} failed: {e}", self.endpoint.url());
-                EmbedError(match e {
-                    EndpointError::Unreachable(detail) => {
-                        format!("the embedding server is unreachable or timed out ({detail})")
-                    }
-                    EndpointError::TooLarge(n) => {
-                        format!("the embedding server's response is longer than {n} bytes")
-                    }
-                    EndpointError::Status(status, _) => {
-                        format!("the embedding server answered HTTP {status}")
-                    }
-                    EndpointError::NotJson(_) => {
-                        "the embedding server sent a response that is not JSON".into()
-                    }
-                })
-            })?;
-        let vectors = match self.config.api {
-            Api::OpenAi => parse_openai(&value),
-            Api::Ollama => parse_ollama(&value),
-        }
-        .ok_or_else(|| {
-            log::warn!(
-                "unexpected embedding response shape: {}",
-                excerpt(&value.to_string())
-            );
-            EmbedError("the embedding server's response has an unexpected shape".into())
+        let limit = response_limit(texts.len(), self.config.dim);
+        let parsed = match self.config.api {
+            Api::OpenAi => self
+                .endpoint
+                .post_for::<OpenAiResponse>(&body, limit)
+                .map(OpenAiResponse::vectors),
+            Api::Ollama => self
+                .endpoint
+                .post_for::<OllamaResponse>(&body, limit)
+                .map(|r| r.embeddings),
+        };
+        let vectors = parsed.map_err(|e| {
+            log::warn!("embedding server {} failed: {e}", self.endpoint.url());
+            EmbedError(match e {
+                EndpointError::Unreachable(detail) => {
+                    format!("the embedding server is unreachable or timed out ({detail})")
+                }
+                EndpointError::TooLarge(n) => {
+                    format!("the embedding server's response is longer than {n} bytes")
+                }
+                EndpointError::Status(status, _) => {
+                    format!("the embedding server answered HTTP {status}")
+                }
+                EndpointError::NotJson(_) => {
+                    "the embedding server sent a response that is not JSON".into()
+                }
+                EndpointError::Shape(_) => {
+                    "the embedding server's response has an unexpected shape".into()
+                }
+            })
         })?;
         if vectors.len() != texts.len() {
             return Err(EmbedError(format!(
@@ -166,33 +167,53 @@ impl HttpEmbedder {
     }
 }
 
-fn floats(v: &Value) -> Option<Vec<f32>> {
-    v.as_array()?
-        .iter()
-        .map(|x| x.as_f64().map(|f| f as f32))
-        .collect()
+/// Bytes one vector component may take in a response (`-0.0123456789012345678, `
+/// and some slack), and what a response may hold besides its vectors.
+const BYTES_PER_COMPONENT: u64 = 32;
+const RESPONSE_OVERHEAD_BYTES: u64 = 64 * 1024;
+
+/// The longest response accepted for `texts` vectors of `dim` components:
+/// what they can honestly take, at most [`MAX_RESPONSE_BYTES`]. A server
+/// sending far more (a flood of numbers) is refused before it is parsed.
+fn response_limit(texts: usize, dim: usize) -> u64 {
+    let vectors = (texts as u64).saturating_mul(dim as u64);
+    vectors
+        .saturating_mul(BYTES_PER_COMPONENT)
+        .saturating_add(RESPONSE_OVERHEAD_BYTES)
+        .min(MAX_RESPONSE_BYTES)
 }
 
-/// `{"data": [{"index": i, "embedding": [...]}, ...]}`, in index order.
-fn parse_openai(v: &Value) -> Option<Vec<Vec<f32>>> {
-    let mut items: Vec<(u64, Vec<f32>)> = v["data"]
-        .as_array()?
-        .iter()
-        .enumerate()
-        .map(|(i, d)| {
-            Some((
-                d["index"].as_u64().unwrap_or(i as u64),
-                floats(&d["embedding"])?,
-            ))
-        })
-        .collect::<Option<_>>()?;
-    items.sort_by_key(|(i, _)| *i);
-    Some(items.into_iter().map(|(_, e)| e).collect())
+/// `{"data": [{"index": i, "embedding": [...]}, ...]}`.
+#[derive(Deserialize)]
+struct OpenAiResponse {
+    data: Vec<OpenAiItem>,
+}
+
+#[derive(Deserialize)]
+struct OpenAiItem {
+    #[serde(default)]
+    index: Option<u64>,
+    embedding: Vec<f32>,
+}
+
+impl OpenAiResponse {
+    /// The vectors in index order (an item without one keeps its place).
+    fn vectors(self) -> Vec<Vec<f32>> {
+        let mut items: Vec<(u64, Vec<f32>)> = self
+            .data
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| (d.index.unwrap_or(i as u64), d.embedding))
+            .collect();
+        items.sort_by_key(|(i, _)| *i);
+        items.into_iter().map(|(_, e)| e).collect()
+    }
 }
 
 /// `{"embeddings": [[...], ...]}`.
-fn parse_ollama(v: &Value) -> Option<Vec<Vec<f32>>> {
-    v["embeddings"].as_array()?.iter().map(floats).collect()
+#[derive(Deserialize)]
+struct OllamaResponse {
+    embeddings: Vec<Vec<f32>>,
 }
 
 impl Embedder for HttpEmbedder {
@@ -219,14 +240,28 @@ mod tests {
 
     #[test]
     fn responses_of_both_apis_parse() {
-        let openai = json!({"data": [{"index": 1, "embedding": [0.0, 1.0]}, {"index": 0, "embedding": [1.0, 0.0]}]});
+        let openai: OpenAiResponse = serde_json::from_value(json!({"data": [
+            {"index": 1, "embedding": [0.0, 1.0]}, {"index": 0, "embedding": [1.0, 0.0]}]}))
+        .unwrap();
+        assert_eq!(openai.vectors(), vec![vec![1.0, 0.0], vec![0.0, 1.0]]);
+        let ollama: OllamaResponse =
+            serde_json::from_value(json!({"embeddings": [[0.5, 0.5]]})).unwrap();
+        assert_eq!(ollama.embeddings, vec![vec![0.5, 0.5]]);
+        assert!(serde_json::from_value::<OllamaResponse>(json!({"embeddings": [["x"]]})).is_err());
+        assert!(serde_json::from_value::<OpenAiResponse>(json!({"error": "x"})).is_err());
+        // Out of f32's range reads as infinite, which `check` refuses.
+        let big: OllamaResponse = serde_json::from_str(r#"{"embeddings": [[1e39]]}"#).unwrap();
+        assert!(!big.embeddings[0][0].is_finite());
+    }
+
+    #[test]
+    fn a_response_may_be_as_long_as_its_vectors_can_honestly_be() {
+        assert_eq!(response_limit(1, 768), 768 * 32 + 64 * 1024);
         assert_eq!(
-            parse_openai(&openai),
-            Some(vec![vec![1.0, 0.0], vec![0.0, 1.0]])
+            response_limit(HTTP_EMBED_BATCH, MAX_DIM),
+            64 * 8192 * 32 + 64 * 1024
         );
-        let ollama = json!({"embeddings": [[0.5, 0.5]]});
-        assert_eq!(parse_ollama(&ollama), Some(vec![vec![0.5, 0.5]]));
-        assert_eq!(parse_ollama(&json!({"embeddings": [["x"]]})), None);
-        assert_eq!(parse_openai(&json!({"error": "x"})), None);
+        assert!(response_limit(HTTP_EMBED_BATCH, MAX_DIM) <= MAX_RESPONSE_BYTES);
+        assert_eq!(response_limit(usize::MAX, usize::MAX), MAX_RESPONSE_BYTES);
     }
 }

@@ -132,7 +132,7 @@ impl Llm {
                     EndpointError::Unreachable(_) => LlmError::Unreachable,
                     EndpointError::TooLarge(_) => LlmError::TooLarge,
                     EndpointError::Status(s, _) => LlmError::Status(s),
-                    EndpointError::NotJson(_) => LlmError::Malformed,
+                    EndpointError::NotJson(_) | EndpointError::Shape(_) => LlmError::Malformed,
                 }
             })?;
         wire::reply_object(self.config.api, &response).ok_or_else(|| {
