@@ -303,3 +303,44 @@ fn a_reply_longer_than_its_vectors_could_be_is_refused_unparsed() {
     assert!(e.contains("longer than"), "{e}");
     assert!(!q["evidence"].as_array().unwrap().is_empty(), "{q}");
 }
+
+/// A server that accepts and never answers costs the timeout once: for a
+/// growing cool-down after that, queries' vector lanes and ingests fail at
+/// once with the reason (instead of each waiting out the timeout), and
+/// keywords answer.
+#[test]
+fn a_hung_server_costs_its_timeout_once_not_per_request() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { break };
+            held.push(stream);
+        }
+    });
+    let dir = TempDir::new("hung");
+    let url = format!("http://127.0.0.1:{port}/v1/embeddings");
+    let mut s = start(dir.path(), &env(&url, 8));
+    let began = std::time::Instant::now();
+    s.ok(
+        "alayasiki_ingest",
+        json!({"content": "a lighthouse keeper's log"}),
+    );
+    assert!(began.elapsed() >= std::time::Duration::from_millis(1900));
+    for i in 0..3 {
+        let began = std::time::Instant::now();
+        let q = s.ok(
+            "alayasiki_query",
+            json!({"query": format!("lighthouse keeper {i}"), "mode": "evidence"}),
+        );
+        assert!(
+            began.elapsed() < std::time::Duration::from_millis(1000),
+            "{:?}",
+            began.elapsed()
+        );
+        let e = q["lane_errors"]["vector"].as_str().unwrap();
+        assert!(e.contains("not tried again"), "{e}");
+        assert!(!q["evidence"].as_array().unwrap().is_empty(), "{q}");
+    }
+}

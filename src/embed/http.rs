@@ -15,7 +15,8 @@
 
 use serde::Deserialize;
 use serde_json::json;
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use super::embedder::{EmbedError, Embedder};
 pub use crate::model_endpoint::Api;
@@ -89,6 +90,69 @@ pub struct HttpEmbedder {
     config: HttpEmbedderConfig,
     id: String,
     endpoint: ModelEndpoint,
+    breaker: Breaker,
+}
+
+/// How long requests fail at once after the server failed one, before one
+/// is let through to try it again; doubled after each failed try up to
+/// [`MAX_COOL_DOWN`], forgotten after a success.
+pub const FIRST_COOL_DOWN: Duration = Duration::from_secs(1);
+pub const MAX_COOL_DOWN: Duration = Duration::from_secs(60);
+
+/// Stops every caller waiting out the timeout on a server that just
+/// failed: a hung server would otherwise cost each query's vector lane,
+/// and each job of a batch, the whole timeout.
+#[derive(Default)]
+struct Breaker {
+    open: Mutex<Option<Open>>,
+}
+
+struct Open {
+    /// Until when requests fail at once (while one tries the server: the
+    /// end of its timeout).
+    until: Instant,
+    cool_down: Duration,
+    error: String,
+}
+
+impl Breaker {
+    /// `Err` with the last error while cooling down; `Ok` to try the
+    /// server (then the caller reports how it went).
+    fn admit(&self, timeout: Duration) -> Result<(), EmbedError> {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(o) = open.as_mut() else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        if now < o.until {
+            let left = o.until - now;
+            return Err(EmbedError(format!(
+                "{} (not tried again for {} s)",
+                o.error,
+                left.as_secs_f64().ceil() as u64
+            )));
+        }
+        // This caller tries the server; the others keep failing at once
+        // until it knows.
+        o.until = now + timeout;
+        Ok(())
+    }
+
+    fn succeeded(&self) {
+        *self.open.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    fn failed(&self, error: &str) {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let cool_down = open
+            .as_ref()
+            .map_or(FIRST_COOL_DOWN, |o| (o.cool_down * 2).min(MAX_COOL_DOWN));
+        *open = Some(Open {
+            until: Instant::now() + cool_down,
+            cool_down,
+            error: error.to_string(),
+        });
+    }
 }
 
 impl HttpEmbedder {
@@ -100,6 +164,7 @@ impl HttpEmbedder {
             config,
             id,
             endpoint,
+            breaker: Breaker::default(),
         }
     }
 
@@ -228,7 +293,17 @@ impl Embedder for HttpEmbedder {
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut out = Vec::with_capacity(texts.len());
         for batch in texts.chunks(HTTP_EMBED_BATCH) {
-            out.extend(self.request(batch)?);
+            self.breaker.admit(self.config.timeout)?;
+            match self.request(batch) {
+                Ok(vectors) => {
+                    self.breaker.succeeded();
+                    out.extend(vectors);
+                }
+                Err(e) => {
+                    self.breaker.failed(&e.0);
+                    return Err(e);
+                }
+            }
         }
         Ok(out)
     }
@@ -252,6 +327,41 @@ mod tests {
         // Out of f32's range reads as infinite, which `check` refuses.
         let big: OllamaResponse = serde_json::from_str(r#"{"embeddings": [[1e39]]}"#).unwrap();
         assert!(!big.embeddings[0][0].is_finite());
+    }
+
+    #[test]
+    fn after_a_failure_requests_fail_at_once_for_a_growing_cool_down() {
+        let b = Breaker::default();
+        let timeout = Duration::from_secs(30);
+        assert!(b.admit(timeout).is_ok());
+        b.failed("the embedding server is unreachable or timed out");
+        let e = b.admit(timeout).unwrap_err();
+        assert!(
+            e.0.contains("unreachable") && e.0.contains("not tried again"),
+            "{e:?}"
+        );
+        assert_eq!(
+            b.open.lock().unwrap().as_ref().unwrap().cool_down,
+            FIRST_COOL_DOWN
+        );
+        // A cool-down past: one caller tries, the others still fail at once.
+        b.open.lock().unwrap().as_mut().unwrap().until = Instant::now();
+        assert!(b.admit(timeout).is_ok());
+        assert!(b.admit(timeout).is_err());
+        b.failed("again");
+        assert_eq!(
+            b.open.lock().unwrap().as_ref().unwrap().cool_down,
+            2 * FIRST_COOL_DOWN
+        );
+        for _ in 0..10 {
+            b.failed("again");
+        }
+        assert_eq!(
+            b.open.lock().unwrap().as_ref().unwrap().cool_down,
+            MAX_COOL_DOWN
+        );
+        b.succeeded();
+        assert!(b.admit(timeout).is_ok());
     }
 
     #[test]
