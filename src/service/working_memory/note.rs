@@ -367,18 +367,26 @@ fn description(media_type: &str, metadata: &Map<String, Value>) -> Result<String
     Ok(parts.join("\n\n"))
 }
 
+/// The text types a note may be (of every type persistent memory takes:
+/// not PDFs, whose text is unbounded, nor the described image and audio
+/// types).
+fn note_text_types() -> Vec<&'static str> {
+    SUPPORTED_MEDIA_TYPES
+        .iter()
+        .copied()
+        .filter(|t| {
+            media::from_media_type(t).is_some_and(|k| k != MediaKind::Pdf && !k.is_described())
+        })
+        .collect()
+}
+
 /// The refusal for a type working memory does not hold.
 fn not_accepted(media_type: &str, inline: bool) -> Error {
+    let text = note_text_types().join(", ");
     let what = if inline {
-        format!(
-            "inline `content` must be one of: {}",
-            SUPPORTED_MEDIA_TYPES.join(", ")
-        )
+        format!("inline `content` must be one of: {text}")
     } else {
-        format!(
-            "working memory holds {} and image/* or audio/* files described in metadata",
-            SUPPORTED_MEDIA_TYPES.join(", ")
-        )
+        format!("working memory holds {text}, and image/* or audio/* files described in metadata")
     };
     let media_type: String = media_type.chars().take(MAX_MEDIA_TYPE_BYTES).collect();
     Error::invalid(format!(
@@ -391,6 +399,21 @@ fn not_accepted(media_type: &str, inline: bool) -> Error {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn refusals_name_only_the_types_a_note_may_be() {
+        assert_eq!(
+            note_text_types(),
+            ["text/plain", "text/markdown", "application/json"]
+        );
+        for inline in [true, false] {
+            let e = not_accepted("application/pdf", inline).to_string();
+            let listed = e.split_once("not accepted:").unwrap().1;
+            assert!(!listed.contains("application/pdf"), "{e}");
+            assert!(!listed.contains("image/png"), "{e}");
+            assert!(listed.contains("text/markdown"), "{e}");
+        }
+    }
 
     fn meta(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()

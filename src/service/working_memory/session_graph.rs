@@ -151,16 +151,27 @@ impl EdgeInput {
     /// Parses the `edges` argument: an array of edge objects.
     pub fn parse_list(value: &Value) -> Result<Vec<EdgeInput>> {
         let items = array("edges", value)?;
+        let mut seen = HashSet::new();
         let mut edges = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let at = format!("edges[{i}]");
             let o = object(&at, item, &["from", "to", "relation", "properties"])?;
-            edges.push(EdgeInput {
+            let edge = EdgeInput {
                 from: name(&at, o, "from")?.ok_or_else(|| missing(&at, "from"))?,
                 to: name(&at, o, "to")?.ok_or_else(|| missing(&at, "to"))?,
                 relation: name(&at, o, "relation")?.ok_or_else(|| missing(&at, "relation"))?,
                 properties: properties(&at, o)?,
-            });
+            };
+            // An edge is stored by its ends and relation: a second one in
+            // the same write would be charged and counted, then replace
+            // the first.
+            if !seen.insert((edge.from.clone(), edge.to.clone(), edge.relation.clone())) {
+                return Err(Error::invalid(format!(
+                    "{at} repeats an earlier edge of this write ({:?} -[{:?}]-> {:?})",
+                    edge.from, edge.relation, edge.to
+                )));
+            }
+            edges.push(edge);
         }
         Ok(edges)
     }
@@ -453,6 +464,19 @@ mod tests {
         let err = NodeInput::parse_list(&json!([{"id": long, "label": "A"}])).unwrap_err();
         assert_eq!(err.code(), "limit_exceeded");
         assert!(EdgeInput::parse_list(&json!([{"from": "a", "to": "b"}])).is_err());
+        let twice = json!([
+            {"from": "a", "to": "b", "relation": "knows"},
+            {"from": "a", "to": "b", "relation": "likes"},
+            {"from": "a", "to": "b", "relation": "knows", "properties": {"since": 1}}
+        ]);
+        let err = EdgeInput::parse_list(&twice).unwrap_err().to_string();
+        assert!(err.contains("edges[2] repeats an earlier edge"), "{err}");
+        assert_eq!(
+            EdgeInput::parse_list(&json!(twice.as_array().unwrap()[..2]))
+                .unwrap()
+                .len(),
+            2
+        );
     }
 
     fn write(nodes: Value, edges: Value) -> GraphWrite {
