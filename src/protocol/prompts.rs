@@ -11,7 +11,7 @@ pub const MAX_QUESTION_BYTES: usize = 4096;
 
 pub fn list() -> Vec<Value> {
     vec![json!({
-        "name": "alayasiki_reasoning",
+        "name": PROMPT,
         "description": "Answer a question grounded in persistent memory: query alayasiki first, \
     reason only from the returned evidence, and cite it.",
         "arguments": [{
@@ -22,15 +22,37 @@ pub fn list() -> Vec<Value> {
     })]
 }
 
+/// The prompt `prompts/get` serves.
+const PROMPT: &str = "alayasiki_reasoning";
+
 pub fn get(params: &Map<String, Value>) -> Result<Value, Fault> {
-    let name = params.get("name").and_then(Value::as_str).unwrap_or("");
-    if name != "alayasiki_reasoning" {
+    let name = match params.get("name") {
+        Some(Value::String(name)) => name,
+        _ => {
+            return Err(Fault::new(
+                INVALID_PARAMS,
+                format!("prompts/get needs `name`, a string: {PROMPT}"),
+            ))
+        }
+    };
+    if name != PROMPT {
+        let shown: String = name.chars().take(64).collect();
         return Err(Fault::new(
             INVALID_PARAMS,
-            format!("unknown prompt: {name}"),
+            format!("unknown prompt {shown:?}; the prompts are: {PROMPT}"),
         ));
     }
-    let question = match params.get("arguments").and_then(|a| a.get("question")) {
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(a)) => Some(a),
+        Some(_) => {
+            return Err(Fault::new(
+                INVALID_PARAMS,
+                "arguments must be an object of strings ({\"question\": \"...\"})",
+            ))
+        }
+    };
+    let question = match arguments.and_then(|a| a.get("question")) {
         Some(Value::String(q)) if !q.trim().is_empty() => q,
         Some(Value::String(_)) | None => {
             return Err(Fault::new(
@@ -71,6 +93,20 @@ Question: {question}"
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_or_unknown_name_and_odd_arguments_are_named_as_such() {
+        let message = |p: Value| get(p.as_object().unwrap()).unwrap_err().message;
+        assert!(message(json!({})).contains("needs `name`"));
+        assert!(message(json!({"name": 3})).contains("needs `name`"));
+        let long = message(json!({"name": "x".repeat(10_000)}));
+        assert!(
+            long.contains("unknown prompt") && long.len() < 200,
+            "{long}"
+        );
+        let odd = message(json!({"name": PROMPT, "arguments": [1]}));
+        assert!(odd.contains("arguments must be an object"), "{odd}");
+    }
 
     #[test]
     fn missing_question_is_invalid_params() {
