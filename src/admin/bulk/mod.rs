@@ -209,6 +209,54 @@ fn run(opened: &Opened, tenant: Option<String>, paths: &[PathBuf]) -> Result<End
     })
 }
 
+/// What reading a walked path found.
+#[derive(Debug, PartialEq)]
+enum Read {
+    Bytes(Vec<u8>),
+    /// Over the limit (read no further than one byte past it).
+    TooLarge,
+    /// Something else than a regular file, such as a pipe or a device put
+    /// in the file's place after the walk.
+    NotAFile,
+}
+
+/// Reads a file found by the walk, as what it is now: opened without
+/// blocking (a pipe put in its place would wait forever for a writer),
+/// refused unless the opened file is a regular one (a link swapped to
+/// `/dev/zero` never ends), and read no further than `max` + 1 bytes.
+fn read_regular(path: &std::path::Path, max: usize) -> std::io::Result<Read> {
+    use std::io::Read as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc_nonblock());
+    }
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Ok(Read::NotAFile);
+    }
+    let mut bytes = Vec::new();
+    file.take(max as u64 + 1).read_to_end(&mut bytes)?;
+    Ok(if bytes.len() > max {
+        Read::TooLarge
+    } else {
+        Read::Bytes(bytes)
+    })
+}
+
+/// `O_NONBLOCK`, whose value the standard library does not export.
+#[cfg(unix)]
+fn libc_nonblock() -> i32 {
+    if cfg!(any(target_os = "linux", target_os = "android")) {
+        0o4000
+    } else {
+        // macOS and the BSDs.
+        0x0004
+    }
+}
+
 /// Reads, types and ingests one file.
 fn ingest_file(memory: &Memory<'_>, opened: &Opened, file: &Candidate) -> Outcome {
     let path = &file.path;
@@ -216,13 +264,12 @@ fn ingest_file(memory: &Memory<'_>, opened: &Opened, file: &Candidate) -> Outcom
         reason,
         path: path.clone(),
     };
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
+    let bytes = match read_regular(path, MAX_CONTENT_BYTES) {
+        Ok(Read::Bytes(b)) => b,
+        Ok(Read::TooLarge) => return skipped(walk::too_large()),
+        Ok(Read::NotAFile) => return skipped("not a regular file (any more)".into()),
         Err(e) => return skipped(format!("cannot read: {}", io_reason(&e))),
     };
-    if bytes.len() > MAX_CONTENT_BYTES {
-        return skipped(walk::too_large());
-    }
     let filename = path.file_name().map(|n| n.to_string_lossy().into_owned());
     match media::detect(filename.as_deref(), &bytes) {
         None => return skipped("binary of no supported type".into()),
@@ -313,6 +360,33 @@ fn skip_reason(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_walked_path_is_read_as_what_it_is_now_and_no_further_than_the_limit() {
+        let dir = std::env::temp_dir().join(format!("alayasiki-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("a.txt");
+        std::fs::write(&file, b"12345").unwrap();
+        assert_eq!(
+            read_regular(&file, 5).unwrap(),
+            Read::Bytes(b"12345".to_vec())
+        );
+        assert_eq!(read_regular(&file, 4).unwrap(), Read::TooLarge);
+        // A link swapped to an endless device, and a pipe nobody writes to:
+        // refused at once, never read.
+        let zero = dir.join("zero.txt");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        assert_eq!(read_regular(&zero, 5).unwrap(), Read::NotAFile);
+        let fifo = dir.join("pipe.txt");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert_eq!(read_regular(&fifo, 5).unwrap(), Read::NotAFile);
+        std::fs::remove_dir_all(dir).ok();
+    }
 
     #[test]
     fn file_keys_depend_on_path_and_content() {
