@@ -151,6 +151,22 @@ fn export_then_import_into_an_empty_directory_gives_the_same_answers() {
     );
     let mut s = Server::ready(&b_dir);
     assert_eq!(s.ok("alayasiki_status", json!({}))["documents"], 7);
+    drop(s);
+
+    // Cut short (the header and four documents of seven): what is there is
+    // imported, and the command says what is missing and fails.
+    let cut: Vec<&str> = export.lines().take(5).collect();
+    std::fs::write(&path, cut.join("\n")).unwrap();
+    let c_dir = b.path().join("cut");
+    let out = cli(&c_dir, &["import", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stdout.contains("4 document(s) imported"), "{stdout}");
+    assert!(
+        stderr.contains("declares 7 document(s); 3 are not in the file"),
+        "{stderr}"
+    );
 }
 
 #[test]

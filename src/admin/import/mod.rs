@@ -81,6 +81,17 @@ pub struct Tally {
     pub skipped_by_code: BTreeMap<&'static str, usize>,
     /// The first skips: line number and reason.
     pub listed: Vec<(usize, String)>,
+    /// Documents an export's header says it holds.
+    pub declared: Option<usize>,
+}
+
+impl Tally {
+    /// Document lines missing against an export's header (a file cut
+    /// short), if any.
+    fn missing(&self) -> Option<usize> {
+        let seen = self.imported + self.already_present + self.skipped;
+        self.declared.filter(|n| *n > seen).map(|n| n - seen)
+    }
 }
 
 impl Tally {
@@ -113,7 +124,17 @@ pub fn import(data_dir: Option<PathBuf>, tenant: Option<String>, file: &Path) ->
     match (outcome, drained) {
         (Ok((format, tally)), Ok(())) => {
             print_report(format, &tally);
-            ExitCode::SUCCESS
+            match tally.missing() {
+                None => ExitCode::SUCCESS,
+                Some(n) => {
+                    eprintln!(
+                        "alayasiki-mcp import: the export's header declares {} document(s); \
+                         {n} are not in the file (was it cut short?)",
+                        tally.declared.unwrap_or(0)
+                    );
+                    ExitCode::from(crate::serve::EXIT_FAILURE)
+                }
+            }
         }
         (Err(message), _) => {
             eprintln!("alayasiki-mcp import: {message}");
@@ -203,7 +224,9 @@ fn run(
                 let f = detect(&value)?;
                 format = Some(f);
                 if f == Format::Export {
-                    continue; // the header line
+                    // The header line.
+                    tally.declared = value["documents"].as_u64().map(|n| n as usize);
+                    continue;
                 }
                 f
             }
