@@ -45,12 +45,17 @@ pub fn rqlited() -> Option<PathBuf> {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+/// `n` distinct free ports. Every listener is held until all are chosen:
+/// a port released at once can come back from the next bind to port 0
+/// before the node given it has bound it (two nodes were once handed the
+/// same port, and the second failed to start).
+fn free_ports(n: usize) -> Vec<u16> {
+    let held: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    held.iter()
+        .map(|l| l.local_addr().unwrap().port())
+        .collect()
 }
 
 pub struct Node {
@@ -107,13 +112,14 @@ impl Cluster {
             nodes: Vec::new(),
             _turn: turn,
         };
+        let ports = free_ports(2 * n);
         for i in 0..n {
             let id = format!("n{i}");
             cluster.nodes.push(Node {
                 dir: cluster.root.join(&id),
                 id,
-                http: free_port(),
-                raft: free_port(),
+                http: ports[2 * i],
+                raft: ports[2 * i + 1],
                 child: None,
                 paused: false,
             });
