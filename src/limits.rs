@@ -96,6 +96,11 @@ pub const INGEST_FAULT_GRACE_MS: u64 = 1_000;
 /// next time the memory is opened (milliseconds).
 pub const FORGET_SETTLE_MS: u64 = 30_000;
 
+/// How long `alayasiki-mcp ingest PATH` and `import` wait on indexing that
+/// a full, failing or read-only disk holds up before they stop with exit
+/// status 1 (a server waits instead, and resumes by itself; milliseconds).
+pub const BULK_FAULT_GIVE_UP_MS: u64 = 10_000;
+
 /// How long a request waits, at most, for its session's earlier requests
 /// and for the documents they stored with `wait: false` to become
 /// searchable (read-your-writes; milliseconds). Past it the request runs
@@ -361,6 +366,7 @@ mod tests {
             ("`INGEST_WAIT_MS`", INGEST_WAIT_MS.to_string()),
             ("`INGEST_FAULT_GRACE_MS`", INGEST_FAULT_GRACE_MS.to_string()),
             ("`FORGET_SETTLE_MS`", FORGET_SETTLE_MS.to_string()),
+            ("`BULK_FAULT_GIVE_UP_MS`", BULK_FAULT_GIVE_UP_MS.to_string()),
             ("`MAX_JSON_EXPANSION`", MAX_JSON_EXPANSION.to_string()),
             (
                 "`MAX_PARSED_MESSAGE_BYTES`",

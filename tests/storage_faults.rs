@@ -462,3 +462,45 @@ fn a_disk_turned_read_only_keeps_reads_and_a_start_on_it_is_refused_clearly() {
     disk.remount("errors=remount-ro");
     all_there_after_restart(&data, &acknowledged);
 }
+
+/// `alayasiki-mcp ingest PATH` on a disk that fills up stops at the first
+/// file the disk refuses, with status 1, naming the full disk and the files
+/// it did not read (it failed every remaining file one by one, then waited
+/// for space forever, retrying every 2 s). Indexing held up by the disk
+/// for `BULK_FAULT_GIVE_UP_MS` ends a run the same way.
+#[test]
+fn a_bulk_ingest_on_a_full_disk_stops_naming_it() {
+    let Some(disk) = SmallDisk::mount(6 << 20) else {
+        return;
+    };
+    let files = TempDir::new("full-disk-files");
+    for i in 0..400 {
+        let text = format!("Pump log {i}: the north pump ran dry at dawn. ").repeat(40);
+        std::fs::write(files.path().join(format!("log-{i:03}.txt")), text).unwrap();
+    }
+    let data = disk.path().join("memory");
+    Server::ready(&data).close();
+    disk.fill(256 * 1024);
+    let started = Instant::now();
+    let out = common::cli(&data, &["ingest", files.path().to_str().unwrap()]);
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(took < Duration::from_secs(60), "{took:?}");
+    assert!(stderr.contains("storage full"), "{stderr}");
+    assert!(
+        stderr.contains("stopped: the disk refused writes"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("internal"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("not yet stored:"), "{stdout}");
+    let failed = stdout
+        .lines()
+        .filter(|l| l.contains("storage full"))
+        .count();
+    assert!(
+        (1..=64).contains(&failed),
+        "{failed} files failed one by one: {stdout}"
+    );
+}

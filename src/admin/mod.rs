@@ -28,10 +28,11 @@ pub mod query;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::config::{self, Config};
+use crate::limits::BULK_FAULT_GIVE_UP_MS;
 use crate::service::{MemoryService, Principal};
 use crate::store::owner::{OwnerError, OwnerLock};
 use crate::store::{Tenant, VectorPolicy};
@@ -131,18 +132,47 @@ fn open_dir(
 /// hand-off budget); far beyond it, work would be dropped and redone.
 const MAX_BULK_BACKLOG: i64 = 512;
 
+/// Since when the disk has held indexing up, without a commit between
+/// (one memory per subcommand process).
+static HELD_UP_SINCE: Mutex<Option<Instant>> = Mutex::new(None);
+
+/// An error naming the disk's fault once it has held indexing up for
+/// [`BULK_FAULT_GIVE_UP_MS`]: a server resumes by itself when the disk
+/// accepts writes again, but a subcommand waiting on it would wait forever.
+fn held_up(service: &MemoryService) -> crate::error::Result<()> {
+    let mut since = HELD_UP_SINCE.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(fault) = service.storage_fault() else {
+        *since = None;
+        return Ok(());
+    };
+    let began = *since.get_or_insert_with(Instant::now);
+    if began.elapsed() < Duration::from_millis(BULK_FAULT_GIVE_UP_MS) {
+        return Ok(());
+    }
+    Err(crate::error::Error::Unavailable(format!(
+        "{}: indexing has been held up for {} s, so this stops here; what was stored is kept \
+         (and indexed the next time the memory is opened): once the disk accepts writes, run \
+         the command again to go on",
+        fault.describe(),
+        BULK_FAULT_GIVE_UP_MS / 1000
+    )))
+}
+
 /// Pauses while the ingestion worker is more than [`MAX_BULK_BACKLOG`]
 /// jobs behind (bulk subcommands ingest without waiting for each document,
 /// so documents are committed in groups). A termination signal ends the
-/// pause (when the subcommand installed the handlers).
-fn throttle(service: &MemoryService) {
+/// pause (when the subcommand installed the handlers); a disk that holds
+/// indexing up too long ends it with an error ([`held_up`]).
+fn throttle(service: &MemoryService) -> crate::error::Result<()> {
     while !signals::requested()
         && service
             .pending_jobs()
             .is_ok_and(|pending| pending > MAX_BULK_BACKLOG)
     {
+        held_up(service)?;
         std::thread::sleep(Duration::from_millis(10));
     }
+    Ok(())
 }
 
 /// Waits until the ingestion worker has no pending jobs, reporting
@@ -162,6 +192,10 @@ fn drain(service: &MemoryService, label: &str) -> crate::error::Result<()> {
         progress.set((total - pending).max(0) as u64, 0);
         if pending == 0 || signals::requested() {
             break;
+        }
+        if let Err(e) = held_up(service) {
+            progress.finish();
+            return Err(e);
         }
         std::thread::sleep(progress::TICK);
     }

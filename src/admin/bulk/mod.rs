@@ -33,7 +33,7 @@ mod walk;
 use serde_json::Map;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use super::progress::Progress;
@@ -146,6 +146,9 @@ fn run(opened: &Opened, tenant: Option<String>, paths: &[PathBuf]) -> Result<End
         Some(report.bytes),
     );
     let next = AtomicUsize::new(0);
+    // Set when the disk refuses to store a file: every later file would be
+    // refused the same way, so no thread takes another.
+    let disk_refused = AtomicBool::new(false);
     let mut received = 0;
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let threads = (cores * THREADS_PER_CORE).min(MAX_THREADS);
@@ -153,14 +156,14 @@ fn run(opened: &Opened, tenant: Option<String>, paths: &[PathBuf]) -> Result<End
         let (tx, rx) = crossbeam_channel::unbounded::<(Outcome, u64)>();
         for _ in 0..threads {
             let tx = tx.clone();
-            let (files, next, memory) = (&files, &next, &memory);
+            let (files, next, memory, disk_refused) = (&files, &next, &memory, &disk_refused);
             // A thread checks for a signal before it takes a file, so a
             // run stops between files: those in progress finish.
             scope.spawn(move || {
-                while !signals::requested() {
+                while !signals::requested() && !disk_refused.load(Ordering::Relaxed) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = files.get(i) else { break };
-                    let outcome = ingest_file(memory, opened, file);
+                    let outcome = ingest_file(memory, opened, file, disk_refused);
                     if tx.send((outcome, file.size)).is_err() {
                         break;
                     }
@@ -178,11 +181,14 @@ fn run(opened: &Opened, tenant: Option<String>, paths: &[PathBuf]) -> Result<End
         }
     });
     progress.finish();
-    // Files no thread took once a signal came are not read either.
+    // Files no thread took once a signal came (or the disk refused one)
+    // are not read either.
     report.not_read += files.len() - received;
-    // After a signal, what is stored but not indexed waits in the journal
-    // for the next open instead of delaying the exit.
-    if !signals::requested() {
+    let disk_refused = disk_refused.into_inner();
+    // After a signal, or once the disk refuses writes, what is stored but
+    // not indexed waits in the journal for the next open instead of
+    // delaying the exit.
+    if !signals::requested() && !disk_refused {
         if let Err(e) = drain(&opened.service, "indexing") {
             eprintln!(
                 "alayasiki-mcp ingest: {}",
@@ -197,6 +203,14 @@ fn run(opened: &Opened, tenant: Option<String>, paths: &[PathBuf]) -> Result<End
         (chunks_after - chunks_before).max(0),
         started.elapsed().as_secs_f64(),
     );
+    if disk_refused {
+        eprintln!(
+            "alayasiki-mcp ingest: stopped: the disk refused writes (reasons in the report); \
+             {} file(s) not read; what was stored is kept: run the command again once the \
+             disk accepts writes",
+            report.not_read
+        );
+    }
     let interruption = signals::requested().then(|| Interruption {
         signal: signals::received().unwrap_or(signals::SIGINT),
         walk_complete,
@@ -257,8 +271,14 @@ fn libc_nonblock() -> i32 {
     }
 }
 
-/// Reads, types and ingests one file.
-fn ingest_file(memory: &Memory<'_>, opened: &Opened, file: &Candidate) -> Outcome {
+/// Reads, types and ingests one file; sets `disk_refused` when the disk
+/// refuses to store it (or to index what was stored before it).
+fn ingest_file(
+    memory: &Memory<'_>,
+    opened: &Opened,
+    file: &Candidate,
+    disk_refused: &AtomicBool,
+) -> Outcome {
     let path = &file.path;
     let skipped = |reason: String| Outcome::Skipped {
         reason,
@@ -295,7 +315,13 @@ fn ingest_file(memory: &Memory<'_>, opened: &Opened, file: &Candidate) -> Outcom
             }
         }
     }
-    throttle(&opened.service);
+    if let Err(e) = throttle(&opened.service) {
+        disk_refused.store(true, Ordering::Relaxed);
+        return Outcome::Failed {
+            reason: e.client_message(),
+            path: path.clone(),
+        };
+    }
     if signals::requested() {
         // The pause above ends early on a signal; this file waits for the
         // resumed run.
@@ -321,10 +347,15 @@ fn ingest_file(memory: &Memory<'_>, opened: &Opened, file: &Candidate) -> Outcom
             crate::error::Error::InvalidInput(_) | crate::error::Error::LimitExceeded(_) => {
                 skipped(skip_reason(&e.client_message()))
             }
-            other => Outcome::Failed {
-                reason: other.logged("ingest").client_message(),
-                path: path.clone(),
-            },
+            other => {
+                if other.storage_fault().is_some() {
+                    disk_refused.store(true, Ordering::Relaxed);
+                }
+                Outcome::Failed {
+                    reason: other.logged("ingest").client_message(),
+                    path: path.clone(),
+                }
+            }
         },
     }
 }

@@ -108,7 +108,7 @@ pub(super) fn print_report(report: &Report, chunks: i64, secs: f64) {
     }
     if report.not_read > 0 {
         println!(
-            "  not yet stored: {} file(s) (interrupted before they were read)",
+            "  not yet stored: {} file(s) (the run stopped before they were read)",
             report.not_read
         );
     }

@@ -243,8 +243,8 @@ fn run(
                 continue;
             }
         };
-        throttle(&opened.service);
-        store(&memory, request, restore, number, &mut tally);
+        throttle(&opened.service).map_err(|e| format!("line {number}: {}", e.client_message()))?;
+        store(&memory, request, restore, number, &mut tally)?;
     }
     progress.finish();
     let format = format.ok_or_else(|| format!("the file is empty; {NOT_A_FORMAT}"))?;
@@ -274,19 +274,21 @@ pub fn detect(first: &Value) -> Result<Format, String> {
     }
 }
 
+/// Stores one line's document; a disk that refuses it ends the import
+/// (every later line would be refused the same way).
 fn store(
     memory: &Memory<'_>,
     request: IngestRequest,
     restore: Restore,
     line: usize,
     tally: &mut Tally,
-) {
+) -> Result<(), String> {
     // A key stored before means this line was imported before: skip the
     // extraction and embedding ingestion would do before finding that out.
     if let Some(key) = &request.idempotency_key {
         if let Ok(Some(_)) = memory.document_for_key(key) {
             tally.already_present += 1;
-            return;
+            return Ok(());
         }
     }
     match memory.ingest_restored(request, restore) {
@@ -295,9 +297,18 @@ fn store(
         Err(e) => {
             let e = e.logged("import");
             let reason = e.client_message();
+            if e.storage_fault().is_some() {
+                return Err(format!(
+                    "line {line}: {reason}; stopped here: the {} line(s) imported before it \
+                     are kept, and importing the file again once the disk accepts writes \
+                     goes on from this line",
+                    tally.imported
+                ));
+            }
             tally.skip(line, e.code(), reason);
         }
     }
+    Ok(())
 }
 
 fn string_field(v: &Value, key: &str) -> Result<Option<String>, String> {

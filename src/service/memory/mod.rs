@@ -237,6 +237,11 @@ impl MemoryService {
         self.store.pending_job_count()
     }
 
+    /// The disk's fault, while indexing is held up by one.
+    pub fn storage_fault(&self) -> Option<crate::error::StorageFault> {
+        self.shared.storage_fault()
+    }
+
     /// Jobs waiting and failed, across tenants (for maintenance progress).
     pub fn backlog(&self) -> Result<(i64, i64)> {
         self.store.journal_backlog()
