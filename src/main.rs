@@ -8,15 +8,18 @@ use alayasiki_mcp::cli::{self, Command};
 fn main() -> ExitCode {
     let code = match cli::parse(std::env::args_os().skip(1)) {
         Ok(Command::Help) => {
-            print!("{}", cli::HELP);
+            alayasiki_mcp::cli::stdout::write(format_args!("{}", cli::HELP));
             ExitCode::SUCCESS
         }
         Ok(Command::SubcommandHelp(page)) => {
-            print!("{page}");
+            alayasiki_mcp::cli::stdout::write(format_args!("{page}"));
             ExitCode::SUCCESS
         }
         Ok(Command::Version) => {
-            println!("alayasiki-mcp {}", env!("CARGO_PKG_VERSION"));
+            alayasiki_mcp::cli::stdout::write(format_args!(
+                "alayasiki-mcp {}\n",
+                env!("CARGO_PKG_VERSION")
+            ));
             ExitCode::SUCCESS
         }
         Ok(Command::Serve {
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
             ExitCode::from(cli::USAGE_EXIT as u8)
         }
     };
+    let code = cli::stdout::finish("alayasiki-mcp", code);
     // Log lines are written by a thread of their own: let it finish.
     alayasiki_mcp::logging::flush();
     code

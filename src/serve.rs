@@ -151,7 +151,7 @@ pub fn browse(data_dir: Option<PathBuf>, bind: Option<SocketAddr>) -> ExitCode {
         }
     };
     // The command's output: the URL, once.
-    println!("{}", browser.url());
+    crate::cli::stdout::outln!("{}", browser.url());
     log::info!(
         "serving the memory browser at {}; data dir {}; Ctrl-C stops it",
         browser.status().address,

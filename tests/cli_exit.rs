@@ -5,7 +5,8 @@
 //! lines; SIGINT and SIGTERM in the middle of a large folder stop it with
 //! 130 and 143, a summary of what was stored and what was not, and a
 //! resume command that, run as printed, completes the memory with no file
-//! stored twice.
+//! stored twice. A stdout that refuses the report fails the command with 1
+//! after its work, not with a panic.
 
 mod common;
 
@@ -389,4 +390,55 @@ mod signals {
     fn sigterm_mid_ingest_exits_143_with_a_summary_and_the_resume_completes_exactly() {
         interrupted_ingest_resumes("exit-sigterm", "TERM", 143);
     }
+}
+
+/// A report stdout will not take (`> /dev/full`, or a reader that closed
+/// the pipe) does not panic the command halfway: the work is done, the
+/// failure is one line on stderr (none for a closed pipe, the reader's
+/// choice), and the exit status is 1.
+#[test]
+fn a_stdout_that_refuses_the_report_fails_the_command_after_its_work_without_a_panic() {
+    let dir = TempDir::new("exit-stdout");
+    let mem = dir.path().join("m");
+    write(
+        &dir.path().join("in/pump.txt"),
+        b"The north pump ran dry at dawn.",
+    );
+    let folder = dir.path().join("in");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["ingest", folder.to_str().unwrap(), "--data-dir"])
+        .arg(&mem)
+        .env("ALAYASIKI_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("alayasiki-mcp: cannot write to standard output: No space left"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(documents(&mem), 1, "the ingest's work was lost");
+
+    let mut child = std::process::Command::new(BIN)
+        .args(["query", "north pump", "--data-dir"])
+        .arg(&mem)
+        .env("ALAYASIKI_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!stderr.contains("cannot write"), "{stderr}");
 }

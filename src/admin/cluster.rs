@@ -198,9 +198,9 @@ pub fn run(options: Options) -> ExitCode {
 
 fn status(client: &ClusterClient) -> Result<ExitCode, String> {
     let nodes = client.nodes().map_err(|e| e.to_string())?;
-    println!("cluster: {}", client.address().redacted());
+    crate::cli::stdout::outln!("cluster: {}", client.address().redacted());
     for n in &nodes {
-        println!(
+        crate::cli::stdout::outln!(
             "  {:<12} {:<28} {:<9} {}{}",
             n.id,
             n.api_addr,
@@ -214,13 +214,13 @@ fn status(client: &ClusterClient) -> Result<ExitCode, String> {
         );
     }
     if !nodes.iter().any(|n| n.leader) {
-        println!("leader: none (no quorum: writes are refused)");
+        crate::cli::stdout::outln!("leader: none (no quorum: writes are refused)");
         return Ok(ExitCode::from(crate::serve::EXIT_FAILURE));
     }
     match copy::cluster_schema_version(client) {
-        Ok(0) => println!("memory: none"),
-        Ok(v) => println!("memory: schema version {v}"),
-        Err(e) => println!("memory: unknown ({e})"),
+        Ok(0) => crate::cli::stdout::outln!("memory: none"),
+        Ok(v) => crate::cli::stdout::outln!("memory: schema version {v}"),
+        Err(e) => crate::cli::stdout::outln!("memory: unknown ({e})"),
     }
     Ok(ExitCode::SUCCESS)
 }

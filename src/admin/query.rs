@@ -33,7 +33,7 @@ pub fn query(
     opened.service.shutdown();
     match outcome {
         Ok(out) => {
-            print!("{out}");
+            crate::cli::stdout::out!("{out}");
             ExitCode::SUCCESS
         }
         Err(code) => code,
@@ -157,7 +157,7 @@ fn run_forget(opened: &Opened, tenant: Option<String>, by: ForgetBy) -> ExitCode
     match opened.service.for_caller(&principal).forget(&selector) {
         Ok(report) => {
             for f in &report.forgotten {
-                println!(
+                crate::cli::stdout::outln!(
                     "forgot {}: {} chunks, {} vectors, original {}",
                     f.document_id,
                     f.chunks,
@@ -170,12 +170,17 @@ fn run_forget(opened: &Opened, tenant: Option<String>, by: ForgetBy) -> ExitCode
                 );
             }
             if report.documents > report.forgotten.len() {
-                println!("... and {} more", report.documents - report.forgotten.len());
+                crate::cli::stdout::outln!(
+                    "... and {} more",
+                    report.documents - report.forgotten.len()
+                );
             }
-            println!(
+            crate::cli::stdout::outln!(
                 "forgot {} document(s), {} chunk(s), {} original(s); run `alayasiki-mcp \
                  compact` to drop their vector slots and index entries from the files",
-                report.documents, report.chunks, report.originals_deleted
+                report.documents,
+                report.chunks,
+                report.originals_deleted
             );
             match super::settle(&opened.service, Duration::from_millis(FORGET_SETTLE_MS)) {
                 Ok(0) => {}

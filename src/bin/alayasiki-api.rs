@@ -8,11 +8,14 @@ use alayasiki_mcp::api_cli::{self, ApiCommand};
 fn main() -> ExitCode {
     let code = match api_cli::parse(std::env::args_os().skip(1)) {
         Ok(ApiCommand::Help) => {
-            print!("{}", api_cli::HELP);
+            alayasiki_mcp::cli::stdout::write(format_args!("{}", api_cli::HELP));
             ExitCode::SUCCESS
         }
         Ok(ApiCommand::Version) => {
-            println!("alayasiki-api {}", env!("CARGO_PKG_VERSION"));
+            alayasiki_mcp::cli::stdout::write(format_args!(
+                "alayasiki-api {}\n",
+                env!("CARGO_PKG_VERSION")
+            ));
             ExitCode::SUCCESS
         }
         Ok(ApiCommand::Serve {
@@ -25,6 +28,7 @@ fn main() -> ExitCode {
             ExitCode::from(api_cli::USAGE_EXIT as u8)
         }
     };
+    let code = alayasiki_mcp::cli::stdout::finish("alayasiki-api", code);
     // Log lines are written by a thread of their own: let it finish.
     alayasiki_mcp::logging::flush();
     code

@@ -91,7 +91,8 @@ ENVIRONMENT:
 
 EXIT STATUS:
     0 done (and `ui` stopped by SIGINT or SIGTERM), 1 failure (the message
-    says what), 2 bad command line, 3 data directory in use by another
+    says what; also when stdout would not take the output: the work is
+    done, the report lost), 2 bad command line, 3 data directory in use by another
     process. An interrupted ingest exits 130
     (SIGINT, Ctrl-C) or 143 (SIGTERM): 128 + the signal's number.
     See `alayasiki-mcp ingest --help`.

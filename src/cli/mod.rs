@@ -5,6 +5,7 @@
 //! opened. A bad flag is one line on stderr naming it, and exit status 2.
 
 mod help;
+pub mod stdout;
 
 use help::subcommand_help;
 pub use help::{HELP, INGEST_HELP, REPLAY_HELP};

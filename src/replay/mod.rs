@@ -123,7 +123,7 @@ pub fn replay(options: &Options) -> ExitCode {
         Format::Junit => report::junit(&results),
         Format::Tap => report::tap(&results),
     };
-    print!("{out}");
+    crate::cli::stdout::out!("{out}");
     if results.iter().any(|r| r.bad.is_some()) {
         ExitCode::from(2)
     } else if results.iter().any(FixtureResult::failed) {

@@ -81,38 +81,38 @@ impl Report {
 /// Prints the report on stdout.
 pub(super) fn print_report(report: &Report, chunks: i64, secs: f64) {
     let secs = secs.max(1e-3);
-    println!(
+    crate::cli::stdout::outln!(
         "ingest: {} file(s) seen ({}) in {}",
         report.files,
         megabytes(report.bytes),
         clock(secs)
     );
-    println!(
+    crate::cli::stdout::outln!(
         "  stored:         {} file(s), {}, {} chunk(s)",
         report.stored,
         megabytes(report.stored_bytes),
         chunks
     );
-    println!(
+    crate::cli::stdout::outln!(
         "  already stored: {} file(s) (unchanged since an earlier run)",
         report.already_stored
     );
-    println!("  skipped:        {} file(s)", report.skipped_count());
+    crate::cli::stdout::outln!("  skipped:        {} file(s)", report.skipped_count());
     for (reason, (n, examples)) in &report.skipped {
         let shown: Vec<String> = examples.iter().map(|p| p.display().to_string()).collect();
-        println!("    {n:>6}  {reason}  (e.g. {})", shown.join(", "));
+        crate::cli::stdout::outln!("    {n:>6}  {reason}  (e.g. {})", shown.join(", "));
     }
-    println!("  failed:         {} file(s)", report.failed.len());
+    crate::cli::stdout::outln!("  failed:         {} file(s)", report.failed.len());
     for (path, reason) in &report.failed {
-        println!("    {}: {reason}", path.display());
+        crate::cli::stdout::outln!("    {}: {reason}", path.display());
     }
     if report.not_read > 0 {
-        println!(
+        crate::cli::stdout::outln!(
             "  not yet stored: {} file(s) (the run stopped before they were read)",
             report.not_read
         );
     }
-    println!(
+    crate::cli::stdout::outln!(
         "  throughput:     {:.1} files/s, {:.2} MB/s stored (extraction, embedding and \
          indexing included)",
         report.stored as f64 / secs,

@@ -155,18 +155,20 @@ fn print_report(format: Format, tally: &Tally) {
         Format::Export => "alayasiki export",
         Format::McpMemory => "MCP memory-server file",
     };
-    println!(
+    crate::cli::stdout::outln!(
         "import ({what}): {} document(s) imported, {} already present, {} line(s) skipped",
-        tally.imported, tally.already_present, tally.skipped
+        tally.imported,
+        tally.already_present,
+        tally.skipped
     );
     for (code, n) in &tally.skipped_by_code {
-        println!("  skipped ({code}): {n}");
+        crate::cli::stdout::outln!("  skipped ({code}): {n}");
     }
     for (line, reason) in &tally.listed {
-        println!("  line {line}: {reason}");
+        crate::cli::stdout::outln!("  line {line}: {reason}");
     }
     if tally.skipped > tally.listed.len() {
-        println!("  ... {} more", tally.skipped - tally.listed.len());
+        crate::cli::stdout::outln!("  ... {} more", tally.skipped - tally.listed.len());
     }
 }
 
