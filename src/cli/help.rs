@@ -44,7 +44,8 @@ USAGE:
 
     ingest, query, forget, export and import also take [--data-dir DIR]
     and [--tenant T]. Subcommands need the data directory to themselves:
-    stop the server first.
+    stop the server first. ingest, query, forget, export, import, cluster
+    and replay each have a page of their own: SUBCOMMAND --help.
 
 OPTIONS:
     --data-dir DIR   Where the memory lives (created owner-only if missing).
@@ -170,12 +171,115 @@ EXIT STATUS:
          import; or a bad command line
 ";
 
+/// `alayasiki-mcp query --help`.
+pub const QUERY_HELP: &str = "\
+alayasiki-mcp query: print the answer and the evidence for a question.
+
+USAGE:
+    alayasiki-mcp query TEXT [--top-k N] [--data-dir DIR] [--tenant T]
+
+Searches the memory as the alayasiki_query tool does (every lane, answer
+mode) and prints, for a person to read, the extractive answer and each
+piece of evidence: rank, score, source, byte span, page and chunk id, then
+its text. TEXT is at most MAX_QUERY_BYTES (4096) bytes.
+
+    --top-k N    most evidence items (1-100, default 10)
+
+EXIT STATUS:
+    0    answered (also when nothing in memory matches: it says so)
+    1    there is no memory in the data directory, or the search failed
+    2    bad command line (no TEXT, a TEXT over the limit, a bad --top-k)
+    3    the data directory is in use by another process
+";
+
+/// `alayasiki-mcp forget --help`.
+pub const FORGET_HELP: &str = "\
+alayasiki-mcp forget: delete documents from the memory for good.
+
+USAGE:
+    alayasiki-mcp forget --id ID | --key KEY | --source SOURCE
+                         [--data-dir DIR] [--tenant T]
+
+    --id ID          the document with this id (doc_...)
+    --key KEY        the document stored with this idempotency key
+    --source SOURCE  every document stored with exactly this source (for
+                     `ingest PATH`, a file's absolute path)
+
+Deletes as the alayasiki_forget tool does: the documents, their chunks,
+vectors, graph mentions and originals (an original another document shares
+is kept), each listed on stdout. The command then waits up to
+FORGET_SETTLE_MS (30 s) for indexing the deletion set off; what is still
+pending finishes the next time the memory is opened. `alayasiki-mcp
+compact` then drops the freed vector slots and index entries from the files.
+
+EXIT STATUS:
+    0    forgotten
+    1    no document matches (nothing is deleted), or there is no memory in
+         the data directory
+    2    bad command line (not exactly one of --id, --key and --source)
+    3    the data directory is in use by another process
+";
+
+/// `alayasiki-mcp export --help`.
+pub const EXPORT_HELP: &str = "\
+alayasiki-mcp export: write one tenant's memory as JSON Lines on stdout.
+
+USAGE:
+    alayasiki-mcp export [--data-dir DIR] [--tenant T] > memory.jsonl
+
+The first line is a header naming the format, its version and the number
+of documents; then one line per document, oldest first, with its metadata
+and its original bytes (base64). Chunks, vectors and the graph are not
+written: `alayasiki-mcp import` rebuilds them, with whichever embedder it
+runs with. Documents past their expiry or the retention period are left out.
+
+EXIT STATUS:
+    0    written (a tenant whose documents were all forgotten gives the
+         header alone)
+    1    the tenant never wrote to this data directory (nothing is written,
+         so a misspelt name does not make an empty backup), or stdout would
+         not take the export
+    2    bad command line, or stdout is a terminal (redirect it to a file)
+    3    the data directory is in use by another process
+";
+
+/// `alayasiki-mcp import --help`.
+pub const IMPORT_HELP: &str = "\
+alayasiki-mcp import: read an export, or an MCP memory-server file, into
+the memory.
+
+USAGE:
+    alayasiki-mcp import FILE [--data-dir DIR] [--tenant T]
+
+FILE is an `alayasiki-mcp export` (documents keep their ids, times, keys
+and originals) or the memory.jsonl of @modelcontextprotocol/server-memory
+(each entity becomes a document, with its observations as text and its
+relations declared in the graph); the first line tells which. A document
+already in the memory is counted and left alone, so importing the same file
+again stores nothing twice, and an import that stopped goes on from where
+it stopped. Lines that cannot be imported are skipped and listed by reason
+in the report on stdout.
+
+EXIT STATUS:
+    0    imported (skipped lines are in the report)
+    1    FILE cannot be opened or is neither format; an export holds fewer
+         documents than its header declares (cut short: what is there is
+         imported); or the disk refused writes (what was imported before is
+         kept; run it again once the disk accepts writes)
+    2    bad command line
+    3    the data directory is in use by another process
+";
+
 /// The help page of a subcommand, when it has one of its own.
 pub(super) fn subcommand_help(subcommand: Option<&str>) -> Option<&'static str> {
     match subcommand {
         Some("ingest") => Some(INGEST_HELP),
         Some("cluster") => Some(crate::admin::cluster::HELP),
         Some("replay") => Some(REPLAY_HELP),
+        Some("query") => Some(QUERY_HELP),
+        Some("forget") => Some(FORGET_HELP),
+        Some("export") => Some(EXPORT_HELP),
+        Some("import") => Some(IMPORT_HELP),
         _ => None,
     }
 }

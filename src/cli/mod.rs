@@ -8,7 +8,7 @@ mod help;
 pub mod stdout;
 
 use help::subcommand_help;
-pub use help::{HELP, INGEST_HELP, REPLAY_HELP};
+pub use help::{EXPORT_HELP, FORGET_HELP, HELP, IMPORT_HELP, INGEST_HELP, QUERY_HELP, REPLAY_HELP};
 
 use std::ffi::OsString;
 use std::net::SocketAddr;
@@ -580,13 +580,46 @@ mod tests {
     }
 
     #[test]
+    fn query_forget_export_and_import_have_their_own_help_quoting_their_limits() {
+        for (name, page) in [
+            ("query", QUERY_HELP),
+            ("forget", FORGET_HELP),
+            ("export", EXPORT_HELP),
+            ("import", IMPORT_HELP),
+        ] {
+            assert_eq!(parse([name, "--help"]), Ok(Command::SubcommandHelp(page)));
+            assert_eq!(parse([name, "-h"]), Ok(Command::SubcommandHelp(page)));
+            assert!(
+                page.starts_with(&format!("alayasiki-mcp {name}: ")),
+                "{page}"
+            );
+            for status in ["\n    0 ", "\n    1 ", "\n    2 ", "\n    3 "] {
+                assert!(page.contains(status), "{name}: no exit status{status}");
+            }
+        }
+        let query_limit = format!("MAX_QUERY_BYTES ({})", crate::limits::MAX_QUERY_BYTES);
+        assert!(QUERY_HELP.contains(&query_limit), "{query_limit}");
+        let settle = format!(
+            "FORGET_SETTLE_MS ({} s)",
+            crate::limits::FORGET_SETTLE_MS / 1000
+        );
+        assert!(FORGET_HELP.contains(&settle), "{settle}");
+        let top_k = format!(
+            "({}-{}, default {})",
+            MIN_TOP_K,
+            MAX_TOP_K,
+            crate::limits::DEFAULT_TOP_K
+        );
+        assert!(QUERY_HELP.contains(&top_k), "{top_k}");
+    }
+
+    #[test]
     fn ingest_has_its_own_help_with_exit_statuses() {
         assert_eq!(
             parse(["ingest", "--help"]),
             Ok(Command::SubcommandHelp(INGEST_HELP))
         );
         assert_eq!(parse(["--help", "ingest"]), Ok(Command::Help));
-        assert_eq!(parse(["query", "-h"]), Ok(Command::Help));
         // The figures quoted are the constants' own.
         let limit = format!(
             "MAX_CONTENT_BYTES ({} MiB)",
