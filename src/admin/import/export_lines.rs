@@ -11,11 +11,22 @@ use crate::ids;
 use crate::limits::MAX_CONTENT_BYTES;
 use crate::service::{Content, IngestRequest, Restore};
 
-/// An export's document line as an ingest request (`None` for lines of
-/// other types, which later versions may add).
-pub fn export_document(v: &Value) -> Result<Option<(IngestRequest, Restore)>, String> {
-    if v.get("type").and_then(Value::as_str) != Some("document") {
-        return Ok(None);
+/// An export's document line as an ingest request. Every line after the
+/// header of a version-1 export is a document: anything else is refused
+/// with a reason (and counted as skipped), not passed over in silence.
+pub fn export_document(v: &Value) -> Result<(IngestRequest, Restore), String> {
+    let Some(line) = v.as_object() else {
+        return Err("not a JSON object (an export's lines after the header are documents)".into());
+    };
+    match line.get("type") {
+        Some(Value::String(t)) if t == "document" => {}
+        Some(Value::String(t)) => {
+            return Err(format!(
+                "a line of type {:?}, not a document",
+                &t[..crate::text::floor_char_boundary(t, 64)]
+            ))
+        }
+        _ => return Err("`type` is missing or not \"document\"".into()),
     }
     let media_type = string_field(v, "media_type")?.ok_or("`media_type` is missing")?;
     let encoded = string_field(v, "original")?.ok_or("`original` is missing")?;
@@ -75,11 +86,11 @@ pub fn export_document(v: &Value) -> Result<Option<(IngestRequest, Restore)>, St
         provenance: string_field(v, "provenance")?,
         wait: false,
     };
-    Ok(Some((
+    Ok((
         request,
         Restore {
             doc_id: id,
             created_at,
         },
-    )))
+    ))
 }

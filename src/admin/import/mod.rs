@@ -234,7 +234,7 @@ fn run(
             }
         };
         let outcome = match current {
-            Format::Export => export_document(&value),
+            Format::Export => export_document(&value).map(Some),
             Format::McpMemory => mcp_memory_document(&value, &mut kinds),
         };
         let (request, restore) = match outcome {

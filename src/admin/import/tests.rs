@@ -20,7 +20,7 @@ fn requests(text: &str) -> Result<(Format, Vec<(IngestRequest, Restore)>), Strin
         std::iter::once(first).chain(lines.map(|l| serde_json::from_str(l).unwrap_or(Value::Null)));
     for v in all.skip(usize::from(format == Format::Export)) {
         let r = match format {
-            Format::Export => export_document(&v)?,
+            Format::Export => Some(export_document(&v)?),
             Format::McpMemory => mcp_memory_document(&v, &mut kinds)?,
         };
         out.extend(r);
@@ -165,6 +165,22 @@ fn export_lines_are_checked() {
     let mut bad = good.clone();
     bad["sha256"] = json!(ids::sha256_hex(b"other"));
     assert!(export_document(&bad).unwrap_err().contains("damaged"));
+    // Lines that are not documents are refused with a reason, never passed
+    // over in silence (the count of skipped lines then says so).
+    for (line, reason) in [
+        (json!([1, 2]), "not a JSON object"),
+        (json!("text"), "not a JSON object"),
+        (json!(null), "not a JSON object"),
+        (json!({"media_type": "text/plain"}), "`type` is missing"),
+        (json!({"type": 7}), "`type` is missing"),
+        (
+            json!({"type": "other\u{1b}[31m"}),
+            r#"type "other\u{1b}[31m""#,
+        ),
+    ] {
+        let err = export_document(&line).unwrap_err();
+        assert!(err.contains(reason), "{line}: {err}");
+    }
     let newer = json!({"format": EXPORT_FORMAT, "version": EXPORT_VERSION + 1});
     assert!(detect(&newer).unwrap_err().contains("upgrade"));
     assert!(detect(&json!({"hello": 1})).is_err());
