@@ -79,7 +79,7 @@ pub fn ingest(data_dir: Option<PathBuf>, tenant: Option<String>, paths: &[PathBu
         for (path, reason) in &unusable {
             eprintln!(
                 "alayasiki-mcp ingest: cannot read '{}': {reason}",
-                path.display()
+                report::shown(path)
             );
         }
         eprintln!("alayasiki-mcp ingest: nothing stored (every PATH must exist and be readable)");
@@ -174,7 +174,7 @@ fn run(opened: &Opened, tenant: Option<String>, paths: &[PathBuf]) -> Result<End
         for (outcome, size) in rx {
             received += 1;
             if let Outcome::Failed { reason, path } = &outcome {
-                progress.note(&format!("ingest: {}: {reason}", path.display()));
+                progress.note(&format!("ingest: {}: {reason}", report::shown(path)));
             }
             report.record(outcome);
             progress.advance(1, size);

@@ -99,12 +99,12 @@ pub(super) fn print_report(report: &Report, chunks: i64, secs: f64) {
     );
     crate::cli::stdout::outln!("  skipped:        {} file(s)", report.skipped_count());
     for (reason, (n, examples)) in &report.skipped {
-        let shown: Vec<String> = examples.iter().map(|p| p.display().to_string()).collect();
+        let shown: Vec<String> = examples.iter().map(|p| shown(p)).collect();
         crate::cli::stdout::outln!("    {n:>6}  {reason}  (e.g. {})", shown.join(", "));
     }
     crate::cli::stdout::outln!("  failed:         {} file(s)", report.failed.len());
     for (path, reason) in &report.failed {
-        crate::cli::stdout::outln!("    {}: {reason}", path.display());
+        crate::cli::stdout::outln!("    {}: {reason}", shown(path));
     }
     if report.not_read > 0 {
         crate::cli::stdout::outln!(
@@ -209,6 +209,21 @@ fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
+/// A walked path as the report shows it: control characters (an escape
+/// sequence in a file's name would act on the terminal) and bidirectional
+/// overrides (which reorder what is read) are written as `\u{..}` escapes.
+pub(super) fn shown(path: &Path) -> String {
+    let mut out = String::new();
+    for c in path.to_string_lossy().chars() {
+        if c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Quotes a word for a POSIX shell (left bare when that is safe).
 #[cfg(not(windows))]
 fn quote(word: &str) -> String {
@@ -246,6 +261,15 @@ mod tests {
     }
 
     #[cfg(not(windows))]
+    #[test]
+    fn a_path_is_shown_without_what_would_act_on_the_terminal() {
+        assert_eq!(
+            shown(Path::new("a/\u{1b}[2Jb\u{202e}c\td.txt")),
+            "a/\\u{1b}[2Jb\\u{202e}c\\u{9}d.txt"
+        );
+        assert_eq!(shown(Path::new("notes/été.md")), "notes/été.md");
+    }
+
     #[test]
     fn resume_command_is_absolute_and_names_a_non_default_tenant() {
         let cwd = std::env::current_dir().unwrap();
