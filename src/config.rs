@@ -474,10 +474,26 @@ fn is_invisible(c: char) -> bool {
 }
 
 /// Creates the data directory (and parents) if missing, owner-only where the
-/// OS has permissions.
-pub fn ensure_data_dir(dir: &Path) -> std::io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
+/// OS has permissions. The error is a whole sentence naming the directory
+/// and what is wrong with it: missing and not creatable, there but not a
+/// directory, or there but out of reach (a parent without search
+/// permission), which is not a reason to try creating it.
+pub fn ensure_data_dir(dir: &Path) -> Result<(), String> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => return Ok(()),
+        Ok(_) => {
+            return Err(format!(
+                "data directory {} exists and is not a directory",
+                dir.display()
+            ))
+        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(format!(
+                "cannot reach data directory {}: {e}",
+                dir.display()
+            ))
+        }
+        Err(_) => {}
     }
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
@@ -486,7 +502,18 @@ pub fn ensure_data_dir(dir: &Path) -> std::io::Result<()> {
         use std::os::unix::fs::DirBuilderExt;
         builder.mode(0o700);
     }
-    builder.create(dir)
+    builder
+        .create(dir)
+        .map_err(|e| format!("cannot create data directory {}: {e}", dir.display()))
+}
+
+/// Whether `dir` holds a memory store: `Ok(false)` when it plainly does
+/// not, an error sentence when the directory cannot be looked into (a
+/// store that is there but unreadable is not "no store").
+pub fn has_store(dir: &Path, db_file: &str) -> Result<bool, String> {
+    dir.join(db_file)
+        .try_exists()
+        .map_err(|e| format!("cannot read data directory {}: {e}", dir.display()))
 }
 
 #[cfg(test)]

@@ -381,13 +381,7 @@ fn own_dir(
     explain_held: impl Fn(&OwnerError) -> String,
 ) -> Result<OwnerLock, ExitCode> {
     if let Err(e) = config::ensure_data_dir(&config.data_dir) {
-        return Err(fail(
-            &format!(
-                "cannot create data directory {}: {e}",
-                config.data_dir.display()
-            ),
-            EXIT_FAILURE,
-        ));
+        return Err(fail(&e, EXIT_FAILURE));
     }
     match OwnerLock::acquire(&config.data_dir, program) {
         Ok(lock) => Ok(lock),

@@ -702,3 +702,44 @@ fn cli_usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(1));
     assert!(!dir.path().join("none").exists());
 }
+
+/// A data directory that is something else than a directory is named as
+/// what it is: not "no memory store", and not "cannot create" for a path
+/// that is there.
+#[test]
+fn a_data_directory_that_is_a_file_is_named_as_such() {
+    let dir = TempDir::new("dir-problems");
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "not a directory").unwrap();
+    let shown = file.display().to_string();
+    for (args, want) in [
+        (
+            &["query", "pump"][..],
+            format!("alayasiki-mcp query: cannot read data directory {shown}: Not a directory"),
+        ),
+        (
+            &["import", "/dev/null"][..],
+            format!("alayasiki-mcp import: data directory {shown} exists and is not a directory"),
+        ),
+    ] {
+        let out = cli(&file, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(&want), "{args:?}: {stderr}");
+    }
+    let out = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(&file)
+        .env("ALAYASIKI_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "data directory {shown} exists and is not a directory"
+        )),
+        "{stderr}"
+    );
+}

@@ -138,10 +138,14 @@ pub fn run(options: Options) -> ExitCode {
             let dir = config.data_dir;
             if options.action == Action::Pull {
                 if let Err(e) = config::ensure_data_dir(&dir) {
-                    return fail(format!("cannot create {}: {e}", dir.display()));
+                    return fail(e);
                 }
-            } else if !dir.join(crate::store::DB_FILE).exists() {
-                return fail(format!("no memory store in {}", dir.display()));
+            } else {
+                match config::has_store(&dir, crate::store::DB_FILE) {
+                    Ok(true) => {}
+                    Ok(false) => return fail(format!("no memory store in {}", dir.display())),
+                    Err(e) => return fail(e),
+                }
             }
             let owner = match OwnerLock::acquire(&dir, "alayasiki-mcp cluster") {
                 Ok(o) => o,

@@ -93,16 +93,11 @@ fn open_dir(
     let config = Config::resolve(data_dir, config::DEFAULT_DIR_NAME)
         .map_err(|e| fail(e.to_string(), crate::serve::EXIT_FAILURE))?;
     if missing == Missing::Create {
-        config::ensure_data_dir(&config.data_dir).map_err(|e| {
-            fail(
-                format!(
-                    "cannot create data directory {}: {e}",
-                    config.data_dir.display()
-                ),
-                crate::serve::EXIT_FAILURE,
-            )
-        })?;
-    } else if !config.data_dir.join(crate::store::DB_FILE).exists() {
+        config::ensure_data_dir(&config.data_dir)
+            .map_err(|e| fail(e, crate::serve::EXIT_FAILURE))?;
+    } else if !config::has_store(&config.data_dir, crate::store::DB_FILE)
+        .map_err(|e| fail(e, crate::serve::EXIT_FAILURE))?
+    {
         return Err(fail(
             format!("no memory store in {}", config.data_dir.display()),
             crate::serve::EXIT_FAILURE,
