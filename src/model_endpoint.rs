@@ -43,13 +43,41 @@ impl Api {
     }
 }
 
-/// Checks that `url` (the value of `var`) is an http(s) URL.
+/// Checks that `url` (the value of `var`) is an http(s) URL with a host,
+/// a port (if given) from 1 to 65535, and no spaces or control characters:
+/// a URL no request could reach is refused at start-up, not found out on
+/// the first ingest.
 pub fn check_url(var: &str, url: &str) -> Result<(), String> {
-    if url.starts_with("http://") || url.starts_with("https://") {
-        Ok(())
-    } else {
-        Err(format!("{var} must be an http:// or https:// URL"))
+    let Some(rest) = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+    else {
+        return Err(format!("{var} must be an http:// or https:// URL"));
+    };
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "{var} must be a URL without spaces or control characters"
+        ));
     }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    // Credentials, if any, come before the last `@`.
+    let host_port = authority.rsplit('@').next().unwrap_or("");
+    let (host, port) = match host_port.rsplit_once(':') {
+        // An IPv6 literal's colons are inside its brackets.
+        Some((h, p)) if !p.contains(']') => (h, Some(p)),
+        _ => (host_port, None),
+    };
+    if host.is_empty() || host == "[]" {
+        return Err(format!(
+            "{var} names no host (it must be like http://HOST:PORT/PATH)"
+        ));
+    }
+    if let Some(port) = port.filter(|p| !p.is_empty()) {
+        if !matches!(port.parse::<u16>(), Ok(1..)) {
+            return Err(format!("{var} has a port outside 1-65535"));
+        }
+    }
+    Ok(())
 }
 
 /// Parses a `*_TIMEOUT_MS` value: a positive number of milliseconds, at
@@ -168,4 +196,41 @@ impl ModelEndpoint {
 /// At most 200 characters of `s`, for logs.
 pub fn excerpt(s: &str) -> String {
     s.chars().take(200).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_url;
+
+    #[test]
+    fn a_url_no_request_could_reach_is_refused_naming_why() {
+        for good in [
+            "http://127.0.0.1:8080/v1/embeddings",
+            "https://models.example/embed",
+            "http://user:secret@host:11434/api/embed",
+            "http://[::1]:8080/x",
+            "http://[::1]/x",
+            "http://host:/x",
+            "http://host?x=1",
+        ] {
+            assert_eq!(check_url("V", good), Ok(()), "{good}");
+        }
+        for (bad, why) in [
+            ("ftp://host/x", "http:// or https://"),
+            ("host:8080/x", "http:// or https://"),
+            ("http://", "no host"),
+            ("http:///embed", "no host"),
+            ("http://:8080/x", "no host"),
+            ("http://user@/x", "no host"),
+            ("http://[]:80/x", "no host"),
+            ("http://host:99999/x", "outside 1-65535"),
+            ("http://host:0/x", "outside 1-65535"),
+            ("http://host:port/x", "outside 1-65535"),
+            ("http://a b/x", "spaces"),
+            ("http://host/x\n", "control"),
+        ] {
+            let e = check_url("V", bad).unwrap_err();
+            assert!(e.starts_with("V ") && e.contains(why), "{bad}: {e}");
+        }
+    }
 }
