@@ -164,6 +164,12 @@ pub const MAX_WM_WRITES: usize = 4096;
 /// `service::working_memory::budget::Charge`.
 pub const MAX_WM_BYTES: usize = 16 * 1024 * 1024;
 
+/// The share of each working-memory budget (`MAX_WM_SESSIONS`,
+/// `MAX_WM_WRITES`, `MAX_WM_BYTES`) one tenant may hold, in quarters: a
+/// tenant that fills its share leaves a quarter of every budget to the
+/// others, so no tenant can lock the rest out of working memory.
+pub const WM_TENANT_SHARE_QUARTERS: usize = 3;
+
 /// Largest content of one working-memory write, after base64 decoding.
 pub const MAX_WM_CONTENT_BYTES: usize = 64 * 1024;
 
@@ -366,6 +372,10 @@ mod tests {
             ("`INGEST_WAIT_MS`", INGEST_WAIT_MS.to_string()),
             ("`INGEST_FAULT_GRACE_MS`", INGEST_FAULT_GRACE_MS.to_string()),
             ("`FORGET_SETTLE_MS`", FORGET_SETTLE_MS.to_string()),
+            (
+                "`WM_TENANT_SHARE_QUARTERS`",
+                WM_TENANT_SHARE_QUARTERS.to_string(),
+            ),
             ("`BULK_FAULT_GIVE_UP_MS`", BULK_FAULT_GIVE_UP_MS.to_string()),
             ("`MAX_JSON_EXPANSION`", MAX_JSON_EXPANSION.to_string()),
             (

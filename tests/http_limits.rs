@@ -1,6 +1,7 @@
 //! `alayasiki-api` at its limits, through the real binary: reply-queue
 //! saturation, the SSE connection cap, the 8 MiB body limit (including
-//! lying and chunked bodies) and graceful shutdown.
+//! lying and chunked bodies), graceful shutdown, and one tenant's share of
+//! working memory.
 
 mod http_common;
 
@@ -1132,4 +1133,45 @@ fn a_body_sent_to_a_get_route_with_its_head_is_refused_too() {
     let r = send(1500);
     assert_eq!((r.status, r.code()), (400, "unexpected_body".to_string()));
     assert_eq!(send(1024).status, 200);
+}
+
+/// One tenant that opens working-memory sessions until refused stops at
+/// its share (`WM_TENANT_SHARE_QUARTERS`: 96 of `MAX_WM_SESSIONS` 128),
+/// and another tenant still gets sessions of its own (the first could
+/// take all 128 and lock every other tenant out).
+#[test]
+fn one_tenant_cannot_take_every_working_memory_session() {
+    const TENANT_SESSIONS: usize = 96;
+    let dir = TempDir::new("wm-share");
+    let api = Api::start(dir.path(), &[]);
+    let greedy = admin("agent", "greedy");
+    let write = |token: &str, session: &str| {
+        api.call(
+            "POST",
+            "/v1/memory/write",
+            token,
+            Some(&json!({"session_id": session, "content": "a note"})),
+        )
+    };
+    for i in 0..TENANT_SESSIONS {
+        let r = write(&greedy, &format!("s{i}"));
+        assert_eq!(r.status, 200, "{i}: {}", String::from_utf8_lossy(&r.body));
+    }
+    // Another agent of the same tenant shares its share.
+    for token in [&greedy, &admin("other-agent", "greedy")] {
+        let r = write(token, "one-more");
+        assert_eq!(
+            r.code(),
+            "limit_exceeded",
+            "{}",
+            String::from_utf8_lossy(&r.body)
+        );
+        let message = r.json()["error"]["message"].as_str().unwrap().to_string();
+        assert!(message.contains("WM_TENANT_SHARE_QUARTERS"), "{message}");
+    }
+    let quiet = admin("agent", "quiet");
+    for i in 0..4 {
+        let r = write(&quiet, &format!("s{i}"));
+        assert_eq!(r.status, 200, "{i}: {}", String::from_utf8_lossy(&r.body));
+    }
 }

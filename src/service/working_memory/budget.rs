@@ -26,8 +26,13 @@
 use crate::error::{Error, Result};
 use crate::limits::{
     MAX_WM_BYTES, MAX_WM_CONTENT_BYTES, MAX_WM_GRAPH_BYTES, MAX_WM_METADATA_BYTES, MAX_WM_SESSIONS,
-    MAX_WM_WRITES,
+    MAX_WM_WRITES, WM_TENANT_SHARE_QUARTERS,
 };
+
+/// The most of a budget of `total` one tenant may hold.
+pub const fn tenant_share(total: usize) -> usize {
+    total / 4 * WM_TENANT_SHARE_QUARTERS
+}
 
 /// What one write costs, part by part (see the module documentation).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -117,6 +122,42 @@ impl Usage {
                 "this write ({bytes} bytes) would exceed working memory's limit of \
                  {MAX_WM_BYTES} bytes of input (MAX_WM_BYTES, shared by every caller); \
                  retry when sessions expire, or promote and write less"
+            )));
+        }
+        self.graphs = graphs;
+        self.writes += 1;
+        self.bytes += bytes;
+        Ok(())
+    }
+
+    /// [`Usage::admit`] against one tenant's share of every budget
+    /// ([`tenant_share`]), for the totals of that tenant's graphs.
+    pub fn admit_tenant_share(&mut self, new_graph: bool, bytes: usize) -> Result<()> {
+        let graphs = self.graphs + usize::from(new_graph);
+        let (sessions, writes, most_bytes) = (
+            tenant_share(MAX_WM_SESSIONS),
+            tenant_share(MAX_WM_WRITES),
+            tenant_share(MAX_WM_BYTES),
+        );
+        let share = "WM_TENANT_SHARE_QUARTERS: one tenant may hold three quarters of each \
+                     working-memory budget, so the others always have room";
+        if graphs > sessions {
+            return Err(Error::LimitExceeded(format!(
+                "this tenant already holds its share of {sessions} live working-memory \
+                 sessions ({share}); write to an existing session or retry when one expires"
+            )));
+        }
+        if self.writes + 1 > writes {
+            return Err(Error::LimitExceeded(format!(
+                "this tenant already holds its share of {writes} working-memory writes \
+                 ({share}); retry when sessions expire"
+            )));
+        }
+        if self.bytes.saturating_add(bytes) > most_bytes {
+            return Err(Error::LimitExceeded(format!(
+                "this write ({bytes} bytes) would exceed this tenant's share of {most_bytes} \
+                 bytes of working-memory input ({share}); retry when sessions expire, or \
+                 promote and write less"
             )));
         }
         self.graphs = graphs;

@@ -153,7 +153,11 @@ type GraphKey = (Owner, SessionId);
 #[derive(Default)]
 struct Registry {
     graphs: HashMap<GraphKey, SessionGraph>,
+    /// Totals over every live graph.
     usage: Usage,
+    /// Totals over each tenant's live graphs (a tenant with none has no
+    /// entry).
+    tenants: HashMap<String, Usage>,
 }
 
 impl WorkingMemory {
@@ -238,7 +242,16 @@ impl WorkingMemory {
             (note, n.passages)
         });
         let charged = draft.charge.bytes();
+        // The tenant's share is checked on a copy, so a write the global
+        // budget then refuses changes neither total.
+        let mut tenant = registry
+            .tenants
+            .get(&owner.tenant)
+            .copied()
+            .unwrap_or_default();
+        tenant.admit_tenant_share(new_graph, charged)?;
         registry.usage.admit(new_graph, charged)?;
+        registry.tenants.insert(owner.tenant.clone(), tenant);
         graph.apply(
             note.as_ref().map(|(n, _)| n.clone()),
             draft.graph,
@@ -347,17 +360,31 @@ impl WorkingMemory {
                 bytes: u.bytes + g.bytes,
             });
         assert_eq!(registry.usage, sum);
+        let mut tenants: HashMap<String, Usage> = HashMap::new();
+        for ((owner, _), g) in &registry.graphs {
+            let t = tenants.entry(owner.tenant.clone()).or_default();
+            t.graphs += 1;
+            t.writes += g.writes;
+            t.bytes += g.bytes;
+        }
+        assert_eq!(registry.tenants, tenants);
     }
 }
 
 impl Registry {
     /// Drops graphs whose TTL has passed and frees their budget.
     fn reclaim_expired(&mut self, now: u64) {
-        let usage = &mut self.usage;
-        self.graphs.retain(|_, g| {
+        let (usage, tenants) = (&mut self.usage, &mut self.tenants);
+        self.graphs.retain(|(owner, _), g| {
             let live = g.expires_at > now;
             if !live {
                 usage.release(g.writes, g.bytes);
+                if let Some(t) = tenants.get_mut(&owner.tenant) {
+                    t.release(g.writes, g.bytes);
+                    if t.graphs == 0 {
+                        tenants.remove(&owner.tenant);
+                    }
+                }
             }
             live
         });

@@ -73,39 +73,68 @@ fn limit_named(e: crate::error::Error, name: &str) {
     assert!(e.client_message().contains(name), "{e}");
 }
 
+/// One tenant fills its share of a budget ([`budget::tenant_share`]) to
+/// the edge; another fills the rest of the shared budget to its edge.
 #[test]
-fn graphs_128_pass_and_129_fail() {
+fn graphs_128_pass_and_129_fail_and_one_tenant_holds_at_most_96() {
     let (wm, _) = registry();
-    let me = owner("t", "a");
-    for i in 0..MAX_WM_SESSIONS {
+    let (me, other) = (owner("t", "a"), owner("u", "a"));
+    let share = budget::tenant_share(MAX_WM_SESSIONS);
+    assert_eq!(share, 96);
+    for i in 0..share {
         wm.admit(&me, &sid(&format!("s{i}")), charged(1)).unwrap();
     }
+    limit_named(
+        wm.admit(&me, &sid("past-share"), charged(1)).err().unwrap(),
+        "WM_TENANT_SHARE_QUARTERS",
+    );
+    // Another subject of the same tenant shares the tenant's share.
+    limit_named(
+        wm.admit(&owner("t", "b"), &sid("x"), charged(1))
+            .err()
+            .unwrap(),
+        "WM_TENANT_SHARE_QUARTERS",
+    );
+    for i in share..MAX_WM_SESSIONS {
+        wm.admit(&other, &sid(&format!("s{i}")), charged(1))
+            .unwrap();
+    }
     let err = wm
-        .admit(&me, &sid("one-too-many"), charged(1))
+        .admit(&other, &sid("one-too-many"), charged(1))
         .err()
         .unwrap();
     limit_named(err, "MAX_WM_SESSIONS");
-    // Refused means not stored: the id is still unknown.
-    assert_eq!(
-        wm.snapshot(&me, &sid("one-too-many")).unwrap_err().code(),
-        "not_found"
-    );
+    // Refused means not stored: the ids are still unknown.
+    for (who, id) in [(&other, "one-too-many"), (&me, "past-share")] {
+        assert_eq!(wm.snapshot(who, &sid(id)).unwrap_err().code(), "not_found");
+    }
     // Existing sessions still take writes.
     wm.admit(&me, &sid("s0"), charged(1)).unwrap();
+    wm.admit(&other, &sid("s100"), charged(1)).unwrap();
     assert_eq!(wm.usage().graphs, MAX_WM_SESSIONS);
     wm.assert_consistent();
 }
 
 #[test]
-fn writes_4096_pass_and_4097_fail() {
+fn writes_4096_pass_and_4097_fail_and_one_tenant_holds_at_most_3072() {
     let (wm, _) = registry();
-    let me = owner("t", "a");
-    for i in 0..MAX_WM_WRITES {
+    let (me, other) = (owner("t", "a"), owner("u", "a"));
+    let share = budget::tenant_share(MAX_WM_WRITES);
+    assert_eq!(share, 3072);
+    for i in 0..share {
         wm.admit(&me, &sid(&format!("s{}", i % 7)), charged(0))
             .unwrap();
     }
     limit_named(
         wm.admit(&me, &sid("s1"), charged(0)).err().unwrap(),
+        "WM_TENANT_SHARE_QUARTERS",
+    );
+    for i in share..MAX_WM_WRITES {
+        wm.admit(&other, &sid(&format!("s{}", i % 7)), charged(0))
+            .unwrap();
+    }
+    limit_named(
+        wm.admit(&other, &sid("s1"), charged(0)).err().unwrap(),
         "MAX_WM_WRITES",
     );
     assert_eq!(wm.usage().writes, MAX_WM_WRITES);
@@ -115,25 +144,38 @@ fn writes_4096_pass_and_4097_fail() {
 #[test]
 fn sixteen_mib_pass_and_one_byte_more_fails_through_real_notes() {
     let (wm, _) = registry();
-    let me = owner("t", "a");
-    // 256 notes of exactly MAX_WM_CONTENT_BYTES fill MAX_WM_BYTES exactly;
-    // the last one is a byte short so a 1-byte note lands on the edge.
+    let (me, other) = (owner("t", "a"), owner("u", "a"));
+    // 256 notes of exactly MAX_WM_CONTENT_BYTES fill MAX_WM_BYTES exactly,
+    // 192 of them one tenant's share; the last is a byte short so a 1-byte
+    // note lands on the edge.
     let full = "x".repeat(MAX_WM_CONTENT_BYTES);
     let notes = MAX_WM_BYTES / MAX_WM_CONTENT_BYTES;
-    for i in 0..notes - 1 {
+    let share = budget::tenant_share(MAX_WM_BYTES) / MAX_WM_CONTENT_BYTES;
+    assert_eq!((notes, share), (256, 192));
+    for i in 0..share - 1 {
         wm.admit(&me, &sid(&format!("s{}", i % 3)), text_note(&full))
             .unwrap();
     }
     wm.admit(&me, &sid("s0"), text_note(&full[1..])).unwrap();
-    assert_eq!(wm.usage().bytes, MAX_WM_BYTES - 1);
     wm.admit(&me, &sid("s1"), text_note("y")).unwrap();
-    assert_eq!(wm.usage().bytes, MAX_WM_BYTES);
-    let before = wm.snapshot(&me, &sid("s2")).unwrap().notes.len();
     limit_named(
         wm.admit(&me, &sid("s2"), text_note("z")).err().unwrap(),
+        "WM_TENANT_SHARE_QUARTERS",
+    );
+    for i in share..notes - 1 {
+        wm.admit(&other, &sid(&format!("s{}", i % 3)), text_note(&full))
+            .unwrap();
+    }
+    wm.admit(&other, &sid("s0"), text_note(&full[1..])).unwrap();
+    assert_eq!(wm.usage().bytes, MAX_WM_BYTES - 1);
+    wm.admit(&other, &sid("s1"), text_note("y")).unwrap();
+    assert_eq!(wm.usage().bytes, MAX_WM_BYTES);
+    let before = wm.snapshot(&other, &sid("s2")).unwrap().notes.len();
+    limit_named(
+        wm.admit(&other, &sid("s2"), text_note("z")).err().unwrap(),
         "MAX_WM_BYTES",
     );
-    assert_eq!(wm.snapshot(&me, &sid("s2")).unwrap().notes.len(), before);
+    assert_eq!(wm.snapshot(&other, &sid("s2")).unwrap().notes.len(), before);
     assert_eq!(wm.usage().bytes, MAX_WM_BYTES);
     wm.assert_consistent();
 }
@@ -180,9 +222,11 @@ fn per_write_content_and_metadata_limits_are_exact() {
 #[test]
 fn expired_graphs_are_reclaimed_before_their_budget_is_reused() {
     let (wm, now) = registry();
-    let me = owner("t", "a");
+    let (me, other) = (owner("t", "a"), owner("u", "a"));
+    // Two tenants fill the shared budget (neither reaches its share).
     for i in 0..MAX_WM_SESSIONS {
-        wm.admit(&me, &sid(&format!("s{i}")), charged(10)).unwrap();
+        let who = if i % 2 == 0 { &me } else { &other };
+        wm.admit(who, &sid(&format!("s{i}")), charged(10)).unwrap();
     }
     // A write keeps its session alive for a full TTL from that write.
     now.store(TTL_MS - 1, Ordering::SeqCst);
@@ -232,7 +276,7 @@ fn a_charge_stays_until_expiry_even_if_work_after_admission_fails() {
     assert_eq!(wm.usage().bytes, 0);
 }
 
-/// 16 threads, two identities, 160 sessions wanted (more than
+/// 16 threads, two tenants, 160 sessions wanted (more than
 /// MAX_WM_SESSIONS) and more bytes than MAX_WM_BYTES: every total stays
 /// within its limit at every observation, and ends exactly equal to what
 /// the writers were told was admitted.
@@ -248,7 +292,7 @@ fn concurrent_writers_never_exceed_any_budget() {
         for t in 0..THREADS {
             let (wm, admitted, admitted_bytes) = (&wm, &admitted, &admitted_bytes);
             scope.spawn(move || {
-                let me = owner("t", if t % 2 == 0 { "even" } else { "odd" });
+                let me = owner(if t % 2 == 0 { "even" } else { "odd" }, "a");
                 for i in 0..WRITES_PER_THREAD {
                     let session = sid(&format!("s{}", t * 10 + i % 10));
                     let bytes = BYTES_PER_WRITE - (i % 3);
@@ -275,7 +319,8 @@ fn concurrent_writers_never_exceed_any_budget() {
 }
 
 /// The session budget under contention: 16 threads each open 10 new
-/// sessions; exactly MAX_WM_SESSIONS exist afterwards.
+/// sessions, as four tenants (none reaching its share); exactly
+/// MAX_WM_SESSIONS exist afterwards.
 #[test]
 fn concurrent_writers_get_exactly_the_session_budget() {
     let (wm, _) = registry();
@@ -284,7 +329,7 @@ fn concurrent_writers_get_exactly_the_session_budget() {
         for t in 0..16 {
             let (wm, admitted) = (&wm, &admitted);
             scope.spawn(move || {
-                let me = owner("t", &format!("thread-{}", t % 4));
+                let me = owner(&format!("t{}", t % 4), "a");
                 for i in 0..10 {
                     let session = sid(&format!("s{t}-{i}"));
                     if wm.admit(&me, &session, charged(1)).is_ok() {
@@ -300,7 +345,8 @@ fn concurrent_writers_get_exactly_the_session_budget() {
 }
 
 /// The write budget under contention: 16 threads ask for 4800 writes into
-/// shared sessions; exactly MAX_WM_WRITES succeed.
+/// shared sessions, as four tenants (none reaching its share); exactly
+/// MAX_WM_WRITES succeed.
 #[test]
 fn concurrent_writers_get_exactly_the_write_budget() {
     let (wm, _) = registry();
@@ -309,7 +355,7 @@ fn concurrent_writers_get_exactly_the_write_budget() {
         for t in 0..16 {
             let (wm, admitted) = (&wm, &admitted);
             scope.spawn(move || {
-                let me = owner("t", "a");
+                let me = owner(&format!("t{}", t % 4), "a");
                 for i in 0..300 {
                     let session = sid(&format!("s{}", (t + i) % 8));
                     if wm.admit(&me, &session, charged(1)).is_ok() {
