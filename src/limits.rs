@@ -96,9 +96,11 @@ pub const INGEST_FAULT_GRACE_MS: u64 = 1_000;
 /// next time the memory is opened (milliseconds).
 pub const FORGET_SETTLE_MS: u64 = 30_000;
 
-/// How long `alayasiki-mcp ingest PATH` and `import` wait on indexing that
-/// a full, failing or read-only disk holds up before they stop with exit
-/// status 1 (a server waits instead, and resumes by itself; milliseconds).
+/// How long `alayasiki-mcp ingest PATH`, `import`, `reindex` and
+/// `retry-failed` wait on indexing that a full, failing or read-only disk,
+/// or an embedding server failing every request, holds up before they stop
+/// with exit status 1 (a server waits instead, and resumes by itself;
+/// milliseconds).
 pub const BULK_FAULT_GIVE_UP_MS: u64 = 10_000;
 
 /// How long a request waits, at most, for its session's earlier requests

@@ -344,3 +344,65 @@ fn a_hung_server_costs_its_timeout_once_not_per_request() {
         assert!(!q["evidence"].as_array().unwrap().is_empty(), "{q}");
     }
 }
+
+/// `reindex`, `ingest PATH` and `retry-failed` against an embedding server
+/// that refuses every connection stop once it has failed for
+/// `BULK_FAULT_GIVE_UP_MS`, with status 1 and the reason, keeping what
+/// they stored (they waited forever, printing progress that never moved).
+#[test]
+fn maintenance_against_a_dead_embedding_server_stops_saying_so() {
+    let dir = TempDir::new("dead-embedder");
+    {
+        let mut s = Server::ready(dir.path());
+        s.ingest("zebras graze on the savanna");
+        s.close();
+    }
+    // A port nothing listens on: bound, then released.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let vars = env(&format!("http://127.0.0.1:{port}/v1/embeddings"), 16);
+    let notes = TempDir::new("dead-embedder-notes");
+    std::fs::write(notes.path().join("herd.txt"), "the herd crossed the river").unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(BIN);
+        cmd.args(args)
+            .arg("--data-dir")
+            .arg(dir.path())
+            .env("ALAYASIKI_LOG", "warn");
+        for (k, v) in &vars {
+            cmd.env(k, v);
+        }
+        let started = std::time::Instant::now();
+        let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+        (out, started.elapsed())
+    };
+    for args in [
+        &["reindex"][..],
+        &["ingest", notes.path().to_str().unwrap()][..],
+    ] {
+        let (out, took) = run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("the embedding server has failed every request for 10 s"),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            took < std::time::Duration::from_secs(60),
+            "{args:?}: {took:?}"
+        );
+    }
+    // What was stored is kept and found by keyword.
+    let mut s = start(dir.path(), &vars);
+    let found = s.ok(
+        "alayasiki_query",
+        json!({"query": "herd river", "mode": "evidence", "lanes": ["keyword"]}),
+    );
+    assert_eq!(
+        found["evidence"][0]["text"], "the herd crossed the river",
+        "{found}"
+    );
+}

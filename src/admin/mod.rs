@@ -131,17 +131,27 @@ const MAX_BULK_BACKLOG: i64 = 512;
 /// (one memory per subcommand process).
 static HELD_UP_SINCE: Mutex<Option<Instant>> = Mutex::new(None);
 
-/// An error naming the disk's fault once it has held indexing up for
-/// [`BULK_FAULT_GIVE_UP_MS`]: a server resumes by itself when the disk
-/// accepts writes again, but a subcommand waiting on it would wait forever.
+/// An error naming what has held indexing up for [`BULK_FAULT_GIVE_UP_MS`]:
+/// the disk's fault, or an embedding server that fails every request. A
+/// server resumes by itself when either recovers, but a subcommand waiting
+/// on it would wait forever.
 fn held_up(service: &MemoryService) -> crate::error::Result<()> {
+    let give_up = Duration::from_millis(BULK_FAULT_GIVE_UP_MS);
+    if service.embed_failing_for().is_some_and(|d| d >= give_up) {
+        return Err(crate::error::Error::Unavailable(format!(
+            "the embedding server has failed every request for {} s (the log says why), so \
+             this stops here; what was stored is kept and found by keyword search, and is \
+             embedded once the memory is opened again with the server answering",
+            BULK_FAULT_GIVE_UP_MS / 1000
+        )));
+    }
     let mut since = HELD_UP_SINCE.lock().unwrap_or_else(|p| p.into_inner());
     let Some(fault) = service.storage_fault() else {
         *since = None;
         return Ok(());
     };
     let began = *since.get_or_insert_with(Instant::now);
-    if began.elapsed() < Duration::from_millis(BULK_FAULT_GIVE_UP_MS) {
+    if began.elapsed() < give_up {
         return Ok(());
     }
     Err(crate::error::Error::Unavailable(format!(
@@ -255,6 +265,11 @@ pub fn reindex(data_dir: Option<PathBuf>) -> ExitCode {
         );
         if pending == 0 {
             break;
+        }
+        if let Err(e) = held_up(&opened.service) {
+            eprintln!("alayasiki-mcp reindex: {}", e.client_message());
+            opened.service.shutdown();
+            return ExitCode::from(crate::serve::EXIT_FAILURE);
         }
         std::thread::sleep(PROGRESS_EVERY);
     }

@@ -122,6 +122,11 @@ pub struct WorkerShared {
     /// next commit that succeeds: waits for indexing end early instead of
     /// running out their bounds.
     storage_fault: Mutex<Option<(StorageFault, Instant)>>,
+    /// Since when every embedding of stored chunks has failed (the
+    /// embedding server is down or refusing); cleared by the next that
+    /// succeeds. Jobs then wait with backoff, so waits for indexing must
+    /// know to stop waiting.
+    embed_failing_since: Mutex<Option<Instant>>,
     /// Wakes the worker (new jobs admitted, or a commit freed capacity).
     wake_tx: Sender<()>,
     wake_rx: Receiver<()>,
@@ -147,10 +152,32 @@ impl WorkerShared {
             forgets: AtomicU64::new(0),
             llm: llm.filter(|l| l.config().extract),
             storage_fault: Mutex::new(None),
+            embed_failing_since: Mutex::new(None),
             wake_tx,
             wake_rx,
             enrich_tx,
             enrich_rx,
+        }
+    }
+
+    /// For how long every embedding of stored chunks has failed, if the
+    /// last one did.
+    pub fn embed_failing_for(&self) -> Option<Duration> {
+        self.embed_failing_since
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .map(|since| since.elapsed())
+    }
+
+    fn note_embedding(&self, succeeded: bool) {
+        let mut since = self
+            .embed_failing_since
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if succeeded {
+            *since = None;
+        } else {
+            since.get_or_insert_with(Instant::now);
         }
     }
 
@@ -478,10 +505,12 @@ fn run_batch(
             JobKind::LlmExtract => continue,
             JobKind::Embed => match embed_stored(shared, &job)? {
                 Some((keys, vectors)) => {
+                    shared.note_embedding(true);
                     backoff.succeeded(job.job_id);
                     Done::Embedded(job, keys, vectors)
                 }
                 None => {
+                    shared.note_embedding(false);
                     backoff.failed(job.job_id);
                     waiting.push((job.tenant.clone(), job.job_id));
                     continue;

@@ -242,6 +242,12 @@ impl MemoryService {
         self.shared.storage_fault()
     }
 
+    /// For how long every embedding of stored chunks has failed, while
+    /// the last one did (the embedding server is down or refusing).
+    pub fn embed_failing_for(&self) -> Option<Duration> {
+        self.shared.embed_failing_for()
+    }
+
     /// Jobs waiting and failed, across tenants (for maintenance progress).
     pub fn backlog(&self) -> Result<(i64, i64)> {
         self.store.journal_backlog()
