@@ -122,6 +122,23 @@ fn env(url: &str, dim: usize) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// Runs `alayasiki-mcp ARGS --data-dir DIR` with the embedder `vars`.
+fn subcommand(
+    dir: &std::path::Path,
+    vars: &[(&'static str, String)],
+    args: &[&str],
+) -> std::process::Output {
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(args)
+        .arg("--data-dir")
+        .arg(dir)
+        .env("ALAYASIKI_LOG", "warn");
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    cmd.stdin(std::process::Stdio::null()).output().unwrap()
+}
+
 fn start(dir: &std::path::Path, vars: &[(&'static str, String)]) -> Server {
     let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let mut s = Server::start_with(dir, &pairs);
@@ -227,17 +244,7 @@ fn switching_embedders_is_refused_until_reindex() {
     }
     let server = EmbedServer::start("openai", 16);
     let vars = env(&server.url("openai"), 16);
-    let run = |args: &[&str]| {
-        let mut cmd = std::process::Command::new(BIN);
-        cmd.args(args)
-            .arg("--data-dir")
-            .arg(dir.path())
-            .env("ALAYASIKI_LOG", "warn");
-        for (k, v) in &vars {
-            cmd.env(k, v);
-        }
-        cmd.stdin(std::process::Stdio::null()).output().unwrap()
-    };
+    let run = |args: &[&str]| subcommand(dir.path(), &vars, args);
     let refused = run(&[]);
     assert!(!refused.status.success());
     let msg = String::from_utf8_lossy(&refused.stderr);
@@ -367,16 +374,8 @@ fn maintenance_against_a_dead_embedding_server_stops_saying_so() {
     let notes = TempDir::new("dead-embedder-notes");
     std::fs::write(notes.path().join("herd.txt"), "the herd crossed the river").unwrap();
     let run = |args: &[&str]| {
-        let mut cmd = std::process::Command::new(BIN);
-        cmd.args(args)
-            .arg("--data-dir")
-            .arg(dir.path())
-            .env("ALAYASIKI_LOG", "warn");
-        for (k, v) in &vars {
-            cmd.env(k, v);
-        }
         let started = std::time::Instant::now();
-        let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+        let out = subcommand(dir.path(), &vars, args);
         (out, started.elapsed())
     };
     for args in [
