@@ -260,7 +260,6 @@ mod tests {
         assert_eq!(quote("$HOME"), "'$HOME'");
     }
 
-    #[cfg(not(windows))]
     #[test]
     fn a_path_is_shown_without_what_would_act_on_the_terminal() {
         assert_eq!(
@@ -270,6 +269,7 @@ mod tests {
         assert_eq!(shown(Path::new("notes/été.md")), "notes/été.md");
     }
 
+    #[cfg(not(windows))]
     #[test]
     fn resume_command_is_absolute_and_names_a_non_default_tenant() {
         let cwd = std::env::current_dir().unwrap();
