@@ -33,7 +33,8 @@ mod walk;
 use serde_json::Map;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use super::progress::Progress;
@@ -146,9 +147,10 @@ fn run(opened: &Opened, tenant: Option<String>, paths: &[PathBuf]) -> Result<End
         Some(report.bytes),
     );
     let next = AtomicUsize::new(0);
-    // Set when the disk refuses to store a file: every later file would be
-    // refused the same way, so no thread takes another.
-    let disk_refused = AtomicBool::new(false);
+    // Set when the disk refuses to store a file, or indexing is held up
+    // past its bound: every later file would meet the same, so no thread
+    // takes another.
+    let stopped = OnceLock::new();
     let mut received = 0;
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let threads = (cores * THREADS_PER_CORE).min(MAX_THREADS);
@@ -156,14 +158,14 @@ fn run(opened: &Opened, tenant: Option<String>, paths: &[PathBuf]) -> Result<End
         let (tx, rx) = crossbeam_channel::unbounded::<(Outcome, u64)>();
         for _ in 0..threads {
             let tx = tx.clone();
-            let (files, next, memory, disk_refused) = (&files, &next, &memory, &disk_refused);
+            let (files, next, memory, stopped) = (&files, &next, &memory, &stopped);
             // A thread checks for a signal before it takes a file, so a
             // run stops between files: those in progress finish.
             scope.spawn(move || {
-                while !signals::requested() && !disk_refused.load(Ordering::Relaxed) {
+                while !signals::requested() && stopped.get().is_none() {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = files.get(i) else { break };
-                    let outcome = ingest_file(memory, opened, file, disk_refused);
+                    let outcome = ingest_file(memory, opened, file, stopped);
                     if tx.send((outcome, file.size)).is_err() {
                         break;
                     }
@@ -184,11 +186,11 @@ fn run(opened: &Opened, tenant: Option<String>, paths: &[PathBuf]) -> Result<End
     // Files no thread took once a signal came (or the disk refused one)
     // are not read either.
     report.not_read += files.len() - received;
-    let disk_refused = disk_refused.into_inner();
-    // After a signal, or once the disk refuses writes, what is stored but
-    // not indexed waits in the journal for the next open instead of
-    // delaying the exit.
-    if !signals::requested() && !disk_refused {
+    let stopped = stopped.into_inner();
+    // After a signal, or once the run stopped, what is stored but not
+    // indexed waits in the journal for the next open instead of delaying
+    // the exit.
+    if !signals::requested() && stopped.is_none() {
         if let Err(e) = drain(&opened.service, "indexing") {
             eprintln!(
                 "alayasiki-mcp ingest: {}",
@@ -203,12 +205,13 @@ fn run(opened: &Opened, tenant: Option<String>, paths: &[PathBuf]) -> Result<End
         (chunks_after - chunks_before).max(0),
         started.elapsed().as_secs_f64(),
     );
-    if disk_refused {
+    if let Some(stop) = stopped {
         eprintln!(
-            "alayasiki-mcp ingest: stopped: the disk refused writes (reasons in the report); \
-             {} file(s) not read; what was stored is kept: run the command again once the \
-             disk accepts writes",
-            report.not_read
+            "alayasiki-mcp ingest: stopped: {} (reasons in the report); {} file(s) not read; \
+             what was stored is kept: run the command again once {}",
+            stop.what(),
+            report.not_read,
+            stop.until()
         );
     }
     let interruption = signals::requested().then(|| Interruption {
@@ -271,13 +274,39 @@ fn libc_nonblock() -> i32 {
     }
 }
 
-/// Reads, types and ingests one file; sets `disk_refused` when the disk
-/// refuses to store it (or to index what was stored before it).
+/// Why a run stopped before reading every file.
+#[derive(Debug, Clone, Copy)]
+enum Stop {
+    /// The disk refused to store a file.
+    DiskRefused,
+    /// The disk or the embedding server held indexing up past
+    /// `BULK_FAULT_GIVE_UP_MS`.
+    HeldUp,
+}
+
+impl Stop {
+    fn what(self) -> &'static str {
+        match self {
+            Stop::DiskRefused => "the disk refused writes",
+            Stop::HeldUp => "indexing has been held up too long",
+        }
+    }
+
+    fn until(self) -> &'static str {
+        match self {
+            Stop::DiskRefused => "the disk accepts writes",
+            Stop::HeldUp => "what held it up (named in the report) works again",
+        }
+    }
+}
+
+/// Reads, types and ingests one file; sets `stopped` when the disk refuses
+/// to store it, or indexing what was stored before it is held up.
 fn ingest_file(
     memory: &Memory<'_>,
     opened: &Opened,
     file: &Candidate,
-    disk_refused: &AtomicBool,
+    stopped: &OnceLock<Stop>,
 ) -> Outcome {
     let path = &file.path;
     let skipped = |reason: String| Outcome::Skipped {
@@ -316,7 +345,7 @@ fn ingest_file(
         }
     }
     if let Err(e) = throttle(&opened.service) {
-        disk_refused.store(true, Ordering::Relaxed);
+        let _ = stopped.set(Stop::HeldUp);
         return Outcome::Failed {
             reason: e.client_message(),
             path: path.clone(),
@@ -349,7 +378,7 @@ fn ingest_file(
             }
             other => {
                 if other.storage_fault().is_some() {
-                    disk_refused.store(true, Ordering::Relaxed);
+                    let _ = stopped.set(Stop::DiskRefused);
                 }
                 Outcome::Failed {
                     reason: other.logged("ingest").client_message(),
