@@ -84,6 +84,13 @@ impl Charge {
     }
 }
 
+/// The limit a write would cross.
+enum Crossed {
+    Sessions,
+    Writes,
+    Bytes,
+}
+
 /// Totals over all live session graphs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
@@ -101,64 +108,85 @@ impl Usage {
     /// The message never says how much others use: the budget is shared
     /// across identities, and their activity is not this caller's business.
     pub fn admit(&mut self, new_graph: bool, bytes: usize) -> Result<()> {
-        let graphs = self.graphs + usize::from(new_graph);
-        if graphs > MAX_WM_SESSIONS {
-            return Err(Error::LimitExceeded(format!(
-                "working memory already holds its limit of {MAX_WM_SESSIONS} live sessions \
-                 (MAX_WM_SESSIONS, shared by every caller); write to an existing session or \
-                 retry when one expires"
-            )));
-        }
-        if self.writes + 1 > MAX_WM_WRITES {
-            return Err(Error::LimitExceeded(format!(
-                "working memory already holds its limit of {MAX_WM_WRITES} writes \
-                 (MAX_WM_WRITES, shared by every caller); retry when sessions expire"
-            )));
-        }
-        // `bytes` is at most a frame's size, so the sum cannot overflow;
-        // saturating anyway keeps the check a check.
-        if self.bytes.saturating_add(bytes) > MAX_WM_BYTES {
-            return Err(Error::LimitExceeded(format!(
-                "this write ({bytes} bytes) would exceed working memory's limit of \
-                 {MAX_WM_BYTES} bytes of input (MAX_WM_BYTES, shared by every caller); \
-                 retry when sessions expire, or promote and write less"
-            )));
-        }
-        self.graphs = graphs;
-        self.writes += 1;
-        self.bytes += bytes;
-        Ok(())
+        let limits = Usage {
+            graphs: MAX_WM_SESSIONS,
+            writes: MAX_WM_WRITES,
+            bytes: MAX_WM_BYTES,
+        };
+        self.admit_within(limits, new_graph, bytes)
+            .map_err(|crossed| {
+                Error::LimitExceeded(match crossed {
+                    Crossed::Sessions => format!(
+                        "working memory already holds its limit of {MAX_WM_SESSIONS} live \
+                         sessions (MAX_WM_SESSIONS, shared by every caller); write to an \
+                         existing session or retry when one expires"
+                    ),
+                    Crossed::Writes => format!(
+                        "working memory already holds its limit of {MAX_WM_WRITES} writes \
+                         (MAX_WM_WRITES, shared by every caller); retry when sessions expire"
+                    ),
+                    Crossed::Bytes => format!(
+                        "this write ({bytes} bytes) would exceed working memory's limit of \
+                         {MAX_WM_BYTES} bytes of input (MAX_WM_BYTES, shared by every \
+                         caller); retry when sessions expire, or promote and write less"
+                    ),
+                })
+            })
     }
 
     /// [`Usage::admit`] against one tenant's share of every budget
     /// ([`tenant_share`]), for the totals of that tenant's graphs.
     pub fn admit_tenant_share(&mut self, new_graph: bool, bytes: usize) -> Result<()> {
+        let share = Usage {
+            graphs: tenant_share(MAX_WM_SESSIONS),
+            writes: tenant_share(MAX_WM_WRITES),
+            bytes: tenant_share(MAX_WM_BYTES),
+        };
+        let why = "WM_TENANT_SHARE_QUARTERS: one tenant may hold three quarters of each \
+                   working-memory budget, so the others always have room";
+        self.admit_within(share, new_graph, bytes)
+            .map_err(|crossed| {
+                Error::LimitExceeded(match crossed {
+                    Crossed::Sessions => format!(
+                        "this tenant already holds its share of {} live working-memory \
+                         sessions ({why}); write to an existing session or retry when one \
+                         expires",
+                        share.graphs
+                    ),
+                    Crossed::Writes => format!(
+                        "this tenant already holds its share of {} working-memory writes \
+                         ({why}); retry when sessions expire",
+                        share.writes
+                    ),
+                    Crossed::Bytes => format!(
+                        "this write ({bytes} bytes) would exceed this tenant's share of {} \
+                         bytes of working-memory input ({why}); retry when sessions expire, \
+                         or promote and write less",
+                        share.bytes
+                    ),
+                })
+            })
+    }
+
+    /// Counts the write if every total stays within `limits`; otherwise
+    /// changes nothing and says which limit it would cross first.
+    fn admit_within(
+        &mut self,
+        limits: Usage,
+        new_graph: bool,
+        bytes: usize,
+    ) -> Result<(), Crossed> {
         let graphs = self.graphs + usize::from(new_graph);
-        let (sessions, writes, most_bytes) = (
-            tenant_share(MAX_WM_SESSIONS),
-            tenant_share(MAX_WM_WRITES),
-            tenant_share(MAX_WM_BYTES),
-        );
-        let share = "WM_TENANT_SHARE_QUARTERS: one tenant may hold three quarters of each \
-                     working-memory budget, so the others always have room";
-        if graphs > sessions {
-            return Err(Error::LimitExceeded(format!(
-                "this tenant already holds its share of {sessions} live working-memory \
-                 sessions ({share}); write to an existing session or retry when one expires"
-            )));
+        if graphs > limits.graphs {
+            return Err(Crossed::Sessions);
         }
-        if self.writes + 1 > writes {
-            return Err(Error::LimitExceeded(format!(
-                "this tenant already holds its share of {writes} working-memory writes \
-                 ({share}); retry when sessions expire"
-            )));
+        if self.writes + 1 > limits.writes {
+            return Err(Crossed::Writes);
         }
-        if self.bytes.saturating_add(bytes) > most_bytes {
-            return Err(Error::LimitExceeded(format!(
-                "this write ({bytes} bytes) would exceed this tenant's share of {most_bytes} \
-                 bytes of working-memory input ({share}); retry when sessions expire, or \
-                 promote and write less"
-            )));
+        // `bytes` is at most a frame's size, so the sum cannot overflow;
+        // saturating anyway keeps the check a check.
+        if self.bytes.saturating_add(bytes) > limits.bytes {
+            return Err(Crossed::Bytes);
         }
         self.graphs = graphs;
         self.writes += 1;
