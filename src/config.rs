@@ -507,13 +507,15 @@ pub fn ensure_data_dir(dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot create data directory {}: {e}", dir.display()))
 }
 
-/// Whether `dir` holds a memory store: `Ok(false)` when it plainly does
-/// not, an error sentence when the directory cannot be looked into (a
-/// store that is there but unreadable is not "no store").
-pub fn has_store(dir: &Path, db_file: &str) -> Result<bool, String> {
-    dir.join(db_file)
-        .try_exists()
-        .map_err(|e| format!("cannot read data directory {}: {e}", dir.display()))
+/// Checks that `dir` holds a memory store (`db_file`): a missing one is
+/// "no memory store", a directory that cannot be looked into is named as
+/// such (a store that is there but unreadable is not "no store").
+pub fn require_store(dir: &Path, db_file: &str) -> Result<(), String> {
+    match dir.join(db_file).try_exists() {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(format!("no memory store in {}", dir.display())),
+        Err(e) => Err(format!("cannot read data directory {}: {e}", dir.display())),
+    }
 }
 
 #[cfg(test)]

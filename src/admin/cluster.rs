@@ -140,12 +140,8 @@ pub fn run(options: Options) -> ExitCode {
                 if let Err(e) = config::ensure_data_dir(&dir) {
                     return fail(e);
                 }
-            } else {
-                match config::has_store(&dir, crate::store::DB_FILE) {
-                    Ok(true) => {}
-                    Ok(false) => return fail(format!("no memory store in {}", dir.display())),
-                    Err(e) => return fail(e),
-                }
+            } else if let Err(e) = config::require_store(&dir, crate::store::DB_FILE) {
+                return fail(e);
             }
             let owner = match OwnerLock::acquire(&dir, "alayasiki-mcp cluster") {
                 Ok(o) => o,

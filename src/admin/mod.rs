@@ -95,13 +95,9 @@ fn open_dir(
     if missing == Missing::Create {
         config::ensure_data_dir(&config.data_dir)
             .map_err(|e| fail(e, crate::serve::EXIT_FAILURE))?;
-    } else if !config::has_store(&config.data_dir, crate::store::DB_FILE)
-        .map_err(|e| fail(e, crate::serve::EXIT_FAILURE))?
-    {
-        return Err(fail(
-            format!("no memory store in {}", config.data_dir.display()),
-            crate::serve::EXIT_FAILURE,
-        ));
+    } else {
+        config::require_store(&config.data_dir, crate::store::DB_FILE)
+            .map_err(|e| fail(e, crate::serve::EXIT_FAILURE))?;
     }
     let owner =
         OwnerLock::acquire(&config.data_dir, &format!("alayasiki-mcp {program}")).map_err(|e| {
