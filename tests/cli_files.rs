@@ -743,3 +743,28 @@ fn a_data_directory_that_is_a_file_is_named_as_such() {
         "{stderr}"
     );
 }
+
+/// A data directory whose lock cannot be made (here its lock file's name is
+/// taken by a folder) is refused naming the directory and the reason, by the
+/// server and by a subcommand alike.
+#[test]
+fn a_data_directory_that_cannot_be_locked_is_named() {
+    let dir = TempDir::new("unlockable");
+    let data = dir.path().join("memory");
+    std::fs::create_dir_all(data.join("alayasiki.lock")).unwrap();
+    let want = format!("cannot lock the data directory {}: ", data.display());
+    let out = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(&data)
+        .env("ALAYASIKI_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&want), "{stderr}");
+    let out = cli(&data, &["import", "/dev/null"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&want), "{stderr}");
+}

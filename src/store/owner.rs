@@ -73,7 +73,11 @@ pub enum OwnerError {
         dir: PathBuf,
         holder: Option<String>,
     },
-    Io(std::io::Error),
+    /// The directory's lock or owner record could not be made.
+    Io {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl std::fmt::Display for OwnerError {
@@ -94,7 +98,13 @@ impl std::fmt::Display for OwnerError {
                     dir.display()
                 )
             }
-            OwnerError::Io(e) => write!(f, "cannot lock the data directory: {e}"),
+            OwnerError::Io { dir, source } => {
+                write!(
+                    f,
+                    "cannot lock the data directory {}: {source}",
+                    dir.display()
+                )
+            }
         }
     }
 }
@@ -102,6 +112,10 @@ impl std::fmt::Display for OwnerError {
 impl OwnerLock {
     /// Takes ownership of `dir` for `program`, or explains who holds it.
     pub fn acquire(dir: &Path, program: &str) -> Result<OwnerLock, OwnerError> {
+        let io = |source| OwnerError::Io {
+            dir: dir.to_path_buf(),
+            source,
+        };
         let held_by_other = || OwnerError::Held {
             dir: dir.to_path_buf(),
             holder: std::fs::read_to_string(dir.join(OWNER_FILE))
@@ -112,11 +126,11 @@ impl OwnerLock {
         // directory is touched (not even a deleted lock file recreated).
         let dir_lock = lock_directory(dir).map_err(|e| match e {
             LockFailure::Held => held_by_other(),
-            LockFailure::Io(e) => OwnerError::Io(e),
+            LockFailure::Io(e) => io(e),
         })?;
         let file = lock_file(dir).map_err(|e| match e {
             LockFailure::Held => held_by_other(),
-            LockFailure::Io(e) => OwnerError::Io(e),
+            LockFailure::Io(e) => io(e),
         })?;
         let record = serde_json::json!({
             "pid": std::process::id(),
@@ -125,7 +139,7 @@ impl OwnerLock {
             "since": crate::clock::rfc3339(crate::clock::now_ms()),
         })
         .to_string();
-        std::fs::write(dir.join(OWNER_FILE), &record).map_err(OwnerError::Io)?;
+        std::fs::write(dir.join(OWNER_FILE), &record).map_err(io)?;
         let held = Arc::new(Mutex::new(Held {
             dir: dir.to_path_buf(),
             record,
@@ -137,7 +151,7 @@ impl OwnerLock {
         let watchdog = std::thread::Builder::new()
             .name("owner-watchdog".into())
             .spawn(move || watch(&watched, &stopped))
-            .map_err(OwnerError::Io)?;
+            .map_err(io)?;
         Ok(OwnerLock {
             held,
             stop: Some(stop),
