@@ -215,7 +215,7 @@ fn absolute(path: &Path) -> PathBuf {
 pub(super) fn shown(path: &Path) -> String {
     let mut out = String::new();
     for c in path.to_string_lossy().chars() {
-        if c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
+        if unsafe_to_show(c) {
             out.extend(c.escape_unicode());
         } else {
             out.push(c);
@@ -224,12 +224,41 @@ pub(super) fn shown(path: &Path) -> String {
     out
 }
 
-/// Quotes a word for a POSIX shell (left bare when that is safe).
+/// Whether a character would act on the terminal (a control character) or
+/// reorder what is read (a bidirectional override or isolate).
+fn unsafe_to_show(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Quotes a word for a POSIX shell (left bare when that is safe). A word
+/// holding characters unsafe to print is written in dollar-single quotes
+/// (POSIX.1-2024, bash, zsh, ksh) with those characters as `\xHH` bytes, so
+/// the printed command is inert on the terminal and still pastes to the
+/// same path.
 #[cfg(not(windows))]
 fn quote(word: &str) -> String {
     let bare = |c: char| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c);
     if !word.is_empty() && word.chars().all(bare) {
         word.to_string()
+    } else if word.chars().any(unsafe_to_show) {
+        let mut out = String::from("$'");
+        for c in word.chars() {
+            match c {
+                '\'' | '\\' => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                c if unsafe_to_show(c) => {
+                    let mut utf8 = [0u8; 4];
+                    for b in c.encode_utf8(&mut utf8).bytes() {
+                        out.push_str(&format!("\\x{b:02x}"));
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        out
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
@@ -258,6 +287,43 @@ mod tests {
         assert_eq!(quote("it's"), r"'it'\''s'");
         assert_eq!(quote(""), "''");
         assert_eq!(quote("$HOME"), "'$HOME'");
+        assert_eq!(quote("a\x1b[2Jb"), r"$'a\x1b[2Jb'");
+        assert_eq!(quote("it's\n"), r"$'it\'s\x0a'");
+        assert_eq!(quote("x\u{202e}y\\"), r"$'x\xe2\x80\xaey\\'");
+    }
+
+    /// What the shell makes of each quoted word is the word itself.
+    #[cfg(not(windows))]
+    #[test]
+    fn quoted_words_read_back_through_bash() {
+        let Ok(_) = std::process::Command::new("bash")
+            .arg("-c")
+            .arg("true")
+            .output()
+        else {
+            return;
+        };
+        for word in [
+            "plain",
+            "my notes",
+            "it's",
+            "$HOME",
+            "a\x1b[2Jb",
+            "it's\n\\",
+            "x\u{202e}y",
+        ] {
+            let out = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(format!("printf %s {}", quote(word)))
+                .output()
+                .unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                word,
+                "{}",
+                quote(word)
+            );
+        }
     }
 
     #[test]
