@@ -1145,6 +1145,12 @@ fn one_tenant_cannot_take_every_working_memory_session() {
     let dir = TempDir::new("wm-share");
     let api = Api::start(dir.path(), &[]);
     let greedy = admin("agent", "greedy");
+    // The share is what status tells the tenant it may hold.
+    let status = api.call("GET", "/v1/status", &greedy, None).json();
+    let limits = &status["working_memory"]["limits"];
+    assert_eq!(limits["tenant_sessions"], TENANT_SESSIONS, "{status}");
+    assert_eq!(limits["tenant_writes"], 3072, "{status}");
+    assert_eq!(limits["tenant_bytes"], 12 << 20, "{status}");
     let write = |token: &str, session: &str| {
         api.call(
             "POST",

@@ -94,14 +94,17 @@ fn output_schema() -> Value {
         ],
     );
     let limits = record(
-        "Working-memory limits, shared by every session of the server.",
+        "Working-memory limits: the totals shared by every session of the server, and the share of them one tenant may hold.",
         json!({
             "sessions": count("Most live sessions (MAX_WM_SESSIONS)."),
             "writes": count("Most writes held (MAX_WM_WRITES)."),
             "bytes": count("Most bytes held (MAX_WM_BYTES)."),
             "content_bytes_per_write": count("Most content bytes per write (MAX_WM_CONTENT_BYTES)."),
             "metadata_bytes_per_write": count("Most metadata bytes per write (MAX_WM_METADATA_BYTES)."),
-            "graph_bytes_per_write": count("Most node and edge bytes per write (MAX_WM_GRAPH_BYTES).")
+            "graph_bytes_per_write": count("Most node and edge bytes per write (MAX_WM_GRAPH_BYTES)."),
+            "tenant_sessions": count("Most live sessions of one tenant (WM_TENANT_SHARE_QUARTERS of sessions)."),
+            "tenant_writes": count("Most writes held by one tenant's sessions (WM_TENANT_SHARE_QUARTERS of writes)."),
+            "tenant_bytes": count("Most bytes held by one tenant's sessions (WM_TENANT_SHARE_QUARTERS of bytes).")
         }),
         &[
             "sessions",
@@ -110,6 +113,9 @@ fn output_schema() -> Value {
             "content_bytes_per_write",
             "metadata_bytes_per_write",
             "graph_bytes_per_write",
+            "tenant_sessions",
+            "tenant_writes",
+            "tenant_bytes",
         ],
     );
     let usage_fields = |what: &str| {

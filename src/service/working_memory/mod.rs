@@ -137,6 +137,11 @@ pub struct WorkingMemoryLimits {
     pub content_bytes_per_write: usize,
     pub metadata_bytes_per_write: usize,
     pub graph_bytes_per_write: usize,
+    /// The most one tenant's sessions may hold of the three shared totals
+    /// (`WM_TENANT_SHARE_QUARTERS` of each).
+    pub tenant_sessions: usize,
+    pub tenant_writes: usize,
+    pub tenant_bytes: usize,
 }
 
 /// The registry of live session graphs and their shared budget.
@@ -336,6 +341,9 @@ impl WorkingMemory {
                 content_bytes_per_write: MAX_WM_CONTENT_BYTES,
                 metadata_bytes_per_write: MAX_WM_METADATA_BYTES,
                 graph_bytes_per_write: MAX_WM_GRAPH_BYTES,
+                tenant_sessions: budget::tenant_share(MAX_WM_SESSIONS),
+                tenant_writes: budget::tenant_share(MAX_WM_WRITES),
+                tenant_bytes: budget::tenant_share(MAX_WM_BYTES),
             },
         }
     }
