@@ -727,15 +727,7 @@ fn a_data_directory_that_is_a_file_is_named_as_such() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(stderr.contains(&want), "{args:?}: {stderr}");
     }
-    let out = Command::new(BIN)
-        .arg("--data-dir")
-        .arg(&file)
-        .env("ALAYASIKI_LOG", "warn")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let stderr = server_refuses(&file);
     assert!(
         stderr.contains(&format!(
             "data directory {shown} exists and is not a directory"
@@ -753,18 +745,25 @@ fn a_data_directory_that_cannot_be_locked_is_named() {
     let data = dir.path().join("memory");
     std::fs::create_dir_all(data.join("alayasiki.lock")).unwrap();
     let want = format!("cannot lock the data directory {}: ", data.display());
-    let out = Command::new(BIN)
-        .arg("--data-dir")
-        .arg(&data)
-        .env("ALAYASIKI_LOG", "warn")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let stderr = server_refuses(&data);
     assert!(stderr.contains(&want), "{stderr}");
     let out = cli(&data, &["import", "/dev/null"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains(&want), "{stderr}");
+}
+
+/// Starts the stdio server on `data`, which must refuse to start (exit 1),
+/// and returns what it said on stderr.
+fn server_refuses(data: &std::path::Path) -> String {
+    let out = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(data)
+        .env("ALAYASIKI_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    stderr
 }
