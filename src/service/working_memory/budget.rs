@@ -34,6 +34,14 @@ pub const fn tenant_share(total: usize) -> usize {
     total / 4 * WM_TENANT_SHARE_QUARTERS
 }
 
+/// One tenant's share of every working-memory budget: what its graphs are
+/// admitted against and what `alayasiki_status` tells it.
+pub const TENANT_SHARE: Usage = Usage {
+    graphs: tenant_share(MAX_WM_SESSIONS),
+    writes: tenant_share(MAX_WM_WRITES),
+    bytes: tenant_share(MAX_WM_BYTES),
+};
+
 /// What one write costs, part by part (see the module documentation).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Charge {
@@ -135,13 +143,9 @@ impl Usage {
     }
 
     /// [`Usage::admit`] against one tenant's share of every budget
-    /// ([`tenant_share`]), for the totals of that tenant's graphs.
+    /// ([`TENANT_SHARE`]), for the totals of that tenant's graphs.
     pub fn admit_tenant_share(&mut self, new_graph: bool, bytes: usize) -> Result<()> {
-        let share = Usage {
-            graphs: tenant_share(MAX_WM_SESSIONS),
-            writes: tenant_share(MAX_WM_WRITES),
-            bytes: tenant_share(MAX_WM_BYTES),
-        };
+        let share = TENANT_SHARE;
         let why = "WM_TENANT_SHARE_QUARTERS: one tenant may hold three quarters of each \
                    working-memory budget, so the others always have room";
         self.admit_within(share, new_graph, bytes)

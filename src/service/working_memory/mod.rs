@@ -341,9 +341,9 @@ impl WorkingMemory {
                 content_bytes_per_write: MAX_WM_CONTENT_BYTES,
                 metadata_bytes_per_write: MAX_WM_METADATA_BYTES,
                 graph_bytes_per_write: MAX_WM_GRAPH_BYTES,
-                tenant_sessions: budget::tenant_share(MAX_WM_SESSIONS),
-                tenant_writes: budget::tenant_share(MAX_WM_WRITES),
-                tenant_bytes: budget::tenant_share(MAX_WM_BYTES),
+                tenant_sessions: budget::TENANT_SHARE.graphs,
+                tenant_writes: budget::TENANT_SHARE.writes,
+                tenant_bytes: budget::TENANT_SHARE.bytes,
             },
         }
     }
