@@ -1345,6 +1345,125 @@ def phase_sse_vanish(ctx):
             problems[:5], None)
 
 
+def phase_pipelined(ctx):
+    """Connections that pipeline `GET /ui/app.js` (a public asset) and never
+    read an answer, more of them than the server holds: authenticated
+    requests must all be served meanwhile, and the blocked answers must
+    end within `ANSWER_WRITE_TIMEOUT` (the settle that follows)."""
+    n, depth = scaled(1100, ctx.scale), 200
+    addr = ctx.addr
+    requests = (f"GET /ui/app.js HTTP/1.1\r\nHost: {hx(addr)}\r\n\r\n" * depth).encode()
+    held = []
+    for _ in range(n):
+        try:
+            s = socket.create_connection(addr, timeout=1)
+        except OSError:
+            continue
+        try:
+            s.sendall(requests)
+        except OSError:
+            pass
+        held.append(s)
+    time.sleep(2)
+    served, slowest, problems = 0, 0.0, []
+    for _ in range(50):
+        t = time.time()
+        try:
+            status, _, _ = http_request(addr, "GET", "/v1/status", bearer(ctx.tok), timeout=10)
+        except (OSError, EOFError, ValueError) as e:
+            status = repr(e)
+        slowest = max(slowest, time.time() - t)
+        if status == 200:
+            served += 1
+        elif len(problems) < 5:
+            problems.append(f"pipelined: an authenticated request answered {status}")
+        time.sleep(0.1)
+
+    def cleanup():
+        for s in held:
+            s.close()
+        return []
+
+    return (f"pipelined {len(held)} connections x {depth} unread answers (authenticated "
+            f"served {served}/50, slowest {slowest * 1000:.0f} ms)", problems, cleanup)
+
+
+def phase_dispatch_share(ctx):
+    """One caller holds 48 concurrent 1 MiB `wait: true` ingests while
+    another tenant queries: the other tenant is never refused for want of
+    dispatch (its share is kept), and memory goes back once idle."""
+    n = scaled(48, ctx.scale)
+    addr, pid = ctx.addr, ctx.api.p.pid
+    hog = bearer(token(tenant="hog-tenant", sub="hog"))
+    body = json.dumps({"content": "The ferry log notes tides and moorings. " * 26_000,
+                       "wait": True}).encode()
+    other = bearer(token(tenant="other-tenant", sub="neighbour"))
+    hog_status = collections.Counter()
+    done = threading.Event()
+
+    def hogging(i):
+        try:
+            status, _, _ = http_request(addr, "POST", "/v1/ingest", hog, body, timeout=120)
+        except (OSError, EOFError, ValueError) as e:
+            status = type(e).__name__
+        hog_status[status] += 1
+
+    flood = threading.Thread(target=lambda: (parallel(n, n, hogging), done.set()))
+    flood.start()
+    time.sleep(1)
+    asked = refused_for_dispatch = 0
+    problems = []
+    while not done.is_set() and asked < 200:
+        asked += 1
+        try:
+            status, _, answer = http_request(addr, "POST", "/v1/query", other, QUERY, timeout=60)
+        except (OSError, EOFError, ValueError) as e:
+            status, answer = repr(e), b""
+        if status == 429 and error_code(answer) in ("overloaded",):
+            refused_for_dispatch += 1
+        elif status != 200 and len(problems) < 5:
+            problems.append(f"dispatch share: another tenant's query answered {status}")
+        time.sleep(0.2)
+    flood.join()
+    peak = status_kib(pid, "VmRSS")
+    time.sleep(5)
+    after = status_kib(pid, "VmRSS")
+    if refused_for_dispatch:
+        problems.append(f"dispatch share: another tenant refused {refused_for_dispatch} of "
+                        f"{asked} queries as overloaded")
+    return (f"dispatch share: {n} concurrent 1 MiB ingests of one caller "
+            f"({dict(hog_status)}), another tenant's queries refused {refused_for_dispatch} of "
+            f"{asked}; RSS {peak // 1024} MiB at the end, {after // 1024} MiB 5 s later",
+            problems, None)
+
+
+def phase_session_hoard(ctx):
+    """Four tenants of eight callers fill every Streamable HTTP session;
+    a fifth tenant must still open one."""
+    addr = ctx.addr
+    init = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                       "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                  "clientInfo": {"name": "hoarder", "version": "1"}}}).encode()
+    accept = [("Accept", "application/json, text/event-stream")]
+
+    def initialize(tok):
+        try:
+            status, hdrs, _ = http_request(addr, "POST", "/mcp", bearer(tok) + accept, init)
+        except (OSError, EOFError, ValueError) as e:
+            return repr(e)
+        return status
+
+    hoarders = [token(tenant=f"hoard-{t}", sub=f"hoarder-{c}") for t in range(4) for c in range(8)]
+    opened = sum(1 for tok in hoarders for _ in range(32) if initialize(tok) == 200)
+    rounds = scaled(20, ctx.scale)
+    admitted = sum(1 for r in range(rounds)
+                   if initialize(token(tenant=f"fresh-{r}", sub="newcomer")) == 200)
+    problems = [] if admitted == rounds else [
+        f"session hoard: {rounds - admitted} of {rounds} other tenants refused a session"]
+    return (f"session hoard: {opened} sessions of 4 tenants, then {admitted}/{rounds} other "
+            f"tenants opened one", problems, None)
+
+
 PHASES = [
     ("huge lengths", phase_huge),
     ("HTTP/2.0", phase_http2),
@@ -1354,6 +1473,9 @@ PHASES = [
     ("authenticated flood", phase_auth_flood),
     ("one token", phase_sse_share),
     ("vanished clients", phase_sse_vanish),
+    ("pipelined", phase_pipelined),
+    ("session hoard", phase_session_hoard),
+    ("dispatch share", phase_dispatch_share),
 ]
 
 

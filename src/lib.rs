@@ -35,7 +35,8 @@
 //! Cross-cutting: [`config`], [`cli`] and [`api_cli`] (flags and
 //! environment), [`limits`] (every bound, in one place), [`error`] (typed
 //! errors and their client-safe messages), [`disk_health`] (what a failing
-//! disk is doing when SQLite cannot say), [`logging`] (stderr only).
+//! disk is doing when SQLite cannot say), [`logging`] (stderr only), [`heap`]
+//! (freed memory given back to the system when idle).
 
 pub mod admin;
 pub mod api_cli;
@@ -47,6 +48,7 @@ pub mod disk_health;
 pub mod embed;
 pub mod error;
 pub mod graph;
+pub mod heap;
 pub mod ids;
 pub mod ingest;
 pub mod knowledge;

@@ -290,6 +290,50 @@ fn idle_and_slowloris_connections_are_capped_and_cut_off() {
     }
 }
 
+/// Connections that pipeline many requests for a public asset and never
+/// read an answer: more of them than the server holds. The server's writes
+/// to them block, yet they stay among the connections that may be closed
+/// to make room (none of them was ever authenticated), so an authenticated
+/// client is served throughout; and each answer has
+/// `ANSWER_WRITE_TIMEOUT` to be written, so every such connection is gone
+/// soon after, though its client keeps it open.
+#[test]
+fn unread_pipelined_answers_never_shut_authenticated_callers_out() {
+    const ANSWER_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+    const PIPELINED: usize = 400;
+    let (_dir, api, token, idle) = server("pipelined");
+    let addr = api.addr;
+    let started = Instant::now();
+    let requests = format!("GET /ui/app.js HTTP/1.1\r\nHost: {addr}\r\n\r\n").repeat(PIPELINED);
+    let mut flood = Vec::new();
+    for _ in 0..300 {
+        let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(1)) else {
+            continue;
+        };
+        s.set_write_timeout(Some(Duration::from_secs(1))).unwrap();
+        let _ = s.write_all(requests.as_bytes());
+        flood.push(s);
+    }
+    assert!(flood.len() > 192, "only {} connected", flood.len());
+    // Let the server fill what the sockets take.
+    std::thread::sleep(Duration::from_secs(2));
+    let mut during = idle;
+    for _ in 0..20 {
+        served(&api, &token);
+        during = peak(during, api.footprint());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!("pipelined: {} connections, during {during:?}", flood.len());
+    // At most half the places (96 of 192) ever held such connections.
+    assert!(during.threads <= idle.threads + 96 + 20 + SLACK_THREADS);
+    // Every blocked answer has run out of time by now.
+    let until = started + ANSWER_WRITE_TIMEOUT + Duration::from_secs(5);
+    std::thread::sleep(until.saturating_duration_since(Instant::now()));
+    served(&api, &token);
+    back_to_idle(&api, &idle, Duration::from_secs(5), "pipelined");
+    drop(flood);
+}
+
 /// Ambiguous framing (request smuggling behind a proxy) is refused 400 and
 /// the connection closed: two `Content-Length`s, one with
 /// `Transfer-Encoding`, chunked twice; nothing is stored.

@@ -96,16 +96,21 @@ fn saturated_reply_queue_answers_429_before_anything_is_written() {
     let mut accepted = 0;
     let mut next_id = 1;
     // Posts reads until one is refused.
+    // (Reads still running past the caller's share of dispatch,
+    // `MAX_DISPATCHES_PER_CALLER`, are waited for: their replies join the
+    // queue once done.)
     let mut fill = |accepted: &mut usize| {
-        let refusal = (0..400).find_map(|_| {
+        let refusal = (0..400).find_map(|_| loop {
             next_id += 1;
             let r = post(&api, &stream.endpoint, &token, &read(next_id));
             if r.status == 202 {
                 *accepted += 1;
-                None
-            } else {
-                Some(r)
+                break None;
             }
+            if r.code() != "too_many_requests_for_caller" {
+                break Some(r);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
         });
         refusal.expect("the reply queue never filled")
     };
@@ -432,111 +437,166 @@ fn replies_over_8_mib_become_clear_errors_not_truncated_bodies() {
     assert!(message.contains("MAX_REPLY_BYTES"), "{reply}");
 }
 
-/// The exact edges of `MAX_QUEUED_REPLIES` and `MAX_CONCURRENT_DISPATCHES`,
-/// with dispatches held in flight by an embedding server the test holds:
-/// exactly the cap's worth are accepted, the next gets 429 with
-/// `Retry-After`, and what was refused never runs.
+/// The exact edges of the dispatches' shares, with dispatches held in
+/// flight by an embedding server the test holds: one caller runs at most `MAX_DISPATCHES_PER_CALLER`, one tenant
+/// `MAX_DISPATCHES_PER_TENANT`, all of them `MAX_CONCURRENT_DISPATCHES`;
+/// the next of each gets its own 429 with `Retry-After`, what was refused
+/// never runs, and while one tenant holds its whole share another tenant
+/// is still served.
 #[test]
-fn exactly_the_dispatch_cap_runs_at_once_and_the_next_gets_429() {
+fn dispatches_are_shared_between_callers_and_tenants_and_the_next_gets_429() {
     use http_common::held_embedder::HeldEmbedder;
     const MAX_CONCURRENT_DISPATCHES: usize = 32;
+    const MAX_DISPATCHES_PER_TENANT: usize = 24;
+    const MAX_DISPATCHES_PER_CALLER: usize = 16;
     let embedder = HeldEmbedder::start();
     let env = embedder.env();
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let dir = TempDir::new("dispatch-cap");
     let api = Api::start(dir.path(), &env);
-    let token = admin("agent", "acme");
-    let r = api.call(
-        "POST",
-        "/v1/ingest",
-        &token,
-        Some(&json!({"content": "The lighthouse keeper logs the tide at dawn."})),
+    let (hog, mate, other, third) = (
+        admin("hog", "acme"),
+        admin("mate", "acme"),
+        admin("agent", "beta"),
+        admin("agent", "gamma"),
     );
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    for token in [&hog, &other] {
+        let r = api.call(
+            "POST",
+            "/v1/ingest",
+            token,
+            Some(&json!({"content": "The lighthouse keeper logs the tide at dawn."})),
+        );
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    }
 
     embedder.hold();
-    let mut a = RawStream::open(api.addr, &token).unwrap();
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                       "params": {"protocolVersion": "2024-11-05", "capabilities": {},
                                  "clientInfo": {"name": "t", "version": "1"}}});
-    assert_eq!(post(&api, &a.endpoint, &token, &init).status, 202);
-    assert_eq!(a.next_message().unwrap()["id"], 0);
+    let open = |token: &str| {
+        let mut s = RawStream::open(api.addr, token).unwrap();
+        assert_eq!(post(&api, &s.endpoint, token, &init).status, 202);
+        assert_eq!(s.next_message().unwrap()["id"], 0);
+        s
+    };
     let query = |id: usize| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                "params": {"name": "alayasiki_query",
                           "arguments": {"query": format!("tide at dawn {id}")}}})
     };
-    assert_eq!(MAX_QUEUED_REPLIES, MAX_CONCURRENT_DISPATCHES);
-    for id in 1..=MAX_CONCURRENT_DISPATCHES {
-        let r = post(&api, &a.endpoint, &token, &query(id));
-        assert_eq!(
-            r.status,
-            202,
-            "message {id}: {}",
-            String::from_utf8_lossy(&r.body)
-        );
-    }
+    // Posts messages `ids` on `stream`: each accepted (202) and held.
+    let fill = |stream: &RawStream, token: &str, ids: std::ops::Range<usize>| {
+        for id in ids {
+            let r = post(&api, &stream.endpoint, token, &query(id));
+            assert_eq!(
+                r.status,
+                202,
+                "message {id}: {}",
+                String::from_utf8_lossy(&r.body)
+            );
+        }
+    };
+    let refused = |stream: &RawStream, token: &str, code: &str| {
+        let r = post(&api, &stream.endpoint, token, &query(999));
+        assert_eq!((r.status, r.code()), (429, code.to_string()));
+        assert_eq!(r.header("Retry-After"), Some("1"));
+    };
+
+    // One caller: its share, then its own refusal.
+    let mut a = open(&hog);
+    fill(&a, &hog, 1..MAX_DISPATCHES_PER_CALLER + 1);
+    assert!(embedder.wait_for_waiting(MAX_DISPATCHES_PER_CALLER, TIMEOUT));
+    refused(&a, &hog, "too_many_requests_for_caller");
+    // Another tenant is served meanwhile (the status needs no embedder).
+    let r = api.call("GET", "/v1/status", &other, None);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    // A second caller of the tenant: the tenant's share, then its refusal.
+    let mut b = open(&mate);
+    fill(
+        &b,
+        &mate,
+        MAX_DISPATCHES_PER_CALLER + 1..MAX_DISPATCHES_PER_TENANT + 1,
+    );
+    assert!(embedder.wait_for_waiting(MAX_DISPATCHES_PER_TENANT, TIMEOUT));
+    refused(&b, &mate, "too_many_requests_for_tenant");
+    let r = api.call("GET", "/v1/status", &other, None);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    // Another tenant takes the rest: every dispatch is held.
+    let mut c = open(&other);
+    fill(
+        &c,
+        &other,
+        MAX_DISPATCHES_PER_TENANT + 1..MAX_CONCURRENT_DISPATCHES + 1,
+    );
     assert!(
         embedder.wait_for_waiting(MAX_CONCURRENT_DISPATCHES, TIMEOUT),
         "only {} dispatches reached the embedder",
         embedder.waiting()
     );
 
-    // The stream's reply queue is exactly full.
-    let r = post(&api, &a.endpoint, &token, &query(99));
-    assert_eq!((r.status, r.code()), (429, "reply_queue_full".into()));
-    assert_eq!(r.header("Retry-After"), Some("1"));
-    // Every dispatch slot is taken: another stream, and the JSON API, are
-    // refused before anything runs, mutations included.
-    let mut b = RawStream::open(api.addr, &token).unwrap();
-    let init_b = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                        "params": {"protocolVersion": "2024-11-05", "capabilities": {},
-                                   "clientInfo": {"name": "t", "version": "1"}}});
-    assert_eq!(post(&api, &b.endpoint, &token, &init_b).status, 202);
-    assert_eq!(b.next_message().unwrap()["id"], 0);
+    // Every dispatch slot is taken: a third tenant's stream and JSON API
+    // call are refused before anything runs, mutations included.
+    let d = open(&third);
     let refused_sse = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                              "params": {"name": "alayasiki_ingest",
                                         "arguments": {"content": "Never stored: WOMBAT.",
                                                       "idempotency_key": "refused-sse"}}});
-    let r = post(&api, &b.endpoint, &token, &refused_sse);
+    let r = post(&api, &d.endpoint, &third, &refused_sse);
     assert_eq!((r.status, r.code()), (429, "overloaded".into()));
     assert_eq!(r.header("Retry-After"), Some("1"));
     let refused_api = json!({"content": "Never stored: NUMBAT.", "idempotency_key": "refused-api"});
-    let r = api.call("POST", "/v1/ingest", &token, Some(&refused_api));
+    let r = api.call("POST", "/v1/ingest", &third, Some(&refused_api));
     assert_eq!((r.status, r.code()), (429, "overloaded".into()));
     assert_eq!(r.header("Retry-After"), Some("1"));
     assert_eq!(embedder.waiting(), MAX_CONCURRENT_DISPATCHES);
 
     // Released, every accepted query is answered, and only those.
     embedder.release();
-    let mut ids: Vec<i64> = (0..MAX_CONCURRENT_DISPATCHES)
-        .map(|_| {
-            let m = a.next_message().expect("a held reply");
-            assert_eq!(m["result"]["isError"], false, "{m}");
-            m["id"].as_i64().unwrap()
-        })
-        .collect();
+    let mut ids: Vec<i64> = [
+        (&mut a, MAX_DISPATCHES_PER_CALLER),
+        (
+            &mut b,
+            MAX_DISPATCHES_PER_TENANT - MAX_DISPATCHES_PER_CALLER,
+        ),
+        (
+            &mut c,
+            MAX_CONCURRENT_DISPATCHES - MAX_DISPATCHES_PER_TENANT,
+        ),
+    ]
+    .into_iter()
+    .flat_map(|(stream, n)| {
+        (0..n)
+            .map(|_| {
+                let m = stream.next_message().expect("a held reply");
+                assert_eq!(m["result"]["isError"], false, "{m}");
+                m["id"].as_i64().unwrap()
+            })
+            .collect::<Vec<_>>()
+    })
+    .collect();
     ids.sort();
     assert_eq!(
         ids,
         (1..=MAX_CONCURRENT_DISPATCHES as i64).collect::<Vec<_>>()
     );
-    let status = api.call("GET", "/v1/status", &token, None).json();
+    let status = api.call("GET", "/v1/status", &third, None).json();
     assert_eq!(
-        status["documents"], 1,
+        status["documents"], 0,
         "a refused ingest was stored: {status}"
     );
     for word in ["WOMBAT", "NUMBAT"] {
-        let q = api.call("POST", "/v1/query", &token, Some(&json!({"query": word})));
+        let q = api.call("POST", "/v1/query", &third, Some(&json!({"query": word})));
         assert!(
             !q.json()["evidence"].to_string().contains(word),
             "{word} is stored"
         );
     }
     // With slots free again the same writes go through.
-    assert_eq!(post(&api, &b.endpoint, &token, &refused_sse).status, 202);
-    assert_eq!(b.next_message().unwrap()["result"]["isError"], false);
-    let r = api.call("POST", "/v1/ingest", &token, Some(&refused_api));
+    assert_eq!(post(&api, &d.endpoint, &third, &refused_sse).status, 202);
+    let mut d = d;
+    assert_eq!(d.next_message().unwrap()["result"]["isError"], false);
+    let r = api.call("POST", "/v1/ingest", &third, Some(&refused_api));
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
 }
 
@@ -1075,18 +1135,27 @@ fn one_caller_cannot_take_every_body_reader() {
 fn a_single_server_never_waits_for_a_cluster_position() {
     let dir = TempDir::new("after-single");
     let api = Api::start(dir.path(), &[]);
-    let reader = sign(claims("reader", "acme", &["reader"], ""));
-    let after = |value: &str| {
+    // 32 readers (every dispatch), in two tenants (each within its share).
+    let readers: Vec<String> = (0..32)
+        .map(|i| {
+            let tenant = if i % 2 == 0 { "acme" } else { "beta" };
+            sign(claims(&format!("reader-{i}"), tenant, &["reader"], ""))
+        })
+        .collect();
+    let reader = &readers[0];
+    let after_as = |reader: &str, value: &str| {
         vec![
             ("Authorization".to_string(), format!("Bearer {reader}")),
             ("X-Alayasiki-After".to_string(), value.to_string()),
         ]
     };
+    let after = |value: &str| after_as(reader, value);
     let started = Instant::now();
     let answers: Vec<u16> = std::thread::scope(|s| {
-        let waits: Vec<_> = (0..32)
-            .map(|_| {
-                let headers = after("1000000");
+        let waits: Vec<_> = readers
+            .iter()
+            .map(|reader| {
+                let headers = after_as(reader, "1000000");
                 let addr = api.addr;
                 s.spawn(move || request(addr, "GET", "/v1/status", &headers, None).status)
             })

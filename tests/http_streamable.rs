@@ -260,6 +260,62 @@ fn a_caller_past_its_share_of_sessions_loses_its_least_recently_used() {
     );
 }
 
+/// Sessions hoarded idle by a few tenants never keep another tenant, or
+/// another caller of a full tenant, out: four tenants of eight callers
+/// each fill `MAX_HTTP_SESSIONS` (each tenant its 256), yet a fifth tenant
+/// and a new caller of a full tenant both open sessions. Each takes the
+/// place of the longest idle session of the largest holder (that session
+/// then answers 404, as an expired one does); the others go on working.
+#[test]
+fn idle_sessions_hoarded_by_a_few_tenants_never_keep_another_out() {
+    const MAX_HTTP_SESSIONS: usize = 1024;
+    const PER_CALLER: usize = 32; // MAX_HTTP_SESSIONS_PER_CALLER
+    let dir = TempDir::new("streamable-hoard");
+    let api = Api::start(dir.path(), &[]);
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "hoarder", "version": "1"}}});
+    let initialize = |token: &str| -> Reply { post(&api, token, &[], &init) };
+    let mut hoard: Vec<(String, String)> = Vec::new();
+    for tenant in 0..4 {
+        for caller in 0..8 {
+            let token = admin(&format!("hoarder-{caller}"), &format!("hoard-{tenant}"));
+            for _ in 0..PER_CALLER {
+                let r = initialize(&token);
+                assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+                let id = r.header("Mcp-Session-Id").unwrap().to_string();
+                hoard.push((token.clone(), id));
+            }
+        }
+    }
+    assert_eq!(hoard.len(), MAX_HTTP_SESSIONS);
+
+    // A fifth tenant opens a session and works in it.
+    let newcomer = admin("dana", "fresh");
+    let session = open_session(&api, &newcomer, "2025-11-25");
+    assert_eq!(
+        in_session(&api, &newcomer, &session, 1, "tools/list", json!({})).status,
+        200
+    );
+    // The longest idle session of the largest tenant gave way.
+    let (first_token, first_id) = &hoard[0];
+    assert_eq!(
+        in_session(&api, first_token, first_id, 2, "tools/list", json!({})).status,
+        404
+    );
+    // A new caller of a full tenant opens one too.
+    let late = admin("late", "hoard-3");
+    let r = initialize(&late);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    // The hoarders' other sessions still work.
+    for (token, id) in [&hoard[1], &hoard[600], &hoard[MAX_HTTP_SESSIONS - 1]] {
+        assert_eq!(
+            in_session(&api, token, id, 3, "tools/list", json!({})).status,
+            200
+        );
+    }
+}
+
 #[test]
 fn stateless_requests_are_checked_in_the_specifications_order() {
     let dir = TempDir::new("streamable-stateless");

@@ -15,12 +15,22 @@
 //!   [`IO_TIMEOUT`] for its next request. It then routes the request
 //!   ([`super::http::route`]) and waits for the connection to come back
 //!   from whoever answers it.
-//! - Connections that carry no admitted request (reading or awaiting a
-//!   head, so not yet authenticated; or closing after a refusal) are at
-//!   most [`MAX_UNAUTHENTICATED_CONNECTIONS`]. When a new one would exceed
-//!   that, or a connection finds no place, the one that has been waiting
-//!   longest is closed: clients that send a request at once are served
-//!   however many connections others open and leave idle or trickle into.
+//! - Connections that carry no admitted request are at most
+//!   [`MAX_UNAUTHENTICATED_CONNECTIONS`]: reading or awaiting a head;
+//!   answering a request that was never authenticated (a public route
+//!   such as `/ui` or `/health`, or a refusal); or closing after a
+//!   refusal. Only a request whose token was accepted leaves them
+//!   ([`Request::admit`]). When a new one would exceed that cap, or a
+//!   connection finds no place, the one that has been waiting longest is
+//!   closed: clients that send a request at once are served however many
+//!   connections others open and leave idle, trickle into, or fill with
+//!   pipelined requests whose answers they never read. The unauthenticated
+//!   surface thus never holds more than that cap of the places that
+//!   authenticated callers need.
+//! - Every answer is written within
+//!   [`ANSWER_WRITE_TIMEOUT`](super::listener::ANSWER_WRITE_TIMEOUT) as a
+//!   whole ([`Conn::write_all`]): a client that does not read its answers
+//!   loses its connection.
 //! - A refused connection (a malformed head, an unread body) is answered,
 //!   then closed after at most [`REFUSED_BODY_LINGER`] of discarding what
 //!   the client still sends, so that a client sending its whole body before
@@ -144,23 +154,31 @@ struct Idle {
     by_age: BTreeMap<u64, RawSocket>,
 }
 
-/// A connection's entry among the idle ones; leaving says whether it was
-/// closed to make room meanwhile.
-struct IdleEntry<'a> {
-    connections: &'a Connections,
+/// A connection's entry among those carrying no admitted request (the
+/// idle ones, evicted longest-waiting first); leaving says whether it was
+/// closed to make room meanwhile. It must be dropped (or left) before the
+/// socket it names is closed: eviction shuts a registered socket down by
+/// its number.
+pub(super) struct IdleEntry {
+    connections: Arc<Connections>,
     id: u64,
     left: bool,
 }
 
-impl IdleEntry<'_> {
+impl IdleEntry {
     /// Leaves the idle ones; `false` if the connection was closed meanwhile.
-    fn leave(mut self) -> bool {
+    pub(super) fn leave(mut self) -> bool {
         self.left = true;
         self.connections.lock().by_age.remove(&self.id).is_some()
     }
+
+    /// Whether the connection is still open (not closed to make room).
+    fn is_open(&self) -> bool {
+        self.connections.lock().by_age.contains_key(&self.id)
+    }
 }
 
-impl Drop for IdleEntry<'_> {
+impl Drop for IdleEntry {
     fn drop(&mut self) {
         if !self.left {
             self.connections.lock().by_age.remove(&self.id);
@@ -189,7 +207,7 @@ impl Connections {
     /// Registers `stream` as idle, first closing the longest-waiting idle
     /// connection if the cap is reached. The entry must be dropped before
     /// the stream is.
-    fn enter_idle(&self, stream: &TcpStream) -> IdleEntry<'_> {
+    pub(super) fn enter_idle(self: &Arc<Self>, stream: &TcpStream) -> IdleEntry {
         let mut idle = self.lock();
         while idle.by_age.len() >= self.caps.unauthenticated {
             let Some((_, oldest)) = idle.by_age.pop_first() else {
@@ -201,7 +219,7 @@ impl Connections {
         let id = idle.next;
         idle.by_age.insert(id, raw(stream));
         IdleEntry {
-            connections: self,
+            connections: self.clone(),
             id,
             left: false,
         }
@@ -379,7 +397,7 @@ fn serve_connection(ctx: Arc<Context>, mut conn: Conn) {
         }
         let entry = connections.enter_idle(&conn.stream);
         let head = conn.read_head(idle_until, head_until, HEADER_READ_TIMEOUT);
-        if !entry.leave() {
+        if !entry.is_open() {
             return; // closed to make room: it had waited longest
         }
         let head = match head {
@@ -393,14 +411,19 @@ fn serve_connection(ctx: Arc<Context>, mut conn: Conn) {
                     "header_timeout",
                     "the request head did not arrive in time (HEADER_READ_TIMEOUT)",
                 );
-                let _ = conn.stream.set_write_timeout(Some(Duration::from_secs(1)));
-                let _ = conn.write_all(&r.to_bytes(true));
+                let _ = conn.write_all_within(&r.to_bytes(true), Duration::from_secs(1));
+                drop(entry);
                 return;
             }
-            Err(NoHead::Refused(r)) => return refuse_head(&connections, conn, r),
+            Err(NoHead::Refused(r)) => {
+                drop(entry);
+                return refuse_head(&connections, conn, r);
+            }
         };
+        // The request stays among the connections that may be closed to
+        // make room until it is authenticated (`Request::admit`).
         let (back, returned) = crossbeam_channel::bounded::<Returned>(1);
-        let request = Request::new(head, conn, back);
+        let request = Request::new(head, conn, back, entry);
         let routed =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| http::route(&ctx, request)));
         if routed.is_err() {
@@ -419,7 +442,7 @@ fn serve_connection(ctx: Arc<Context>, mut conn: Conn) {
     }
 }
 
-fn refuse_head(connections: &Connections, mut conn: Conn, r: Refusal) {
+fn refuse_head(connections: &Arc<Connections>, mut conn: Conn, r: Refusal) {
     let answer = http::error(r.status, r.code, r.message);
     if conn.write_all(&answer.to_bytes(true)).is_ok() {
         linger(connections, conn);
@@ -430,7 +453,7 @@ fn refuse_head(connections: &Connections, mut conn: Conn, r: Refusal) {
 /// the client closes too or [`REFUSED_BODY_LINGER`] has passed, discarding
 /// what it sends meanwhile. The connection counts as idle (it may be
 /// closed sooner to make room).
-fn linger(connections: &Connections, conn: Conn) {
+fn linger(connections: &Arc<Connections>, conn: Conn) {
     use std::io::Read;
     let (stream, _place) = conn.into_stream();
     let entry = connections.enter_idle(&stream);

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::config::{self, BURST_ENV, RATE_ENV};
+use crate::service::Principal;
 
 /// Open SSE streams; the next `GET /mcp/sse` gets 503 with `Retry-After`.
 pub const MAX_SSE_CONNECTIONS: usize = 128;
@@ -36,8 +37,17 @@ pub const MAX_SSE_CONNECTIONS_PER_CALLER: usize = MAX_SSE_CONNECTIONS_PER_TENANT
 pub const MAX_QUEUED_REPLIES: usize = 32;
 
 /// Messages and API calls being executed at once, across all callers; one
-/// more gets 429.
+/// more gets 429 `overloaded`.
 pub const MAX_CONCURRENT_DISPATCHES: usize = 32;
+
+/// Of those, dispatches one tenant may hold at once; its next gets 429
+/// `too_many_requests_for_tenant`. The other tenants always have a quarter
+/// of the dispatches between them.
+pub const MAX_DISPATCHES_PER_TENANT: usize = MAX_CONCURRENT_DISPATCHES * 3 / 4;
+
+/// Of a tenant's dispatches, those one caller (tenant and subject) may
+/// hold at once; its next gets 429 `too_many_requests_for_caller`.
+pub const MAX_DISPATCHES_PER_CALLER: usize = MAX_CONCURRENT_DISPATCHES / 2;
 
 /// Of those, requests that may wait at once for a cluster position
 /// (`X-Alayasiki-After`) this node has not applied yet; one more that
@@ -123,67 +133,113 @@ impl Drop for Permit {
     }
 }
 
-/// The SSE streams open: in all, per tenant and per caller, so that no
-/// token, and no tenant, can take every stream from the others.
-pub struct StreamCaps {
+/// A capacity shared between tenants and between callers: in all, per
+/// tenant and per caller, so that no token, and no tenant, can take all
+/// of it from the others. The SSE streams and the dispatches are each one.
+pub struct Shares {
     all: Arc<Gate>,
-    held: Mutex<HeldStreams>,
+    per_tenant: usize,
+    per_caller: usize,
+    held: Mutex<Held>,
 }
 
 #[derive(Default)]
-struct HeldStreams {
-    /// Tenant → streams; caller key → streams. An entry goes with its
-    /// last stream.
+struct Held {
+    /// Tenant → units; caller key → units. An entry goes with its last
+    /// unit.
     by_tenant: HashMap<String, usize>,
     by_caller: HashMap<String, usize>,
 }
 
-/// Why no stream was admitted.
+/// Why no unit of a [`Shares`] was admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NoStream {
-    /// [`MAX_SSE_CONNECTIONS`] are open.
+pub enum NoShare {
+    /// Every unit is taken.
     Full,
-    /// The tenant holds [`MAX_SSE_CONNECTIONS_PER_TENANT`].
+    /// The tenant holds its share.
     TenantFull,
-    /// The caller holds [`MAX_SSE_CONNECTIONS_PER_CALLER`].
+    /// The caller holds its share.
     CallerFull,
 }
 
-/// One open stream; released on drop.
-pub struct StreamPermit {
+/// Whose a unit of a [`Shares`] is: the tenant and the caller whose
+/// shares it counts against.
+pub struct Holder {
+    pub tenant: String,
+    /// See [`caller_key`].
+    pub caller: String,
+}
+
+impl Holder {
+    pub fn of(principal: &Principal) -> Holder {
+        let tenant = principal.tenant.name();
+        Holder {
+            tenant: tenant.to_string(),
+            caller: caller_key(tenant, &principal.subject),
+        }
+    }
+}
+
+/// One admitted unit of a [`Shares`]; released on drop.
+pub struct SharePermit {
     _all: Permit,
-    caps: Arc<StreamCaps>,
+    shares: Arc<Shares>,
     tenant: String,
     caller: String,
 }
 
-impl StreamCaps {
-    pub fn new() -> Arc<StreamCaps> {
-        Arc::new(StreamCaps {
-            all: Gate::new("sse", MAX_SSE_CONNECTIONS),
-            held: Mutex::new(HeldStreams::default()),
+impl Shares {
+    /// `all` units, of which one tenant may hold `per_tenant` and one
+    /// caller `per_caller`.
+    pub fn new(
+        name: &'static str,
+        all: usize,
+        per_tenant: usize,
+        per_caller: usize,
+    ) -> Arc<Shares> {
+        Arc::new(Shares {
+            all: Gate::new(name, all),
+            per_tenant,
+            per_caller,
+            held: Mutex::new(Held::default()),
         })
     }
 
-    /// A stream for `caller` (see [`caller_key`]) of `tenant`, or why not.
-    pub fn try_enter(
-        self: &Arc<Self>,
-        tenant: &str,
-        caller: &str,
-    ) -> Result<StreamPermit, NoStream> {
+    /// The SSE streams ([`MAX_SSE_CONNECTIONS`] and its shares).
+    pub fn streams() -> Arc<Shares> {
+        Shares::new(
+            "sse",
+            MAX_SSE_CONNECTIONS,
+            MAX_SSE_CONNECTIONS_PER_TENANT,
+            MAX_SSE_CONNECTIONS_PER_CALLER,
+        )
+    }
+
+    /// The dispatches ([`MAX_CONCURRENT_DISPATCHES`] and its shares).
+    pub fn dispatches() -> Arc<Shares> {
+        Shares::new(
+            "dispatch",
+            MAX_CONCURRENT_DISPATCHES,
+            MAX_DISPATCHES_PER_TENANT,
+            MAX_DISPATCHES_PER_CALLER,
+        )
+    }
+
+    /// A unit for `caller` (see [`caller_key`]) of `tenant`, or why not.
+    pub fn try_enter(self: &Arc<Self>, tenant: &str, caller: &str) -> Result<SharePermit, NoShare> {
         let mut held = self.lock();
-        if held.by_caller.get(caller).copied().unwrap_or(0) >= MAX_SSE_CONNECTIONS_PER_CALLER {
-            return Err(NoStream::CallerFull);
+        if held.by_caller.get(caller).copied().unwrap_or(0) >= self.per_caller {
+            return Err(NoShare::CallerFull);
         }
-        if held.by_tenant.get(tenant).copied().unwrap_or(0) >= MAX_SSE_CONNECTIONS_PER_TENANT {
-            return Err(NoStream::TenantFull);
+        if held.by_tenant.get(tenant).copied().unwrap_or(0) >= self.per_tenant {
+            return Err(NoShare::TenantFull);
         }
-        let all = self.all.try_enter().ok_or(NoStream::Full)?;
+        let all = self.all.try_enter().ok_or(NoShare::Full)?;
         *held.by_tenant.entry(tenant.to_string()).or_default() += 1;
         *held.by_caller.entry(caller.to_string()).or_default() += 1;
-        Ok(StreamPermit {
+        Ok(SharePermit {
             _all: all,
-            caps: self.clone(),
+            shares: self.clone(),
             tenant: tenant.to_string(),
             caller: caller.to_string(),
         })
@@ -193,19 +249,19 @@ impl StreamCaps {
         self.all.in_use()
     }
 
-    /// Waits until no stream is open; `false` if `deadline` came first.
+    /// Waits until no unit is held; `false` if `deadline` came first.
     pub fn wait_idle(&self, deadline: Instant) -> bool {
         self.all.wait_idle(deadline)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HeldStreams> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
         self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
-impl Drop for StreamPermit {
+impl Drop for SharePermit {
     fn drop(&mut self) {
-        let mut held = self.caps.lock();
+        let mut held = self.shares.lock();
         let held = &mut *held;
         for (map, key) in [
             (&mut held.by_tenant, &self.tenant),
@@ -350,16 +406,16 @@ mod tests {
 
     #[test]
     fn streams_are_shared_per_caller_and_per_tenant() {
-        let caps = StreamCaps::new();
+        let caps = Shares::streams();
         let key = |t: &str, s: &str| caller_key(t, s);
-        let mine: Vec<StreamPermit> = (0..MAX_SSE_CONNECTIONS_PER_CALLER)
+        let mine: Vec<SharePermit> = (0..MAX_SSE_CONNECTIONS_PER_CALLER)
             .map(|_| caps.try_enter("a", &key("a", "me")).unwrap())
             .collect();
         assert_eq!(
             caps.try_enter("a", &key("a", "me")).err(),
-            Some(NoStream::CallerFull)
+            Some(NoShare::CallerFull)
         );
-        let tenant: Vec<StreamPermit> = (1..MAX_SSE_CONNECTIONS_PER_TENANT
+        let tenant: Vec<SharePermit> = (1..MAX_SSE_CONNECTIONS_PER_TENANT
             / MAX_SSE_CONNECTIONS_PER_CALLER)
             .flat_map(|i| {
                 let caller = key("a", &format!("other-{i}"));
@@ -370,7 +426,7 @@ mod tests {
             .collect();
         assert_eq!(
             caps.try_enter("a", &key("a", "new")).err(),
-            Some(NoStream::TenantFull)
+            Some(NoShare::TenantFull)
         );
         // Another tenant is unaffected; a freed stream is the caller's again.
         assert!(caps.try_enter("b", &key("b", "me")).is_ok());
@@ -379,6 +435,32 @@ mod tests {
         drop(tenant);
         assert_eq!(caps.in_use(), 0);
         assert!(caps.lock().by_tenant.is_empty() && caps.lock().by_caller.is_empty());
+    }
+
+    #[test]
+    fn one_tenant_leaves_a_quarter_of_the_dispatches_to_the_others() {
+        let d = Shares::dispatches();
+        let key = |t: &str, s: &str| caller_key(t, s);
+        let first: Vec<SharePermit> = (0..MAX_DISPATCHES_PER_CALLER)
+            .map(|_| d.try_enter("a", &key("a", "x")).unwrap())
+            .collect();
+        assert_eq!(
+            d.try_enter("a", &key("a", "x")).err(),
+            Some(NoShare::CallerFull)
+        );
+        let second: Vec<SharePermit> = (MAX_DISPATCHES_PER_CALLER..MAX_DISPATCHES_PER_TENANT)
+            .map(|_| d.try_enter("a", &key("a", "y")).unwrap())
+            .collect();
+        assert_eq!(
+            d.try_enter("a", &key("a", "z")).err(),
+            Some(NoShare::TenantFull)
+        );
+        let others: Vec<SharePermit> = (MAX_DISPATCHES_PER_TENANT..MAX_CONCURRENT_DISPATCHES)
+            .map(|i| d.try_enter("b", &key("b", &i.to_string())).unwrap())
+            .collect();
+        assert_eq!(d.try_enter("c", &key("c", "w")).err(), Some(NoShare::Full));
+        drop((first, second, others));
+        assert_eq!(d.in_use(), 0);
     }
 
     #[test]

@@ -47,8 +47,8 @@ use std::time::{Duration, Instant};
 
 use super::acceptor::{self, ConnectionCaps, Connections};
 use super::admission::{
-    caller_key, Gate, Permit, RateLimiter, StreamCaps, MAX_CONCURRENT_DISPATCHES,
-    MAX_POSITION_WAITS, RETRY_AFTER_SECS,
+    caller_key, Gate, Holder, NoShare, RateLimiter, SharePermit, Shares, MAX_CONCURRENT_DISPATCHES,
+    MAX_DISPATCHES_PER_CALLER, MAX_DISPATCHES_PER_TENANT, MAX_POSITION_WAITS, RETRY_AFTER_SECS,
 };
 use super::auth::{self, Authenticator, Metadata, BASIC_PERMISSIONS, METADATA_MAX_AGE_SECS};
 use super::body::{self, BodyError, MAX_BODY_BYTES};
@@ -63,6 +63,7 @@ pub use super::wire::{Header, Method, Response};
 use super::{
     http_api, http_compact, http_documents, http_graph, http_sessions, signals, sse, streamable, ui,
 };
+use crate::heap::IdleRelease;
 use crate::protocol::mcp::Server;
 use crate::service::{MemoryService, Permission, Principal};
 
@@ -91,18 +92,21 @@ pub(super) struct Context {
     pub auth: Authenticator,
     pub origins: OriginPolicy,
     pub rate: RateLimiter,
-    pub dispatch: Arc<Gate>,
+    /// Dispatches, in all, per tenant and per caller.
+    pub dispatch: Arc<Shares>,
     /// Dispatches waiting for a cluster position ([`MAX_POSITION_WAITS`]).
     pub position_waits: Arc<Gate>,
     /// Bodies being awaited off the routing threads ([`super::body_readers`]).
     pub body_readers: Arc<BodyReaders>,
     /// SSE streams, in all, per caller and per tenant.
-    pub streams: Arc<StreamCaps>,
+    pub streams: Arc<Shares>,
     pub sessions: Sessions,
     /// Streamable HTTP sessions of the session-based revisions.
     pub mcp_sessions: HttpSessions,
     /// The connections held ([`super::acceptor`]).
     pub connections: Arc<Connections>,
+    /// Gives freed memory back to the system once dispatch is idle.
+    idle_release: IdleRelease,
     jobs: Sender<Job>,
     /// Set when shutdown begins: new work is refused.
     pub closing: AtomicBool,
@@ -177,13 +181,14 @@ pub fn serve_until(
         auth: settings.auth,
         origins: OriginPolicy::from_env(bound),
         rate: settings.rate,
-        dispatch: Gate::new("dispatch", MAX_CONCURRENT_DISPATCHES),
+        dispatch: Shares::dispatches(),
         position_waits: Gate::new("position waits", MAX_POSITION_WAITS),
         body_readers: BodyReaders::new(),
-        streams: StreamCaps::new(),
+        streams: Shares::streams(),
         sessions: Sessions::default(),
         mcp_sessions: HttpSessions::default(),
         connections: Connections::new(caps),
+        idle_release: IdleRelease::default(),
         jobs: jobs_tx,
         closing: AtomicBool::new(false),
         stopped: AtomicBool::new(false),
@@ -224,12 +229,21 @@ fn spawn_workers(ctx: &Arc<Context>, jobs: Receiver<Job>) -> std::io::Result<Vec
                             if run.is_err() {
                                 log::error!("a dispatch job panicked");
                             }
+                            ctx.idle_release.work_ended();
                             if ctx.stopped.load(Ordering::SeqCst) {
                                 break;
                             }
                         }
                         Err(_) if ctx.stopped.load(Ordering::SeqCst) => break,
-                        Err(_) => {}
+                        Err(_) => {
+                            // One worker gives freed memory back once the
+                            // server has been idle for a while.
+                            if i == 0 {
+                                let idle =
+                                    ctx.dispatch.in_use() == 0 && ctx.body_readers.in_use() == 0;
+                                ctx.idle_release.tick(idle);
+                            }
+                        }
                     }
                 })
         })
@@ -434,6 +448,13 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
         );
         return request.respond(r.with_header(make_header("WWW-Authenticate", &challenge)));
     }
+    // Only now does the connection leave those that may be closed to make
+    // room: what was answered above (public routes, refusals) could be
+    // asked by anyone, and must never hold the places callers need.
+    let mut request = request;
+    if !request.admit() {
+        return; // closed to make room meanwhile
+    }
     match route {
         Route::Health | Route::ResourceMetadata(_) | Route::Ui(_) => {
             unreachable!("answered above")
@@ -495,19 +516,43 @@ fn grants_anything(p: &Principal) -> bool {
         .any(|perm| p.permits(*perm))
 }
 
-/// Takes a dispatch permit, or says why not.
-pub(super) fn admit_dispatch(ctx: &Context) -> Result<Permit, Response> {
-    ctx.dispatch.try_enter().ok_or_else(|| {
-        error(
-            429,
+/// Takes a dispatch permit for `holder`, or says why not: every dispatch
+/// is taken, or its tenant's or its caller's share is.
+pub(super) fn admit_dispatch(ctx: &Context, holder: &Holder) -> Result<SharePermit, NoShare> {
+    ctx.dispatch.try_enter(&holder.tenant, &holder.caller)
+}
+
+/// The code and message refusing a dispatch, by why.
+pub(super) fn dispatch_refusal(why: NoShare) -> (&'static str, String) {
+    match why {
+        NoShare::Full => (
             "overloaded",
-            &format!(
+            format!(
                 "{MAX_CONCURRENT_DISPATCHES} requests are already running \
                  (MAX_CONCURRENT_DISPATCHES); retry shortly"
             ),
-        )
-        .with_header(retry_after(RETRY_AFTER_SECS))
-    })
+        ),
+        NoShare::TenantFull => (
+            "too_many_requests_for_tenant",
+            format!(
+                "this tenant already has {MAX_DISPATCHES_PER_TENANT} requests running \
+                 (MAX_DISPATCHES_PER_TENANT); retry shortly"
+            ),
+        ),
+        NoShare::CallerFull => (
+            "too_many_requests_for_caller",
+            format!(
+                "this caller already has {MAX_DISPATCHES_PER_CALLER} requests running \
+                 (MAX_DISPATCHES_PER_CALLER); retry shortly"
+            ),
+        ),
+    }
+}
+
+/// The 429 (with `Retry-After`) refusing a dispatch.
+pub(super) fn refuse_dispatch(why: NoShare) -> Response {
+    let (code, message) = dispatch_refusal(why);
+    error(429, code, &message).with_header(retry_after(RETRY_AFTER_SECS))
 }
 
 /// A response header. Values are the server's own; a line break in one
@@ -629,6 +674,14 @@ mod tests {
                 "`MAX_CONCURRENT_DISPATCHES`",
                 MAX_CONCURRENT_DISPATCHES.to_string(),
             ),
+            (
+                "`MAX_DISPATCHES_PER_TENANT`",
+                MAX_DISPATCHES_PER_TENANT.to_string(),
+            ),
+            (
+                "`MAX_DISPATCHES_PER_CALLER`",
+                MAX_DISPATCHES_PER_CALLER.to_string(),
+            ),
             ("`MAX_BODY_READERS`", MAX_BODY_READERS.to_string()),
             (
                 "`MAX_BODY_READERS_PER_CALLER`",
@@ -662,6 +715,11 @@ mod tests {
             ("`REFUSED_BODY_LINGER`", secs(REFUSED_BODY_LINGER)),
             ("`KEEPALIVE_INTERVAL`", secs(KEEPALIVE_INTERVAL)),
             ("`IO_TIMEOUT`", secs(IO_TIMEOUT)),
+            ("`ANSWER_WRITE_TIMEOUT`", secs(ANSWER_WRITE_TIMEOUT)),
+            (
+                "`RELEASE_AFTER_IDLE`",
+                secs(crate::heap::RELEASE_AFTER_IDLE),
+            ),
             ("`SHUTDOWN_DRAIN_TIMEOUT`", secs(SHUTDOWN_DRAIN_TIMEOUT)),
             ("`MAX_HTTP_SESSIONS`", MAX_HTTP_SESSIONS.to_string()),
             (
@@ -675,6 +733,13 @@ mod tests {
             (
                 "`HTTP_SESSION_IDLE_TIMEOUT`",
                 format!("{} min", HTTP_SESSION_IDLE_TIMEOUT.as_secs() / 60),
+            ),
+            (
+                "`SESSIONS_SCARCE_AT` / `HTTP_SESSION_SCARCE_IDLE_TIMEOUT`",
+                format!(
+                    "{SESSIONS_SCARCE_AT} / {}",
+                    secs(HTTP_SESSION_SCARCE_IDLE_TIMEOUT)
+                ),
             ),
         ];
         for (name, value) in rows {

@@ -11,11 +11,11 @@ use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::admission::{caller_key, RETRY_AFTER_SECS};
+use super::admission::{caller_key, Holder, RETRY_AFTER_SECS};
 use super::body_readers;
 use super::http::{
-    admit_dispatch, error, is_json, json_response, make_header, retry_after, Context, Method,
-    Response,
+    admit_dispatch, error, is_json, json_response, make_header, refuse_dispatch, retry_after,
+    Context, Method, Response,
 };
 use super::request::Request;
 use crate::error::Error;
@@ -108,9 +108,10 @@ pub(super) fn tool(ctx: &Arc<Context>, request: Request, principal: Principal, n
         return request.respond(forbidden(tool.permission));
     }
     let started = Instant::now();
+    let holder = Holder::of(&principal);
     if *request.method() == Method::Get {
         let call = call_tool(tool, principal, Map::new(), 0, started);
-        return run(ctx, request, call);
+        return run(ctx, request, holder, call);
     }
     let caller = caller_key(principal.tenant.name(), &principal.subject);
     body_readers::read_then(ctx, request, &caller, move |ctx, request, body| {
@@ -119,7 +120,7 @@ pub(super) fn tool(ctx: &Arc<Context>, request: Request, principal: Principal, n
                 let call = call_tool(tool, principal, arguments, body.len() as u64, started);
                 // The parsed arguments' share of the parse budget is held
                 // until the call has been answered.
-                run(ctx, request, move |ctx| {
+                run(ctx, request, holder, move |ctx| {
                     let reply = call(ctx);
                     drop(parsed);
                     reply
@@ -169,11 +170,12 @@ pub(super) fn forbidden(p: Permission) -> Reply {
 pub(super) fn run(
     ctx: &Arc<Context>,
     request: Request,
+    holder: Holder,
     work: impl FnOnce(&Context) -> Reply + Send + 'static,
 ) {
-    let permit = match admit_dispatch(ctx) {
+    let permit = match admit_dispatch(ctx, &holder) {
         Ok(p) => p,
-        Err(r) => return request.respond(r),
+        Err(why) => return request.respond(refuse_dispatch(why)),
     };
     let job_ctx = ctx.clone();
     let (tx, rx) = crossbeam_channel::bounded::<Request>(1);

@@ -8,6 +8,7 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::admission::Holder;
 use super::http::Context;
 use super::http_api::{forbidden, run, service_error, Charge};
 use super::request::Request;
@@ -22,7 +23,7 @@ pub(super) fn compact(ctx: &Arc<Context>, request: Request, principal: Principal
         return request.respond(forbidden(Permission::Admin));
     }
     let started = Instant::now();
-    run(ctx, request, move |ctx| {
+    run(ctx, request, Holder::of(&principal), move |ctx| {
         let memory = ctx.service.for_caller(&principal);
         match memory.compact() {
             Ok(c) => {

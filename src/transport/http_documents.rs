@@ -9,6 +9,7 @@
 //! `alayasiki://documents/{id}/original` ([`Memory::original`]): a damaged
 //! original is an error, never wrong bytes.
 
+use super::admission::Holder;
 use super::http::{Context, Method};
 use super::http_api::{
     forbidden, not_implemented, run, service_error, Charge, FORGET_ID_ARGUMENT, FORGET_TOOL,
@@ -60,7 +61,7 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
     }
     let started = Instant::now();
     let id = id.to_string();
-    run(ctx, request, move |ctx| {
+    run(ctx, request, Holder::of(&principal), move |ctx| {
         let memory = ctx.service.for_caller(&principal);
         match memory.document(&id) {
             Ok(d) => {
@@ -177,7 +178,7 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, q
         }
     };
     let started = Instant::now();
-    run(ctx, request, move |ctx| {
+    run(ctx, request, Holder::of(&principal), move |ctx| {
         let memory = ctx.service.for_caller(&principal);
         let listed = memory
             .list_documents_newest(q.before, &q.filter, q.limit + 1)
@@ -257,7 +258,7 @@ pub(super) fn chunks(
     };
     let started = Instant::now();
     let id = id.to_string();
-    run(ctx, request, move |ctx| {
+    run(ctx, request, Holder::of(&principal), move |ctx| {
         let memory = ctx.service.for_caller(&principal);
         match memory.document_chunks(&id, after, limit) {
             Ok(page) => {
@@ -309,7 +310,7 @@ pub(super) fn original(ctx: &Arc<Context>, request: Request, principal: Principa
     }
     let started = Instant::now();
     let id = id.to_string();
-    run(ctx, request, move |ctx| {
+    run(ctx, request, Holder::of(&principal), move |ctx| {
         let memory: Memory<'_> = ctx.service.for_caller(&principal);
         match memory.original(&id) {
             Ok(o) => {
@@ -354,7 +355,7 @@ fn delete(
     let started = Instant::now();
     let mut arguments = Map::new();
     arguments.insert(FORGET_ID_ARGUMENT.into(), Value::String(id.to_string()));
-    run(ctx, request, move |ctx| {
+    run(ctx, request, Holder::of(&principal), move |ctx| {
         let memory = ctx.service.for_caller(&principal);
         match tools::invoke(forget, &memory, &arguments) {
             Ok(value) => Charge::new(forget.name, 0, started).reply(

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::admission::Holder;
 use super::http::Context;
 use super::http_api::{forbidden, run, service_error, Charge};
 use super::query_string::{limit_param, query_pairs};
@@ -50,7 +51,7 @@ fn read_json(
         return request.respond(forbidden(Permission::Query));
     }
     let started = Instant::now();
-    run(ctx, request, move |ctx| {
+    run(ctx, request, Holder::of(&principal), move |ctx| {
         let memory = ctx.service.for_caller(&principal);
         match read(&memory) {
             Ok(value) => Charge::new(operation, 0, started).reply(

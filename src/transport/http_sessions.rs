@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::admission::Holder;
 use super::http::Context;
 use super::http_api::{forbidden, run, service_error, Charge};
 use super::reply_fit::{fit, Cuttable};
@@ -32,7 +33,7 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal) {
         return request.respond(forbidden(Permission::Query));
     }
     let started = Instant::now();
-    run(ctx, request, move |ctx| {
+    run(ctx, request, Holder::of(&principal), move |ctx| {
         let memory = ctx.service.for_caller(&principal);
         match memory.memory_sessions() {
             Ok(sessions) => {
@@ -68,7 +69,7 @@ pub(super) fn session(ctx: &Arc<Context>, request: Request, principal: Principal
     }
     let started = Instant::now();
     let id = id.to_string();
-    run(ctx, request, move |ctx| {
+    run(ctx, request, Holder::of(&principal), move |ctx| {
         let memory = ctx.service.for_caller(&principal);
         match memory.find_memory_session(&id) {
             Ok(snapshot) => {

@@ -14,6 +14,11 @@ use std::time::Duration;
 /// long a kept-alive connection may wait for its next request.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long writing one answer may take in all, however little of it the
+/// client takes at a time; then the connection is closed. At least the
+/// `MAX_REPLY_BYTES` (8 MiB) answer fits in it at about 2.2 Mbit/s.
+pub const ANSWER_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Binds `addr` for [`super::http::serve`]. Clients may connect as soon as
 /// the address is announced, before `serve` runs: their connections wait
 /// in the kernel's backlog and are bounded like every other once accepted.

@@ -18,7 +18,9 @@ use std::io::{self, ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use super::acceptor::IdleEntry;
 use super::admission::Permit;
+use super::listener::{ANSWER_WRITE_TIMEOUT, IO_TIMEOUT};
 use super::wire::{self, Framing, Head, Header, Method, Refusal, Response, HEAD_TOO_LARGE};
 
 /// Bytes asked of the socket by one read of a head.
@@ -163,10 +165,41 @@ impl Conn {
         Ok(head)
     }
 
-    /// Writes `bytes` whole.
+    /// Writes `bytes` whole within [`ANSWER_WRITE_TIMEOUT`]: a client that
+    /// does not read what it asked for fails the write (and so loses the
+    /// connection) however little it takes at a time.
     pub fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.stream.write_all(bytes)?;
-        self.stream.flush()
+        self.write_all_within(bytes, ANSWER_WRITE_TIMEOUT)
+    }
+
+    /// Writes `bytes` whole within `limit`; the socket's write timeout is
+    /// [`IO_TIMEOUT`] again afterwards.
+    pub fn write_all_within(&mut self, bytes: &[u8], limit: Duration) -> io::Result<()> {
+        let deadline = Instant::now() + limit;
+        let mut rest = bytes;
+        let written = loop {
+            if rest.is_empty() {
+                break Ok(());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break Err(ErrorKind::TimedOut.into());
+            }
+            if let Err(e) = self
+                .stream
+                .set_write_timeout(Some(left.max(Duration::from_millis(1))))
+            {
+                break Err(e);
+            }
+            match self.stream.write(rest) {
+                Ok(0) => break Err(ErrorKind::WriteZero.into()),
+                Ok(n) => rest = &rest[n..],
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        let _ = self.stream.set_write_timeout(Some(IO_TIMEOUT));
+        written
     }
 
     /// The socket, to keep writing to it (an SSE stream); bytes the client
@@ -209,6 +242,10 @@ enum Body {
 /// One request: its head, its connection, and where to give the connection
 /// back once answered.
 pub struct Request {
+    /// The connection's entry among those carrying no admitted request,
+    /// until the request is authenticated ([`Request::admit`]). Declared
+    /// before `conn` so that it is dropped before the socket is closed.
+    unadmitted: Option<IdleEntry>,
     method: Method,
     url: String,
     http11: bool,
@@ -222,13 +259,19 @@ pub struct Request {
 }
 
 impl Request {
-    pub fn new(head: Head, conn: Conn, back: Sender<Returned>) -> Request {
+    pub(super) fn new(
+        head: Head,
+        conn: Conn,
+        back: Sender<Returned>,
+        unadmitted: IdleEntry,
+    ) -> Request {
         let body = match head.framing {
             Framing::None | Framing::Length(0) => Body::Done,
             Framing::Length(n) => Body::Length(n),
             Framing::Chunked => Body::ChunkStart,
         };
         Request {
+            unadmitted: Some(unadmitted),
             method: head.method,
             url: head.target,
             http11: head.http11,
@@ -244,6 +287,13 @@ impl Request {
 
     pub fn method(&self) -> &Method {
         &self.method
+    }
+
+    /// The request's caller was authenticated: its connection leaves those
+    /// that may be closed to make room for others. `false` if it was closed
+    /// for that meanwhile (the request is then dropped unanswered).
+    pub fn admit(&mut self) -> bool {
+        self.unadmitted.take().is_none_or(IdleEntry::leave)
     }
 
     /// The request target: path and query.
@@ -328,7 +378,10 @@ impl Request {
         } else {
             response
         };
-        if conn.write_all(&response.to_bytes(!keep)).is_err() {
+        let written = conn.write_all(&response.to_bytes(!keep));
+        // Out of the idle ones before the socket can be closed.
+        self.unadmitted.take();
+        if written.is_err() {
             return; // dropped: closed
         }
         let _ = back.send(if keep {
@@ -340,6 +393,7 @@ impl Request {
 
     /// The connection, for a response written by its taker (SSE).
     pub fn into_conn(mut self) -> Option<Conn> {
+        self.unadmitted.take();
         self.back.take();
         self.conn.take()
     }
@@ -492,6 +546,7 @@ impl Read for BodyReader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::acceptor::{ConnectionCaps, Connections};
     use crate::transport::admission::Gate;
     use std::net::TcpListener;
 
@@ -508,7 +563,12 @@ mod tests {
             .read_head(soon, Some(soon), Duration::from_secs(5))
             .unwrap();
         let (tx, rx) = crossbeam_channel::bounded(1);
-        (Request::new(head, conn, tx), client, rx)
+        let connections = Connections::new(ConnectionCaps {
+            connections: 8,
+            unauthenticated: 4,
+        });
+        let entry = connections.enter_idle(&conn.stream);
+        (Request::new(head, conn, tx, entry), client, rx)
     }
 
     fn body_of(r: &mut Request) -> io::Result<Vec<u8>> {

@@ -34,12 +34,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::admission::{
-    caller_key, Gate, NoStream, Permit, StreamPermit, MAX_QUEUED_REPLIES,
+    caller_key, Gate, Holder, NoShare, Permit, SharePermit, MAX_QUEUED_REPLIES,
     MAX_SSE_CONNECTIONS_PER_CALLER, MAX_SSE_CONNECTIONS_PER_TENANT, RETRY_AFTER_SECS,
 };
 use super::event_stream::{EventStream, HANGUP_POLL};
 use super::http::{
-    admit_dispatch, error, is_json, make_header, query_param, retry_after, Context, Response,
+    admit_dispatch, error, is_json, make_header, query_param, refuse_dispatch, retry_after,
+    Context, Response,
 };
 use super::mcp_http::{
     bounded_reply, is_session_id, new_session_id, parse_message, Call, Unparsed,
@@ -173,9 +174,9 @@ pub(super) fn open(ctx: &Arc<Context>, request: Request, principal: Principal) {
 }
 
 /// The answer to a stream refused by a cap, with `Retry-After`.
-pub(super) fn refuse_stream(why: NoStream) -> Response {
+pub(super) fn refuse_stream(why: NoShare) -> Response {
     let r = match why {
-        NoStream::Full => error(
+        NoShare::Full => error(
             503,
             "too_many_streams",
             &format!(
@@ -183,7 +184,7 @@ pub(super) fn refuse_stream(why: NoStream) -> Response {
                 super::admission::MAX_SSE_CONNECTIONS
             ),
         ),
-        NoStream::TenantFull => error(
+        NoShare::TenantFull => error(
             429,
             "too_many_streams_for_tenant",
             &format!(
@@ -191,7 +192,7 @@ pub(super) fn refuse_stream(why: NoStream) -> Response {
                  (MAX_SSE_CONNECTIONS_PER_TENANT); close one or retry later"
             ),
         ),
-        NoStream::CallerFull => error(
+        NoShare::CallerFull => error(
             429,
             "too_many_streams_for_caller",
             &format!(
@@ -207,7 +208,7 @@ pub(super) fn refuse_stream(why: NoStream) -> Response {
 struct Stream {
     ctx: Arc<Context>,
     session: Arc<SseSession>,
-    _stream: StreamPermit,
+    _stream: SharePermit,
     /// The connection's place under `MAX_CONNECTIONS`.
     _connection: Permit,
 }
@@ -348,10 +349,10 @@ fn deliver(
         request.respond(accepted());
         return;
     }
-    let permit = match admit_dispatch(ctx) {
+    let permit = match admit_dispatch(ctx, &Holder::of(&principal)) {
         Ok(p) => p,
-        Err(r) => {
-            request.respond(r);
+        Err(why) => {
+            request.respond(refuse_dispatch(why));
             return;
         }
     };

@@ -66,15 +66,16 @@ pub use reply::{MAX_KEPT_EVENTS, SSE_RETRY_MS};
 pub(super) use sessions::HttpSessions;
 use sessions::{lock, HttpSession};
 pub use sessions::{
-    HTTP_SESSION_IDLE_TIMEOUT, MAX_HTTP_SESSIONS, MAX_HTTP_SESSIONS_PER_CALLER,
-    MAX_HTTP_SESSIONS_PER_TENANT,
+    HTTP_SESSION_IDLE_TIMEOUT, HTTP_SESSION_SCARCE_IDLE_TIMEOUT, MAX_HTTP_SESSIONS,
+    MAX_HTTP_SESSIONS_PER_CALLER, MAX_HTTP_SESSIONS_PER_TENANT, SESSIONS_SCARCE_AT,
 };
 use stateless::{check_param_headers, check_stateless};
 
-use super::admission::{caller_key, RETRY_AFTER_SECS};
+use super::admission::{caller_key, Holder, SharePermit, RETRY_AFTER_SECS};
 use super::event_stream::{EventStream, HANGUP_POLL};
 use super::http::{
-    admit_dispatch, header, headers, is_json, make_header, retry_after, Context, Response,
+    admit_dispatch, dispatch_refusal, header, headers, is_json, make_header, retry_after, Context,
+    Response,
 };
 use super::mcp_http::{is_session_id, parse_message, streamable_reply, Call, Unparsed};
 use super::request::Request;
@@ -347,7 +348,7 @@ fn in_session(
         let reply = ctx.server.handle_as(&session.protocol, &principal, value);
         return answer(ctx, request, &principal, call, 200, reply);
     }
-    let permit = match admit(ctx) {
+    let permit = match admit(ctx, &principal) {
         Ok(p) => p,
         Err(r) => return request.respond(r),
     };
@@ -484,7 +485,7 @@ fn stateless(
     if let Err(why) = check_param_headers(ctx, &request, method, params) {
         return request.respond(rpc_refusal(400, id, HEADER_MISMATCH, &why));
     }
-    let permit = match admit(ctx) {
+    let permit = match admit(ctx, &principal) {
         Ok(p) => p,
         Err(r) => return request.respond(r),
     };
@@ -517,17 +518,15 @@ fn accepted() -> Response {
 }
 
 /// A dispatch permit, or the 429 refusing one (as a JSON-RPC error, like
-/// every other refusal of this endpoint).
-fn admit(ctx: &Context) -> Result<super::admission::Permit, Response> {
-    admit_dispatch(ctx).map_err(|_| {
+/// every other refusal of this endpoint, with the HTTP API's message).
+fn admit(ctx: &Context, principal: &Principal) -> Result<SharePermit, Response> {
+    admit_dispatch(ctx, &Holder::of(principal)).map_err(|why| {
+        let (code, message) = dispatch_refusal(why);
         rpc_refusal(
             429,
             Value::Null,
             INVALID_REQUEST,
-            &format!(
-                "{} requests are already running (MAX_CONCURRENT_DISPATCHES); retry shortly",
-                super::admission::MAX_CONCURRENT_DISPATCHES
-            ),
+            &format!("{code}: {message}"),
         )
         .with_header(retry_after(RETRY_AFTER_SECS))
     })

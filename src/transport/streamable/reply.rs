@@ -28,7 +28,7 @@ use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::super::admission::{Permit, StreamPermit};
+use super::super::admission::{Permit, SharePermit};
 use super::super::event_stream::EventStream;
 use super::super::http::{Context, Response};
 use super::super::mcp_http::{streamable_reply, Call};
@@ -66,7 +66,7 @@ struct Writer {
     events: EventStream,
     _connection: Permit,
     /// A resuming `GET`'s place among the long-lived streams.
-    _stream: Option<StreamPermit>,
+    _stream: Option<SharePermit>,
 }
 
 struct State {
@@ -291,7 +291,7 @@ impl Reply {
         after: u64,
         mut events: EventStream,
         connection: Permit,
-        place: StreamPermit,
+        place: SharePermit,
     ) {
         let mut state = lock(&self.state);
         if let Out::Live(mut old) = std::mem::replace(&mut state.out, Out::Detached) {

@@ -22,7 +22,8 @@ use crate::service::Principal;
 /// Session-based sessions open at once, in all.
 pub const MAX_HTTP_SESSIONS: usize = 1024;
 
-/// Sessions one tenant may hold; past it, opening one is refused (429).
+/// Sessions one tenant may hold; past it, opening one ends one of the
+/// tenant's idle sessions (see [`HttpSessions::open`]) or is refused (429).
 pub const MAX_HTTP_SESSIONS_PER_TENANT: usize = 256;
 
 /// Sessions one caller (tenant and subject) may hold; opening one more
@@ -33,6 +34,15 @@ pub const MAX_HTTP_SESSIONS_PER_CALLER: usize = 32;
 /// A session unused for this long is gone (its id then answers 404);
 /// one with a listening stream open is in use.
 pub const HTTP_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// Once [`SESSIONS_SCARCE_AT`] sessions are open, a session unused for
+/// this long is gone too.
+pub const HTTP_SESSION_SCARCE_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Open sessions from which slots count as scarce (three quarters of
+/// [`MAX_HTTP_SESSIONS`]): idle sessions then expire after
+/// [`HTTP_SESSION_SCARCE_IDLE_TIMEOUT`].
+pub const SESSIONS_SCARCE_AT: usize = MAX_HTTP_SESSIONS * 3 / 4;
 
 /// One session of the session-based revisions.
 pub(in crate::transport) struct HttpSession {
@@ -63,8 +73,15 @@ impl HttpSession {
         lock(&self.listening).is_some()
     }
 
-    pub(super) fn expired(&self) -> bool {
-        !self.is_listening() && self.idle_for() >= HTTP_SESSION_IDLE_TIMEOUT
+    /// Whether the session is gone: unused past its idle timeout, the
+    /// shorter one when sessions are `scarce`.
+    pub(super) fn expired(&self, scarce: bool) -> bool {
+        let timeout = if scarce {
+            HTTP_SESSION_SCARCE_IDLE_TIMEOUT
+        } else {
+            HTTP_SESSION_IDLE_TIMEOUT
+        };
+        !self.is_listening() && self.idle_for() >= timeout
     }
 
     /// Ends the listening stream, if one is open.
@@ -118,39 +135,49 @@ pub(in crate::transport) struct HttpSessions {
 
 impl HttpSessions {
     /// A new session for `principal`, or the answer refusing one.
+    ///
+    /// Expired sessions go first. Then, when the caller, its tenant or the
+    /// whole table holds as many as it may, one idle session (none with a
+    /// listening stream) is ended to make room: the caller's own longest
+    /// idle one; failing that, within a full tenant the longest idle one of
+    /// the caller holding the most, and within the full table that of the
+    /// tenant holding the most, when that holder has more than one session
+    /// beyond the newcomer's. So an idle hoard, whoever opened it, never
+    /// keeps another caller or tenant out.
     pub(super) fn open(&self, principal: &Principal) -> Result<Arc<HttpSession>, Response> {
         let owner = caller_key(principal.tenant.name(), &principal.subject);
         let tenant = principal.tenant.name().to_string();
         let mut map = lock(&self.by_id);
+        let scarce = map.len() >= SESSIONS_SCARCE_AT;
         map.retain(|_, s| {
-            let expired = s.expired();
+            let expired = s.expired(scarce);
             if expired {
                 s.end();
             }
             !expired
         });
-        let mine: Vec<&Arc<HttpSession>> = map.values().filter(|s| s.owner == owner).collect();
-        if mine.len() >= MAX_HTTP_SESSIONS_PER_CALLER {
-            let oldest = mine
-                .iter()
-                .filter(|s| !s.is_listening())
-                .max_by_key(|s| s.idle_for())
-                .map(|s| s.id.clone());
-            match oldest {
-                Some(id) => {
-                    log::debug!("HTTP session {id} ended for a newer one of its caller");
-                    if let Some(s) = map.remove(&id) {
-                        s.end();
-                    }
-                }
+        let mine = map.values().filter(|s| s.owner == owner).count();
+        if mine >= MAX_HTTP_SESSIONS_PER_CALLER {
+            match longest_idle(&map, |s| s.owner == owner) {
+                Some(id) => end_for_newer(&mut map, &id, "of its caller"),
                 None => return Err(refuse_session(429, "too_many_sessions_for_caller")),
             }
         }
         if map.values().filter(|s| s.tenant == tenant).count() >= MAX_HTTP_SESSIONS_PER_TENANT {
-            return Err(refuse_session(429, "too_many_sessions_for_tenant"));
+            let room = longest_idle(&map, |s| s.owner == owner)
+                .or_else(|| room_from_largest(&map, |s| s.tenant == tenant, |s| &s.owner, &owner));
+            match room {
+                Some(id) => end_for_newer(&mut map, &id, "in its tenant"),
+                None => return Err(refuse_session(429, "too_many_sessions_for_tenant")),
+            }
         }
         if map.len() >= MAX_HTTP_SESSIONS {
-            return Err(refuse_session(503, "too_many_sessions"));
+            let room = longest_idle(&map, |s| s.owner == owner)
+                .or_else(|| room_from_largest(&map, |_| true, |s| &s.tenant, &tenant));
+            match room {
+                Some(id) => end_for_newer(&mut map, &id, "of another tenant"),
+                None => return Err(refuse_session(503, "too_many_sessions")),
+            }
         }
         let session = Arc::new(HttpSession {
             id: new_session_id(),
@@ -170,7 +197,7 @@ impl HttpSessions {
     pub(super) fn get(&self, id: &str, owner: &str) -> Option<Arc<HttpSession>> {
         let mut map = lock(&self.by_id);
         let session = map.get(id).filter(|s| s.owner == owner)?.clone();
-        if session.expired() {
+        if session.expired(map.len() >= SESSIONS_SCARCE_AT) {
             map.remove(id);
             session.end();
             return None;
@@ -196,6 +223,47 @@ impl HttpSessions {
         for (_, s) in lock(&self.by_id).drain() {
             s.end();
         }
+    }
+}
+
+type SessionTable = HashMap<String, Arc<HttpSession>>;
+
+/// The id of the longest idle session (with no listening stream) that
+/// `pick` selects.
+fn longest_idle(map: &SessionTable, pick: impl Fn(&HttpSession) -> bool) -> Option<String> {
+    map.values()
+        .filter(|s| pick(s) && !s.is_listening())
+        .max_by_key(|s| s.idle_for())
+        .map(|s| s.id.clone())
+}
+
+/// Among the sessions `pool` selects, grouped by `holder` (a tenant or a
+/// caller): the longest idle session of the group holding the most, if
+/// that group holds more than one session beyond `newcomer`'s group.
+fn room_from_largest<'a>(
+    map: &'a SessionTable,
+    pool: impl Fn(&HttpSession) -> bool,
+    holder: impl Fn(&'a HttpSession) -> &'a str,
+    newcomer: &str,
+) -> Option<String> {
+    let mut held: HashMap<&str, usize> = HashMap::new();
+    for s in map.values().filter(|s| pool(s)) {
+        *held.entry(holder(s)).or_default() += 1;
+    }
+    let theirs = held.get(newcomer).copied().unwrap_or(0);
+    map.values()
+        .filter(|s| pool(s) && !s.is_listening())
+        .map(|s| (held[holder(s)], s.idle_for(), s))
+        .filter(|(count, _, _)| *count > theirs + 1)
+        .max_by_key(|(count, idle, _)| (*count, *idle))
+        .map(|(_, _, s)| s.id.clone())
+}
+
+/// Ends session `id` to make room for a newer one.
+fn end_for_newer(map: &mut SessionTable, id: &str, whose: &str) {
+    log::debug!("HTTP session {id} ended for a newer one {whose}");
+    if let Some(s) = map.remove(id) {
+        s.end();
     }
 }
 
