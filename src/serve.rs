@@ -22,14 +22,22 @@ pub const EXIT_FAILURE: u8 = 1;
 /// How often `alayasiki-mcp ui` looks for a termination signal.
 const SIGNAL_POLL: Duration = Duration::from_millis(10);
 
+/// Set to 1 to serve stdio in this process instead of through the data
+/// directory's owner (as `--in-process` does).
+pub const IN_PROCESS_ENV: &str = "ALAYASIKI_IN_PROCESS";
+
 /// `alayasiki-mcp [--data-dir DIR] [--deterministic] [--ui] [--ui-bind
-/// ADDR]`: serve MCP on stdio until stdin closes, and the memory browser
-/// beside it when asked (`ui`, `ui_bind` or the environment).
+/// ADDR] [--in-process]`: serve MCP on stdio until stdin closes. Through
+/// the data directory's owner (started when none runs), unless the store
+/// must be this process's alone: `--in-process`, deterministic mode, the
+/// memory browser beside stdio (`ui`, `ui_bind` or the environment), or a
+/// platform without Unix sockets.
 pub fn stdio(
     data_dir: Option<PathBuf>,
     deterministic: bool,
     ui: bool,
     ui_bind: Option<SocketAddr>,
+    in_process: bool,
 ) -> ExitCode {
     let deterministic = match config::Deterministic::from_env(deterministic) {
         Ok(d) => d,
@@ -50,6 +58,13 @@ pub fn stdio(
         Ok(b) => b,
         Err(e) => return fail(&e.to_string(), EXIT_FAILURE),
     };
+    let in_process = match in_process_from_env() {
+        Ok(from_env) => in_process || from_env,
+        Err(e) => return fail(&e, EXIT_FAILURE),
+    };
+    if !in_process && deterministic.is_none() && ui_bind.is_none() && cfg!(unix) {
+        return relay(&config);
+    }
     let (_owner, service) = match open_memory(&config, "alayasiki-mcp") {
         Ok(opened) => opened,
         Err(code) => return code,
@@ -107,6 +122,124 @@ pub fn stdio(
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => fail(&format!("stdio failed: {e}"), EXIT_FAILURE),
     }
+}
+
+/// Whether [`IN_PROCESS_ENV`] asks for an in-process server.
+fn in_process_from_env() -> Result<bool, String> {
+    match config::env(IN_PROCESS_ENV).as_deref() {
+        None | Some("0") => Ok(false),
+        Some("1") => Ok(true),
+        Some(other) => Err(format!("{IN_PROCESS_ENV} must be 1 or 0, not {other:?}")),
+    }
+}
+
+/// Serves stdio through the owner of the configured data directory.
+#[cfg(unix)]
+fn relay(config: &Config) -> ExitCode {
+    use crate::transport::local::relay;
+    // The identity is checked here, as an in-process server would.
+    if let Err(e) = principal(config) {
+        return fail(&e, EXIT_FAILURE);
+    }
+    log::info!(
+        "serving MCP on stdio through the memory owner of {}; tenant {:?}, subject {:?}",
+        config.data_dir.display(),
+        config.tenant,
+        config.subject
+    );
+    let target = relay::Target {
+        data_dir: config.data_dir.clone(),
+        tenant: config.tenant.clone(),
+        subject: config.subject.clone(),
+    };
+    match relay::run(target) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => fail(&e.to_string(), EXIT_FAILURE),
+    }
+}
+
+#[cfg(not(unix))]
+fn relay(_config: &Config) -> ExitCode {
+    unreachable!("stdio is served in-process where there are no Unix sockets")
+}
+
+/// `alayasiki-mcp owner [--data-dir DIR]`: own the data directory and serve
+/// its memory to the local clients that reach its socket, until SIGTERM or
+/// SIGINT, or until no client has been connected for the idle period.
+#[cfg(unix)]
+pub fn owner(data_dir: Option<PathBuf>) -> ExitCode {
+    use crate::transport::local::{endpoint, owner, start::OWNER_PROGRAM};
+    crate::logging::init();
+    let config = match Config::resolve(data_dir, config::DEFAULT_DIR_NAME) {
+        Ok(c) => c,
+        Err(e) => return fail(&e.to_string(), EXIT_FAILURE),
+    };
+    let idle_exit = match owner::idle_exit_from_env() {
+        Ok(d) => d,
+        Err(e) => return fail(&e, EXIT_FAILURE),
+    };
+    if let Err(e) = crate::transport::signals::install() {
+        return fail(
+            &format!("cannot install signal handlers: {e}"),
+            EXIT_FAILURE,
+        );
+    }
+    let (lock, service) = match open_memory(&config, OWNER_PROGRAM) {
+        Ok(opened) => opened,
+        Err(code) => return code,
+    };
+    let socket = match endpoint::socket_path(&config.data_dir) {
+        Ok(p) => p,
+        Err(e) => return fail(&e, EXIT_FAILURE),
+    };
+    let listener = match endpoint::bind(&config.data_dir) {
+        Ok(l) => l,
+        Err(e) => {
+            service.shutdown();
+            return fail(&e, EXIT_FAILURE);
+        }
+    };
+    log::info!(
+        "memory owner of {} (pid {}, version {}): serving local clients on {}; {}",
+        config.data_dir.display(),
+        std::process::id(),
+        env!("CARGO_PKG_VERSION"),
+        socket.display(),
+        match idle_exit {
+            Some(d) => format!("stops after {} s with no client", d.as_secs()),
+            None => "stays up until stopped".into(),
+        }
+    );
+    let server = Arc::new(Server::new(service.clone()));
+    let outcome = crate::transport::local::owner::serve(
+        server,
+        listener,
+        socket.clone(),
+        idle_exit,
+        &crate::transport::signals::requested,
+    );
+    // The socket goes before the lock does: the next owner binds its own.
+    let _ = std::fs::remove_file(&socket);
+    service.shutdown();
+    drop(lock);
+    match outcome {
+        Ok(()) => {
+            log::info!("shut down cleanly");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&format!("serving local clients failed: {e}"), EXIT_FAILURE),
+    }
+}
+
+#[cfg(not(unix))]
+pub fn owner(_data_dir: Option<PathBuf>) -> ExitCode {
+    crate::logging::init();
+    fail(
+        "a memory owner serves local clients over a Unix socket, which this platform lacks; \
+         run alayasiki-mcp itself (it serves in-process here) or alayasiki-api",
+        EXIT_FAILURE,
+    )
 }
 
 /// `alayasiki-mcp ui [--data-dir DIR] [--bind ADDR]`: serve the memory

@@ -451,6 +451,7 @@ fn a_disk_turned_read_only_keeps_reads_and_a_start_on_it_is_refused_clearly() {
         .arg("--data-dir")
         .arg(&data)
         .env("ALAYASIKI_LOG", "warn")
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();

@@ -36,6 +36,14 @@ pub enum Command {
         ui: bool,
         /// `--ui-bind ADDR`: where (implies `--ui`).
         ui_bind: Option<SocketAddr>,
+        /// `--in-process`: open the store in this process instead of
+        /// reaching the directory's owner (also `ALAYASIKI_IN_PROCESS=1`).
+        in_process: bool,
+    },
+    /// Own the data directory and serve its memory to local clients (what
+    /// a client starts when no owner answers).
+    Owner {
+        data_dir: Option<PathBuf>,
     },
     /// Serve the memory browser alone until SIGINT or SIGTERM.
     Ui {
@@ -127,6 +135,7 @@ struct Given {
     format: Option<replay::Format>,
     out: Option<PathBuf>,
     deterministic: bool,
+    in_process: bool,
     ui: bool,
     ui_bind: Option<SocketAddr>,
     bind: Option<SocketAddr>,
@@ -195,6 +204,7 @@ where
                 given.seed = Some(PathBuf::from(value));
             }
             Long("deterministic") => given.deterministic = true,
+            Long("in-process") => given.in_process = true,
             Long("ui") => given.ui = true,
             Long("ui-bind") => given.ui_bind = Some(bind_value(&mut parser, "--ui-bind")?),
             Long("bind") => given.bind = Some(bind_value(&mut parser, "--bind")?),
@@ -268,6 +278,9 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
     if given.deterministic && !matches!(subcommand, None | Some("replay")) {
         return Err(refuse("--deterministic"));
     }
+    if given.in_process && subcommand.is_some() {
+        return Err(refuse("--in-process"));
+    }
     if given.ui && subcommand.is_some() {
         return Err(refuse("--ui"));
     }
@@ -286,6 +299,7 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
         format,
         out,
         deterministic,
+        in_process,
         ui,
         ui_bind,
         bind,
@@ -306,7 +320,12 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
                 deterministic,
                 ui,
                 ui_bind,
+                in_process,
             }
+        }
+        Some("owner") => {
+            no_positional(&positional)?;
+            Command::Owner { data_dir }
         }
         Some("ui") => {
             no_positional(&positional)?;
@@ -428,6 +447,7 @@ fn bind_value(parser: &mut lexopt::Parser, flag: &str) -> Result<SocketAddr, Usa
 
 /// Subcommand names (the first positional argument).
 const SUBCOMMANDS: &[&str] = &[
+    "owner",
     "ui",
     "reindex",
     "retry-failed",
@@ -462,6 +482,7 @@ mod tests {
                 deterministic: false,
                 ui: false,
                 ui_bind: None,
+                in_process: false,
             })
         );
         assert_eq!(
@@ -471,9 +492,32 @@ mod tests {
                 deterministic: true,
                 ui: false,
                 ui_bind: None,
+                in_process: false,
             })
         );
         assert!(parse(["export", "--deterministic"]).is_err());
+    }
+
+    #[test]
+    fn in_process_belongs_to_the_server_and_owner_is_a_subcommand() {
+        assert_eq!(
+            parse(["--in-process"]),
+            Ok(Command::Serve {
+                data_dir: None,
+                deterministic: false,
+                ui: false,
+                ui_bind: None,
+                in_process: true,
+            })
+        );
+        assert!(parse(["export", "--in-process"]).is_err());
+        assert_eq!(
+            parse(["owner", "--data-dir", "/m"]),
+            Ok(Command::Owner {
+                data_dir: Some(PathBuf::from("/m"))
+            })
+        );
+        assert!(parse(["owner", "extra"]).is_err());
     }
 
     #[test]
@@ -483,6 +527,7 @@ mod tests {
             deterministic: false,
             ui: false,
             ui_bind: None,
+            in_process: false,
         });
         assert_eq!(parse(["--data-dir", "/tmp/m"]), want);
         assert_eq!(parse(["--data-dir=/tmp/m"]), want);
@@ -644,6 +689,7 @@ mod tests {
                 deterministic: false,
                 ui: true,
                 ui_bind: None,
+                in_process: false,
             })
         );
         assert_eq!(
@@ -653,6 +699,7 @@ mod tests {
                 deterministic: false,
                 ui: false,
                 ui_bind: Some("127.0.0.1:8765".parse().unwrap()),
+                in_process: false,
             })
         );
         assert_eq!(

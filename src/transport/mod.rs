@@ -18,6 +18,9 @@
 //!   responses, [`request`] reads bodies within their framing and
 //!   deadline and answers; [`body_readers`] await bodies off the routing
 //!   code. [`signals`] turns SIGTERM/SIGINT into a graceful shutdown.
+//! - [`local`] (Unix): the data directory's owner process and the stdio
+//!   relay that reaches it, so that every agent on the machine shares one
+//!   memory.
 //! - [`loopback_ui`]: the same HTTP stack serving the memory browser to
 //!   the local user beside stdio (or alone), signed in with a per-start
 //!   [`local_secret`].
@@ -38,6 +41,8 @@ pub mod http_health;
 pub mod http_sessions;
 pub mod jwks;
 pub mod listener;
+#[cfg(unix)]
+pub mod local;
 pub mod local_secret;
 pub mod loopback_ui;
 pub mod mcp_http;

@@ -75,6 +75,10 @@ impl Server {
             .arg("--data-dir")
             .arg(dir)
             .env("ALAYASIKI_LOG", "warn")
+            // These tests own their store: the server is the process they
+            // start, kill and wait for. (`tests/local_owner.rs` reaches a
+            // shared owner instead, giving this variable an empty value.)
+            .env("ALAYASIKI_IN_PROCESS", "1")
             .env_remove("ALAYASIKI_DATA_DIR")
             .env_remove("ALAYASIKI_MCP_TENANT")
             .env_remove("ALAYASIKI_MCP_SUBJECT")

@@ -1,0 +1,252 @@
+//! The owner's socket in the data directory, the peer check, and the hello
+//! each connection opens with.
+//!
+//! A connection starts with one line each way, before any MCP message:
+//! the client says who it is acting for (tenant and subject, as an
+//! in-process server would read them from its environment) and which
+//! version it is; the owner answers with its own pid and version, or a
+//! refusal. Everything after the hellos is MCP, newline-delimited, exactly
+//! as on stdio.
+
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The owner's socket, inside the data directory.
+pub const SOCKET_FILE: &str = "alayasiki.sock";
+
+/// Where a started owner writes its log, inside the data directory.
+pub const OWNER_LOG_FILE: &str = "owner.log";
+
+/// Longest hello line either side reads; a longer one ends the connection.
+pub const MAX_HELLO_BYTES: usize = 4096;
+
+/// How long either side waits for the other's hello.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The protocol of the hellos (and of what follows them); an owner refuses
+/// a client speaking another.
+pub const LOCAL_PROTOCOL: u32 = 1;
+
+/// The longest socket path the platform takes (`sun_path`, less its NUL).
+const MAX_SOCKET_PATH: usize = if cfg!(target_os = "linux") { 107 } else { 103 };
+
+/// A client's hello.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ClientHello {
+    pub alayasiki_local: u32,
+    pub version: String,
+    pub tenant: String,
+    pub subject: String,
+}
+
+/// The owner's answer.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct OwnerHello {
+    pub alayasiki_local: u32,
+    pub version: String,
+    pub pid: u32,
+    /// Why the connection is refused (it is then closed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
+
+/// The socket path of `dir`, or why it cannot have one.
+pub fn socket_path(dir: &Path) -> Result<PathBuf, String> {
+    let path = dir.join(SOCKET_FILE);
+    if path.as_os_str().len() > MAX_SOCKET_PATH {
+        return Err(format!(
+            "the data directory's path is too long for its local socket ({} bytes, at most {}); \
+             use a shorter --data-dir, or serve in this process with --in-process",
+            path.as_os_str().len(),
+            MAX_SOCKET_PATH
+        ));
+    }
+    Ok(path)
+}
+
+/// Binds the owner's socket in `dir` (which the caller owns: a socket file
+/// left by an owner that died is removed first), readable and writable by
+/// this user only.
+pub fn bind(dir: &Path) -> Result<UnixListener, String> {
+    let path = socket_path(dir)?;
+    match std::fs::remove_file(&path) {
+        Ok(()) => log::info!("removed the socket left by an earlier owner"),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(format!(
+                "cannot remove the old socket {}: {e}",
+                path.display()
+            ))
+        }
+    }
+    let listener =
+        UnixListener::bind(&path).map_err(|e| format!("cannot bind {}: {e}", path.display()))?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| format!("cannot restrict {}: {e}", path.display()))?;
+    Ok(listener)
+}
+
+/// Connects to the owner of `dir`, if one is listening.
+pub fn connect(dir: &Path) -> std::io::Result<UnixStream> {
+    let path = socket_path(dir).map_err(std::io::Error::other)?;
+    UnixStream::connect(path)
+}
+
+/// This process's user id.
+pub fn own_uid() -> u32 {
+    extern "C" {
+        fn getuid() -> u32;
+    }
+    // SAFETY: getuid(2) cannot fail and touches no memory of ours.
+    unsafe { getuid() }
+}
+
+/// The user id of the process at the other end of `stream`, where the
+/// platform says (Linux `SO_PEERCRED`, the BSDs' and macOS's `getpeereid`).
+pub fn peer_uid(stream: &UnixStream) -> Option<u32> {
+    use std::os::fd::AsRawFd;
+    let fd = stream.as_raw_fd();
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::raw::{c_int, c_void};
+        #[repr(C)]
+        struct Ucred {
+            pid: i32,
+            uid: u32,
+            gid: u32,
+        }
+        const SOL_SOCKET: c_int = 1;
+        const SO_PEERCRED: c_int = 17;
+        extern "C" {
+            fn getsockopt(
+                fd: c_int,
+                level: c_int,
+                name: c_int,
+                value: *mut c_void,
+                len: *mut u32,
+            ) -> c_int;
+        }
+        let mut cred = Ucred {
+            pid: 0,
+            uid: u32::MAX,
+            gid: 0,
+        };
+        let mut len = std::mem::size_of::<Ucred>() as u32;
+        // SAFETY: SO_PEERCRED writes one `struct ucred` (laid out as above)
+        // into a buffer of the length given.
+        let ok = unsafe {
+            getsockopt(
+                fd,
+                SOL_SOCKET,
+                SO_PEERCRED,
+                (&mut cred as *mut Ucred).cast(),
+                &mut len,
+            )
+        } == 0;
+        (ok && len as usize == std::mem::size_of::<Ucred>()).then_some(cred.uid)
+    }
+    #[cfg(any(
+        target_os = "macos",
+        target_os = "freebsd",
+        target_os = "openbsd",
+        target_os = "netbsd"
+    ))]
+    {
+        extern "C" {
+            fn getpeereid(
+                fd: std::os::raw::c_int,
+                uid: *mut u32,
+                gid: *mut u32,
+            ) -> std::os::raw::c_int;
+        }
+        let (mut uid, mut gid) = (u32::MAX, 0);
+        // SAFETY: getpeereid(3) writes the two ids.
+        let ok = unsafe { getpeereid(fd, &mut uid, &mut gid) } == 0;
+        ok.then_some(uid)
+    }
+    #[cfg(not(any(
+        target_os = "linux",
+        target_os = "macos",
+        target_os = "freebsd",
+        target_os = "openbsd",
+        target_os = "netbsd"
+    )))]
+    {
+        let _ = fd;
+        None
+    }
+}
+
+/// Writes `hello` as one line.
+pub fn send_hello<T: Serialize>(mut out: impl Write, hello: &T) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(hello).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    out.write_all(&line)?;
+    out.flush()
+}
+
+/// Reads one hello line of at most [`MAX_HELLO_BYTES`] (the stream's read
+/// timeout bounds the wait).
+pub fn read_hello<T: for<'de> Deserialize<'de>>(input: &mut impl BufRead) -> std::io::Result<T> {
+    let mut line = Vec::new();
+    input
+        .take(MAX_HELLO_BYTES as u64 + 1)
+        .read_until(b'\n', &mut line)?;
+    if line.last() != Some(&b'\n') {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            if line.len() > MAX_HELLO_BYTES {
+                "hello line too long"
+            } else {
+                "connection closed before its hello"
+            },
+        ));
+    }
+    serde_json::from_slice(&line)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connected_peer_is_this_user() {
+        let (a, _b) = UnixStream::pair().unwrap();
+        if cfg!(target_os = "linux") {
+            assert_eq!(peer_uid(&a), Some(own_uid()));
+        }
+    }
+
+    #[test]
+    fn hellos_read_back_and_long_ones_are_refused() {
+        let hello = ClientHello {
+            alayasiki_local: LOCAL_PROTOCOL,
+            version: "1.2.3".into(),
+            tenant: "local".into(),
+            subject: "agent".into(),
+        };
+        let mut wire = Vec::new();
+        send_hello(&mut wire, &hello).unwrap();
+        let back: ClientHello = read_hello(&mut wire.as_slice()).unwrap();
+        assert_eq!(back, hello);
+        let long = vec![b'x'; MAX_HELLO_BYTES + 10];
+        assert!(read_hello::<ClientHello>(&mut long.as_slice()).is_err());
+        assert!(read_hello::<ClientHello>(&mut &b"{}"[..]).is_err());
+    }
+
+    #[test]
+    fn socket_paths_past_the_platform_limit_are_named() {
+        let long = PathBuf::from("/").join("d".repeat(200));
+        let err = socket_path(&long).unwrap_err();
+        assert!(
+            err.contains("too long") && err.contains("--in-process"),
+            "{err}"
+        );
+        assert!(socket_path(Path::new("/tmp/x")).is_ok());
+    }
+}
