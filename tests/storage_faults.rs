@@ -300,6 +300,67 @@ fn integrity_ok(data: &Path) {
     assert_eq!(verdict, "ok", "integrity check");
 }
 
+/// A disk that stays full while the worker keeps retrying the indexing it
+/// refuses, with writes refused around it all along (the take-back of a
+/// refused attempt shares their fate): no acknowledged document is failed
+/// for it (a refusal of the disk is never an attempt), and once space
+/// returns it is indexed by itself, without a restart or `retry-failed`.
+#[test]
+fn a_disk_full_through_many_retries_fails_no_document_and_indexes_it_once_space_returns() {
+    let Some(disk) = SmallDisk::mount(8 << 20) else {
+        return;
+    };
+    let data = disk.path().join("memory");
+    let mut s = Server::ready(&data);
+    seed(&mut s, "before", 3);
+    let filler = disk.fill(450 * 1024);
+    // Its admission fits, its indexing (chunks, vectors, graph) does not.
+    let words: String = (0..12_000).map(|w| format!("held{w}word ")).collect();
+    let r = s.ok(
+        "alayasiki_ingest",
+        json!({"content": format!("heldmarkerq {words}"), "wait": false}),
+    );
+    assert_eq!(r["state"], "pending", "{r}");
+    let held = r["document_id"].as_str().unwrap().to_string();
+    // Writes the disk refuses, 8 at a time, for many of the worker's
+    // retries (one each IDLE_POLL, 2 s; MAX_JOB_ATTEMPTS is 3).
+    let big = "x".repeat(512 * 1024);
+    let until = Instant::now() + Duration::from_secs(20);
+    let mut round = 0;
+    while Instant::now() < until {
+        for j in 0..8 {
+            s.send(&json!({"jsonrpc": "2.0", "id": format!("big-{round}-{j}"),
+                "method": "tools/call", "params": {"name": "alayasiki_ingest",
+                "arguments": {"content": format!("{round} {j} {big}"), "wait": false}}}));
+        }
+        for _ in 0..8 {
+            let reply = s.recv();
+            let text = reply["result"]["content"][0]["text"].as_str().unwrap_or("");
+            assert!(text.contains("storage full"), "{reply}");
+        }
+        round += 1;
+    }
+    std::fs::remove_file(filler).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        let status = s.ok("alayasiki_status", json!({}));
+        if status["jobs"]["pending"] == 0 || Instant::now() > deadline {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(status["jobs"]["pending"], 0, "{status}");
+    assert_eq!(status["jobs"]["failed"], 0, "{status}");
+    let found = s.query("heldmarkerq held7word");
+    assert_eq!(
+        found["evidence"][0]["document_id"],
+        held.as_str(),
+        "{found}"
+    );
+    let (exit, _) = s.close();
+    assert!(exit.success());
+}
+
 /// A reply during a disk fault: prompt, never `internal`, no path; an
 /// error names `fault`. Returns whether it was an error.
 fn names_the_fault(data: &Path, fault: &str, r: &Value, took: Duration) -> bool {

@@ -135,14 +135,18 @@ pub(super) fn commit(
             Ok(done)
         },
         move |result: Result<Vec<Done>>| {
-            {
+            // The jobs leave `in_flight` (and may be begun again) only
+            // after what their failure takes back is queued: the writer
+            // then runs that before their next begin.
+            let release = || {
                 let mut set = lock_set(&in_flight);
                 for id in &ids {
                     set.remove(id);
                 }
-            }
+            };
             match result {
                 Ok(done) => {
+                    release();
                     notify.set_storage_fault(None);
                     notify_outcomes(&notify, done);
                     if llm_extraction {
@@ -163,6 +167,7 @@ pub(super) fn commit(
                     // acknowledged documents for good.
                     let retried = ids.iter().map(|id| (job_tenant.clone(), *id)).collect();
                     end_attempts(&notify, retried, alone);
+                    release();
                     let why = deferred_reason(fault);
                     for id in &doc_ids {
                         notify
@@ -177,10 +182,12 @@ pub(super) fn commit(
                     log::warn!("committing indexed documents failed: {e}");
                     let retried = ids.iter().map(|id| (job_tenant.clone(), *id)).collect();
                     end_attempts(&notify, retried, alone);
+                    release();
                     notify.wake_worker();
                 }
                 // The jobs stay pending and are retried.
                 Err(e) => {
+                    release();
                     log::error!("committing indexed documents failed: {e}");
                     notify.wake_worker();
                 }

@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::attempts::{begin, end_attempts, take_work, warm_up};
+use super::attempts::{begin, end_attempts, take_work, warm_up, Excused};
 use super::chunk::CONTEXT_BYTES;
 pub use super::commit::deferred_reason;
 use super::commit::{commit, commit_groups, Done};
@@ -122,6 +122,8 @@ pub struct WorkerShared {
     /// next commit that succeeds: waits for indexing end early instead of
     /// running out their bounds.
     storage_fault: Mutex<Option<(StorageFault, Instant)>>,
+    /// Attempts ended by the disk whose taking back it refused too.
+    pub(super) excused: Excused,
     /// Since when every embedding of stored chunks has failed (the
     /// embedding server is down or refusing); cleared by the next that
     /// succeeds. Jobs then wait with backoff, so waits for indexing must
@@ -152,6 +154,7 @@ impl WorkerShared {
             forgets: AtomicU64::new(0),
             llm: llm.filter(|l| l.config().extract),
             storage_fault: Mutex::new(None),
+            excused: Excused::default(),
             embed_failing_since: Mutex::new(None),
             wake_tx,
             wake_rx,
@@ -450,7 +453,6 @@ fn run_batch(
     state: &mut WorkerState,
 ) -> Result<()> {
     let count = jobs.len();
-    let mut by_tenant: Vec<(Tenant, Vec<Done>)> = Vec::new();
     let forgets = shared.forgets.load(Ordering::SeqCst);
     if state.recent.len() > MAX_REMEMBERED_NEIGHBOURS || forgets != state.forgets_seen {
         // Forgetting only costs a look-up in the store next time; after a
@@ -474,9 +476,61 @@ fn run_batch(
     // Alone: a crash during this batch could only be this job's doing.
     let alone = work.len() == 1 && work[0].1.is_none();
     let work = begin(shared, work, alone)?;
+    let begun: Vec<(Tenant, i64)> = work
+        .iter()
+        .map(|(job, _)| (job.tenant.clone(), job.job_id))
+        .collect();
     let backoff = &mut state.backoff;
     let recent = &mut state.recent;
     let mut waiting: Vec<(Tenant, i64)> = Vec::new();
+    let mut by_tenant: Vec<(Tenant, Vec<Done>)> = Vec::new();
+    let done = prepare_batch(
+        shared,
+        work,
+        stop,
+        backoff,
+        recent,
+        &mut waiting,
+        &mut by_tenant,
+    );
+    if let Err(e) = done {
+        // Reading what the jobs need failed on the store (the disk, or
+        // the cluster): none of this batch's work was the documents'
+        // doing, and none of it is committed.
+        if e.storage_fault().is_some() || matches!(e, Error::Unavailable(_)) {
+            end_attempts(shared, begun, alone);
+        }
+        return Err(e);
+    }
+    end_attempts(shared, waiting, alone);
+    // Results are committed asynchronously: the worker moves on to the next
+    // batch while the writer commits this one, and waiters hear the outcome
+    // from the writer thread once it is decided.
+    let commits = by_tenant.into_iter().flat_map(|(tenant, done)| {
+        commit_groups(done)
+            .into_iter()
+            .map(move |group| (tenant.clone(), group))
+    });
+    for (tenant, done) in commits {
+        commit(shared, &state.in_flight, tenant, done, alone);
+    }
+    log::debug!("prepared {count} job(s)");
+    Ok(())
+}
+
+/// Does the work of a batch's begun jobs, filing each outcome under its
+/// tenant in `by_tenant` and the jobs that wait (for the embedder, or for
+/// the next start) in `waiting`. Errors are the store's (reading a job's
+/// input or context).
+fn prepare_batch(
+    shared: &Arc<WorkerShared>,
+    work: Vec<super::attempts::Work>,
+    stop: &AtomicBool,
+    backoff: &mut Backoff,
+    recent: &mut HashMap<(String, String), String>,
+    waiting: &mut Vec<(Tenant, i64)>,
+    by_tenant: &mut Vec<(Tenant, Vec<Done>)>,
+) -> Result<()> {
     let mut work = work.into_iter();
     for (job, handed) in work.by_ref() {
         if stop.load(Ordering::SeqCst) {
@@ -523,19 +577,6 @@ fn run_batch(
             None => by_tenant.push((tenant, vec![done])),
         }
     }
-    end_attempts(shared, waiting, alone);
-    // Results are committed asynchronously: the worker moves on to the next
-    // batch while the writer commits this one, and waiters hear the outcome
-    // from the writer thread once it is decided.
-    let commits = by_tenant.into_iter().flat_map(|(tenant, done)| {
-        commit_groups(done)
-            .into_iter()
-            .map(move |group| (tenant.clone(), group))
-    });
-    for (tenant, done) in commits {
-        commit(shared, &state.in_flight, tenant, done, alone);
-    }
-    log::debug!("prepared {count} job(s)");
     Ok(())
 }
 

@@ -111,19 +111,23 @@ impl TenantWriter<'_> {
         Ok(true)
     }
 
-    /// Records that each job `(job_id, document_key)` is about to be worked
-    /// on: marks it begun, and if it runs `alone` counts one more attempt,
-    /// or fails it if it was begun alone [`MAX_JOB_ATTEMPTS`] times already.
+    /// Records that each job `(job_id, document_key, excused)` is about to
+    /// be worked on: marks it begun, and if it runs `alone` counts one more
+    /// attempt, or fails it if it was begun alone [`MAX_JOB_ATTEMPTS`] times
+    /// already. `excused` attempts of it ended harmlessly (the disk refused
+    /// their commit) but could not be taken back then (the disk refused
+    /// that write too): they are taken back here first, in the same
+    /// transaction, so a disk fault never counts whatever else it refused.
     /// Commit this before the work: then an attempt that crashes the process
     /// is counted, and a start-up that never reaches the job is not.
     pub fn begin_attempts(
         &mut self,
-        jobs: &[(i64, i64)],
+        jobs: &[(i64, i64, i64)],
         alone: bool,
         now: i64,
     ) -> Result<Vec<Attempt>> {
         let mut out = Vec::with_capacity(jobs.len());
-        for &(job_id, document_key) in jobs {
+        for &(job_id, document_key, excused) in jobs {
             let attempts: Option<i64> = self
                 .conn
                 .prepare_cached(
@@ -132,7 +136,7 @@ impl TenantWriter<'_> {
                 )?
                 .query_row(params![self.tenant_id, job_id, document_key], |r| r.get(0))
                 .optional()?;
-            let attempt = match attempts {
+            let attempt = match attempts.map(|n| (n - excused).max(0)) {
                 None => Attempt::Gone,
                 Some(n) if alone && n >= MAX_JOB_ATTEMPTS => {
                     let reason = interrupted_reason();
@@ -246,7 +250,17 @@ mod tests {
     }
 
     fn begin(store: &Store, tenant: &Tenant, keys: &[(i64, i64)], alone: bool) -> Vec<Attempt> {
-        let keys = keys.to_vec();
+        excused(store, tenant, keys, alone, 0)
+    }
+
+    fn excused(
+        store: &Store,
+        tenant: &Tenant,
+        keys: &[(i64, i64)],
+        alone: bool,
+        excused: i64,
+    ) -> Vec<Attempt> {
+        let keys: Vec<(i64, i64, i64)> = keys.iter().map(|&(j, d)| (j, d, excused)).collect();
         store
             .write(tenant, move |w| w.begin_attempts(&keys, alone, 2))
             .unwrap()
@@ -290,6 +304,26 @@ mod tests {
         assert_eq!(begin(&store, &tenant, &key, true), [Attempt::GaveUp]);
         assert!(marks(&store).is_empty(), "failed, no longer pending");
         assert_eq!(begin(&store, &tenant, &key, true), [Attempt::Gone]);
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn excused_attempts_are_taken_back_when_the_job_is_begun_again() {
+        let (dir, store) = temp_store("journal-excused");
+        let tenant = Tenant::new("t").unwrap();
+        let key = admitted(&store, &tenant, 1);
+        for n in 1..=MAX_JOB_ATTEMPTS {
+            assert_eq!(begin(&store, &tenant, &key, true), [Attempt::Begun]);
+            assert_eq!(marks(&store), [(true, n)]);
+        }
+        // Every one of those ended on the disk and was not taken back: the
+        // next begins alone, counted once, instead of failing the job.
+        let all = MAX_JOB_ATTEMPTS;
+        assert_eq!(excused(&store, &tenant, &key, true, all), [Attempt::Begun]);
+        assert_eq!(marks(&store), [(true, 1)]);
+        // Never below none.
+        assert_eq!(excused(&store, &tenant, &key, false, 5), [Attempt::Begun]);
+        assert_eq!(marks(&store), [(true, 0)]);
         std::fs::remove_dir_all(dir).ok();
     }
 }
