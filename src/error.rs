@@ -23,6 +23,17 @@ pub enum Error {
     Forbidden(String),
     /// The server is shutting down or overloaded; retrying later may work.
     Unavailable(String),
+    /// Unavailable for a while the server can tell (a cluster that found no
+    /// leader for that long): nothing was done, and a retry sooner is
+    /// unlikely to succeed. Shown to clients as `unavailable`, with the wait
+    /// as `Retry-After`.
+    UnavailableFor(String, std::time::Duration),
+    /// A write whose fate is unknown (a cluster lost its answer and no
+    /// leader could say whether it applied): it may or may not be stored,
+    /// so it must not be sent again as new, only retried under its
+    /// idempotency key. Shown to clients as `unavailable`, with
+    /// `CLUSTER_WRITE_WAIT` as `Retry-After` (settling needs a leader).
+    Unconfirmed(String),
     /// The store's disk refused a write: full, failing or read-only. Reads
     /// keep working; the same write may succeed once the disk is fixed.
     /// Shown to clients as `unavailable`; the cause is logged.
@@ -134,6 +145,16 @@ impl Error {
         }
     }
 
+    /// How long a client should wait before retrying, when the server can
+    /// tell ([`Error::UnavailableFor`]).
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        match self {
+            Error::UnavailableFor(_, wait) => Some(*wait),
+            Error::Unconfirmed(_) => Some(crate::limits::CLUSTER_WRITE_WAIT),
+            _ => None,
+        }
+    }
+
     /// The disk's fault behind this error, if it is one.
     pub fn storage_fault(&self) -> Option<StorageFault> {
         match self {
@@ -150,7 +171,11 @@ impl Error {
             Error::Conflict(_) => "conflict",
             Error::NotFound(_) => "not_found",
             Error::Forbidden(_) => "forbidden",
-            Error::Unavailable(_) | Error::Storage(..) | Error::Unsynced(..) => "unavailable",
+            Error::Unavailable(_)
+            | Error::UnavailableFor(..)
+            | Error::Unconfirmed(_)
+            | Error::Storage(..)
+            | Error::Unsynced(..) => "unavailable",
             Error::Internal(_) => "internal",
         }
     }
@@ -164,7 +189,9 @@ impl Error {
             | Error::Conflict(m)
             | Error::NotFound(m)
             | Error::Forbidden(m)
-            | Error::Unavailable(m) => m.clone(),
+            | Error::Unavailable(m)
+            | Error::UnavailableFor(m, _)
+            | Error::Unconfirmed(m) => m.clone(),
             Error::Storage(fault, _) => format!(
                 "{}; nothing was stored; retry once the disk accepts writes ({})",
                 fault.describe(),

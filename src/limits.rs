@@ -312,8 +312,24 @@ pub const CLUSTER_LEADER_WAIT: std::time::Duration = std::time::Duration::from_s
 
 /// How long a write waits for the cluster to have a leader (one being
 /// elected after a node died) before it is refused with 503 and
-/// `Retry-After`.
+/// `Retry-After` (this long, in seconds: the node found no leader for all
+/// of it). Measured from when the write reached the node's writer, and
+/// shared by every step of its batch (the turn, following the log, the
+/// commit): they wait out one leader wait between them, not one each.
 pub const CLUSTER_WRITE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Longest a write to a cluster waits for its answer, from when it reached
+/// the node's writer, however the cluster fails (a leader frozen or cut
+/// off mid-commit, an answer lost and settled by asking who holds the
+/// entry): past it the write is answered 503, "may have been stored", and
+/// the node's writer moves on to the next batch.
+pub const CLUSTER_WRITE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Most usage rows a cluster node keeps in memory while the cluster has no
+/// quorum (calls answered from its replica are still charged): written
+/// once the cluster has a leader again. Past it the oldest are dropped,
+/// counted, and the count is logged.
+pub const MAX_BUFFERED_USAGE_ROWS: usize = 10_000;
 
 /// How long a read asked to see a cluster position (`X-Alayasiki-After`,
 /// or the `cluster` read level) waits for this node to apply it before it
@@ -423,6 +439,14 @@ mod tests {
             (
                 "`CLUSTER_WRITE_WAIT`",
                 format!("{} ms", CLUSTER_WRITE_WAIT.as_millis()),
+            ),
+            (
+                "`CLUSTER_WRITE_DEADLINE`",
+                format!("{} ms", CLUSTER_WRITE_DEADLINE.as_millis()),
+            ),
+            (
+                "`MAX_BUFFERED_USAGE_ROWS`",
+                MAX_BUFFERED_USAGE_ROWS.to_string(),
             ),
             (
                 "`CLUSTER_POSITION_WAIT`",

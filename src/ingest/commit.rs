@@ -178,8 +178,10 @@ pub(super) fn commit(
                 // The memory's cluster refused the commit (no quorum,
                 // or another node wrote first): like a full disk, not
                 // the documents' doing, so it costs them no attempt.
-                Err(e @ Error::Unavailable(_)) => {
-                    log::warn!("committing indexed documents failed: {e}");
+                Err(
+                    e @ (Error::Unavailable(_) | Error::UnavailableFor(..) | Error::Unconfirmed(_)),
+                ) => {
+                    log::debug!("committing indexed documents failed: {e}");
                     let retried = ids.iter().map(|id| (job_tenant.clone(), *id)).collect();
                     end_attempts(&notify, retried, alone);
                     release();

@@ -13,7 +13,8 @@
 //!   ingestion runs. Among the nodes of a cluster one rebuilds a tenant
 //!   at a time ([`COMMUNITY_CHORE_LEASE`]);
 //! - on a cluster, pruning the log's entries past their retention
-//!   (`Store::prune_log`, paced by the log itself).
+//!   (`Store::prune_log`, paced by the log itself), and writing the usage
+//!   rows held while it had no leader (`Store::flush_usage`).
 //!
 //! Rebuilt summaries are extractive; when LLM summaries are configured the
 //! summarizer thread (`super::summarize`) adds them afterwards, so no
@@ -110,6 +111,8 @@ fn run(shared: &WorkerShared, stopped: &Receiver<()>) {
         refresh_communities(shared, &mut pacing, stopped);
         // A replicated log's old entries (a cluster's; paced by the log).
         shared.store.prune_log();
+        // Usage rows held while a cluster had no leader, once it has one.
+        shared.store.flush_usage();
         match stopped.recv_timeout(UPKEEP_POLL) {
             Err(RecvTimeoutError::Timeout) => {}
             _ => return,

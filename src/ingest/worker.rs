@@ -313,13 +313,20 @@ struct WorkerState {
 }
 
 fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
+    // On a cluster, the jobs this node journalled before it stopped (or
+    // was killed) are still its own: taken up now, as a local store
+    // replays its journal, not left for the grace.
+    let own = shared.store.own_pending_jobs().unwrap_or_else(|e| {
+        log::warn!("cannot read this node's own jobs: {e}");
+        Vec::new()
+    });
     let mut state = WorkerState {
         backoff: Backoff::default(),
         in_flight: Arc::default(),
         recent: HashMap::new(),
         forgets_seen: 0,
         warm: false,
-        own: HashSet::new(),
+        own: own.into_iter().take(MAX_REMEMBERED_NEIGHBOURS).collect(),
     };
     let mut gather = Gather::default();
     while !stop.load(Ordering::SeqCst) {
@@ -389,7 +396,8 @@ pub const JOB_ADOPT_GRACE: Duration = Duration::from_secs(30);
 
 /// On a memory other nodes write too: whether `job` is this node's to do
 /// now. Its own documents are those whose prepared work its request
-/// threads handed over (held, or taken before: `own`); any other job once
+/// threads handed over (held, or taken before: `own`, which starts with
+/// the jobs it journalled before a restart); any other job once
 /// no node changed it for [`JOB_ADOPT_GRACE`]. (Work dropped from a full
 /// hand-off waits the grace as well.)
 fn ours_or_abandoned(

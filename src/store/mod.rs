@@ -118,6 +118,8 @@ pub struct Store {
     resolver: &'static dyn NamePolicy,
     /// Sees each write transaction's statements (see `write_log`).
     tap: write_log::TapSlot,
+    /// Usage rows kept back while the tap's cluster has no quorum.
+    held_usage: Arc<usage::HeldUsage>,
 }
 
 /// Read connections for reuse across threads.
@@ -252,6 +254,7 @@ impl Store {
             retention: retention::RetentionPeriod::default(),
             resolver,
             tap,
+            held_usage: Arc::default(),
         })
     }
 
@@ -391,6 +394,28 @@ impl Store {
             .unwrap_or_else(|p| p.into_inner())
             .as_ref()
             .is_some_and(|t| t.has_other_writers())
+    }
+
+    /// Whether the tap refuses writes for want of a quorum right now (see
+    /// [`Replicator::quorum_lost`]).
+    pub fn quorum_lost(&self) -> bool {
+        self.tap
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|t| t.quorum_lost())
+    }
+
+    /// On a cluster node, the pending jobs this node journalled itself
+    /// (`cluster::own_jobs`): its worker takes them up at once after a
+    /// restart. Empty on a store that writes alone (it replays every
+    /// pending job anyway).
+    pub fn own_pending_jobs(&self) -> Result<Vec<i64>> {
+        if !self.has_other_writers() {
+            return Ok(Vec::new());
+        }
+        let conn = PooledConn::new(self.readers.get()?, &self.readers);
+        Ok(cluster::own_jobs::pending(&conn)?)
     }
 
     /// Whether this store may do the background chore `name` for the

@@ -21,14 +21,16 @@ use rusqlite::types::{ToSqlOutput, Value};
 use rusqlite::{CachedStatement, Connection, Params, Row, ToSql};
 use std::cell::RefCell;
 use std::sync::{Arc, RwLock};
+use std::time::Instant;
 
 use super::vectors::VectorIndex;
 use crate::error::Error;
 
 /// The table a replicated log keeps vector rows in (the cluster's copy of
 /// the local vector files; see `cluster::vector_cache`). Names that start
-/// with `cluster_` belong to the cluster alone: no local database has them,
-/// and copies and digests pass them over.
+/// with `cluster_` belong to the cluster's machinery, not the memory: no
+/// local database has them (but a node's note of its own jobs,
+/// `cluster::own_jobs`), and copies and digests pass them over.
 pub const VECTOR_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_vectors (
     tenant_id INTEGER NOT NULL,
     slot      INTEGER NOT NULL,
@@ -100,9 +102,14 @@ pub fn vector_from_bytes(b: &[u8]) -> Option<Vec<f32>> {
 /// Why a tap refused a transaction, which then rolls back locally.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
-    /// Applied nowhere (no quorum, or another node took the turn): the
-    /// same write again is safe.
+    /// Applied nowhere (another node's write took its place): the same
+    /// write again is safe, and may succeed at once.
     NotApplied(String),
+    /// Applied nowhere: the cluster had no leader for the whole
+    /// [`CLUSTER_WRITE_WAIT`](crate::limits::CLUSTER_WRITE_WAIT). The same
+    /// write again is safe; sooner than that it would most likely wait
+    /// as long and be refused again.
+    NoQuorum(String),
     /// Its answer was lost and could not be settled: the log may still
     /// hold it, and the store then applies it as it follows. A retry under
     /// the same idempotency key finds it if so.
@@ -119,11 +126,19 @@ impl Refusal {
     pub fn to_error(&self) -> Error {
         match self {
             Refusal::NotApplied(_) => Error::Unavailable(
-                "the memory's cluster did not commit the write (it has no leader, or \
-                 another node's write came first); nothing was stored: retry shortly"
+                "the memory's cluster did not commit the write (another node's write came \
+                 first); nothing was stored: retry shortly"
                     .into(),
             ),
-            Refusal::Uncertain(_) => Error::Unavailable(
+            Refusal::NoQuorum(_) => Error::UnavailableFor(
+                format!(
+                    "the memory's cluster has had no leader for {} s (no quorum of its nodes \
+                     answers); nothing was stored: retry later",
+                    crate::limits::CLUSTER_WRITE_WAIT.as_secs()
+                ),
+                crate::limits::CLUSTER_WRITE_WAIT,
+            ),
+            Refusal::Uncertain(_) => Error::Unconfirmed(
                 "the memory's cluster did not confirm the write in time; it may still be \
                  stored: retry with the same idempotency key"
                     .into(),
@@ -141,6 +156,7 @@ impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Refusal::NotApplied(m) => write!(f, "not applied: {m}"),
+            Refusal::NoQuorum(m) => write!(f, "not applied, no leader: {m}"),
             Refusal::Uncertain(m) => write!(f, "uncertain: {m}"),
             Refusal::TooLarge(n) => write!(f, "too large: {n} statements"),
         }
@@ -175,8 +191,19 @@ pub trait Replicator: Send + Sync {
     /// Runs on the writer thread before each batch, outside any
     /// transaction: may wait for this node's turn to write, then catches
     /// up ([`Replicator::catch_up`]); says whether it wrote anything.
-    fn before_batch(&self, conn: &Connection, vectors: &VectorIndex) -> bool {
+    /// `submitted` is when the batch's oldest write reached the writer:
+    /// whatever the tap waits for, in here and in the batch's commits,
+    /// counts from then.
+    fn before_batch(&self, conn: &Connection, vectors: &VectorIndex, submitted: Instant) -> bool {
+        let _ = submitted;
         self.catch_up(conn, vectors)
+    }
+
+    /// Whether writes are refused for want of a quorum right now (the
+    /// last try found no leader, and none has since): best-effort writes
+    /// (usage rows) are then kept back instead of holding the writer.
+    fn quorum_lost(&self) -> bool {
+        false
     }
 
     /// Whether each batch of writes should be one transaction, its large
@@ -300,9 +327,14 @@ impl Tapping {
     }
 
     /// [`Replicator::before_batch`], when a tap is set.
-    pub(super) fn before_batch(&self, conn: &Connection, vectors: &VectorIndex) -> bool {
+    pub(super) fn before_batch(
+        &self,
+        conn: &Connection,
+        vectors: &VectorIndex,
+        submitted: Instant,
+    ) -> bool {
         match &*self.slot.read().unwrap_or_else(|p| p.into_inner()) {
-            Some(tap) => tap.before_batch(conn, vectors),
+            Some(tap) => tap.before_batch(conn, vectors, submitted),
             None => false,
         }
     }
@@ -553,13 +585,21 @@ mod tests {
     fn a_refusal_tells_the_caller_to_retry_and_nothing_of_the_cluster() {
         let detail = "http://10.0.0.7:4001: HTTP 503: leader not found; INSERT INTO cluster_log";
         let not_applied = Refusal::NotApplied(detail.into()).to_error();
+        let no_quorum = Refusal::NoQuorum(detail.into()).to_error();
         let uncertain = Refusal::Uncertain(detail.into()).to_error();
-        for e in [&not_applied, &uncertain] {
+        for e in [&not_applied, &no_quorum, &uncertain] {
             assert_eq!(e.code(), "unavailable");
             let m = e.client_message();
             assert!(!m.contains("10.0.0.7") && !m.contains("INSERT"), "{m}");
         }
         assert!(not_applied.client_message().contains("nothing was stored"));
+        assert!(no_quorum.client_message().contains("nothing was stored"));
+        // A retry is worth it once a leader could have been elected.
+        assert_eq!(not_applied.retry_after(), None);
+        assert_eq!(
+            no_quorum.retry_after(),
+            Some(crate::limits::CLUSTER_WRITE_WAIT)
+        );
         assert!(uncertain.client_message().contains("idempotency key"));
     }
 }

@@ -51,7 +51,11 @@ pub fn status_of(e: &Error) -> u16 {
         Error::Conflict(_) => 409,
         Error::LimitExceeded(_) => 413,
         Error::Internal(_) => 500,
-        Error::Unavailable(_) | Error::Storage(..) | Error::Unsynced(..) => 503,
+        Error::Unavailable(_)
+        | Error::UnavailableFor(..)
+        | Error::Unconfirmed(_)
+        | Error::Storage(..)
+        | Error::Unsynced(..) => 503,
     }
 }
 
@@ -60,9 +64,13 @@ pub(super) fn service_error(e: Error, context: &str) -> Reply {
     let status = status_of(&e);
     let reply = error(status, e.code(), &e.client_message());
     // Unavailable: retrying later may work (no quorum, shutting down, a
-    // disk being fixed), and a client is told when.
+    // disk being fixed), and a client is told when: as the error says
+    // when it knows (a cluster without a leader), else soon.
+    let wait = e
+        .retry_after()
+        .map_or(RETRY_AFTER_SECS, |d| d.as_secs_f64().ceil().max(1.0) as u64);
     match status {
-        503 => reply.with_header(retry_after(RETRY_AFTER_SECS)),
+        503 => reply.with_header(retry_after(wait)),
         _ => reply,
     }
 }

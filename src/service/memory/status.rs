@@ -11,7 +11,7 @@ use crate::clock::now_ms;
 use crate::error::Result;
 use crate::service::principal::Permission;
 use crate::service::working_memory::WorkingMemoryStatus;
-use crate::store::{Batching, Commit, RecentFailure, UsageRecord, UsageTotals};
+use crate::store::{RecentFailure, UsageRecord, UsageTotals};
 
 /// Failed documents `alayasiki_status` lists (the most recent first); all
 /// of them are counted in `jobs.failed` and `jobs.failed_by_reason`.
@@ -243,9 +243,9 @@ impl Memory<'_> {
         })
     }
 
-    /// Charges a completed call to this caller. Returns at once: the row
-    /// joins the writer's next group commit, and a failure to write it is
-    /// logged, never the caller's problem.
+    /// Charges a completed call to this caller (`Store::charge`). Returns
+    /// at once: a failure to write it is logged, never the caller's
+    /// problem.
     pub fn charge(&self, operation: &str, request_bytes: u64, reply_bytes: u64, took: Duration) {
         let record = UsageRecord {
             subject: self.principal.subject.clone(),
@@ -255,21 +255,6 @@ impl Memory<'_> {
             duration_us: took.as_micros().min(u64::MAX as u128) as u64,
             at: now_ms(),
         };
-        // Usage rows are best effort (written after the reply), so they
-        // need not force an fsync of their own.
-        let queued = self.service.store.write_then(
-            &self.principal.tenant,
-            Commit::Lazy,
-            Batching::Shared,
-            move |w| w.record_usage(&record),
-            |outcome| {
-                if let Err(e) = outcome {
-                    log::warn!("usage row not written: {e}");
-                }
-            },
-        );
-        if let Err(e) = queued {
-            log::debug!("usage row not queued: {e}");
-        }
+        self.service.store.charge(&self.principal.tenant, record);
     }
 }

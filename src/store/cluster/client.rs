@@ -6,7 +6,10 @@
 //! forwards writes and leader-level reads to its leader itself. Each request has a deadline
 //! covering connect, send and the whole body, and the body read is
 //! bounded, so a dead or dripping node can cost a caller time but never
-//! hang it.
+//! hang it. A caller with a deadline of its own (a write's, see
+//! `replica`) passes it: the request, and the nodes it moves on to, end
+//! by then (a frozen node accepts connections and never answers, so
+//! without it each node tried would cost the client's whole timeout).
 //!
 //! Writes are whole transactions (one `POST /db/execute?transaction`, one
 //! Raft entry): they apply entirely or not at all, and a success means the
@@ -32,6 +35,11 @@ use crate::limits::{
     CLUSTER_CONNECT_TIMEOUT, CLUSTER_RETRY_PAUSE, MAX_CLUSTER_RESPONSE_BYTES,
     MAX_CLUSTER_STATEMENTS,
 };
+
+/// The least time a request is given however close its caller's deadline
+/// is: enough for a node to answer that it has no leader, so that a
+/// caller out of time still learns why once.
+pub const MIN_REQUEST_TIME: Duration = Duration::from_millis(200);
 
 /// What a read asks of the node that serves it (rqlite's read levels).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,7 +181,17 @@ impl ClusterClient {
     /// Runs `statements` as one transaction: all applied and committed by
     /// the cluster, or none. Sent once: see [`ClusterClient::commit`].
     pub fn transaction(&self, statements: &[Statement]) -> Result<Vec<Executed>, ClusterError> {
-        let body = self.post("/db/execute?transaction", statements, true)?;
+        self.transaction_by(statements, None)
+    }
+
+    /// [`ClusterClient::transaction`], answered by `deadline` when one is
+    /// given (else within the client's timeout).
+    pub fn transaction_by(
+        &self,
+        statements: &[Statement],
+        deadline: Option<Instant>,
+    ) -> Result<Vec<Executed>, ClusterError> {
+        let body = self.post("/db/execute?transaction", statements, true, deadline)?;
         let results = wire::results(&body, statements.len()).map_err(|f| failed(f, true))?;
         Ok(results.iter().map(wire::executed).collect())
     }
@@ -203,8 +221,18 @@ impl ClusterClient {
         statements: &[Statement],
         level: ReadLevel,
     ) -> Result<Vec<Rows>, ClusterError> {
+        self.query_by(statements, level, None)
+    }
+
+    /// [`ClusterClient::query`], answered by `deadline` when one is given.
+    pub fn query_by(
+        &self,
+        statements: &[Statement],
+        level: ReadLevel,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<Rows>, ClusterError> {
         let path = format!("/db/query?level={}", level.param());
-        let body = self.post(&path, statements, false)?;
+        let body = self.post(&path, statements, false, deadline)?;
         let results = wire::results(&body, statements.len()).map_err(|f| failed(f, false))?;
         results
             .iter()
@@ -220,7 +248,18 @@ impl ClusterClient {
         sql: &str,
         params: Vec<Param>,
     ) -> Result<Option<String>, ClusterError> {
-        let rows = self.query(&[Statement::new(sql, params)], ReadLevel::Leader)?;
+        self.query_text_by(sql, params, None)
+    }
+
+    /// [`ClusterClient::query_text`], answered by `deadline` when one is
+    /// given.
+    pub fn query_text_by(
+        &self,
+        sql: &str,
+        params: Vec<Param>,
+        deadline: Option<Instant>,
+    ) -> Result<Option<String>, ClusterError> {
+        let rows = self.query_by(&[Statement::new(sql, params)], ReadLevel::Leader, deadline)?;
         Ok(rows[0]
             .rows
             .first()
@@ -232,7 +271,7 @@ impl ClusterClient {
     /// sees them.
     pub fn nodes(&self) -> Result<Vec<ClusterNode>, ClusterError> {
         let body = self.send(
-            |node| {
+            |node, _| {
                 let req = self.agent.get(format!("{node}/nodes?nonvoters"));
                 match &self.authorization {
                     Some(a) => req.header("Authorization", a).call(),
@@ -240,6 +279,7 @@ impl ClusterClient {
                 }
             },
             false,
+            None,
         )?;
         let map = body
             .as_object()
@@ -320,6 +360,7 @@ impl ClusterClient {
         path: &str,
         statements: &[Statement],
         write: bool,
+        deadline: Option<Instant>,
     ) -> Result<Value, ClusterError> {
         if statements.is_empty() || statements.len() > MAX_CLUSTER_STATEMENTS {
             return Err(ClusterError::Protocol(format!(
@@ -334,42 +375,68 @@ impl ClusterClient {
                 .collect::<Result<_, _>>()
                 .map_err(ClusterError::Protocol)?,
         );
-        // rqlite's own deadline for reaching the leader and applying, a
-        // little inside ours so that its answer (not our timeout) says why.
-        let inner = self.timeout.mul_f32(0.8).as_millis().max(1);
         let sep = if path.contains('?') { '&' } else { '?' };
         self.send(
-            |node| {
+            |node, time| {
+                // rqlite's own deadline for reaching the leader and
+                // applying, a little inside ours so that its answer (not
+                // our timeout) says why.
+                let inner = time.mul_f32(0.8).as_millis().max(1);
                 let req = self
                     .agent
-                    .post(format!("{node}{path}{sep}timeout={inner}ms"));
+                    .post(format!("{node}{path}{sep}timeout={inner}ms"))
+                    .config()
+                    .timeout_global(Some(time))
+                    .timeout_connect(Some(time.min(CLUSTER_CONNECT_TIMEOUT)))
+                    .build();
                 match &self.authorization {
                     Some(a) => req.header("Authorization", a).send_json(&body),
                     None => req.send_json(&body),
                 }
             },
             write,
+            deadline,
         )
     }
 
-    /// Sends with `request` to each node in turn from the preferred one
-    /// until one answers. Once a write has been sent, a lost answer is
-    /// [`ClusterError::Uncertain`] and no other node is tried.
+    /// The time a request started now may take when `nodes_left` nodes
+    /// may still be tried: the client's timeout, cut to a fair share of
+    /// what is left before `deadline` (at least [`MIN_REQUEST_TIME`]), so
+    /// that one frozen node cannot take all of it from the others.
+    fn request_time(&self, deadline: Option<Instant>, nodes_left: usize) -> Duration {
+        match deadline {
+            Some(d) => {
+                let share = d.saturating_duration_since(Instant::now()) / nodes_left.max(1) as u32;
+                self.timeout.min(share).max(MIN_REQUEST_TIME)
+            }
+            None => self.timeout,
+        }
+    }
+
+    /// Sends with `request` (given the node and the time it may take) to
+    /// each node in turn from the preferred one until one answers, or
+    /// `deadline` passes (after the first). Once a write has been sent, a
+    /// lost answer is [`ClusterError::Uncertain`] and no other node is
+    /// tried.
     fn send(
         &self,
-        request: impl Fn(&str) -> Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+        request: impl Fn(&str, Duration) -> Result<ureq::http::Response<ureq::Body>, ureq::Error>,
         write: bool,
+        deadline: Option<Instant>,
     ) -> Result<Value, ClusterError> {
         let n = self.address.nodes.len();
         let first = self.preferred.load(Ordering::Relaxed) % n;
         let mut last = String::new();
         let mut no_quorum = None;
         for k in 0..n {
+            if k > 0 && deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
             let i = (first + k) % n;
             let node = &self.address.nodes[i];
             // Until this node answers, the next request starts at the next.
             self.preferred.store((i + 1) % n, Ordering::Relaxed);
-            let mut response = match request(node) {
+            let mut response = match request(node, self.request_time(deadline, n - k)) {
                 Ok(r) => r,
                 Err(e) if write && !unsent(&e) => {
                     return Err(ClusterError::Uncertain(format!("{node}: {e}")));

@@ -14,6 +14,9 @@
 //!   cluster's log and applies everyone else's, in order ([`entry`]: an
 //!   entry's statements as the log stores them; `apply`: one entry
 //!   applied on a follower, its vector rows and compactions included).
+//!   `quorum`: whether the cluster has a leader, logged once per loss;
+//!   [`own_jobs`]: the jobs a node journalled itself, kept in its replica
+//!   so that a restart takes them up at once.
 //! - [`node`]: a data directory made and kept a replica of the cluster's
 //!   memory (founding it, joining from a snapshot, resuming).
 //! - [`vector_cache`]: a node's vector files as a cache of the cluster's
@@ -33,6 +36,8 @@ mod digest;
 pub mod entry;
 pub mod node;
 mod ops;
+pub mod own_jobs;
+mod quorum;
 pub mod replica;
 mod tables;
 pub mod vector_cache;

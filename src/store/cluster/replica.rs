@@ -40,6 +40,17 @@
 //! node wrote. A node whose files are missing or damaged rebuilds them
 //! from the cluster's rows first (`vector_cache`).
 //!
+//! Every wait of a batch comes out of one budget, counted from when its
+//! oldest write reached the writer ([`Deadlines`]): taking the turn,
+//! following the log and the commit together wait at most
+//! [`CLUSTER_WRITE_WAIT`] for a leader, and at most
+//! [`CLUSTER_WRITE_DEADLINE`] in all, settling a lost answer included;
+//! each request to the cluster ends by then (a frozen node, which accepts
+//! connections and never answers, cannot hold the writer longer). A batch
+//! whose turn found no leader for the whole wait is refused at once
+//! ([`Refusal::NoQuorum`]), unsent. Losing and regaining the quorum is
+//! logged once each ([`Quorum`]).
+//!
 //! Several nodes may write. They take turns (`cluster_turn`, a lease), and
 //! a node follows the log when its turn begins, so each batch is built on
 //! every entry before it. Should a turn lapse and another node take the
@@ -55,22 +66,59 @@ use super::apply::apply_entry;
 use super::client::{ClusterClient, ClusterError, ReadLevel};
 use super::entry::{decode, encode};
 use super::ops::{operations, OPS_TABLE, RECORD_OPS};
+use super::own_jobs;
+use super::quorum::Quorum;
 use super::wire::{Param, Statement};
-use crate::limits::{CLUSTER_RETRY_PAUSE, CLUSTER_WRITE_WAIT, MAX_CLUSTER_STATEMENTS};
+use crate::limits::{
+    CLUSTER_RETRY_PAUSE, CLUSTER_WRITE_DEADLINE, CLUSTER_WRITE_WAIT, MAX_CLUSTER_STATEMENTS,
+};
 use crate::store::vectors::VectorIndex;
 use crate::store::write_log::{is_savepoint_mark, Recorded, Refusal, Replicator, VECTOR_TABLE};
 
 /// How often an idle node looks for entries others wrote.
 pub const FOLLOW_INTERVAL: Duration = Duration::from_millis(50);
 
-/// Least time between two warnings that the log cannot be followed.
+/// Least time between two warnings that the log cannot be followed (for
+/// a reason other than a lost quorum, which [`Quorum`] reports).
 pub const FOLLOW_WARN_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Most log entries read from the cluster in one request.
 pub const FOLLOW_BATCH: usize = 64;
 
-/// How long a commit whose answer was lost is settled before it fails.
-pub const SETTLE_DEADLINE: Duration = Duration::from_secs(30);
+/// How long a commit whose answer was lost is settled before it fails:
+/// for a write, its [`CLUSTER_WRITE_DEADLINE`]; the same for the one-off
+/// commits of a node joining the cluster.
+pub const SETTLE_DEADLINE: Duration = CLUSTER_WRITE_DEADLINE;
+
+/// The waits of one batch of writes, counted from when its oldest write
+/// reached the writer.
+#[derive(Debug, Clone, Copy)]
+struct Deadlines {
+    /// Past this, nothing waits for a leader any more
+    /// ([`CLUSTER_WRITE_WAIT`]).
+    leader: Instant,
+    /// Past this, the batch is answered whatever the cluster says
+    /// ([`CLUSTER_WRITE_DEADLINE`]).
+    answer: Instant,
+}
+
+impl Deadlines {
+    fn from(submitted: Instant) -> Deadlines {
+        Deadlines {
+            leader: submitted + CLUSTER_WRITE_WAIT,
+            answer: submitted + CLUSTER_WRITE_DEADLINE,
+        }
+    }
+}
+
+/// What [`ClusterReplicator::before_batch`] found for the batch's commits.
+#[derive(Debug, Clone)]
+struct Batch {
+    deadlines: Deadlines,
+    /// Set when its turn found no leader for the whole leader wait: its
+    /// commits are refused unsent.
+    no_quorum: Option<String>,
+}
 
 /// The log's table, created in the cluster by [`ClusterReplicator::new`].
 pub const LOG_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_log (
@@ -169,6 +217,13 @@ pub struct ClusterReplicator {
     /// Set when the log no longer holds the next entry this node needs
     /// ([`Replicator::stranded`]).
     stranded: std::sync::atomic::AtomicBool,
+    /// Whether the cluster has a leader, as last found.
+    quorum: Quorum,
+    /// The batch being written (set before it, read by its commits).
+    batch: std::sync::Mutex<Option<Batch>>,
+    /// The largest job id the local journal held before the open
+    /// transaction ([`own_jobs`]).
+    jobs_seen: std::sync::atomic::AtomicI64,
 }
 
 impl ClusterReplicator {
@@ -189,14 +244,22 @@ impl ClusterReplicator {
             pruned_at: std::sync::Mutex::new(None),
             follow_warned: std::sync::Mutex::new(None),
             stranded: Default::default(),
+            quorum: Quorum::default(),
+            batch: std::sync::Mutex::new(None),
+            jobs_seen: Default::default(),
         })
     }
 
-    /// Logs a failure to follow the log: a warning at most every
+    /// Logs a failure to follow the log: a lost quorum as [`Quorum`]
+    /// does (once), anything else as a warning at most every
     /// [`FOLLOW_WARN_INTERVAL`] (an idle node tries every
-    /// [`FOLLOW_INTERVAL`], and a cluster without a quorum fails each
-    /// try), the repeats at debug level.
-    fn follow_failed(&self, e: &str) {
+    /// [`FOLLOW_INTERVAL`]), the repeats at debug level.
+    fn follow_failed(&self, e: &FollowError) {
+        let e = match e {
+            FollowError::Cluster(c) if c.is_transient() => return self.quorum.failed(c),
+            FollowError::Cluster(c) => c.to_string(),
+            FollowError::Local(m) => m.clone(),
+        };
         let mut warned = self.follow_warned.lock().unwrap_or_else(|p| p.into_inner());
         if warned.is_none_or(|t| t.elapsed() >= FOLLOW_WARN_INTERVAL) {
             *warned = Some(Instant::now());
@@ -212,17 +275,18 @@ impl ClusterReplicator {
         self
     }
 
-    /// Waits, up to [`CLUSTER_WRITE_WAIT`], for this node's turn to write
-    /// (renewing one it holds). Without it the batch still runs: its
+    /// Waits, until the batch's leader deadline, for this node's turn to
+    /// write (renewing one it holds). Without it the batch still runs: its
     /// commit is then refused if another node took its number. Returns
     /// whether the log need not be followed first (the turn was held, and
-    /// the log followed, without a break).
-    fn take_turn(&self) -> bool {
+    /// the log followed, without a break), or why no node could be asked
+    /// at all: the cluster had no leader for the whole wait.
+    fn take_turn(&self, deadlines: Deadlines) -> Result<bool, ClusterError> {
         let mut turn = self.turn.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
         if let (Some(since), Some(until)) = (turn.since, turn.until) {
             if now.duration_since(since) < TURN_MAX_HOLD && until > now + TURN_LEASE / 2 {
-                return turn.caught_up;
+                return Ok(turn.caught_up);
             }
             if now.duration_since(since) >= TURN_MAX_HOLD {
                 // Held long enough: give it back, and let a waiting node in.
@@ -230,39 +294,57 @@ impl ClusterReplicator {
                 std::thread::sleep(TURN_POLL * 4);
             }
         }
-        let deadline = Instant::now() + CLUSTER_WRITE_WAIT;
         loop {
             let asked = Instant::now();
             let now_ms = crate::clock::now_ms();
-            let taken = self.turns.transaction(&[Statement::new(
-                "UPDATE cluster_turn SET holder = ?, until_ms = ? \
-                 WHERE id = 1 AND (holder = ? OR until_ms < ?)",
-                vec![
-                    self.node.clone().into(),
-                    Param::Int(now_ms + TURN_LEASE.as_millis() as i64),
-                    self.node.clone().into(),
-                    Param::Int(now_ms),
-                ],
-            )]);
-            match taken {
+            let taken = self.turns.transaction_by(
+                &[Statement::new(
+                    "UPDATE cluster_turn SET holder = ?, until_ms = ? \
+                     WHERE id = 1 AND (holder = ? OR until_ms < ?)",
+                    vec![
+                        self.node.clone().into(),
+                        Param::Int(now_ms + TURN_LEASE.as_millis() as i64),
+                        self.node.clone().into(),
+                        Param::Int(now_ms),
+                    ],
+                )],
+                Some(deadlines.answer),
+            );
+            let mut pause = TURN_POLL;
+            let failed = match taken {
                 Ok(done) if done.first().is_some_and(|d| d.rows_affected == 1) => {
+                    self.quorum.reached();
                     turn.since.get_or_insert(asked);
                     turn.until = Some(asked + TURN_LEASE);
                     turn.caught_up = false;
-                    return false;
+                    return Ok(false);
                 }
-                Ok(_) => {}
-                Err(e) if e.is_transient() => log::debug!("waiting for the turn: {e}"),
+                // Another node holds it: the cluster answered.
+                Ok(_) => {
+                    self.quorum.reached();
+                    None
+                }
+                Err(e) if e.is_transient() => {
+                    self.quorum.failed(&e);
+                    // No leader answers the next ask in 5 ms either.
+                    pause = CLUSTER_RETRY_PAUSE;
+                    Some(e)
+                }
                 Err(e) => {
                     log::warn!("cannot take the turn to write: {e}");
-                    return false;
+                    return Ok(false);
                 }
+            };
+            if Instant::now() + pause >= deadlines.leader {
+                return match failed {
+                    Some(e) => Err(e),
+                    None => {
+                        log::warn!("no turn to write within {CLUSTER_WRITE_WAIT:?}");
+                        Ok(false)
+                    }
+                };
             }
-            if Instant::now() >= deadline {
-                log::warn!("no turn to write within {CLUSTER_WRITE_WAIT:?}");
-                return false;
-            }
-            std::thread::sleep(TURN_POLL);
+            std::thread::sleep(pause);
         }
     }
 
@@ -282,78 +364,135 @@ impl ClusterReplicator {
     }
 
     /// Commits `statements` as entry `seq` named `batch`: `Ok` once the
-    /// cluster holds it. Waits up to [`CLUSTER_WRITE_WAIT`] for a leader.
-    /// A try whose answer was lost is settled by asking who holds `seq`:
-    /// for up to [`SETTLE_DEADLINE`], but no longer than
+    /// cluster holds it. Waits for a leader until the batch's leader
+    /// deadline. A try whose answer was lost is settled by asking who
+    /// holds `seq`: until the answer deadline, but waiting no longer than
     /// [`CLUSTER_WRITE_WAIT`] without a leader to ask (a cluster without a
     /// quorum cannot say, and the writer must not hang on it).
-    fn append(&self, seq: i64, batch: &str, statements: &[Statement]) -> Result<(), Refusal> {
+    fn append(
+        &self,
+        seq: i64,
+        batch: &str,
+        statements: &[Statement],
+        deadlines: Deadlines,
+    ) -> Result<(), Refusal> {
         if statements.len() > MAX_CLUSTER_STATEMENTS {
             return Err(Refusal::TooLarge(statements.len()));
         }
-        let started = Instant::now();
         let taken = || Refusal::NotApplied(format!("another node wrote entry {seq} first"));
+        let uncertain = |why: String| {
+            // Without a quorum that is what every write comes to, and the
+            // loss was logged once already.
+            if self.quorum.lost() {
+                log::debug!("entry {seq} may or may not be in the cluster's log: {why}");
+            } else {
+                log::warn!("entry {seq} may or may not be in the cluster's log: {why}");
+            }
+            Refusal::Uncertain(why)
+        };
         // Since when a try may have applied and no leader has said whether
         // it did: then only settling ends it.
         let mut unsettled: Option<Instant> = None;
+        let mut last: String;
         loop {
-            match self.client.transaction(statements) {
-                Ok(_) => return Ok(()),
+            match self
+                .client
+                .transaction_by(statements, Some(deadlines.answer))
+            {
+                Ok(_) => {
+                    self.quorum.reached();
+                    return Ok(());
+                }
                 Err(ClusterError::Rejected(e)) if e.contains("cluster_ops") => {
                     // An operation of this entry is in another entry: it
                     // was applied there, and following applies it here.
-                    return Err(Refusal::Uncertain(format!(
+                    return Err(uncertain(format!(
                         "entry {seq} repeats an operation the log holds: {e}"
                     )));
                 }
                 Err(ClusterError::Rejected(e)) if e.contains("cluster_log") => {
                     // seq or batch taken: by us on an earlier try, or not.
-                    return match self.holder_of(seq) {
+                    let by = deadlines.answer.min(Instant::now() + CLUSTER_WRITE_WAIT);
+                    return match self.holder_of(seq, by) {
                         Ok(Some(b)) if b == batch => Ok(()),
                         Ok(_) => Err(taken()),
-                        Err(e) => Err(Refusal::Uncertain(e.to_string())),
+                        Err(e) => Err(uncertain(e.to_string())),
                     };
                 }
                 Err(e @ (ClusterError::Uncertain(_) | ClusterError::Protocol(_))) => {
-                    log::warn!("entry {seq} uncertain, settling: {e}");
-                    unsettled.get_or_insert_with(Instant::now);
-                    match self.holder_of(seq) {
+                    log::debug!("entry {seq} uncertain, settling: {e}");
+                    self.quorum.failed(&e);
+                    last = e.to_string();
+                    let since = *unsettled.get_or_insert_with(Instant::now);
+                    // Only a leader can say: asked no longer than one may
+                    // take to be elected.
+                    let by = deadlines
+                        .answer
+                        .min(deadlines.leader.max(since + CLUSTER_WRITE_WAIT));
+                    match self.holder_of(seq, by) {
                         Ok(Some(b)) if b == batch => return Ok(()),
                         Ok(Some(_)) => return Err(taken()),
-                        // Not there: sending it again cannot apply it twice.
+                        // Not there, a leader says: sending it again cannot
+                        // apply it twice.
                         Ok(None) => unsettled = Some(Instant::now()),
-                        Err(_) => {}
+                        Err(e) => self.quorum.failed(&e),
                     }
                 }
-                Err(e) if e.is_transient() => match unsettled {
-                    None if started.elapsed() + CLUSTER_RETRY_PAUSE >= CLUSTER_WRITE_WAIT => {
-                        return Err(Refusal::NotApplied(e.to_string()));
-                    }
-                    Some(since) if since.elapsed() + CLUSTER_RETRY_PAUSE >= CLUSTER_WRITE_WAIT => {
-                        return Err(Refusal::Uncertain(format!(
-                            "entry {seq} unsettled, no leader within {CLUSTER_WRITE_WAIT:?}: {e}"
-                        )));
-                    }
-                    _ => {}
-                },
-                Err(e) if unsettled.is_some() => return Err(Refusal::Uncertain(e.to_string())),
+                Err(e) if e.is_transient() => {
+                    self.quorum.failed(&e);
+                    last = e.to_string();
+                }
+                Err(e) if unsettled.is_some() => return Err(uncertain(e.to_string())),
                 Err(e) => return Err(Refusal::NotApplied(e.to_string())),
             }
-            if started.elapsed() + CLUSTER_RETRY_PAUSE >= SETTLE_DEADLINE {
-                return Err(Refusal::Uncertain(format!(
-                    "entry {seq} not settled within {SETTLE_DEADLINE:?}"
-                )));
+            // No leader to commit it, or to say whether it was: the wait
+            // for one is the batch's, or (once a try may have applied)
+            // CLUSTER_WRITE_WAIT from then, within the answer deadline.
+            let next = Instant::now() + CLUSTER_RETRY_PAUSE;
+            match unsettled {
+                None if next >= deadlines.leader || next >= deadlines.answer => {
+                    return Err(Refusal::NoQuorum(last));
+                }
+                Some(since)
+                    if next >= deadlines.leader.max(since + CLUSTER_WRITE_WAIT)
+                        || next >= deadlines.answer =>
+                {
+                    return Err(uncertain(format!(
+                        "entry {seq} unsettled, no leader to say within {CLUSTER_WRITE_WAIT:?}: \
+                         {last}"
+                    )));
+                }
+                _ => {}
             }
             std::thread::sleep(CLUSTER_RETRY_PAUSE);
         }
     }
 
-    /// Which batch holds entry `seq`, read at the leader.
-    fn holder_of(&self, seq: i64) -> Result<Option<String>, ClusterError> {
-        self.client.query_text(
+    /// Which batch holds entry `seq`, read at the leader by `deadline`.
+    fn holder_of(&self, seq: i64, deadline: Instant) -> Result<Option<String>, ClusterError> {
+        self.client.query_text_by(
             "SELECT batch FROM cluster_log WHERE seq = ?",
             vec![Param::Int(seq)],
+            Some(deadline),
         )
+    }
+
+    /// Asks the cluster, through consensus, whether it has a leader again
+    /// (see [`Quorum`]): when it lost one, at most every
+    /// `QUORUM_PROBE_INTERVAL`.
+    fn probe_quorum(&self) {
+        if !self.quorum.probe_due() {
+            return;
+        }
+        let asked = self.client.query_by(
+            &[Statement::plain("SELECT 1")],
+            ReadLevel::Consensus,
+            Some(Instant::now() + TURN_LEASE),
+        );
+        match asked {
+            Ok(_) => self.quorum.reached(),
+            Err(e) => self.quorum.failed(&e),
+        }
     }
 
     /// Applies the entries after the local position, in order, setting
@@ -364,12 +503,14 @@ impl ClusterReplicator {
         conn: &Connection,
         vectors: &VectorIndex,
         applied_any: &mut bool,
-    ) -> Result<(), String> {
+        deadline: Instant,
+    ) -> Result<(), FollowError> {
+        let local = |e: String| FollowError::Local(e);
         loop {
-            let position = position(conn).map_err(|e| e.to_string())?;
+            let position = position(conn).map_err(|e| local(e.to_string()))?;
             let rows = self
                 .client
-                .query(
+                .query_by(
                     &[Statement::new(
                         format!(
                             "SELECT seq, statements FROM cluster_log WHERE seq > ? \
@@ -378,14 +519,17 @@ impl ClusterReplicator {
                         vec![Param::Int(position)],
                     )],
                     ReadLevel::Leader,
+                    Some(deadline),
                 )
-                .map_err(|e| e.to_string())?;
+                .map_err(FollowError::Cluster)?;
             let entries = &rows[0].rows;
             if entries.is_empty() {
                 return Ok(());
             }
             for (expected, entry) in (position + 1..).zip(entries) {
-                let seq = entry[0].as_i64().ok_or("an entry without a number")?;
+                let seq = entry[0]
+                    .as_i64()
+                    .ok_or_else(|| local("an entry without a number".into()))?;
                 if seq != expected {
                     let why = format!(
                         "entry {expected} is no longer in the log (it keeps entries for \
@@ -395,14 +539,24 @@ impl ClusterReplicator {
                     );
                     self.stranded
                         .store(true, std::sync::atomic::Ordering::Relaxed);
-                    return Err(why);
+                    return Err(local(why));
                 }
-                let text = entry[1].as_str().ok_or("an entry without statements")?;
-                apply_entry(conn, vectors, seq, &decode(text)?)?;
+                let text = entry[1]
+                    .as_str()
+                    .ok_or_else(|| local("an entry without statements".into()))?;
+                apply_entry(conn, vectors, seq, &decode(text).map_err(local)?).map_err(local)?;
                 *applied_any = true;
             }
         }
     }
+}
+
+/// Why the log could not be followed.
+enum FollowError {
+    /// Reading the cluster's log failed.
+    Cluster(ClusterError),
+    /// An entry could not be applied here, or is missing.
+    Local(String),
 }
 
 /// Creates the tables only the cluster has: the log, the vector rows and
@@ -460,11 +614,25 @@ impl Replicator for ClusterReplicator {
         for r in statements.iter().filter(|r| !is_savepoint_mark(&r.sql)) {
             out.push(Statement::from_recorded(&r.sql, &r.params).map_err(Refusal::NotApplied)?);
         }
-        self.append(seq, &batch, &out)?;
+        let this = self.batch.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let this = this.unwrap_or_else(|| Batch {
+            deadlines: Deadlines::from(Instant::now()),
+            no_quorum: None,
+        });
+        if let Some(why) = this.no_quorum {
+            return Err(Refusal::NoQuorum(why));
+        }
+        self.append(seq, &batch, &out, this.deadlines)?;
         // In the local transaction: committed with it, or not at all (the
         // cluster holds it then, and following applies it).
         conn.execute_batch(&format!("PRAGMA user_version = {seq}"))
             .map_err(|e| Refusal::Uncertain(e.to_string()))?;
+        // Bookkeeping of this node's own: a failure costs only the quick
+        // start of its jobs after a crash.
+        match own_jobs::record(conn, self.jobs_seen.load(Ordering::Relaxed)) {
+            Ok(newest) => self.jobs_seen.store(newest, Ordering::Relaxed),
+            Err(e) => log::warn!("this node's own jobs not noted: {e}"),
+        }
         Ok(())
     }
 
@@ -473,26 +641,48 @@ impl Replicator for ClusterReplicator {
         // given back, so that another node's writes need not wait for it
         // to lapse.
         self.give_back(&mut self.turn.lock().unwrap_or_else(|p| p.into_inner()));
+        self.probe_quorum();
         let mut applied_any = false;
-        if let Err(e) = self.follow(conn, vectors, &mut applied_any) {
+        // Bounded like a write's leader wait: a write that arrives
+        // meanwhile waits for it in the queue, and counts that in.
+        let deadline = Instant::now() + CLUSTER_WRITE_WAIT;
+        if let Err(e) = self.follow(conn, vectors, &mut applied_any, deadline) {
             self.follow_failed(&e);
         }
         applied_any
     }
 
-    fn before_batch(&self, conn: &Connection, vectors: &VectorIndex) -> bool {
-        if self.take_turn() {
-            return false;
-        }
+    fn before_batch(&self, conn: &Connection, vectors: &VectorIndex, submitted: Instant) -> bool {
+        let deadlines = Deadlines::from(submitted);
+        let mut batch = Batch {
+            deadlines,
+            no_quorum: None,
+        };
         let mut applied_any = false;
-        match self.follow(conn, vectors, &mut applied_any) {
-            Ok(()) => {
-                let mut turn = self.turn.lock().unwrap_or_else(|p| p.into_inner());
-                turn.caught_up = turn.since.is_some();
-            }
-            Err(e) => self.follow_failed(&e),
+        match self.take_turn(deadlines) {
+            Ok(true) => {}
+            Ok(false) => match self.follow(conn, vectors, &mut applied_any, deadlines.answer) {
+                Ok(()) => {
+                    let mut turn = self.turn.lock().unwrap_or_else(|p| p.into_inner());
+                    turn.caught_up = turn.since.is_some();
+                }
+                Err(e) => self.follow_failed(&e),
+            },
+            // No leader for the whole wait: nothing to follow from, and
+            // the commits are refused unsent.
+            Err(e) => batch.no_quorum = Some(e.to_string()),
         }
+        // Jobs past this one are this batch's own (see `own_jobs`).
+        match own_jobs::newest(conn) {
+            Ok(newest) => self.jobs_seen.store(newest, Ordering::Relaxed),
+            Err(e) => log::warn!("cannot read the journal's newest job: {e}"),
+        }
+        *self.batch.lock().unwrap_or_else(|p| p.into_inner()) = Some(batch);
         applied_any
+    }
+
+    fn quorum_lost(&self) -> bool {
+        self.quorum.lost()
     }
 
     fn whole_batches(&self) -> bool {
@@ -625,6 +815,9 @@ mod tests {
             pruned_at: std::sync::Mutex::new(None),
             follow_warned: std::sync::Mutex::new(None),
             stranded: Default::default(),
+            quorum: Quorum::default(),
+            batch: std::sync::Mutex::new(None),
+            jobs_seen: Default::default(),
         }
     }
 
@@ -634,7 +827,12 @@ mod tests {
         let many = |n: usize| vec![Statement::plain("SELECT 1"); n];
         let started = Instant::now();
         assert_eq!(
-            r.append(1, "b", &many(MAX_CLUSTER_STATEMENTS + 1)),
+            r.append(
+                1,
+                "b",
+                &many(MAX_CLUSTER_STATEMENTS + 1),
+                Deadlines::from(Instant::now())
+            ),
             Err(Refusal::TooLarge(MAX_CLUSTER_STATEMENTS + 1))
         );
         assert!(started.elapsed() < Duration::from_secs(1));

@@ -87,6 +87,9 @@ pub(super) struct Request {
     pub op: Op,
     pub commit: Commit,
     pub batching: Batching,
+    /// When it was queued: a tap that waits (a cluster's) counts a
+    /// write's waits from here, its time in the queue included.
+    pub submitted: std::time::Instant,
 }
 
 /// What a write's commit must guarantee before its caller hears of it.
@@ -169,7 +172,7 @@ pub(super) fn run(
             Ok(r) => r,
             Err(RecvTimeoutError::Disconnected) => break,
             Err(RecvTimeoutError::Timeout) => {
-                if follow.is_some() && caught_up(&conn, &mut state, false) {
+                if follow.is_some() && caught_up(&conn, &mut state, None) {
                     unfolded = true;
                     idle_wait = Duration::from_millis(IDLE_CHECKPOINT_MS);
                     idle_since = std::time::Instant::now();
@@ -193,7 +196,8 @@ pub(super) fn run(
             }
         }
         // What others wrote comes first: this batch runs on top of it.
-        caught_up(&conn, &mut state, true);
+        let oldest = batch.iter().map(|r| r.submitted).min();
+        caught_up(&conn, &mut state, oldest);
         commit_batch(&conn, batch, &mut state);
         idle_since = std::time::Instant::now();
     }
@@ -204,14 +208,18 @@ pub(super) fn run(
     }
 }
 
-/// Lets the tap apply what others wrote (before a batch, once it is this
-/// node's turn to write); whether it applied anything.
-/// Tenants it registered join the map readers use.
-fn caught_up(conn: &Connection, state: &mut WriterState, before_batch: bool) -> bool {
-    let applied = if before_batch {
-        state.tapping.before_batch(conn, &state.vectors)
-    } else {
-        state.tapping.catch_up(conn, &state.vectors)
+/// Lets the tap apply what others wrote (before a batch whose oldest
+/// write was queued at `batch`, once it is this node's turn to write);
+/// whether it applied anything. Tenants it registered join the map
+/// readers use.
+fn caught_up(
+    conn: &Connection,
+    state: &mut WriterState,
+    batch: Option<std::time::Instant>,
+) -> bool {
+    let applied = match batch {
+        Some(submitted) => state.tapping.before_batch(conn, &state.vectors, submitted),
+        None => state.tapping.catch_up(conn, &state.vectors),
     };
     if !applied {
         return false;
@@ -334,7 +342,10 @@ fn finish(
                 Failed::Store(e.to_string(), StorageFault::of_sqlite(&e))
             }),
             Err(refusal) => {
-                log::error!("the write tap refused the transaction: {refusal}");
+                // The tap says what an operator needs of its own faults
+                // (a cluster: once per loss of quorum); each refused
+                // transaction is detail.
+                log::debug!("the write tap refused the transaction: {refusal}");
                 Err(Failed::Refused(refusal))
             }
         },

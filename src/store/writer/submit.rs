@@ -63,6 +63,7 @@ impl Writer {
                 op,
                 commit,
                 batching,
+                submitted: std::time::Instant::now(),
             })
             .map_err(|_| Error::Unavailable("the memory server is shutting down".into()))
     }
