@@ -5,9 +5,14 @@ pub const HELP: &str = "\
 alayasiki-mcp: local knowledge memory for AI agents, served over MCP on stdio.
 
 USAGE:
-    alayasiki-mcp [--data-dir DIR] [--deterministic] [--ui] [--ui-bind ADDR]
-                                              serve MCP on stdio (and, with
-                                              --ui, the memory browser)
+    alayasiki-mcp [--data-dir DIR] [--in-process] [--deterministic] [--ui]
+                  [--ui-bind ADDR]            serve MCP on stdio through the
+                                              directory's memory owner,
+                                              started when none runs (and,
+                                              with --ui, the memory browser)
+    alayasiki-mcp owner [--data-dir DIR]      own the directory and serve
+                                              its memory to every local
+                                              agent (what stdio starts)
     alayasiki-mcp ui [--data-dir DIR] [--bind ADDR]
                                               serve the memory browser when
                                               no server is running, until
@@ -44,7 +49,7 @@ USAGE:
 
     ingest, query, forget, export and import also take [--data-dir DIR]
     and [--tenant T]. Subcommands need the data directory to themselves:
-    stop the server first. ingest, query, forget, export, import, cluster
+    stop its owner (or in-process server) first. ingest, query, forget, export, import, cluster
     and replay each have a page of their own: SUBCOMMAND --help.
 
 OPTIONS:
@@ -52,6 +57,9 @@ OPTIONS:
                      Default: $ALAYASIKI_DATA_DIR, else $HOME/.alayasiki-mcp
                      (%USERPROFILE%\\.alayasiki-mcp on Windows).
     --tenant T       Tenant to use (default: $ALAYASIKI_MCP_TENANT, else local).
+    --in-process     Open the store in this process instead of reaching
+                     the directory's owner: the memory is then this
+                     process's alone (deterministic mode and --ui do too).
     --ui             Also serve the memory browser (the /ui page and the
                      JSON API it uses) on 127.0.0.1 at a free port, in this
                      process. Its URL, with a secret made for this start,
@@ -70,6 +78,9 @@ ENVIRONMENT:
     ALAYASIKI_MCP_TENANT    tenant of the stdio caller (default: local)
     ALAYASIKI_MCP_SUBJECT   subject of the stdio caller (default: local-agent)
     ALAYASIKI_DURABILITY    full (default: fsync every commit) or normal
+    ALAYASIKI_IN_PROCESS    1: serve stdio in this process (as --in-process)
+    ALAYASIKI_OWNER_IDLE_SECS  seconds an owner stays up with no agent
+                            connected (default 300; 0: until stopped)
     ALAYASIKI_UI            1: serve the memory browser too (as --ui)
     ALAYASIKI_UI_BIND       where it listens (as --ui-bind; for `ui`, --bind)
     ALAYASIKI_LOG           error, warn, info (default), debug, trace, off
@@ -99,9 +110,13 @@ EXIT STATUS:
     See `alayasiki-mcp ingest --help`.
 
 The server reads newline-delimited JSON-RPC on stdin and writes only protocol
-messages to stdout; logs go to stderr. One process owns a data directory; to
-share one memory between clients, run alayasiki-api and connect over SSE.
-To browse the memory of a running server, start it with --ui.
+messages to stdout; logs go to stderr. One process owns a data directory,
+its memory owner; every alayasiki-mcp on stdio reaches it over a socket in
+the directory (DIR/alayasiki.sock, this user only), so any number of agents
+share one memory. The owner logs to DIR/owner.log and stops once no agent
+has been connected for ALAYASIKI_OWNER_IDLE_SECS. A team shares one memory
+over HTTP with alayasiki-api. To browse the memory of a running server,
+start it with --ui.
 ";
 
 /// `alayasiki-mcp ingest --help`.

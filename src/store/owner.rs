@@ -83,6 +83,22 @@ pub enum OwnerError {
 impl std::fmt::Display for OwnerError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            OwnerError::Held { dir, holder }
+                if holder
+                    .as_deref()
+                    .is_some_and(|h| h.starts_with("alayasiki-mcp owner ")) =>
+            {
+                write!(
+                    f,
+                    "data directory {} is served by its memory owner, {}, which every \
+                     `alayasiki-mcp` on stdio reaches; this command opens the store itself, so \
+                     it cannot run beside the owner. Stop the owner (it also stops on its own \
+                     once no agent has been connected for ALAYASIKI_OWNER_IDLE_SECS), then run \
+                     it again.",
+                    dir.display(),
+                    holder.as_deref().unwrap_or_default()
+                )
+            }
             OwnerError::Held { dir, holder } => {
                 let who = holder
                     .as_deref()
@@ -90,10 +106,11 @@ impl std::fmt::Display for OwnerError {
                     .unwrap_or_else(|| "by another process".to_string());
                 write!(
                     f,
-                    "data directory {} is in use {who}. Only one process may own a data \
-                     directory. To share one memory between several clients, run \
-                     `alayasiki-api --data-dir {}` and connect them over SSE; or give this \
-                     process its own directory with --data-dir.",
+                    "data directory {} is in use {who}, which keeps the store to itself. \
+                     Several agents share one memory when each runs `alayasiki-mcp` on stdio \
+                     (they reach one owner process); a team shares one through \
+                     `alayasiki-api --data-dir {}` over HTTP. Or give this process its own \
+                     directory with --data-dir.",
                     dir.display(),
                     dir.display()
                 )
