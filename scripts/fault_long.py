@@ -214,7 +214,8 @@ class Stdio:
     it through; `unread=True` gives it a stderr pipe nobody reads."""
 
     def __init__(self, binary, data_dir, capture=False, log_level="error", unread=False):
-        env = dict(os.environ, ALAYASIKI_LOG=log_level)
+        # In-process: the process killed here is the one that owns the store.
+        env = dict(os.environ, ALAYASIKI_LOG=log_level, ALAYASIKI_IN_PROCESS="1")
         for k in ("ALAYASIKI_DATA_DIR", "ALAYASIKI_MCP_TENANT", "ALAYASIKI_MCP_SUBJECT"):
             env.pop(k, None)
         self.p = subprocess.Popen(

@@ -14,8 +14,7 @@ use crate::store::owner::{OwnerError, OwnerLock};
 use crate::store::Tenant;
 use crate::transport::loopback_ui::{self, LoopbackUi};
 
-/// Exit status when another process owns the data directory.
-pub const EXIT_DIR_IN_USE: u8 = 3;
+pub use crate::store::owner::EXIT_DIR_IN_USE;
 /// Exit status for any other start-up failure.
 pub const EXIT_FAILURE: u8 = 1;
 

@@ -255,6 +255,7 @@ mod signals {
         large_folder(&root);
         let mem = dir.path().join("m");
         let mut child = Command::new(BIN)
+            .env("ALAYASIKI_IN_PROCESS", "1")
             .arg("ingest")
             .arg(&root)
             .arg("--data-dir")
@@ -410,6 +411,7 @@ fn a_stdout_that_refuses_the_report_fails_the_command_after_its_work_without_a_p
         .open("/dev/full")
         .unwrap();
     let out = std::process::Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .args(["ingest", folder.to_str().unwrap(), "--data-dir"])
         .arg(&mem)
         .env("ALAYASIKI_LOG", "warn")
@@ -427,6 +429,7 @@ fn a_stdout_that_refuses_the_report_fails_the_command_after_its_work_without_a_p
     assert_eq!(documents(&mem), 1, "the ingest's work was lost");
 
     let mut child = std::process::Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .args(["query", "north pump", "--data-dir"])
         .arg(&mem)
         .env("ALAYASIKI_LOG", "warn")

@@ -510,6 +510,7 @@ fn export_holds_one_tenants_documents_and_refuses_an_unknown_tenant() {
     }
     // Without --tenant, ALAYASIKI_MCP_TENANT chooses, as for the server.
     let out = Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .args(["export", "--data-dir"])
         .arg(dir.path())
         .env("ALAYASIKI_LOG", "warn")
@@ -612,6 +613,7 @@ fn bulk_ingest_walks_skips_with_reasons_and_resumes_without_duplicates() {
 
     // Interrupt a first run part-way (kill -9), then run to completion.
     let mut child = Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .args(["ingest", root_arg, "--data-dir"])
         .arg(&mem)
         .env("ALAYASIKI_LOG", "error")
@@ -757,6 +759,7 @@ fn a_data_directory_that_cannot_be_locked_is_named() {
 /// and returns what it said on stderr.
 fn server_refuses(data: &std::path::Path) -> String {
     let out = Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .arg("--data-dir")
         .arg(data)
         .env("ALAYASIKI_LOG", "warn")

@@ -33,6 +33,7 @@ use common::{cli_ok, TempDir, BIN};
 /// Runs `alayasiki-mcp cluster ARGS` against `address`.
 fn cluster_cli(address: &str, args: &[&str]) -> std::process::Output {
     Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .arg("cluster")
         .args(args)
         .env("ALAYASIKI_CLUSTER", address)

@@ -38,6 +38,7 @@ const SESSION: &[&str] = &[
 fn run(dir: &Path, env: &[(&str, &str)]) -> Vec<u8> {
     let _ = std::fs::remove_dir_all(dir);
     let mut child = Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .arg("--data-dir")
         .arg(dir)
         .env("ALAYASIKI_LOG", "warn")
@@ -119,6 +120,7 @@ fn each_knob_changes_what_it_says_and_the_default_is_not_deterministic() {
     assert!(later.contains("2030-06-01T12:00:00.015Z"), "{later}");
     // The flag is the variable's twin.
     let mut child = Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .args(["--deterministic", "--data-dir"])
         .arg(tmp.path().join("flag"))
         .env("ALAYASIKI_LOG", "warn")
@@ -130,6 +132,7 @@ fn each_knob_changes_what_it_says_and_the_default_is_not_deterministic() {
     assert!(wait_timeout(&mut child, TIMEOUT).unwrap().success());
     // A bad value is refused at start, naming the variable.
     let out = Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .args(["--data-dir"])
         .arg(tmp.path().join("bad"))
         .env("ALAYASIKI_DETERMINISTIC", "yes")

@@ -123,6 +123,7 @@ fn second_process_on_same_dir_is_refused_with_holder_and_advice() {
     let dir = TempDir::new("owner");
     let mut first = Server::ready(dir.path());
     let out = Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .arg("--data-dir")
         .arg(dir.path())
         .stdin(Stdio::null())
@@ -375,6 +376,7 @@ fn deleting_the_lock_file_does_not_let_a_second_owner_in() {
     let mut first = Server::ready(dir.path());
     let second = || {
         Command::new(BIN)
+            .env("ALAYASIKI_IN_PROCESS", "1")
             .arg("--data-dir")
             .arg(dir.path())
             .env("ALAYASIKI_LOG", "warn")

@@ -129,6 +129,7 @@ fn subcommand(
     args: &[&str],
 ) -> std::process::Output {
     let mut cmd = std::process::Command::new(BIN);
+    cmd.env("ALAYASIKI_IN_PROCESS", "1");
     cmd.args(args)
         .arg("--data-dir")
         .arg(dir)

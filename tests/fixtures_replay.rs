@@ -26,6 +26,7 @@ fn sessions() -> Vec<PathBuf> {
 /// `alayasiki-mcp replay ARGS...` with `TMPDIR` set to `tmp`.
 fn replay(tmp: &Path, args: &[&std::ffi::OsStr]) -> Output {
     Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .arg("replay")
         .args(args)
         .env("TMPDIR", tmp)
@@ -248,6 +249,7 @@ struct Recorder {
 impl Recorder {
     fn start(tmp: &Path, out: &Path) -> Recorder {
         let mut child = Command::new(BIN)
+            .env("ALAYASIKI_IN_PROCESS", "1")
             .arg("record")
             .arg("--out")
             .arg(out)

@@ -143,6 +143,7 @@ struct StdioClient {
 impl StdioClient {
     fn start(dir: &Path) -> StdioClient {
         let mut child = Command::new(common::BIN)
+            .env("ALAYASIKI_IN_PROCESS", "1")
             .arg("--data-dir")
             .arg(dir)
             .env("ALAYASIKI_LOG", "error")

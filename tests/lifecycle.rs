@@ -239,6 +239,7 @@ fn help_and_version_exit_zero_without_opening_a_store() {
     let data = dir.path().join("never-created");
     for flag in ["--help", "-h", "--version", "-V"] {
         let out = Command::new(BIN)
+            .env("ALAYASIKI_IN_PROCESS", "1")
             .arg(flag)
             .arg("--data-dir")
             .arg(&data)
@@ -252,7 +253,11 @@ fn help_and_version_exit_zero_without_opening_a_store() {
         !data.exists(),
         "--help/--version must not create the data directory"
     );
-    let v = Command::new(BIN).arg("--version").output().unwrap();
+    let v = Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
+        .arg("--version")
+        .output()
+        .unwrap();
     assert_eq!(
         String::from_utf8(v.stdout).unwrap().trim(),
         format!("alayasiki-mcp {}", env!("CARGO_PKG_VERSION"))
@@ -266,7 +271,11 @@ fn bad_flags_exit_2_with_one_line_naming_the_flag() {
         (vec!["--data-dir"], "--data-dir"),
         (vec!["stray"], "stray"),
     ] {
-        let out = Command::new(BIN).args(&args).output().unwrap();
+        let out = Command::new(BIN)
+            .env("ALAYASIKI_IN_PROCESS", "1")
+            .args(&args)
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -280,6 +289,7 @@ fn data_dir_comes_from_env_and_is_owner_only() {
     let dir = TempDir::new("envdir");
     let data = dir.path().join("nested/memory");
     let mut child = Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .env("ALAYASIKI_DATA_DIR", &data)
         .env("ALAYASIKI_LOG", "error")
         .stdin(std::process::Stdio::null())
@@ -313,6 +323,7 @@ fn identity_comes_from_the_environment() {
         (Some("team-a"), Some("bot-7"))
     );
     let out = Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .arg("--data-dir")
         .arg(dir.path().join("other"))
         .env("ALAYASIKI_MCP_TENANT", " ")

@@ -97,6 +97,11 @@ fn agents_on_one_directory_share_one_memory() {
     let mut agents: Vec<Server> = (0..3).map(|_| client(dir.path())).collect();
     assert_eq!(owners_of(dir.path()), 1);
     let owner = owner_pid(dir.path());
+    // Status names the owner serving every agent.
+    let status = agents[1].ok("alayasiki_status", json!({}));
+    assert_eq!(status["owner"]["pid"], owner, "{status}");
+    assert_eq!(status["owner"]["clients"], 3, "{status}");
+    assert_eq!(status["owner"]["version"], env!("CARGO_PKG_VERSION"));
     // Each agent's acknowledged write is found by every other's next query.
     let facts = [
         ("Rosalind docks the ferries at Kestrel Quay.", "Kestrel"),

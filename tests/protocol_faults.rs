@@ -78,6 +78,7 @@ fn an_invisible_stdio_identity_is_refused_at_start() {
     let dir = TempDir::new("invisible-stdio");
     for var in ["ALAYASIKI_MCP_TENANT", "ALAYASIKI_MCP_SUBJECT"] {
         let out = std::process::Command::new(common::BIN)
+            .env("ALAYASIKI_IN_PROCESS", "1")
             .arg("--data-dir")
             .arg(dir.path())
             .env(var, "\u{200B}")

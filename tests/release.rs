@@ -25,7 +25,11 @@ fn semver(v: &str) -> (u64, u64, u64) {
 
 #[test]
 fn the_binary_reports_a_version_newer_than_the_published_release() {
-    let out = Command::new(BIN).arg("--version").output().unwrap();
+    let out = Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
+        .arg("--version")
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let printed = String::from_utf8(out.stdout).unwrap();
     assert_eq!(printed.trim(), format!("alayasiki-mcp {VERSION}"));

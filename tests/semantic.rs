@@ -149,6 +149,7 @@ fn compact_keeps_answers_and_leaves_files_without_a_free_slot_alone() {
         r
     };
     let out = std::process::Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .args(["compact", "--data-dir"])
         .arg(dir.path())
         .env("ALAYASIKI_LOG", "warn")

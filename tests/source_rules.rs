@@ -71,6 +71,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "ids",
             "logging",
             "disk_health",
+            "heap",
             "config",
             "model_endpoint",
         ],

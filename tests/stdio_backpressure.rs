@@ -121,6 +121,7 @@ fn messages_of_small_numbers_are_refused_before_they_are_parsed() {
 fn a_client_that_never_reads_stderr_never_stalls_the_server() {
     let dir = TempDir::new("stderr");
     let mut child = Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .arg("--data-dir")
         .arg(dir.path())
         .env("ALAYASIKI_LOG", "trace")

@@ -864,6 +864,17 @@ fn run_every_tool() -> Vec<(String, Value, Value)> {
     let mut s = structured_server(dir.path(), &[("ALAYASIKI_UI", "1")]);
     let mut r = Results::new(&mut s);
     r.ok(&mut s, "alayasiki_status", json!({}));
+    // Through a memory owner, so that the status names it.
+    {
+        let owned = TempDir::new("output-owner");
+        let shared = [
+            ("ALAYASIKI_IN_PROCESS", ""),
+            ("ALAYASIKI_OWNER_IDLE_SECS", "1"),
+        ];
+        let mut o = structured_server(owned.path(), &shared);
+        r.ok(&mut o, "alayasiki_status", json!({}));
+        o.close();
+    }
     // A small graph corpus: relations, communities, a global search.
     for (text, provenance) in [
         ("Acme Corp. acquired Widgets Inc. in 2023.", "external"),

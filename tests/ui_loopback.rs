@@ -212,6 +212,7 @@ impl Drop for Reaped {
 /// `alayasiki-mcp ui --data-dir DIR`, its stdout piped.
 fn spawn_ui(dir: &Path) -> Reaped {
     let child = Command::new(BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .args(["ui", "--data-dir"])
         .arg(dir)
         .env("ALAYASIKI_LOG", "warn")

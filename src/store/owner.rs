@@ -29,6 +29,10 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// Exit status of a process refused because another owns the data
+/// directory.
+pub const EXIT_DIR_IN_USE: u8 = 3;
+
 /// The lock file's name inside the data directory.
 pub const LOCK_FILE: &str = "alayasiki.lock";
 /// Who holds the lock (pid, program, since when), as JSON.

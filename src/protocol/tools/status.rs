@@ -177,6 +177,16 @@ fn output_schema() -> Value {
                     "url_file": string("The owner-only file holding the full URL with its per-start secret.")
                 }),
                 &["address", "url_file"],
+            ),
+            "owner": record(
+                "The memory owner process serving this directory to its local clients (every alayasiki-mcp on stdio reaches it); present only when the caller is served by one, and only for callers with the admin permission.",
+                json!({
+                    "pid": count("The owner's process id."),
+                    "since": string("When it started (RFC 3339)."),
+                    "version": string("Its version."),
+                    "clients": count("Local clients connected now, the caller included.")
+                }),
+                &["pid", "since", "version", "clients"],
             )
         }),
         &[

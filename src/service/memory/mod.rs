@@ -32,7 +32,7 @@ pub use graph_view::{
     GraphView, RelationView,
 };
 pub use ingest::{metadata_source, IngestReceipt, IngestRequest, Restore};
-pub use status::{BrowserStatus, Status, STRANDED};
+pub use status::{BrowserStatus, OwnerProcess, OwnerStatus, Status, STRANDED};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -88,6 +88,9 @@ pub struct MemoryService {
     working: WorkingMemory,
     /// The loopback memory browser, while one is served ([`status`]).
     browser: Mutex<Option<status::BrowserStatus>>,
+    /// This process as the memory owner of local clients, when it is one
+    /// ([`status`]).
+    owner: Mutex<Option<status::OwnerProcess>>,
     /// The cluster the memory lives on, when it does ([`status`]).
     cluster: Mutex<Option<Arc<crate::store::cluster::ClusterClient>>>,
     /// Community membership of each tenant's latest snapshot, for the
@@ -214,6 +217,7 @@ impl MemoryService {
             answer_llm: llm.filter(|l| l.config().answer),
             working: WorkingMemory::new(wm_ttl),
             browser: Mutex::new(None),
+            owner: Mutex::new(None),
             cluster: Mutex::new(None),
             memberships: graph_view::Memberships::default(),
         })

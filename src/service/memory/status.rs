@@ -46,6 +46,31 @@ pub struct Status {
     /// The rqlite cluster the memory lives on, when it does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster: Option<ClusterStatus>,
+    /// The memory owner that serves this caller and the other local
+    /// clients of the directory, when this process is one: told only to
+    /// admin callers, like `data_dir`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<OwnerStatus>,
+}
+
+/// The memory owner process as status shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OwnerStatus {
+    pub pid: u32,
+    /// When it started (RFC 3339).
+    pub since: String,
+    pub version: &'static str,
+    /// Local clients connected now, this one included.
+    pub clients: usize,
+}
+
+/// What the transport that serves local clients tells the service of the
+/// owner process: the live count of its clients included.
+#[derive(Debug, Clone)]
+pub struct OwnerProcess {
+    pub pid: u32,
+    pub since: String,
+    pub clients: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// The cluster as this node sees it.
@@ -134,6 +159,23 @@ impl super::MemoryService {
     /// it tells the service; the service knows nothing of HTTP.
     pub fn announce_browser(&self, browser: Option<BrowserStatus>) {
         *self.browser.lock().unwrap_or_else(|e| e.into_inner()) = browser;
+    }
+
+    /// Records that this process is the memory owner of local clients, for
+    /// `alayasiki_status`. The transport that serves them tells the
+    /// service, as for the browser.
+    pub fn announce_owner(&self, owner: OwnerProcess) {
+        *self.owner.lock().unwrap_or_else(|e| e.into_inner()) = Some(owner);
+    }
+
+    fn owner(&self) -> Option<OwnerStatus> {
+        let owner = self.owner.lock().unwrap_or_else(|e| e.into_inner());
+        owner.as_ref().map(|o| OwnerStatus {
+            pid: o.pid,
+            since: o.since.clone(),
+            version: env!("CARGO_PKG_VERSION"),
+            clients: o.clients.load(std::sync::atomic::Ordering::Relaxed),
+        })
     }
 
     /// Records the cluster the memory lives on, for `alayasiki_status`.
@@ -240,6 +282,11 @@ impl Memory<'_> {
             cluster: self
                 .service
                 .cluster_status(self.principal.permits(Permission::Admin))?,
+            owner: self
+                .principal
+                .permits(Permission::Admin)
+                .then(|| self.service.owner())
+                .flatten(),
         })
     }
 

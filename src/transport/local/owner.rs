@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::io::BufReader;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,7 +22,7 @@ use super::endpoint::{
     self, read_hello, send_hello, ClientHello, OwnerHello, HELLO_TIMEOUT, LOCAL_PROTOCOL,
 };
 use crate::protocol::mcp::{Server, Session};
-use crate::service::Principal;
+use crate::service::{OwnerProcess, Principal};
 use crate::store::Tenant;
 
 /// How long an owner stays up with no client connected, unless
@@ -62,6 +62,8 @@ pub fn idle_exit_from_env() -> Result<Option<Duration>, String> {
 /// The clients connected, and since when none has been.
 struct Clients {
     open: Mutex<HashMap<u64, UnixStream>>,
+    /// How many are connected, for `alayasiki_status`.
+    connected: Arc<AtomicUsize>,
     next: AtomicU64,
     idle_since: Mutex<Instant>,
     /// A client of another version asked this owner to make way.
@@ -86,6 +88,7 @@ impl Clients {
         }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         open.insert(id, stream.try_clone().ok()?);
+        self.connected.store(open.len(), Ordering::Relaxed);
         Some(ClientEntry {
             clients: self.clone(),
             id,
@@ -115,6 +118,7 @@ impl Drop for ClientEntry {
     fn drop(&mut self) {
         let mut open = self.clients.lock();
         open.remove(&self.id);
+        self.clients.connected.store(open.len(), Ordering::Relaxed);
         if open.is_empty() {
             *self
                 .clients
@@ -138,9 +142,15 @@ pub fn serve(
     listener.set_nonblocking(true)?;
     let clients = Arc::new(Clients {
         open: Mutex::new(HashMap::new()),
+        connected: Arc::new(AtomicUsize::new(0)),
         next: AtomicU64::new(1),
         idle_since: Mutex::new(Instant::now()),
         make_way: AtomicBool::new(false),
+    });
+    server.service().announce_owner(OwnerProcess {
+        pid: std::process::id(),
+        since: crate::clock::rfc3339(crate::clock::now_ms()),
+        clients: clients.connected.clone(),
     });
     let mut sessions = Vec::new();
     let mut checked_socket = Instant::now();

@@ -25,7 +25,7 @@ pub const OWNER_START_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The exit status of an owner that found the directory held (another
 /// owner won the race, or a server serves it itself).
-const EXIT_DIR_IN_USE: i32 = crate::serve::EXIT_DIR_IN_USE as i32;
+const EXIT_DIR_IN_USE: i32 = crate::store::owner::EXIT_DIR_IN_USE as i32;
 
 /// The program name an owner records in the directory's owner record.
 pub const OWNER_PROGRAM: &str = "alayasiki-mcp owner";
