@@ -35,7 +35,8 @@
 //! Cross-cutting: [`config`], [`cli`] and [`api_cli`] (flags and
 //! environment), [`limits`] (every bound, in one place), [`error`] (typed
 //! errors and their client-safe messages), [`disk_health`] (what a failing
-//! disk is doing when SQLite cannot say), [`logging`] (stderr only).
+//! disk is doing when SQLite cannot say), [`logging`] (stderr only),
+//! [`visible`] (whether a name shows a reader anything).
 
 pub mod admin;
 pub mod api_cli;
@@ -62,3 +63,4 @@ pub mod service;
 pub mod store;
 pub mod text;
 pub mod transport;
+pub mod visible;

@@ -23,13 +23,15 @@ pub const EXIT_FAILURE: u8 = 1;
 const SIGNAL_POLL: Duration = Duration::from_millis(10);
 
 /// `alayasiki-mcp [--data-dir DIR] [--deterministic] [--ui] [--ui-bind
-/// ADDR]`: serve MCP on stdio until stdin closes, and the memory browser
-/// beside it when asked (`ui`, `ui_bind` or the environment).
+/// ADDR] [--allow-remote]`: serve MCP on stdio until stdin closes, and the
+/// memory browser beside it when asked (`ui`, `ui_bind` or the
+/// environment).
 pub fn stdio(
     data_dir: Option<PathBuf>,
     deterministic: bool,
     ui: bool,
     ui_bind: Option<SocketAddr>,
+    allow_remote: bool,
 ) -> ExitCode {
     let deterministic = match config::Deterministic::from_env(deterministic) {
         Ok(d) => d,
@@ -50,6 +52,11 @@ pub fn stdio(
         Ok(b) => b,
         Err(e) => return fail(&e.to_string(), EXIT_FAILURE),
     };
+    // `--ui-bind` was checked with the command line; this catches
+    // `ALAYASIKI_UI_BIND`.
+    if let Some(Err(e)) = ui_bind.map(|b| loopback_ui::check_bind(b, allow_remote)) {
+        return fail(&e, EXIT_FAILURE);
+    }
     let (_owner, service) = match open_memory(&config, "alayasiki-mcp") {
         Ok(opened) => opened,
         Err(code) => return code,
@@ -109,10 +116,11 @@ pub fn stdio(
     }
 }
 
-/// `alayasiki-mcp ui [--data-dir DIR] [--bind ADDR]`: serve the memory
-/// browser alone until SIGTERM or SIGINT, for when no server is running.
-/// When one owns the directory, says to start that one with `--ui`.
-pub fn browse(data_dir: Option<PathBuf>, bind: Option<SocketAddr>) -> ExitCode {
+/// `alayasiki-mcp ui [--data-dir DIR] [--bind ADDR] [--allow-remote]`:
+/// serve the memory browser alone until SIGTERM or SIGINT, for when no
+/// server is running. When one owns the directory, says to start that one
+/// with `--ui`.
+pub fn browse(data_dir: Option<PathBuf>, bind: Option<SocketAddr>, allow_remote: bool) -> ExitCode {
     crate::logging::init();
     let config = match Config::resolve(data_dir, config::DEFAULT_DIR_NAME) {
         Ok(c) => c,
@@ -135,6 +143,9 @@ pub fn browse(data_dir: Option<PathBuf>, bind: Option<SocketAddr>) -> ExitCode {
             Err(e) => return fail(&e.to_string(), EXIT_FAILURE),
         },
     };
+    if let Err(e) = loopback_ui::check_bind(bind, allow_remote) {
+        return fail(&e, EXIT_FAILURE);
+    }
     let owner = match own_dir(&config, "alayasiki-mcp ui", held_by_a_server) {
         Ok(o) => o,
         Err(code) => return code,
