@@ -8,6 +8,10 @@
 //! tenants and never collides in practice. The generator is seeded once per
 //! process from the operating system's randomness and advanced by a counter
 //! through SHA-256.
+//!
+//! Entities and relations are named `ent_<n>` and `rel_<n>`, `n` counting
+//! within their tenant ([`GraphIds`]): a tenant's ids say nothing about
+//! other tenants.
 
 use sha2::{Digest, Sha256};
 use std::sync::atomic::{AtomicU64, Ordering};

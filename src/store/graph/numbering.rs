@@ -242,7 +242,7 @@ mod tests {
             store
                 .write(&a, |w| w.new_graph_key(Numbered::Relations))
                 .unwrap(),
-            first_a + 1
+            first_a
         );
         assert_eq!(next_entity_key(&store, &b).unwrap(), first_b + 12);
         drop(store);
