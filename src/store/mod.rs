@@ -118,6 +118,8 @@ pub struct Store {
     resolver: &'static dyn NamePolicy,
     /// Sees each write transaction's statements (see `write_log`).
     tap: write_log::TapSlot,
+    /// Held by the compaction running (one at a time, `maintenance`).
+    compacting: Mutex<()>,
 }
 
 /// Read connections for reuse across threads.
@@ -252,6 +254,7 @@ impl Store {
             retention: retention::RetentionPeriod::default(),
             resolver,
             tap,
+            compacting: Mutex::new(()),
         })
     }
 
