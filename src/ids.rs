@@ -8,6 +8,10 @@
 //! tenants and never collides in practice. The generator is seeded once per
 //! process from the operating system's randomness and advanced by a counter
 //! through SHA-256.
+//!
+//! Entities and relations are named `ent_<n>` and `rel_<n>`, `n` counting
+//! within their tenant ([`GraphIds`]): a tenant's ids say nothing about
+//! other tenants.
 
 use sha2::{Digest, Sha256};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,6 +19,7 @@ use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::clock::now_ms;
+pub use crate::limits::MAX_TENANT_GRAPH_NUMBER;
 
 /// A new opaque id with the given prefix, e.g. `doc_5f0b9a2c6c1e4b0f9a7d2f4a`.
 pub fn new_id(prefix: &str) -> String {
@@ -150,26 +155,121 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
 
-/// Prefix of an entity's external id: `ent_` and the entity's store key
-/// in decimal (`ent_42`).
+/// Prefix of an entity's external id: `ent_` and the entity's number
+/// within its tenant, in decimal (`ent_42`).
 pub const ENTITY_ID_PREFIX: &str = "ent_";
 /// Prefix of a relation's external id (`rel_7`).
 pub const RELATION_ID_PREFIX: &str = "rel_";
 
-/// The external id of the entity with store key `key`.
-pub fn entity_id(key: i64) -> String {
-    format!("{ENTITY_ID_PREFIX}{key}")
+/// Low bits of an entity's or relation's store key that number it within
+/// its tenant: the key is the tenant's id shifted left by these bits, plus
+/// the number. So a tenant's numbers (`ent_1`, `ent_2`, ...) count only
+/// its own entities and say nothing about other tenants, while keys stay
+/// unique across the store (one `entities` table, one `relations` table)
+/// and are still made by the writer and bound into the statements that
+/// replicas run again.
+pub const TENANT_GRAPH_KEY_BITS: u32 = 32;
+
+/// How one tenant's entities and relations are named to it.
+///
+/// Keys in the tenant's own range render as their number within it.
+/// Any other key is one the store gave out before numbers were per
+/// tenant, from a single sequence (all of them at most
+/// [`MAX_TENANT_GRAPH_NUMBER`] in practice): it keeps the id it had
+/// (`ent_<key>`), so ids handed out then still name the same entities.
+/// The writer numbers a tenant's new entities past its own highest
+/// earlier key ([`GraphIds::first_number_after`]), so the two kinds never
+/// share an id within a tenant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphIds {
+    /// The first key of the tenant's range (its number 0, never used);
+    /// `None` for a tenant that has never written or whose id is past
+    /// what keys can hold: then only earlier keys are named.
+    base: Option<i64>,
 }
 
-/// The external id of the relation with store key `key`.
-pub fn relation_id(key: i64) -> String {
-    format!("{RELATION_ID_PREFIX}{key}")
+impl GraphIds {
+    /// The naming of the tenant with store id `tenant_id` (`None`: a
+    /// tenant that has never written).
+    pub fn of_tenant(tenant_id: Option<i64>) -> GraphIds {
+        GraphIds {
+            base: tenant_id.and_then(graph_key_base),
+        }
+    }
+
+    /// The lowest and highest key of the tenant's range (numbers 1 to
+    /// [`MAX_TENANT_GRAPH_NUMBER`]); `None` if the tenant's id is too
+    /// large for a range of its own.
+    pub fn key_range(&self) -> Option<(i64, i64)> {
+        self.base.map(|b| (b + 1, b + MAX_TENANT_GRAPH_NUMBER))
+    }
+
+    /// The key of the tenant's `number`, if the number is in range.
+    pub fn key_of(&self, number: i64) -> Option<i64> {
+        let base = self.base?;
+        (1..=MAX_TENANT_GRAPH_NUMBER)
+            .contains(&number)
+            .then_some(base + number)
+    }
+
+    /// What the tenant calls the entity or relation with store key `key`.
+    fn number(&self, key: i64) -> i64 {
+        match self.key_range() {
+            Some((first, last)) if (first..=last).contains(&key) => key - (first - 1),
+            _ => key,
+        }
+    }
+
+    /// The first number a tenant whose range holds nothing yet gives out,
+    /// when `highest_earlier` is its highest key from the single sequence
+    /// (at most [`MAX_TENANT_GRAPH_NUMBER`]; `None` if it has none): past
+    /// it, so an earlier id and a new one never coincide.
+    pub fn first_number_after(highest_earlier: Option<i64>) -> i64 {
+        highest_earlier.unwrap_or(0).max(0) + 1
+    }
+
+    /// The external id of the entity with store key `key`.
+    pub fn entity_id(&self, key: i64) -> String {
+        format!("{ENTITY_ID_PREFIX}{}", self.number(key))
+    }
+
+    /// The external id of the relation with store key `key`.
+    pub fn relation_id(&self, key: i64) -> String {
+        format!("{RELATION_ID_PREFIX}{}", self.number(key))
+    }
+
+    /// The store keys an entity id may name in this tenant, most likely
+    /// first: the key of its number in the tenant's range, then the same
+    /// number as an earlier key. At most one of them is the tenant's (the
+    /// caller looks them up within the tenant). Empty for anything that is
+    /// not an entity id ([`parse_entity_number`]).
+    pub fn entity_keys(&self, id: &str) -> Vec<i64> {
+        let Some(n) = parse_entity_number(id) else {
+            return Vec::new();
+        };
+        let mut keys: Vec<i64> = self.key_of(n).into_iter().collect();
+        if self.number(n) == n {
+            keys.push(n);
+        }
+        keys
+    }
 }
 
-/// The store key an entity id names, parsed strictly: the prefix, then a
+/// The first key of the range of the tenant with store id `tenant_id`:
+/// `None` if shifting it would overflow a key (past 2^31 tenants).
+fn graph_key_base(tenant_id: i64) -> Option<i64> {
+    if tenant_id <= 0 {
+        return None;
+    }
+    tenant_id
+        .checked_mul(1 << TENANT_GRAPH_KEY_BITS)
+        .filter(|b| b.checked_add(MAX_TENANT_GRAPH_NUMBER).is_some())
+}
+
+/// The number an entity id names, parsed strictly: the prefix, then a
 /// positive decimal number without sign or leading zeros, so each entity
 /// has exactly one id and anything else names none.
-pub fn parse_entity_id(id: &str) -> Option<i64> {
+pub fn parse_entity_number(id: &str) -> Option<i64> {
     parse_key(id, ENTITY_ID_PREFIX)
 }
 
@@ -228,10 +328,12 @@ mod tests {
     }
 
     #[test]
-    fn entity_ids_round_trip_and_parse_strictly() {
-        assert_eq!(entity_id(42), "ent_42");
-        assert_eq!(parse_entity_id("ent_42"), Some(42));
-        assert_eq!(parse_entity_id(&entity_id(i64::MAX)), Some(i64::MAX));
+    fn entity_numbers_parse_strictly() {
+        assert_eq!(parse_entity_number("ent_42"), Some(42));
+        assert_eq!(
+            parse_entity_number(&format!("ent_{}", i64::MAX)),
+            Some(i64::MAX)
+        );
         for bad in [
             "",
             "ent_",
@@ -246,8 +348,65 @@ mod tests {
             "42",
             "ent_99999999999999999999",
         ] {
-            assert_eq!(parse_entity_id(bad), None, "{bad:?}");
+            assert_eq!(parse_entity_number(bad), None, "{bad:?}");
+            assert!(GraphIds::of_tenant(Some(3)).entity_keys(bad).is_empty());
         }
-        assert_eq!(relation_id(7), "rel_7");
+    }
+
+    #[test]
+    fn a_tenants_keys_are_named_by_their_number_within_it() {
+        let base = 3i64 << TENANT_GRAPH_KEY_BITS;
+        let ids = GraphIds::of_tenant(Some(3));
+        assert_eq!(
+            ids.key_range(),
+            Some((base + 1, base + MAX_TENANT_GRAPH_NUMBER))
+        );
+        assert_eq!(ids.entity_id(base + 1), "ent_1");
+        assert_eq!(ids.relation_id(base + 7), "rel_7");
+        assert_eq!(
+            ids.entity_id(base + MAX_TENANT_GRAPH_NUMBER),
+            format!("ent_{MAX_TENANT_GRAPH_NUMBER}")
+        );
+        assert_eq!(ids.key_of(1), Some(base + 1));
+        assert_eq!(
+            ids.key_of(MAX_TENANT_GRAPH_NUMBER),
+            Some(base + MAX_TENANT_GRAPH_NUMBER)
+        );
+        assert_eq!(ids.key_of(0), None);
+        assert_eq!(ids.key_of(MAX_TENANT_GRAPH_NUMBER + 1), None);
+        // An earlier key keeps its id, and the id finds it again.
+        assert_eq!(ids.entity_id(42), "ent_42");
+        assert_eq!(ids.entity_keys("ent_42"), vec![base + 42, 42]);
+        // Another tenant's range is not this tenant's numbering.
+        let other = 4i64 << TENANT_GRAPH_KEY_BITS;
+        assert_eq!(ids.entity_id(other + 1), format!("ent_{}", other + 1));
+        assert_eq!(
+            ids.entity_keys(&format!("ent_{}", other + 1)),
+            vec![other + 1]
+        );
+        // A key of the tenant's own range is named only by its number.
+        assert_eq!(
+            ids.entity_keys(&format!("ent_{}", base + 1)),
+            Vec::<i64>::new()
+        );
+        assert_eq!(GraphIds::first_number_after(None), 1);
+        assert_eq!(GraphIds::first_number_after(Some(7)), 8);
+    }
+
+    #[test]
+    fn tenants_without_a_range_name_keys_as_they_are() {
+        for ids in [
+            GraphIds::of_tenant(None),
+            GraphIds::of_tenant(Some(0)),
+            GraphIds::of_tenant(Some(1 << 31)),
+        ] {
+            assert_eq!(ids.key_range(), None);
+            assert_eq!(ids.entity_id(5), "ent_5");
+            assert_eq!(ids.entity_keys("ent_5"), vec![5]);
+        }
+        // The last tenant id with a range of its own.
+        let last = (1i64 << 31) - 1;
+        let (_, top) = GraphIds::of_tenant(Some(last)).key_range().unwrap();
+        assert_eq!(top, i64::MAX);
     }
 }

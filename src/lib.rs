@@ -36,7 +36,8 @@
 //! environment), [`limits`] (every bound, in one place), [`error`] (typed
 //! errors and their client-safe messages), [`disk_health`] (what a failing
 //! disk is doing when SQLite cannot say), [`logging`] (stderr only), [`heap`]
-//! (freed memory given back to the system when idle).
+//! (freed memory given back to the system when idle), [`visible`] (whether a
+//! name shows a reader anything).
 
 pub mod admin;
 pub mod api_cli;
@@ -64,3 +65,4 @@ pub mod service;
 pub mod store;
 pub mod text;
 pub mod transport;
+pub mod visible;

@@ -247,6 +247,12 @@ pub const MAX_LLM_COMMUNITY_SUMMARY_BYTES: usize = 2 * 1024;
 // `/v1/graph`, `/v1/communities`): each bounds one reply, whatever the
 // tenant's size, and API.md's browse limits table quotes them.
 
+/// The highest number one tenant can give an entity (or, counted apart, a
+/// relation), 2^32 - 1: its id (`ent_<number>`) and store key are
+/// numbered within the tenant (`ids::TENANT_GRAPH_KEY_BITS`). Past it the
+/// write that would add one is refused (`limit_exceeded`) rather than
+/// spill into another tenant's keys.
+pub const MAX_TENANT_GRAPH_NUMBER: i64 = (1 << crate::ids::TENANT_GRAPH_KEY_BITS) - 1;
 /// Chunks in one page of a document's chunks unless `limit` says less.
 pub const CHUNKS_DEFAULT_LIMIT: usize = 100;
 /// The largest `limit` of a page of a document's chunks.
@@ -395,6 +401,10 @@ mod tests {
                 WM_TENANT_SHARE_QUARTERS.to_string(),
             ),
             ("`BULK_FAULT_GIVE_UP_MS`", BULK_FAULT_GIVE_UP_MS.to_string()),
+            (
+                "`MAX_TENANT_GRAPH_NUMBER`",
+                MAX_TENANT_GRAPH_NUMBER.to_string(),
+            ),
             ("`MAX_JSON_EXPANSION`", MAX_JSON_EXPANSION.to_string()),
             (
                 "`MAX_PARSED_MESSAGE_BYTES`",

@@ -26,16 +26,17 @@ const SIGNAL_POLL: Duration = Duration::from_millis(10);
 pub const IN_PROCESS_ENV: &str = "ALAYASIKI_IN_PROCESS";
 
 /// `alayasiki-mcp [--data-dir DIR] [--deterministic] [--ui] [--ui-bind
-/// ADDR] [--in-process]`: serve MCP on stdio until stdin closes. Through
-/// the data directory's owner (started when none runs), unless the store
-/// must be this process's alone: `--in-process`, deterministic mode, the
-/// memory browser beside stdio (`ui`, `ui_bind` or the environment), or a
-/// platform without Unix sockets.
+/// ADDR] [--allow-remote] [--in-process]`: serve MCP on stdio until stdin
+/// closes. Through the data directory's owner (started when none runs),
+/// unless the store must be this process's alone: `--in-process`,
+/// deterministic mode, the memory browser beside stdio (`ui`, `ui_bind` or
+/// the environment), or a platform without Unix sockets.
 pub fn stdio(
     data_dir: Option<PathBuf>,
     deterministic: bool,
     ui: bool,
     ui_bind: Option<SocketAddr>,
+    allow_remote: bool,
     in_process: bool,
 ) -> ExitCode {
     let deterministic = match config::Deterministic::from_env(deterministic) {
@@ -57,6 +58,11 @@ pub fn stdio(
         Ok(b) => b,
         Err(e) => return fail(&e.to_string(), EXIT_FAILURE),
     };
+    // `--ui-bind` was checked with the command line; this catches
+    // `ALAYASIKI_UI_BIND`.
+    if let Some(Err(e)) = ui_bind.map(|b| loopback_ui::check_bind(b, allow_remote)) {
+        return fail(&e, EXIT_FAILURE);
+    }
     let in_process = match in_process_from_env() {
         Ok(from_env) => in_process || from_env,
         Err(e) => return fail(&e, EXIT_FAILURE),
@@ -241,10 +247,11 @@ pub fn owner(_data_dir: Option<PathBuf>) -> ExitCode {
     )
 }
 
-/// `alayasiki-mcp ui [--data-dir DIR] [--bind ADDR]`: serve the memory
-/// browser alone until SIGTERM or SIGINT, for when no server is running.
-/// When one owns the directory, says to start that one with `--ui`.
-pub fn browse(data_dir: Option<PathBuf>, bind: Option<SocketAddr>) -> ExitCode {
+/// `alayasiki-mcp ui [--data-dir DIR] [--bind ADDR] [--allow-remote]`:
+/// serve the memory browser alone until SIGTERM or SIGINT, for when no
+/// server is running. When one owns the directory, says to start that one
+/// with `--ui`.
+pub fn browse(data_dir: Option<PathBuf>, bind: Option<SocketAddr>, allow_remote: bool) -> ExitCode {
     crate::logging::init();
     let config = match Config::resolve(data_dir, config::DEFAULT_DIR_NAME) {
         Ok(c) => c,
@@ -267,6 +274,9 @@ pub fn browse(data_dir: Option<PathBuf>, bind: Option<SocketAddr>) -> ExitCode {
             Err(e) => return fail(&e.to_string(), EXIT_FAILURE),
         },
     };
+    if let Err(e) = loopback_ui::check_bind(bind, allow_remote) {
+        return fail(&e, EXIT_FAILURE);
+    }
     let owner = match own_dir(&config, "alayasiki-mcp ui", held_by_a_server) {
         Ok(o) => o,
         Err(code) => return code,

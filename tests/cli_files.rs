@@ -714,13 +714,16 @@ fn a_data_directory_that_is_a_file_is_named_as_such() {
     let file = dir.path().join("notes.txt");
     std::fs::write(&file, "not a directory").unwrap();
     let shown = file.display().to_string();
+    // An empty file to import: what matters is the data directory.
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
     for (args, want) in [
         (
             &["query", "pump"][..],
             format!("alayasiki-mcp query: cannot read data directory {shown}: Not a directory"),
         ),
         (
-            &["import", "/dev/null"][..],
+            &["import", empty.to_str().unwrap()][..],
             format!("alayasiki-mcp import: data directory {shown} exists and is not a directory"),
         ),
     ] {
@@ -749,7 +752,9 @@ fn a_data_directory_that_cannot_be_locked_is_named() {
     let want = format!("cannot lock the data directory {}: ", data.display());
     let stderr = server_refuses(&data);
     assert!(stderr.contains(&want), "{stderr}");
-    let out = cli(&data, &["import", "/dev/null"]);
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let out = cli(&data, &["import", empty.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains(&want), "{stderr}");

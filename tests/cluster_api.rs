@@ -21,6 +21,9 @@
 //!   cluster's vector rows; community summaries are rebuilt by one node;
 //! - the log keeps entries for its retention, and a node away for longer
 //!   joins again from a snapshot at its next start;
+//! - ids a store gave out when entities were numbered in one sequence for
+//!   all tenants name the same entities on every node after a push, and a
+//!   tenant's new entities are numbered after its own, alike on every node;
 //! - without a quorum, writes are refused with 503 and `Retry-After`, and
 //!   reads go on;
 //! - a node's directory is refused by a server started without its cluster.
@@ -939,6 +942,98 @@ fn a_memory_pushed_into_a_cluster_is_served_by_nodes_that_join_it() {
     drop(n);
     let again = Api::start(dir_l.path(), &[("ALAYASIKI_STORE", "")]);
     assert_eq!(vector_top_k(&again, &token, queries[0]), before[0]);
+}
+
+/// The entities of the caller's tenant as `node` lists them: name → id.
+fn entity_ids(api: &Api, token: &str) -> std::collections::BTreeMap<String, String> {
+    let headers = vec![("Authorization".to_string(), format!("Bearer {token}"))];
+    let r = request(api.addr, "GET", "/v1/entities?limit=100", &headers, None);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    r.json()["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_string(),
+                e["entity_id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A store written when entity ids came from one sequence shared by all
+/// tenants (`fixtures/legacy_ids`), pushed into a cluster: on both nodes
+/// its ids name the same entities, and an entity one node adds is
+/// numbered after its tenant's own highest and named alike on the other.
+#[test]
+fn ids_of_a_pushed_store_name_the_same_entities_on_every_node() {
+    let Some(bin) = rqlited() else { return };
+    let cluster = Cluster::start(&bin, 3);
+    let (dir_l, dir_a, dir_b) = (
+        TempDir::new("ids-local"),
+        TempDir::new("ids-node-a"),
+        TempDir::new("ids-node-b"),
+    );
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/legacy_ids");
+    std::fs::copy(
+        fixture.join("data").join(DB_FILE),
+        dir_l.path().join(DB_FILE),
+    )
+    .unwrap();
+    let given: std::collections::BTreeMap<String, String> =
+        serde_json::from_slice(&std::fs::read(fixture.join("ids.json")).unwrap()).unwrap();
+    let acme = admin("alice", "acme");
+    // Its vector files rebuilt (the fixture leaves them out), which opens
+    // it once with this binary, as `cluster push` asks.
+    let reindexed = std::process::Command::new(env!("CARGO_BIN_EXE_alayasiki-mcp"))
+        .args(["reindex", "--data-dir"])
+        .arg(dir_l.path())
+        .env("ALAYASIKI_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(
+        reindexed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reindexed.stderr)
+    );
+    let local = Api::start(dir_l.path(), &[("ALAYASIKI_STORE", "")]);
+    assert_eq!(entity_ids(&local, &acme), given);
+    local.terminate();
+    drop(local);
+    let pushed = std::process::Command::new(env!("CARGO_BIN_EXE_alayasiki-mcp"))
+        .args(["cluster", "push", "--data-dir"])
+        .arg(dir_l.path())
+        .env("ALAYASIKI_CLUSTER", cluster.address())
+        .env("ALAYASIKI_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(
+        pushed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pushed.stderr)
+    );
+
+    let a = node(dir_a.path(), &cluster);
+    let b = node(dir_b.path(), &cluster);
+    assert_eq!(entity_ids(&a, &acme), given);
+    assert_eq!(entity_ids(&b, &acme), given);
+    ingest(&a, &acme, "lisbon", "Lisbon is the capital of Portugal.").unwrap();
+    wait_same_position(&a, &b, &acme);
+    let on_a = entity_ids(&a, &acme);
+    assert_eq!(entity_ids(&b, &acme), on_a);
+    let highest = given
+        .values()
+        .map(|id| id[4..].parse::<u64>().unwrap())
+        .max()
+        .unwrap();
+    let new: Vec<&String> = on_a
+        .iter()
+        .filter(|(name, _)| !given.contains_key(*name))
+        .map(|(_, id)| id)
+        .collect();
+    assert!(!new.is_empty(), "{on_a:?}");
+    assert!(new.contains(&&format!("ent_{}", highest + 1)), "{on_a:?}");
 }
 
 /// A founder that stopped while it copied its memory in (the memory

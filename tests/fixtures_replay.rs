@@ -11,6 +11,7 @@ mod common;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 fn sessions() -> Vec<PathBuf> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/sessions");
@@ -479,4 +480,100 @@ fn a_capture_multiplied_past_max_frame_bytes_fails_its_step_without_building_the
             && report.contains("with its captures put in, the message is over MAX_FRAME_BYTES"),
         "{report}"
     );
+}
+
+/// Names of the replay's temporary data directories left in `tmp`.
+fn scratch_dirs(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("alayasiki-replay"))
+        .collect()
+}
+
+#[test]
+fn sigterm_stops_a_replay_and_deletes_its_temporary_store() {
+    let tmp = TempDir::new("replay-sigterm");
+    let f = fixture(
+        tmp.path(),
+        "waits.jsonl",
+        &[
+            r#"{"fixture_format": 1}"#,
+            INIT,
+            INIT_OK,
+            r#"{"expect_silence_ms": 60000}"#,
+        ],
+    );
+    let mut child = Command::new(BIN)
+        .arg("replay")
+        .arg(&f)
+        .env("TMPDIR", tmp.path())
+        .env_remove("ALAYASIKI_DATA_DIR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the fixture's server to have opened its store.
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while !scratch_dirs(tmp.path())
+        .iter()
+        .any(|d| tmp.path().join(d).join("memory.db").exists())
+    {
+        assert!(std::time::Instant::now() < deadline, "no store made");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let exit = wait_timeout(&mut child, Duration::from_secs(10));
+    if exit.is_none() {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "{out:?}");
+    let report = stdout(&out);
+    assert!(report.contains("interrupted by SIGTERM"), "{report}");
+    assert!(
+        scratch_dirs(tmp.path()).is_empty(),
+        "left behind: {:?}",
+        scratch_dirs(tmp.path())
+    );
+}
+
+#[test]
+fn a_seed_that_is_not_a_regular_file_is_refused_at_once() {
+    let tmp = TempDir::new("replay-seed-device");
+    let f = fixture(tmp.path(), "empty.jsonl", &[r#"{"fixture_format": 1}"#]);
+    let fifo = tmp.path().join("seed.fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    for seed in [Path::new("/dev/zero"), &fifo] {
+        let mut child = Command::new(BIN)
+            .args(["replay", "--seed"])
+            .arg(seed)
+            .arg(&f)
+            .env("TMPDIR", tmp.path())
+            .env_remove("ALAYASIKI_DATA_DIR")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let exit = wait_timeout(&mut child, Duration::from_secs(20));
+        if exit.is_none() {
+            let _ = child.kill();
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{seed:?} {out:?}");
+        let report = stdout(&out);
+        assert!(report.contains("not a regular file"), "{seed:?}: {report}");
+        assert!(scratch_dirs(tmp.path()).is_empty(), "{seed:?}");
+    }
 }

@@ -90,3 +90,65 @@ fn an_invisible_stdio_identity_is_refused_at_start() {
         assert!(stderr.contains("must not be blank"), "{var}: {stderr}");
     }
 }
+
+/// Identities that render as nothing though no character of them is a
+/// space or a format character: a combining mark alone, a braille blank,
+/// fillers, variation selectors, an enclosing mark.
+const SHOWS_NOTHING: &[&str] = &[
+    "\u{0301}",
+    "\u{2800}",
+    "\u{2800}\u{2800}",
+    "\u{115F}\u{1160}",
+    "\u{FFA0}",
+    "\u{3164}\u{FE0F}",
+    "\u{20DD}",
+    "\u{0301}\u{200B}\u{E0100}",
+];
+
+#[test]
+fn identities_with_no_visible_character_are_refused_at_start() {
+    let dir = TempDir::new("no-glyph-stdio");
+    for var in ["ALAYASIKI_MCP_TENANT", "ALAYASIKI_MCP_SUBJECT"] {
+        for value in SHOWS_NOTHING {
+            let out = std::process::Command::new(common::BIN)
+                .arg("--data-dir")
+                .arg(dir.path())
+                .env(var, value)
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{var}={value:?}: {stderr}");
+            assert!(
+                stderr.contains(var) && stderr.contains("needs a visible character"),
+                "{var}={value:?}: {stderr}"
+            );
+        }
+    }
+    // A mark on a letter is a visible name.
+    let out = std::process::Command::new(common::BIN)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env("ALAYASIKI_MCP_SUBJECT", "Jose\u{0301}")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
+#[test]
+fn tokens_whose_subject_or_tenant_shows_nothing_are_refused() {
+    use http_common::{claims, sign, Api, TempDir};
+    let dir = TempDir::new("no-glyph-ids");
+    let api = Api::start(dir.path(), &[]);
+    for blank in SHOWS_NOTHING {
+        for (sub, tenant) in [(*blank, "acme"), ("agent", *blank)] {
+            let token = sign(claims(sub, tenant, &["admin"], ""));
+            let r = api.call("GET", "/v1/status", &token, None);
+            assert_eq!(r.status, 401, "sub {sub:?} tenant {tenant:?} accepted");
+            assert!(r.header("WWW-Authenticate").is_some());
+        }
+    }
+    let ok = sign(claims("\u{2800}agent\u{0301}", "acme", &["admin"], ""));
+    assert_eq!(api.call("GET", "/v1/status", &ok, None).status, 200);
+}

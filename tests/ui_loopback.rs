@@ -185,9 +185,13 @@ fn without_the_flag_no_browser_is_served_or_reported() {
 }
 
 #[test]
-fn a_bind_other_machines_can_reach_is_served_as_asked_with_a_warning() {
+fn a_bind_other_machines_can_reach_is_served_with_allow_remote_and_a_warning() {
     let dir = TempDir::new("ui-remote");
-    let mut s = Server::capturing(dir.path(), &["--ui-bind", "0.0.0.0:0"], &[]);
+    let mut s = Server::capturing(
+        dir.path(),
+        &["--ui-bind", "0.0.0.0:0", "--allow-remote"],
+        &[],
+    );
     s.initialize();
     let url = Url::read(dir.path());
     // Reached locally at loopback, whatever interface it listens on.
@@ -197,6 +201,64 @@ fn a_bind_other_machines_can_reach_is_served_as_asked_with_a_warning() {
     assert!(stderr.contains("other machines can reach"), "{stderr}");
     let (exit, _) = s.close();
     assert!(exit.success());
+}
+
+/// Runs the binary with `args` and `env` on `dir`, stdin empty; kills it
+/// if it has not exited within [`PROMPT_EXIT`] (`None`: it was serving).
+fn run_briefly(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .arg("--data-dir")
+        .arg(dir)
+        .env("ALAYASIKI_LOG", "warn")
+        .env_remove("ALAYASIKI_DATA_DIR")
+        .env_remove("ALAYASIKI_UI")
+        .env_remove("ALAYASIKI_UI_BIND")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = Reaped(cmd.spawn().expect("spawn alayasiki-mcp"));
+    let exit = wait_timeout(&mut child.0, PROMPT_EXIT);
+    if exit.is_none() {
+        let _ = child.0.kill();
+        let _ = child.0.wait();
+    }
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.0.stderr.take().unwrap(), &mut stderr).unwrap();
+    (exit.map(|e| e.code().unwrap_or(-1)), stderr)
+}
+
+#[test]
+fn a_bind_other_machines_can_reach_is_refused_without_allow_remote() {
+    let dir = TempDir::new("ui-remote-refused");
+    // On the command line: a bad command line, exit 2, before anything
+    // is opened or bound.
+    for args in [
+        &["ui", "--bind", "0.0.0.0:0"][..],
+        &["ui", "--bind", "[::]:0"],
+        &["--ui-bind", "0.0.0.0:0"],
+    ] {
+        let (exit, stderr) = run_briefly(dir.path(), args, &[]);
+        assert_eq!(exit, Some(2), "{args:?} was served: {stderr}");
+        assert!(stderr.contains("--allow-remote"), "{args:?}: {stderr}");
+        assert!(!dir.path().join("ui.url").exists(), "{args:?}");
+    }
+    // From ALAYASIKI_UI_BIND: a configuration error, exit 1.
+    for (args, env) in [
+        (&["ui"][..], &[("ALAYASIKI_UI_BIND", "0.0.0.0:0")][..]),
+        (
+            &[],
+            &[("ALAYASIKI_UI_BIND", "0.0.0.0:0"), ("ALAYASIKI_UI", "1")],
+        ),
+    ] {
+        let (exit, stderr) = run_briefly(dir.path(), args, env);
+        assert_eq!(exit, Some(1), "{args:?} {env:?} was served: {stderr}");
+        assert!(stderr.contains("--allow-remote"), "{args:?}: {stderr}");
+        assert!(!dir.path().join("ui.url").exists(), "{args:?}");
+    }
 }
 
 /// A child process killed when the test ends, passed or not.

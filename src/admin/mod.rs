@@ -25,6 +25,7 @@ pub mod export;
 pub mod import;
 mod progress;
 pub mod query;
+mod regular_file;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -6,14 +6,15 @@ alayasiki-mcp: local knowledge memory for AI agents, served over MCP on stdio.
 
 USAGE:
     alayasiki-mcp [--data-dir DIR] [--in-process] [--deterministic] [--ui]
-                  [--ui-bind ADDR]            serve MCP on stdio through the
+                  [--ui-bind ADDR] [--allow-remote]
+                                              serve MCP on stdio through the
                                               directory's memory owner,
                                               started when none runs (and,
                                               with --ui, the memory browser)
     alayasiki-mcp owner [--data-dir DIR]      own the directory and serve
                                               its memory to every local
                                               agent (what stdio starts)
-    alayasiki-mcp ui [--data-dir DIR] [--bind ADDR]
+    alayasiki-mcp ui [--data-dir DIR] [--bind ADDR] [--allow-remote]
                                               serve the memory browser when
                                               no server is running, until
                                               Ctrl-C or SIGTERM
@@ -66,10 +67,14 @@ OPTIONS:
                      goes to stderr and to DIR/ui.url (owner-only, removed
                      on exit); alayasiki_status gives the address.
     --ui-bind ADDR   Where the memory browser listens (implies --ui): PORT
-                     (on 127.0.0.1) or IP:PORT. Another address than
-                     loopback lets other machines reach it over plain HTTP
-                     (a warning is logged).
+                     (on 127.0.0.1) or IP:PORT, a loopback address unless
+                     --allow-remote is given.
     --bind ADDR      Where `ui` listens, as --ui-bind does for the server.
+    --allow-remote   Allow a --ui-bind, --bind or ALAYASIKI_UI_BIND address
+                     other machines can reach (such as 0.0.0.0). The memory
+                     browser speaks plain HTTP, so the secret in its URL
+                     crosses the network readable: put a TLS-terminating
+                     reverse proxy in front of it (a warning is logged).
     -h, --help       Print this help and exit.
     -V, --version    Print the version and exit.
 
@@ -104,8 +109,9 @@ ENVIRONMENT:
 EXIT STATUS:
     0 done (and `ui` stopped by SIGINT or SIGTERM), 1 failure (the message
     says what; also when stdout would not take the output: the work is
-    done, the report lost), 2 bad command line, 3 data directory in use by another
-    process. An interrupted ingest exits 130
+    done, the report lost), 2 bad command line (a --bind or --ui-bind other
+    machines can reach without --allow-remote is one), 3 data directory in
+    use by another process. An interrupted ingest or replay exits 130
     (SIGINT, Ctrl-C) or 143 (SIGTERM): 128 + the signal's number.
     See `alayasiki-mcp ingest --help`.
 
@@ -184,6 +190,9 @@ EXIT STATUS:
          not know, a capture used before it is set, a send over
          MAX_FRAME_BYTES, a newer fixture format, a seed that would not
          import; or a bad command line
+    130  interrupted by SIGINT (Ctrl-C): the server is killed, the temporary
+         data directory deleted, the fixtures run so far reported
+    143  interrupted by SIGTERM, likewise
 ";
 
 /// `alayasiki-mcp query --help`.

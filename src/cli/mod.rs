@@ -36,6 +36,8 @@ pub enum Command {
         ui: bool,
         /// `--ui-bind ADDR`: where (implies `--ui`).
         ui_bind: Option<SocketAddr>,
+        /// `--allow-remote`: a bind other machines can reach is allowed.
+        allow_remote: bool,
         /// `--in-process`: open the store in this process instead of
         /// reaching the directory's owner (also `ALAYASIKI_IN_PROCESS=1`).
         in_process: bool,
@@ -49,6 +51,8 @@ pub enum Command {
     Ui {
         data_dir: Option<PathBuf>,
         bind: Option<SocketAddr>,
+        /// `--allow-remote`: a bind other machines can reach is allowed.
+        allow_remote: bool,
     },
     /// An rqlite cluster: its status, or a copy into it or out of it.
     Cluster(crate::admin::cluster::Options),
@@ -139,6 +143,7 @@ struct Given {
     ui: bool,
     ui_bind: Option<SocketAddr>,
     bind: Option<SocketAddr>,
+    allow_remote: bool,
     positional: Vec<OsString>,
 }
 
@@ -208,6 +213,7 @@ where
             Long("ui") => given.ui = true,
             Long("ui-bind") => given.ui_bind = Some(bind_value(&mut parser, "--ui-bind")?),
             Long("bind") => given.bind = Some(bind_value(&mut parser, "--bind")?),
+            Long("allow-remote") => given.allow_remote = true,
             Long("out") => {
                 let value = parser
                     .value()
@@ -290,6 +296,17 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
     if given.bind.is_some() && subcommand != Some("ui") {
         return Err(refuse("--bind"));
     }
+    if given.allow_remote && !matches!(subcommand, None | Some("ui")) {
+        return Err(refuse("--allow-remote"));
+    }
+    // The memory browser's address, from either flag, is checked here so
+    // that a remote one without --allow-remote is a bad command line.
+    for (flag, bind) in [("--ui-bind", given.ui_bind), ("--bind", given.bind)] {
+        if let Some(bind) = bind {
+            crate::transport::loopback_ui::check_bind(bind, given.allow_remote)
+                .map_err(|e| UsageError(format!("{flag}: {e}")))?;
+        }
+    }
     let Given {
         data_dir,
         tenant,
@@ -303,6 +320,7 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
         ui,
         ui_bind,
         bind,
+        allow_remote,
         mut positional,
     } = given;
     let no_positional = |positional: &[OsString]| match positional.first() {
@@ -321,6 +339,7 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
                 ui,
                 ui_bind,
                 in_process,
+                allow_remote,
             }
         }
         Some("owner") => {
@@ -329,7 +348,11 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
         }
         Some("ui") => {
             no_positional(&positional)?;
-            Command::Ui { data_dir, bind }
+            Command::Ui {
+                data_dir,
+                bind,
+                allow_remote,
+            }
         }
         Some("reindex") => {
             no_positional(&positional)?;
@@ -483,6 +506,7 @@ mod tests {
                 ui: false,
                 ui_bind: None,
                 in_process: false,
+                allow_remote: false,
             })
         );
         assert_eq!(
@@ -493,6 +517,7 @@ mod tests {
                 ui: false,
                 ui_bind: None,
                 in_process: false,
+                allow_remote: false,
             })
         );
         assert!(parse(["export", "--deterministic"]).is_err());
@@ -507,6 +532,7 @@ mod tests {
                 deterministic: false,
                 ui: false,
                 ui_bind: None,
+                allow_remote: false,
                 in_process: true,
             })
         );
@@ -528,6 +554,7 @@ mod tests {
             ui: false,
             ui_bind: None,
             in_process: false,
+            allow_remote: false,
         });
         assert_eq!(parse(["--data-dir", "/tmp/m"]), want);
         assert_eq!(parse(["--data-dir=/tmp/m"]), want);
@@ -690,6 +717,7 @@ mod tests {
                 ui: true,
                 ui_bind: None,
                 in_process: false,
+                allow_remote: false,
             })
         );
         assert_eq!(
@@ -700,6 +728,7 @@ mod tests {
                 ui: false,
                 ui_bind: Some("127.0.0.1:8765".parse().unwrap()),
                 in_process: false,
+                allow_remote: false,
             })
         );
         assert_eq!(
@@ -707,13 +736,15 @@ mod tests {
             Ok(Command::Ui {
                 data_dir: Some(PathBuf::from("/m")),
                 bind: Some("[::1]:0".parse().unwrap()),
+                allow_remote: false,
             })
         );
         assert_eq!(
             parse(["ui"]),
             Ok(Command::Ui {
                 data_dir: None,
-                bind: None
+                bind: None,
+                allow_remote: false,
             })
         );
         assert!(parse(["ui", "--ui"]).is_err());
@@ -722,6 +753,33 @@ mod tests {
         assert!(parse(["ui", "extra"]).is_err());
         let err = parse(["--ui-bind", "localhost"]).unwrap_err();
         assert!(err.0.contains("--ui-bind"), "{err}");
+    }
+
+    #[test]
+    fn a_memory_browser_other_machines_can_reach_needs_allow_remote() {
+        for args in [
+            &["ui", "--bind", "0.0.0.0:0"][..],
+            &["ui", "--bind", "192.0.2.7:80"],
+            &["ui", "--bind", "[::]:0"],
+            &["--ui-bind", "0.0.0.0:8765"],
+        ] {
+            let err = parse(args.iter().copied()).unwrap_err();
+            assert!(err.0.contains("--allow-remote"), "{args:?}: {err}");
+        }
+        assert_eq!(
+            parse(["ui", "--bind", "0.0.0.0:0", "--allow-remote"]),
+            Ok(Command::Ui {
+                data_dir: None,
+                bind: Some("0.0.0.0:0".parse().unwrap()),
+                allow_remote: true,
+            })
+        );
+        assert!(parse(["--allow-remote", "--ui-bind", "0.0.0.0:0"]).is_ok());
+        // Loopback needs nothing; the flag belongs to the browser's commands.
+        assert!(parse(["ui", "--bind", "127.0.0.1:0"]).is_ok());
+        assert!(parse(["ui", "--bind", "[::1]:0"]).is_ok());
+        let err = parse(["export", "--allow-remote"]).unwrap_err();
+        assert!(err.0.contains("--allow-remote"), "{err}");
     }
 
     #[test]

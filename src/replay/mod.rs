@@ -16,6 +16,12 @@
 //! directory. Exit status: 0 when every fixture passed, 1 when one failed,
 //! 2 when one could not run (a bad fixture, a seed that would not import,
 //! a server that would not start).
+//!
+//! SIGINT or SIGTERM (the handlers of [`crate::transport::signals`]) stops
+//! the replay at once, not the process: the step or seed in progress is
+//! abandoned, the server is killed, the scratch directory deleted, the
+//! fixtures run so far are reported (the interrupted one as failed there)
+//! and the exit status is 128 + the signal's number.
 
 pub mod fixture;
 pub mod pattern;
@@ -28,7 +34,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use crate::cli::SIGNAL_EXIT_BASE;
 use crate::limits::MAX_FRAME_BYTES;
+use crate::transport::signals;
 use fixture::{BadFixture, Step, StepKind};
 use pattern::Captures;
 use server::{ScratchDir, ServerProcess};
@@ -113,17 +121,40 @@ impl FixtureResult {
 
 /// Runs every fixture and prints the report; the exit status as above.
 pub fn replay(options: &Options) -> ExitCode {
-    let results: Vec<FixtureResult> = options
-        .files
-        .iter()
-        .map(|file| run_file(file, options.seed.as_deref(), options.deterministic))
-        .collect();
+    // From here on a signal ends the replay through the code below, which
+    // deletes the scratch directories, instead of killing the process.
+    if let Err(e) = signals::install() {
+        eprintln!("alayasiki-mcp replay: cannot install signal handlers: {e}");
+        return ExitCode::from(2);
+    }
+    let mut results: Vec<FixtureResult> = Vec::with_capacity(options.files.len());
+    for file in &options.files {
+        if signals::requested() {
+            break;
+        }
+        results.push(run_file(
+            file,
+            options.seed.as_deref(),
+            options.deterministic,
+        ));
+    }
     let out = match options.format {
         Format::Text => report::text(&results),
         Format::Junit => report::junit(&results),
         Format::Tap => report::tap(&results),
     };
     crate::cli::stdout::out!("{out}");
+    if signals::requested() {
+        let signal = signals::received().unwrap_or(signals::SIGINT);
+        eprintln!(
+            "alayasiki-mcp replay: interrupted by {}: {} of {} fixture(s) run; their \
+             temporary stores are deleted",
+            interruption(),
+            results.len(),
+            options.files.len()
+        );
+        return ExitCode::from((SIGNAL_EXIT_BASE + signal) as u8);
+    }
     if results.iter().any(|r| r.bad.is_some()) {
         ExitCode::from(2)
     } else if results.iter().any(FixtureResult::failed) {
@@ -166,10 +197,15 @@ fn run_file(file: &Path, seed: Option<&Path>, deterministic: bool) -> FixtureRes
     }
     if let Some(seed) = seed {
         if let Err(e) = server::seed(scratch.path(), seed, &env) {
-            return bad(BadFixture {
-                line: 0,
-                message: format!("the seed {} did not import: {e}", seed.display()),
-            });
+            let message = if signals::requested() {
+                format!(
+                    "interrupted by {} while the seed was imported",
+                    interruption()
+                )
+            } else {
+                format!("the seed {} did not import: {e}", seed.display())
+            };
+            return bad(BadFixture { line: 0, message });
         }
     }
     let server = match ServerProcess::start(scratch.path(), &env) {
@@ -182,6 +218,7 @@ fn run_file(file: &Path, seed: Option<&Path>, deterministic: bool) -> FixtureRes
         }
     };
     let (steps, after) = run_steps(server, &steps);
+    // The server has exited or been killed: nothing holds the directory.
     drop(scratch);
     FixtureResult {
         name,
@@ -221,6 +258,16 @@ fn run_steps(mut server: ServerProcess, steps: &[Step]) -> (Vec<StepResult>, Opt
     let mut failed = false;
     for step in steps {
         let label = label(&step.kind);
+        if signals::requested() && !failed {
+            failed = true;
+            results.push(StepResult {
+                line: step.line,
+                label,
+                outcome: StepOutcome::Failed(format!("interrupted by {}", interruption())),
+                elapsed: Duration::ZERO,
+            });
+            continue;
+        }
         if failed {
             results.push(StepResult {
                 line: step.line,
@@ -249,6 +296,11 @@ fn run_steps(mut server: ServerProcess, steps: &[Step]) -> (Vec<StepResult>, Opt
             outcome,
             elapsed: began.elapsed(),
         });
+    }
+    if signals::requested() {
+        // Killed (on drop), not waited for: the replay is stopping.
+        drop(server);
+        return (results, None);
     }
     let after = match server.finish() {
         Some(status) if status.success() || failed => None,
@@ -286,6 +338,9 @@ fn run_step(
                 Some(Err(line)) => {
                     return Err(format!("the server wrote a line that is not JSON: {line}"))
                 }
+                None if signals::requested() => {
+                    return Err(format!("interrupted by {}", interruption()))
+                }
                 None => return Err(format!("no reply within {} s", wait.as_secs())),
             };
             pattern::matches(want, &actual, captures).map_err(|m| {
@@ -300,10 +355,19 @@ fn run_step(
             })
         }
         StepKind::ExpectSilence(ms) => match server.next_line(Duration::from_millis(*ms)) {
+            None if signals::requested() => Err(format!("interrupted by {}", interruption())),
             None => Ok(()),
             Some(Ok(extra)) => Err(format!("expected nothing for {ms} ms, got {extra}")),
             Some(Err(line)) => Err(format!("expected nothing for {ms} ms, got {line}")),
         },
+    }
+}
+
+/// The signal that stopped the replay, by name.
+fn interruption() -> &'static str {
+    match signals::received() {
+        Some(signals::SIGTERM) => "SIGTERM",
+        _ => "SIGINT",
     }
 }
 

@@ -11,11 +11,17 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
 
+use crate::transport::signals;
+
 /// Lines of the server's log kept to show with a failure.
 const LOG_TAIL_LINES: usize = 20;
 
 /// How long the server may take to exit once its input is closed.
 const EXIT_WAIT: Duration = Duration::from_secs(30);
+
+/// How often a wait (for a reply, or for the seed's import) looks for a
+/// termination signal: what a replay takes to stop once told.
+const SIGNAL_POLL: Duration = Duration::from_millis(20);
 
 /// What the server wrote on stdout: a reply, or a line that is not JSON.
 pub type Line = Result<Value, String>;
@@ -41,22 +47,44 @@ pub(super) fn this_binary(env: &[(String, String)]) -> std::io::Result<Command> 
 }
 
 /// Imports `seed` (an `alayasiki-mcp export`) into `data_dir` with this
-/// binary's `import`. The error is what it printed.
+/// binary's `import`. The error is what it printed; a termination signal
+/// kills the import and is an error too.
 pub fn seed(data_dir: &Path, seed: &Path, env: &[(String, String)]) -> Result<(), String> {
-    let out = this_binary(env)
+    let mut child = this_binary(env)
         .and_then(|mut cmd| {
             cmd.arg("import")
                 .arg(seed)
                 .arg("--data-dir")
                 .arg(data_dir)
                 .stdin(Stdio::null())
-                .output()
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
         })
         .map_err(|e| format!("cannot run import: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    // Read as it comes, so a long message never blocks the import.
+    let stderr = child.stderr.take().expect("piped");
+    let printed = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut BufReader::new(stderr), &mut text);
+        text
+    });
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(status),
+            Ok(None) if !signals::requested() => std::thread::sleep(SIGNAL_POLL),
+            Ok(None) => break Err("interrupted".to_string()),
+            Err(e) => break Err(format!("cannot wait for import: {e}")),
+        }
+    };
+    if status.is_err() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let printed = printed.join().unwrap_or_default();
+    match status? {
+        s if s.success() => Ok(()),
+        _ => Err(printed.trim().to_string()),
     }
 }
 
@@ -135,9 +163,21 @@ impl ServerProcess {
             .ok_or_else(|| std::io::Error::other("input closed"))
     }
 
-    /// The next line within `wait`; `None` when none came.
+    /// The next line within `wait`; `None` when none came, or as soon as
+    /// a termination signal arrives.
     pub fn next_line(&self, wait: Duration) -> Option<Line> {
-        self.lines.recv_timeout(wait).ok()
+        let deadline = Instant::now() + wait;
+        loop {
+            let left = deadline.checked_duration_since(Instant::now())?;
+            match self.lines.recv_timeout(left.min(SIGNAL_POLL)) {
+                Ok(line) => return Some(line),
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return None,
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) if signals::requested() => {
+                    return None
+                }
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+            }
+        }
     }
 
     /// The server's last log lines.

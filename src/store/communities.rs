@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use super::tenant::{TenantReader, TenantWriter, VISIBLE};
 use super::Store;
 use crate::error::Result;
+use crate::ids::{GraphIds, MAX_TENANT_GRAPH_NUMBER};
 use crate::knowledge::community::{GraphInput, LlmSummary, Summary};
 use crate::knowledge::confidence;
 
@@ -75,27 +76,53 @@ impl TenantReader<'_> {
     }
 
     /// Whether the tenant's relations are so few among all tenants' that
-    /// finding them through the tenant's index beats walking the table,
-    /// estimated from [`SHARE_PROBES`] relations at evenly spaced ids (a
-    /// B-tree seek each), not from a count, which at 100k documents took
-    /// longer than the read it was choosing for.
+    /// finding them through the tenant's index beats walking the table.
+    /// Not from a count, which at 100k documents took longer than the read
+    /// it was choosing for, but from where keys lie: each tenant's
+    /// relations since keys were numbered per tenant fill its own key range
+    /// from the start (`ids::GraphIds`), about as many as its highest
+    /// number (a B-tree seek per tenant); the keys of the one sequence
+    /// before are shared, and the tenant's share of them is estimated from
+    /// [`SHARE_PROBES`] relations at evenly spaced keys (a seek each).
     fn holds_few_relations(&self, tenant_id: i64) -> Result<bool> {
-        let last: Option<i64> = self
-            .conn
-            .query_row("SELECT max(id) FROM relations", [], |r| r.get(0))?;
-        let Some(last) = last else {
-            return Ok(false);
+        let mut highest = self.conn.prepare_cached(
+            "SELECT id FROM relations WHERE id BETWEEN ?1 AND ?2 ORDER BY id DESC LIMIT 1",
+        )?;
+        let mut highest_in = |first: i64, last: i64| -> Result<Option<i64>> {
+            Ok(highest.query_row([first, last], |r| r.get(0)).optional()?)
         };
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT tenant_id FROM relations WHERE id >= ?1 ORDER BY id LIMIT 1")?;
+        // The shared keys: about as many relations as the highest of them.
+        let shared = highest_in(1, MAX_TENANT_GRAPH_NUMBER)?.unwrap_or(0);
         let mut ours = 0;
-        for probe in 0..SHARE_PROBES {
-            let id = 1 + (last - 1) * probe / (SHARE_PROBES - 1);
-            let owner: Option<i64> = stmt.query_row([id], |r| r.get(0)).optional()?;
-            ours += i64::from(owner == Some(tenant_id));
+        let mut all = shared;
+        if shared > 0 {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT tenant_id FROM relations WHERE id >= ?1 ORDER BY id LIMIT 1",
+            )?;
+            let mut hits = 0;
+            for probe in 0..SHARE_PROBES {
+                let id = 1 + (shared - 1) * probe / (SHARE_PROBES - 1);
+                let owner: Option<i64> = stmt.query_row([id], |r| r.get(0)).optional()?;
+                hits += i64::from(owner == Some(tenant_id));
+            }
+            ours = shared * hits / SHARE_PROBES;
         }
-        Ok(ours * FEW_RELATIONS_SHARE < SHARE_PROBES)
+        let tenants: Vec<i64> = self
+            .conn
+            .prepare_cached("SELECT id FROM tenants")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for tenant in tenants {
+            let Some((first, last)) = GraphIds::of_tenant(Some(tenant)).key_range() else {
+                continue;
+            };
+            let numbered = highest_in(first, last)?.map_or(0, |top| top - first + 1);
+            all += numbered;
+            if tenant == tenant_id {
+                ours += numbered;
+            }
+        }
+        Ok(all > 0 && ours * FEW_RELATIONS_SHARE < all)
     }
 
     /// [`Self::graph_input`], reading the relations as `scan` says.

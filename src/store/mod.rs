@@ -120,6 +120,8 @@ pub struct Store {
     tap: write_log::TapSlot,
     /// Usage rows kept back while the tap's cluster has no quorum.
     held_usage: Arc<usage::HeldUsage>,
+    /// Held by the compaction running (one at a time, `maintenance`).
+    compacting: Mutex<()>,
 }
 
 /// Read connections for reuse across threads.
@@ -255,6 +257,7 @@ impl Store {
             resolver,
             tap,
             held_usage: Arc::default(),
+            compacting: Mutex::new(()),
         })
     }
 

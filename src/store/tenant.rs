@@ -97,8 +97,8 @@ pub struct TenantWriter<'c> {
     /// The entity-resolution policy name lookups and the term index run.
     pub(super) resolver: &'static dyn crate::knowledge::resolution::NamePolicy,
     pub(super) hooks: Vec<super::writer::CommitHook>,
-    /// The next id [`TenantWriter::new_id`] hands out, per table, in this
-    /// operation.
+    /// The next id [`TenantWriter::new_id`] (or, for entities and
+    /// relations, `new_graph_key`) hands out, per table, in this operation.
     pub(super) ids: std::cell::RefCell<Vec<(&'static str, i64)>>,
 }
 

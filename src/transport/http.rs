@@ -105,6 +105,8 @@ pub(super) struct Context {
     pub mcp_sessions: HttpSessions,
     /// The connections held ([`super::acceptor`]).
     pub connections: Arc<Connections>,
+    /// When each tenant last started a compaction.
+    pub compactions: super::http_compact::CompactionPace,
     /// Gives freed memory back to the system once dispatch is idle.
     idle_release: IdleRelease,
     jobs: Sender<Job>,
@@ -188,6 +190,7 @@ pub fn serve_until(
         sessions: Sessions::default(),
         mcp_sessions: HttpSessions::default(),
         connections: Connections::new(caps),
+        compactions: Default::default(),
         idle_release: IdleRelease::default(),
         jobs: jobs_tx,
         closing: AtomicBool::new(false),
@@ -715,6 +718,10 @@ mod tests {
             ("`REFUSED_BODY_LINGER`", secs(REFUSED_BODY_LINGER)),
             ("`KEEPALIVE_INTERVAL`", secs(KEEPALIVE_INTERVAL)),
             ("`IO_TIMEOUT`", secs(IO_TIMEOUT)),
+            (
+                "`COMPACT_INTERVAL`",
+                secs(super::super::http_compact::COMPACT_INTERVAL),
+            ),
             ("`ANSWER_WRITE_TIMEOUT`", secs(ANSWER_WRITE_TIMEOUT)),
             (
                 "`RELEASE_AFTER_IDLE`",

@@ -39,6 +39,23 @@ pub const URL_FILE: &str = "ui.url";
 /// Where the browser listens unless told: loopback, a free port.
 pub const DEFAULT_UI_BIND: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0);
 
+/// Whether the memory browser may listen on `bind`: loopback always;
+/// an address other machines can reach (any other, the unspecified
+/// `0.0.0.0` and `[::]` included) only when `allow_remote`
+/// (`--allow-remote`), as `alayasiki-api` requires for its own. The error
+/// says why and names the flag.
+pub fn check_bind(bind: SocketAddr, allow_remote: bool) -> Result<(), String> {
+    if bind.ip().is_loopback() || allow_remote {
+        return Ok(());
+    }
+    Err(format!(
+        "refusing to serve the memory browser on {bind}: other machines can reach it, and it \
+         speaks plain HTTP, so the secret in its URL would cross the network readable. Use a \
+         loopback address (127.0.0.1 or [::1]), or pass --allow-remote to confirm (behind a \
+         TLS-terminating reverse proxy)"
+    ))
+}
+
 /// The memory browser being served; stops (and removes [`URL_FILE`]) on
 /// [`LoopbackUi::stop`] or when dropped.
 pub struct LoopbackUi {
@@ -55,7 +72,8 @@ impl LoopbackUi {
     /// Binds `bind`, starts serving `server`'s memory to `principal`
     /// bearing a fresh secret, and writes the URL to [`URL_FILE`] in
     /// `data_dir` (which the caller owns). A `bind` other machines can
-    /// reach is served as asked, with a warning.
+    /// reach must have passed [`check_bind`] with `--allow-remote`; it is
+    /// served with a warning.
     pub fn start(
         server: Server,
         principal: Principal,
@@ -231,6 +249,24 @@ mod tests {
         assert_eq!(at("[::]:8080"), "[::1]:8080");
         assert_eq!(at("[::1]:8080"), "[::1]:8080");
         assert_eq!(at("192.0.2.7:80"), "192.0.2.7:80");
+    }
+
+    #[test]
+    fn only_loopback_binds_are_allowed_without_allow_remote() {
+        let bind = |s: &str| s.parse::<SocketAddr>().unwrap();
+        for local in ["127.0.0.1:0", "127.8.9.10:80", "[::1]:8080"] {
+            assert!(check_bind(bind(local), false).is_ok(), "{local}");
+        }
+        for remote in [
+            "0.0.0.0:0",
+            "[::]:0",
+            "192.0.2.7:80",
+            "[::ffff:127.0.0.1]:80",
+        ] {
+            let err = check_bind(bind(remote), false).unwrap_err();
+            assert!(err.contains("--allow-remote"), "{remote}: {err}");
+            assert!(check_bind(bind(remote), true).is_ok(), "{remote}");
+        }
     }
 
     #[test]

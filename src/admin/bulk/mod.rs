@@ -38,6 +38,7 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use super::progress::Progress;
+use super::regular_file::open_regular;
 use super::{drain, open_dir, throttle, Missing, Opened};
 use crate::cli::SIGNAL_EXIT_BASE;
 use crate::ids;
@@ -237,23 +238,15 @@ enum Read {
     NotAFile,
 }
 
-/// Reads a file found by the walk, as what it is now: opened without
-/// blocking (a pipe put in its place would wait forever for a writer),
-/// refused unless the opened file is a regular one (a link swapped to
-/// `/dev/zero` never ends), and read no further than `max` + 1 bytes.
+/// Reads a file found by the walk, as what it is now: refused unless it
+/// is a regular file ([`open_regular`]: a pipe put in its place would wait
+/// forever for a writer, a link swapped to `/dev/zero` never ends), and
+/// read no further than `max` + 1 bytes.
 fn read_regular(path: &std::path::Path, max: usize) -> std::io::Result<Read> {
     use std::io::Read as _;
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc_nonblock());
-    }
-    let file = options.open(path)?;
-    if !file.metadata()?.is_file() {
+    let Some(file) = open_regular(path)? else {
         return Ok(Read::NotAFile);
-    }
+    };
     let mut bytes = Vec::new();
     file.take(max as u64 + 1).read_to_end(&mut bytes)?;
     Ok(if bytes.len() > max {
@@ -261,17 +254,6 @@ fn read_regular(path: &std::path::Path, max: usize) -> std::io::Result<Read> {
     } else {
         Read::Bytes(bytes)
     })
-}
-
-/// `O_NONBLOCK`, whose value the standard library does not export.
-#[cfg(unix)]
-fn libc_nonblock() -> i32 {
-    if cfg!(any(target_os = "linux", target_os = "android")) {
-        0o4000
-    } else {
-        // macOS and the BSDs.
-        0x0004
-    }
 }
 
 /// Why a run stopped before reading every file.

@@ -50,13 +50,13 @@ pub use mcp_memory::{
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::export::{EXPORT_FORMAT, EXPORT_VERSION};
 use super::progress::Progress;
+use super::regular_file::{open_regular, NOT_REGULAR};
 use super::{drain, open_dir, throttle, Missing, Opened};
 use crate::limits::MAX_IMPORT_LINE_BYTES;
 use crate::service::{IngestRequest, Memory, Restore};
@@ -106,8 +106,16 @@ impl Tally {
 
 /// `alayasiki-mcp import FILE [--tenant T] [--data-dir DIR]`.
 pub fn import(data_dir: Option<PathBuf>, tenant: Option<String>, file: &Path) -> ExitCode {
-    let reader = match File::open(file) {
-        Ok(f) => f,
+    let reader = match open_regular(file) {
+        Ok(Some(f)) => f,
+        Ok(None) => {
+            eprintln!(
+                "alayasiki-mcp import: {} {NOT_REGULAR}; import reads an export or a \
+                 memory.jsonl saved to a file",
+                file.display()
+            );
+            return ExitCode::from(crate::serve::EXIT_FAILURE);
+        }
         Err(e) => {
             eprintln!("alayasiki-mcp import: cannot open {}: {e}", file.display());
             return ExitCode::from(crate::serve::EXIT_FAILURE);
@@ -199,7 +207,10 @@ fn run(
             tally.skip(
                 number,
                 "limit_exceeded",
-                format!("longer than {MAX_IMPORT_LINE_BYTES} bytes (MAX_IMPORT_LINE_BYTES)"),
+                format!(
+                    "too long: over {MAX_IMPORT_LINE_BYTES} bytes (MAX_IMPORT_LINE_BYTES), \
+                     more than any document line holds"
+                ),
             );
             continue;
         }
@@ -249,8 +260,21 @@ fn run(
         store(&memory, request, restore, number, &mut tally)?;
     }
     progress.finish();
-    let format = format.ok_or_else(|| format!("the file is empty; {NOT_A_FORMAT}"))?;
+    let format = format.ok_or_else(|| no_line_read(&tally))?;
     Ok((format, tally))
+}
+
+/// Why a file in which no line told the format was not imported: it holds
+/// no lines, or every line was skipped (too long, not UTF-8), and the
+/// first such line says why.
+fn no_line_read(tally: &Tally) -> String {
+    match tally.listed.first() {
+        None => format!("the file is empty; {NOT_A_FORMAT}"),
+        Some((line, reason)) => format!(
+            "no line could be read ({} skipped); line {line} is {reason}; {NOT_A_FORMAT}",
+            tally.skipped
+        ),
+    }
 }
 
 const NOT_A_FORMAT: &str = "import reads an alayasiki-mcp export or the memory.jsonl of \

@@ -118,13 +118,14 @@ impl Memory<'_> {
         let more = chunks.len() > limit;
         chunks.truncate(limit);
         let next_after = more.then(|| chunks.last().map(|c| c.ordinal)).flatten();
+        let graph_ids = reader.graph_ids();
         let mut views = Vec::with_capacity(chunks.len());
         for c in chunks {
             let entities = reader
                 .chunk_mentions(c.chunk_key)?
                 .into_iter()
                 .map(|m| ChunkEntity {
-                    entity_id: ids::entity_id(m.entity_id),
+                    entity_id: graph_ids.entity_id(m.entity_id),
                     name: m.name,
                     kind: m.kind,
                     byte_start: m.start,

@@ -3,8 +3,8 @@
 //! their evidence, and the neighbourhood of an entity (or the most
 //! mentioned entities) with the edges among them.
 //!
-//! Entities and relations are named by their external ids
-//! ([`ids::entity_id`], [`ids::relation_id`]); a malformed entity id, an
+//! Entities and relations are named by their external ids, numbered
+//! within the tenant ([`ids::GraphIds`]); a malformed entity id, an
 //! unknown one and another tenant's all read the same: not found. Every
 //! reply is bounded by the browse limits of [`crate::limits`]. Community
 //! membership comes from the latest stored community snapshot (its finest
@@ -218,7 +218,7 @@ impl Memory<'_> {
         rows.into_iter()
             .map(|e| {
                 let aliases = reader.aliases_of(e.id, ENTITY_MAX_ALIASES)?;
-                Ok(card(e, aliases))
+                Ok(card(&reader.graph_ids(), e, aliases))
             })
             .collect()
     }
@@ -228,8 +228,11 @@ impl Memory<'_> {
     /// relation's newest evidence (at most [`RELATION_MAX_EVIDENCE`]).
     pub fn entity(&self, entity_id: &str) -> Result<EntityView> {
         self.require(Permission::Query)?;
-        let key = ids::parse_entity_id(entity_id).ok_or_else(|| unknown_entity(entity_id))?;
         let reader = self.service.store.reader(&self.principal.tenant)?;
+        let ids = reader.graph_ids();
+        let key = reader
+            .entity_key(entity_id)?
+            .ok_or_else(|| unknown_entity(entity_id))?;
         let detail = reader
             .entity(key)?
             .ok_or_else(|| unknown_entity(entity_id))?;
@@ -243,11 +246,11 @@ impl Memory<'_> {
             let evidence_truncated = evidence.len() > RELATION_MAX_EVIDENCE;
             evidence.truncate(RELATION_MAX_EVIDENCE);
             views.push(RelationView {
-                relation_id: ids::relation_id(r.id),
+                relation_id: ids.relation_id(r.id),
                 outgoing: r.outgoing,
                 predicate: r.label,
                 other: EntityRef {
-                    entity_id: ids::entity_id(r.other.id),
+                    entity_id: ids.entity_id(r.other.id),
                     name: r.other.name,
                     kind: r.other.kind,
                 },
@@ -262,7 +265,7 @@ impl Memory<'_> {
         }
         let community = self.memberships(&reader)?.get(&key).cloned();
         Ok(EntityView {
-            card: card(detail.entity, aliases),
+            card: card(&ids, detail.entity, aliases),
             first_seen: detail.first_seen,
             last_seen: detail.last_seen,
             community,
@@ -283,7 +286,7 @@ impl Memory<'_> {
         let mut truncated = false;
         let nodes: Vec<EntityRow> = match centre {
             Some(id) => {
-                let key = ids::parse_entity_id(id).ok_or_else(|| unknown_entity(id))?;
+                let key = reader.entity_key(id)?.ok_or_else(|| unknown_entity(id))?;
                 let centre = reader.entity(key)?.ok_or_else(|| unknown_entity(id))?;
                 let (keys, cut) = grow(&reader, centre.entity.id, depth, limit)?;
                 truncated |= cut;
@@ -317,12 +320,13 @@ impl Memory<'_> {
             truncated = true;
         }
         let communities = self.memberships(&reader)?;
+        let ids = reader.graph_ids();
         Ok(GraphView {
             nodes: nodes
                 .into_iter()
                 .map(|n| GraphNode {
                     community: communities.get(&n.id).map(|c| c.community),
-                    entity_id: ids::entity_id(n.id),
+                    entity_id: ids.entity_id(n.id),
                     name: n.name,
                     kind: n.kind,
                     mentions: n.mention_count,
@@ -331,9 +335,9 @@ impl Memory<'_> {
             edges: edges
                 .into_iter()
                 .map(|e| GraphEdgeView {
-                    relation_id: ids::relation_id(e.id),
-                    source: ids::entity_id(e.subject_id),
-                    target: ids::entity_id(e.object_id),
+                    relation_id: ids.relation_id(e.id),
+                    source: ids.entity_id(e.subject_id),
+                    target: ids.entity_id(e.object_id),
                     label: e.label,
                     confidence: confidence::mean(e.alpha, e.beta),
                 })
@@ -379,9 +383,9 @@ fn grow(
     Ok((nodes, truncated))
 }
 
-fn card(e: EntityRow, aliases: Vec<String>) -> EntityCard {
+fn card(ids: &ids::GraphIds, e: EntityRow, aliases: Vec<String>) -> EntityCard {
     EntityCard {
-        entity_id: ids::entity_id(e.id),
+        entity_id: ids.entity_id(e.id),
         name: e.name,
         kind: e.kind,
         mentions: e.mention_count,

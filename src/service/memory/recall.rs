@@ -88,6 +88,7 @@ impl Memory<'_> {
             .into_iter()
             .map(|h| (h.chunk_key, format!("{}:{}", h.doc_id, h.ordinal)))
             .collect();
+        let graph_ids = reader.graph_ids();
         let communities: Vec<Value> = snapshot
             .summaries
             .iter()
@@ -107,7 +108,7 @@ impl Memory<'_> {
                         .member_ids
                         .iter()
                         .take(COMMUNITY_MAX_MEMBER_IDS)
-                        .map(|id| crate::ids::entity_id(*id))
+                        .map(|id| graph_ids.entity_id(*id))
                         .collect();
                     community["entity_ids"] = serde_json::json!(ids);
                     community["entity_ids_truncated"] =

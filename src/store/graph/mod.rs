@@ -11,6 +11,8 @@
 //!   it gave an entity that outlives it.
 //! - [`evidence`]: a relation's evidence counters and the Beta confidence
 //!   computed from them.
+//! - [`numbering`]: entity and relation keys numbered within their
+//!   tenant, and the ids a tenant knows them by.
 //! - [`read`]: the graph queries of a [`TenantReader`](super::TenantReader).
 //! - [`browse`]: the memory browser's reads (entities, one entity's
 //!   relations and evidence, neighbourhoods).
@@ -19,6 +21,7 @@ mod browse;
 mod evidence;
 mod forget;
 mod forget_names;
+mod numbering;
 mod read;
 mod record;
 

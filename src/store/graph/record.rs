@@ -7,6 +7,7 @@ use rusqlite::{params, OptionalExtension};
 use std::collections::HashSet;
 
 use super::evidence::{beta_from_counts, counter, counter_index};
+use super::numbering::Numbered;
 use super::FUNCTIONAL_PREDICATES;
 use crate::error::Result;
 use crate::knowledge::confidence::Provenance;
@@ -170,7 +171,7 @@ impl TenantWriter<'_> {
                     let mut counts = [0i64; 6];
                     counts[counter_index(supports, provenance)] = 1;
                     let (alpha, beta) = beta_from_counts(counts);
-                    let relation = self.new_id("relations")?;
+                    let relation = self.new_graph_key(Numbered::Relations)?;
                     self.conn.insert_new(
                         &format!(
                             "INSERT INTO relations(tenant_id, subject_id, predicate, label, object_id,
@@ -304,7 +305,7 @@ impl TenantWriter<'_> {
         let id = match existing.or(merged.map(|m| m.0)) {
             Some(id) => id,
             None => {
-                let id = self.new_id("entities")?;
+                let id = self.new_graph_key(Numbered::Entities)?;
                 self.conn.insert_new(
                     "INSERT INTO entities(id, tenant_id, key, name, kind, mention_count,
                                           first_seen, last_seen)

@@ -12,6 +12,39 @@ pub(super) fn file_path(dir: &Path, tenant_id: i64, generation: i64, ext: &str) 
     dir.join(format!("t{tenant_id}.g{generation}.{ext}"))
 }
 
+/// Where a compaction fills the tenant's next generation before the
+/// writer renames it into place (`VectorIndex::scratch`): a name no
+/// generation has, so filling it can never touch files in use.
+pub(super) fn scratch_path(dir: &Path, tenant_id: i64, ext: &str) -> PathBuf {
+    dir.join(format!("t{tenant_id}.next.{ext}"))
+}
+
+/// Deletes the tenant's scratch files (an interrupted or abandoned
+/// compaction's), if any.
+pub(super) fn remove_scratch(dir: &Path, tenant_id: i64) -> std::io::Result<()> {
+    for ext in ["q8", "f32"] {
+        match std::fs::remove_file(scratch_path(dir, tenant_id, ext)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Makes renames in `dir` durable (unix: the directory's own entry list
+/// is synced; elsewhere the rename is as durable as the system makes it).
+pub(super) fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}
+
 /// Deletes the tenant's vector files of every generation but `keep`
 /// (leftovers of an interrupted compact or reindex).
 pub(super) fn remove_other_generations(dir: &Path, tenant_id: i64, keep: i64) -> Result<()> {

@@ -11,6 +11,10 @@
 //! are complete before the transaction that switches to them commits, and
 //! files of any other generation are deleted when a tenant is opened, so a
 //! crash at any point leaves either the old files or the new ones in use.
+//! A compaction fills its new files outside the writer under a scratch
+//! name ([`VectorIndex::scratch`]) and renames them to their generation's
+//! name, durably, before that transaction ([`VectorIndex::install`]);
+//! leftover scratch files are deleted when the tenant is opened too.
 //! A compaction runs beside readers: its files are staged before the
 //! switch commits, the old ones kept until it has
 //! ([`VectorIndex::stage`], [`VectorIndex::settle`]), and a reader takes
@@ -38,7 +42,8 @@ pub mod kernel;
 mod search;
 
 use files::{
-    check_header, file_path, open_file, remove_other_generations, sync_pair, write_all_at,
+    check_header, file_path, open_file, remove_other_generations, remove_scratch, scratch_path,
+    sync_dir, sync_pair, write_all_at,
 };
 
 use memmap2::Mmap;
@@ -167,6 +172,8 @@ impl VectorIndex {
         }
         std::fs::create_dir_all(&self.dir)?;
         remove_other_generations(&self.dir, tenant_id, generation)?;
+        // No compaction of the tenant runs before its files are open.
+        remove_scratch(&self.dir, tenant_id)?;
         let t = Arc::new(TenantVectors::open(
             &self.dir, tenant_id, &self.spec, committed, generation,
         )?);
@@ -185,6 +192,44 @@ impl VectorIndex {
             }
         }
         TenantVectors::open(&self.dir, tenant_id, &self.spec, 0, generation)
+    }
+
+    /// Opens a fresh, empty pair of scratch files for the tenant's
+    /// `generation`, under a name no generation has, so they can be filled
+    /// outside the writer while the writer goes on with the files in use
+    /// (and while it builds other generations: a cluster entry compacting
+    /// the tenant). Only one compaction of a tenant fills its scratch
+    /// files at a time; [`Self::install`] gives them their generation's
+    /// name. Leftovers are deleted when the tenant is next opened.
+    pub fn scratch(&self, tenant_id: i64, generation: i64) -> Result<TenantVectors> {
+        std::fs::create_dir_all(&self.dir)?;
+        remove_scratch(&self.dir, tenant_id)?;
+        let path = |ext| scratch_path(&self.dir, tenant_id, ext);
+        TenantVectors::open_at(&path("q8"), &path("f32"), &self.spec, 0, generation)
+    }
+
+    /// Renames sealed scratch files ([`Self::scratch`]) to the names of
+    /// their generation, durably (writer thread only, before the
+    /// transaction recording that generation commits, so that after a
+    /// crash the files the database names are there; should it not
+    /// commit, they are another generation's and go at the next open).
+    pub fn install(&self, tenant_id: i64, vectors: &TenantVectors) -> Result<()> {
+        for ext in ["q8", "f32"] {
+            std::fs::rename(
+                scratch_path(&self.dir, tenant_id, ext),
+                file_path(&self.dir, tenant_id, vectors.generation, ext),
+            )?;
+        }
+        sync_dir(&self.dir)?;
+        Ok(())
+    }
+
+    /// Deletes the tenant's scratch files: a compaction that will not use
+    /// them.
+    pub fn discard_scratch(&self, tenant_id: i64) {
+        if let Err(e) = remove_scratch(&self.dir, tenant_id) {
+            log::warn!("scratch vector files stay until the next start: {e}");
+        }
     }
 
     /// Makes `vectors` the tenant's files before the transaction naming
@@ -368,12 +413,21 @@ impl TenantVectors {
         committed: u64,
         generation: i64,
     ) -> Result<TenantVectors> {
-        let q8 = open_file(&file_path(dir, tenant_id, generation, "q8"), spec, DTYPE_Q8)?;
-        let f32f = open_file(
-            &file_path(dir, tenant_id, generation, "f32"),
-            spec,
-            DTYPE_F32,
-        )?;
+        let path = |ext| file_path(dir, tenant_id, generation, ext);
+        TenantVectors::open_at(&path("q8"), &path("f32"), spec, committed, generation)
+    }
+
+    /// Opens the pair of files at these paths as `generation`, `committed`
+    /// rows valid.
+    fn open_at(
+        q8_path: &Path,
+        f32_path: &Path,
+        spec: &VectorSpec,
+        committed: u64,
+        generation: i64,
+    ) -> Result<TenantVectors> {
+        let q8 = open_file(q8_path, spec, DTYPE_Q8)?;
+        let f32f = open_file(f32_path, spec, DTYPE_F32)?;
         let q8_row = (spec.dim + 4).next_multiple_of(16);
         let f32_row = spec.dim * 4;
         let have = |f: &File, row: usize| -> Result<u64> {
