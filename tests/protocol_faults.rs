@@ -79,6 +79,7 @@ fn an_invisible_stdio_identity_is_refused_at_start() {
     for var in ["ALAYASIKI_MCP_TENANT", "ALAYASIKI_MCP_SUBJECT"] {
         let out = std::process::Command::new(common::BIN)
             .env("ALAYASIKI_IN_PROCESS", "1")
+            .env("ALAYASIKI_IN_PROCESS", "1")
             .arg("--data-dir")
             .arg(dir.path())
             .env(var, "\u{200B}")
@@ -111,6 +112,7 @@ fn identities_with_no_visible_character_are_refused_at_start() {
     for var in ["ALAYASIKI_MCP_TENANT", "ALAYASIKI_MCP_SUBJECT"] {
         for value in SHOWS_NOTHING {
             let out = std::process::Command::new(common::BIN)
+                .env("ALAYASIKI_IN_PROCESS", "1")
                 .arg("--data-dir")
                 .arg(dir.path())
                 .env(var, value)
@@ -127,6 +129,7 @@ fn identities_with_no_visible_character_are_refused_at_start() {
     }
     // A mark on a letter is a visible name.
     let out = std::process::Command::new(common::BIN)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .arg("--data-dir")
         .arg(dir.path())
         .env("ALAYASIKI_MCP_SUBJECT", "Jose\u{0301}")

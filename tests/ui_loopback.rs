@@ -207,6 +207,7 @@ fn a_bind_other_machines_can_reach_is_served_with_allow_remote_and_a_warning() {
 /// if it has not exited within [`PROMPT_EXIT`] (`None`: it was serving).
 fn run_briefly(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
     let mut cmd = Command::new(BIN);
+    cmd.env("ALAYASIKI_IN_PROCESS", "1");
     cmd.args(args)
         .arg("--data-dir")
         .arg(dir)
