@@ -80,7 +80,8 @@ def stop_owner(data):
             pid = json.load(f)["pid"]
         os.kill(pid, signal.SIGTERM)
         deadline = time.time() + 30
-        while time.time() < deadline and os.path.exists(os.path.join(data, "alayasiki.sock")):
+        while time.time() < deadline:
+            os.kill(pid, 0)  # raises once the owner is gone (and reaped)
             time.sleep(0.01)
     except (OSError, ValueError, KeyError):
         pass

@@ -55,7 +55,15 @@ http
     get 429 `too_many_streams_for_caller`, another tenant's still opens) and
     50 rounds of 8 SSE clients vanishing (closed or reset, one with a request
     in flight; their writers must be gone within 1 s and the caller able to
-    open 8 again); counts x scale. Throughout, a well-behaved client asks
+    open 8 again), 1,100 connections each pipelining 200 `GET /ui/app.js`
+    and never reading an answer (50 authenticated requests meanwhile must
+    all be served; the blocked answers must be gone within
+    `ANSWER_WRITE_TIMEOUT`), four tenants of eight callers opening every
+    Streamable HTTP session and then 20 other tenants each opening one (all
+    must get one), and one caller's 48 concurrent 1 MiB `wait: true` ingests
+    beside another tenant's queries (none may be refused `overloaded`; RSS
+    at the end and 5 s later is printed); counts x scale. Throughout, a
+    well-behaved client asks
     `GET /v1/status` and `POST /v1/query` by turns ten times a second,
     honouring `Retry-After`: served, deferred (answered 429/503 with
     `Retry-After`, then served) and failed. Threads, descriptors and RSS

@@ -532,16 +532,15 @@ fn tls_and_basic_auth_reach_the_cluster_and_wrong_ones_do_not() {
         r#"[{"username": "memory", "password": "s3:cret", "perms": ["all"]}]"#,
     )
     .unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let raft = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // Both ports chosen while both are held, so that they differ.
+    let held: Vec<std::net::TcpListener> = (0..2)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let (port, raft) = (
+        held[0].local_addr().unwrap().port(),
+        held[1].local_addr().unwrap().port(),
+    );
+    drop(held);
     let p = |f: &str| dir.path().join(f).to_str().unwrap().to_string();
     let mut node = Command::new(&bin)
         .args([
