@@ -34,11 +34,13 @@ pub struct ServerProcess {
 }
 
 /// This binary, with the environment a replay runs it in: nothing of the
-/// caller's own memory (the data directory is always given), and a log
-/// that says only what matters.
+/// caller's own memory (the data directory is always given), a store of
+/// its own in the process (no memory owner: the replay starts and stops
+/// exactly the server it reads), and a log that says only what matters.
 pub(super) fn this_binary(env: &[(String, String)]) -> std::io::Result<Command> {
     let mut cmd = Command::new(std::env::current_exe()?);
     cmd.env_remove("ALAYASIKI_DATA_DIR");
+    cmd.env(crate::serve::IN_PROCESS_ENV, "1");
     cmd.env("ALAYASIKI_LOG", "warn");
     for (k, v) in env {
         cmd.env(k, v);
