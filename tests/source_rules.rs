@@ -72,6 +72,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "logging",
             "disk_health",
             "heap",
+            "visible",
             "config",
             "model_endpoint",
         ],

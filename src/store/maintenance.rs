@@ -189,16 +189,16 @@ impl TenantWriter<'_> {
     fn merge_step(&mut self, pages: i64) -> Result<i64> {
         // Freed pages are overwritten (`secure_delete`).
         let _secure = SecureDelete::on(self.conn.raw())?;
-        let total = |conn: &rusqlite::Connection| {
-            conn.query_row("SELECT total_changes()", [], |r| r.get::<_, i64>(0))
-        };
-        let before = total(self.conn.raw())?;
+        // The connection's own count of changed rows (read here, never put
+        // into a statement that other nodes replay).
+        let total = |conn: &rusqlite::Connection| conn.total_changes() as i64;
+        let before = total(self.conn.raw());
         let fts = self.fts_table();
         self.exec(
             &format!("INSERT INTO {fts}({fts}, rank) VALUES ('merge', ?1)"),
             params![pages],
         )?;
-        Ok(total(self.conn.raw())? - before)
+        Ok(total(self.conn.raw()) - before)
     }
 
     /// Switches this tenant to a compacted generation of vector files,
