@@ -56,7 +56,10 @@ async def main(binary):
 
 async def session(binary, mode, version):
     data = tempfile.mkdtemp(prefix="alayasiki-sdk-")
-    params = StdioServerParameters(command=binary, args=["--data-dir", data], env={"ALAYASIKI_LOG": "warn"})
+    # The SDK passes only the environment given here: the memory owner the
+    # server starts stops a second after the session ends.
+    env = {"ALAYASIKI_LOG": "warn", "ALAYASIKI_OWNER_IDLE_SECS": "1"}
+    params = StdioServerParameters(command=binary, args=["--data-dir", data], env=env)
     started = time.monotonic()
     async with Client(params, mode=mode) as client:
         connected = time.monotonic() - started
