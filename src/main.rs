@@ -42,35 +42,18 @@ fn main() -> ExitCode {
             data_dir,
             bind,
             allow_remote,
-        }) => alayasiki_mcp::serve::browse(data_dir, bind, allow_remote),
+            in_process,
+        }) => alayasiki_mcp::serve::browse(data_dir, bind, allow_remote, in_process),
         Ok(Command::Cluster(options)) => alayasiki_mcp::admin::cluster::run(options),
-        Ok(Command::Reindex { data_dir }) => alayasiki_mcp::admin::reindex(data_dir),
-        Ok(Command::Compact { data_dir }) => alayasiki_mcp::admin::compact(data_dir),
-        Ok(Command::RetryFailed { data_dir }) => alayasiki_mcp::admin::retry_failed(data_dir),
-        Ok(Command::Ingest {
+        Ok(Command::Reindex {
             data_dir,
-            tenant,
-            paths,
-        }) => alayasiki_mcp::admin::bulk::ingest(data_dir, tenant, &paths),
-        Ok(Command::Query {
+            in_process,
+        }) => alayasiki_mcp::admin::reindex(data_dir, in_process),
+        Ok(Command::Run {
             data_dir,
-            tenant,
-            text,
-            top_k,
-        }) => alayasiki_mcp::admin::query::query(data_dir, tenant, &text, top_k),
-        Ok(Command::Forget {
-            data_dir,
-            tenant,
-            by,
-        }) => alayasiki_mcp::admin::query::forget(data_dir, tenant, by),
-        Ok(Command::Export { data_dir, tenant }) => {
-            alayasiki_mcp::admin::export::export(data_dir, tenant)
-        }
-        Ok(Command::Import {
-            data_dir,
-            tenant,
-            file,
-        }) => alayasiki_mcp::admin::import::import(data_dir, tenant, &file),
+            task,
+            in_process,
+        }) => alayasiki_mcp::admin::task::run(task, data_dir, in_process),
         Ok(Command::Replay(options)) => alayasiki_mcp::replay::replay(&options),
         Ok(Command::Record(options)) => alayasiki_mcp::replay::record::record(&options),
         Err(e) => {

@@ -19,7 +19,7 @@ pub use crate::store::owner::EXIT_DIR_IN_USE;
 pub const EXIT_FAILURE: u8 = 1;
 
 /// How often `alayasiki-mcp ui` looks for a termination signal.
-const SIGNAL_POLL: Duration = Duration::from_millis(10);
+pub(crate) const SIGNAL_POLL: Duration = Duration::from_millis(10);
 
 /// Set to 1 to serve stdio in this process instead of through the data
 /// directory's owner (as `--in-process` does).
@@ -130,7 +130,7 @@ pub fn stdio(
 }
 
 /// Whether [`IN_PROCESS_ENV`] asks for an in-process server.
-fn in_process_from_env() -> Result<bool, String> {
+pub(crate) fn in_process_from_env() -> Result<bool, String> {
     match config::env(IN_PROCESS_ENV).as_deref() {
         None | Some("0") => Ok(false),
         Some("1") => Ok(true),
@@ -217,8 +217,10 @@ pub fn owner(data_dir: Option<PathBuf>) -> ExitCode {
         }
     );
     let server = Arc::new(Server::new(service.clone()));
+    let runner = crate::admin::task::runner(service.clone(), config.data_dir.clone());
     let outcome = crate::transport::local::owner::serve(
         server,
+        runner,
         listener,
         socket.clone(),
         idle_exit,
@@ -247,12 +249,22 @@ pub fn owner(_data_dir: Option<PathBuf>) -> ExitCode {
     )
 }
 
-/// `alayasiki-mcp ui [--data-dir DIR] [--bind ADDR] [--allow-remote]`:
-/// serve the memory browser alone until SIGTERM or SIGINT, for when no
-/// server is running. When one owns the directory, says to start that one
-/// with `--ui`.
-pub fn browse(data_dir: Option<PathBuf>, bind: Option<SocketAddr>, allow_remote: bool) -> ExitCode {
+/// `alayasiki-mcp ui [--data-dir DIR] [--bind ADDR] [--allow-remote]
+/// [--in-process]`: serve the memory browser until SIGTERM or SIGINT. The
+/// directory's owner serves it (started when none runs), beside the agents
+/// it serves; in-process, this command opens the memory itself, and a
+/// directory another process holds is named.
+pub fn browse(
+    data_dir: Option<PathBuf>,
+    bind: Option<SocketAddr>,
+    allow_remote: bool,
+    in_process: bool,
+) -> ExitCode {
     crate::logging::init();
+    let in_process = match in_process_from_env() {
+        Ok(from_env) => in_process || from_env || cfg!(not(unix)),
+        Err(e) => return fail(&e, EXIT_FAILURE),
+    };
     let config = match Config::resolve(data_dir, config::DEFAULT_DIR_NAME) {
         Ok(c) => c,
         Err(e) => return fail(&e.to_string(), EXIT_FAILURE),
@@ -276,6 +288,13 @@ pub fn browse(data_dir: Option<PathBuf>, bind: Option<SocketAddr>, allow_remote:
     };
     if let Err(e) = loopback_ui::check_bind(bind, allow_remote) {
         return fail(&e, EXIT_FAILURE);
+    }
+    if !in_process {
+        return crate::admin::task::run(
+            crate::admin::Task::Ui { bind },
+            Some(config.data_dir),
+            false,
+        );
     }
     let owner = match own_dir(&config, "alayasiki-mcp ui", held_by_a_server) {
         Ok(o) => o,
@@ -317,7 +336,7 @@ pub fn browse(data_dir: Option<PathBuf>, bind: Option<SocketAddr>, allow_remote:
 }
 
 /// Serves the memory browser of `service` to `principal` at `bind`.
-fn start_browser(
+pub(crate) fn start_browser(
     service: &Arc<MemoryService>,
     principal: &Principal,
     bind: SocketAddr,
@@ -337,7 +356,7 @@ fn start_browser(
     Ok(browser)
 }
 
-fn stop_browser(browser: LoopbackUi) {
+pub(crate) fn stop_browser(browser: LoopbackUi) {
     if let Err(e) = browser.stop() {
         log::error!("the memory browser failed: {e}");
     }

@@ -357,6 +357,7 @@ mod signals {
             .arg("-c")
             .arg(&resume)
             .current_dir(std::env::temp_dir())
+            .env("ALAYASIKI_IN_PROCESS", "1")
             .env("ALAYASIKI_LOG", "warn")
             .env_remove("ALAYASIKI_DATA_DIR")
             .env_remove("ALAYASIKI_MCP_TENANT")

@@ -189,7 +189,7 @@ pub fn run(options: Options) -> ExitCode {
             if options.action == Action::Pull {
                 // Vector files are not part of the copy: build them.
                 drop(owner);
-                return super::reindex(Some(dir));
+                return super::reindex(Some(dir), true);
             }
             ExitCode::SUCCESS
         }

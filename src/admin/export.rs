@@ -29,13 +29,12 @@
 
 use serde_json::{json, Value};
 use std::io::{BufWriter, IsTerminal, Write};
-use std::path::PathBuf;
-use std::process::ExitCode;
 
+use super::console::errln;
 use super::progress::Progress;
-use super::{open, Opened};
+use super::{Console, Context, Exit};
 use crate::base64;
-use crate::store::{ExportRow, VectorPolicy};
+use crate::store::ExportRow;
 
 /// The `format` of the header line.
 pub const EXPORT_FORMAT: &str = "alayasiki-mcp-export";
@@ -45,38 +44,54 @@ pub const EXPORT_VERSION: u64 = 1;
 /// `MAX_CONTENT_BYTES` each, this bounds the export's memory).
 const EXPORT_PAGE_DOCUMENTS: usize = 32;
 
-/// `alayasiki-mcp export [--tenant T] [--data-dir DIR] > memory.jsonl`.
-pub fn export(data_dir: Option<PathBuf>, tenant: Option<String>) -> ExitCode {
+/// Refuses to write an export to a terminal, where nobody wants it.
+pub fn check_stdout() -> Result<(), Exit> {
     if std::io::stdout().is_terminal() {
         eprintln!(
             "alayasiki-mcp export: the export is written to stdout; redirect it to a file \
              (alayasiki-mcp export > memory.jsonl)"
         );
-        return ExitCode::from(crate::cli::USAGE_EXIT as u8);
+        return Err(crate::cli::USAGE_EXIT as Exit);
     }
-    let opened = match open(data_dir, VectorPolicy::Keep, "export") {
-        Ok(o) => o,
-        Err(code) => return code,
-    };
-    let outcome = run(&opened, tenant);
-    opened.service.shutdown();
-    match outcome {
+    Ok(())
+}
+
+/// `alayasiki-mcp export [--tenant T] [--data-dir DIR] > memory.jsonl`.
+pub fn export(ctx: &Context, tenant: Option<String>) -> Exit {
+    match run(ctx, tenant) {
         Ok(count) => {
-            eprintln!("export: wrote {count} document(s)");
-            ExitCode::SUCCESS
+            errln!(ctx.console, "export: wrote {count} document(s)");
+            0
         }
         Err(message) => {
-            eprintln!("alayasiki-mcp export: {message}");
-            ExitCode::from(crate::serve::EXIT_FAILURE)
+            errln!(ctx.console, "alayasiki-mcp export: {message}");
+            match ctx.console.stop_signal() {
+                Some(signal) => (crate::cli::SIGNAL_EXIT_BASE + signal) as Exit,
+                None => crate::serve::EXIT_FAILURE,
+            }
         }
     }
 }
 
-fn run(opened: &Opened, tenant: Option<String>) -> Result<usize, String> {
-    let principal = opened
+/// The console's stdout as a writer.
+struct Stdout<'a>(&'a Console);
+
+impl Write for Stdout<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.out(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn run(ctx: &Context, tenant: Option<String>) -> Result<usize, String> {
+    let principal = ctx
         .principal(tenant, "export")
         .map_err(|_| "invalid tenant".to_string())?;
-    let memory = opened.service.for_caller(&principal);
+    let memory = ctx.service.for_caller(&principal);
     let service_error = |e: crate::error::Error| e.logged("export").client_message();
     if !memory.tenant_exists().map_err(service_error)? {
         return Err(format!(
@@ -86,7 +101,7 @@ fn run(opened: &Opened, tenant: Option<String>) -> Result<usize, String> {
         ));
     }
     let total = memory.status().map_err(service_error)?.documents;
-    let mut out = BufWriter::new(std::io::stdout().lock());
+    let mut out = BufWriter::new(Stdout(&ctx.console));
     let io_error = |e: std::io::Error| format!("cannot write the export: {e}");
     let header = json!({
         "format": EXPORT_FORMAT,
@@ -97,7 +112,13 @@ fn run(opened: &Opened, tenant: Option<String>) -> Result<usize, String> {
         "generator": format!("alayasiki-mcp {}", env!("CARGO_PKG_VERSION")),
     });
     writeln!(out, "{header}").map_err(io_error)?;
-    let mut progress = Progress::new("export", "documents", Some(total.max(0) as u64), None);
+    let mut progress = Progress::new(
+        &ctx.console,
+        "export",
+        "documents",
+        Some(total.max(0) as u64),
+        None,
+    );
     let mut after = 0;
     let mut written = 0;
     loop {
@@ -105,6 +126,12 @@ fn run(opened: &Opened, tenant: Option<String>) -> Result<usize, String> {
             .export_page(after, EXPORT_PAGE_DOCUMENTS)
             .map_err(service_error)?;
         let Some(last) = page.last() else { break };
+        if let Some(signal) = ctx.console.stop_signal() {
+            return Err(format!(
+                "interrupted by signal {signal} after {written} document(s); the export is \
+                 incomplete"
+            ));
+        }
         after = last.cursor;
         for row in &page {
             writeln!(out, "{}", document_line(row)).map_err(io_error)?;

@@ -1,9 +1,9 @@
 //! Administrative subcommands of `alayasiki-mcp`: they run to completion on
-//! a data directory (taking the same owner lock as the server) and report
-//! progress on stderr.
+//! a data directory's memory and report progress on stderr.
 //!
 //! - `reindex`: re-embed everything with the configured embedder (after
-//!   changing embedders, or when the vector files are damaged).
+//!   changing embedders, or when the vector files are damaged). It needs
+//!   the directory alone: an idle owner is asked to make way first.
 //! - `retry-failed`: queue every failed document of every tenant again
 //!   and index it (the way back for documents `alayasiki_status` lists as
 //!   failed; `reindex` does it too).
@@ -11,21 +11,30 @@
 //!   merge the full-text indexes.
 //! - [`bulk`]: `ingest PATH...`, files and folders from disk.
 //! - [`query`]: `query TEXT` and `forget`, for humans at a terminal.
+//! - [`status`]: what is stored and which process serves it.
 //! - [`cluster`]: `cluster status|push|pull`, an rqlite cluster's nodes
 //!   and a data directory copied into one and back.
 //! - [`export`] and [`import`]: the memory as JSON Lines, and back (also
 //!   reads the MCP reference memory server's file).
 //!
-//! All of them go through [`crate::service::Memory`] as the stdio caller
-//! would, so the CLI obeys the same rules and limits as the tools.
+//! Every command but `reindex` and `cluster` is a [`Task`]: [`task::run`]
+//! sends it to the data directory's owner (started when none runs), which
+//! runs it on the memory its agents use and sends back what it prints;
+//! with `--in-process` the command opens the memory itself instead. Either
+//! way it prints through a [`Console`] and goes through
+//! [`crate::service::Memory`] as the stdio caller would, so the CLI obeys
+//! the same rules and limits as the tools.
 
 pub mod bulk;
 pub mod cluster;
+mod console;
 pub mod export;
 pub mod import;
 mod progress;
 pub mod query;
 mod regular_file;
+pub mod status;
+pub mod task;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,12 +46,69 @@ use crate::limits::BULK_FAULT_GIVE_UP_MS;
 use crate::service::{MemoryService, Principal};
 use crate::store::owner::{OwnerError, OwnerLock};
 use crate::store::{Tenant, VectorPolicy};
-use crate::transport::signals;
+use console::errln;
+pub use console::Console;
+pub use task::Task;
 
 /// How often progress is printed.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
-/// A data directory opened for maintenance.
+/// How long `reindex` waits for an owner that agreed to make way to close
+/// the memory (it finishes its writes and checkpoints first).
+const OWNER_HANDOVER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A subcommand's exit status.
+pub type Exit = u8;
+
+/// What a command runs with: the memory, where it prints, and who it acts
+/// for by default.
+pub struct Context {
+    pub service: Arc<MemoryService>,
+    pub console: Console,
+    /// The tenant acted for unless `--tenant` names another.
+    pub tenant: String,
+    /// The subject the audit trail records.
+    pub subject: String,
+    pub data_dir: PathBuf,
+    /// Since when the disk has held indexing up (no commit since).
+    held_up_since: Mutex<Option<Instant>>,
+}
+
+impl Context {
+    pub fn new(
+        service: Arc<MemoryService>,
+        console: Console,
+        tenant: String,
+        subject: String,
+        data_dir: PathBuf,
+    ) -> Context {
+        Context {
+            service,
+            console,
+            tenant,
+            subject,
+            data_dir,
+            held_up_since: Mutex::new(None),
+        }
+    }
+
+    /// The caller the subcommand acts as: an admin of `--tenant` (else the
+    /// configured tenant), with the configured subject, which is what the
+    /// audit trail records.
+    fn principal(&self, tenant: Option<String>, program: &str) -> Result<Principal, Exit> {
+        let name = tenant.unwrap_or_else(|| self.tenant.clone());
+        let tenant = Tenant::new(&name).map_err(|e| {
+            errln!(
+                self.console,
+                "alayasiki-mcp {program}: tenant {name:?}: {e}"
+            );
+            crate::cli::USAGE_EXIT as Exit
+        })?;
+        Ok(Principal::local_admin(tenant, self.subject.clone()))
+    }
+}
+
+/// A data directory opened by the command itself (`--in-process`).
 struct Opened {
     service: Arc<MemoryService>,
     config: Config,
@@ -50,64 +116,64 @@ struct Opened {
 }
 
 impl Opened {
-    /// The caller the subcommand acts as: an admin of `--tenant` (else the
-    /// configured tenant), with the configured subject, which is what the
-    /// audit trail records.
-    fn principal(&self, tenant: Option<String>, program: &str) -> Result<Principal, ExitCode> {
-        let name = tenant.unwrap_or_else(|| self.config.tenant.clone());
-        let tenant = Tenant::new(&name).map_err(|e| {
-            eprintln!("alayasiki-mcp {program}: tenant {name:?}: {e}");
-            ExitCode::from(crate::cli::USAGE_EXIT as u8)
-        })?;
-        Ok(Principal::local_admin(tenant, self.config.subject.clone()))
+    fn context(&self) -> Context {
+        Context::new(
+            self.service.clone(),
+            Console::process(),
+            self.config.tenant.clone(),
+            self.config.subject.clone(),
+            self.config.data_dir.clone(),
+        )
     }
 }
 
 /// Whether a subcommand may start a memory in an empty directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Missing {
+pub enum Missing {
     /// Refuse: there is nothing to work on (`query`, `export`, ...).
     Refuse,
     /// Create the directory and an empty store (`ingest`, `import`).
     Create,
 }
 
-fn open(
-    data_dir: Option<PathBuf>,
-    policy: VectorPolicy,
-    program: &str,
-) -> Result<Opened, ExitCode> {
-    open_dir(data_dir, policy, program, Missing::Refuse)
-}
-
-fn open_dir(
-    data_dir: Option<PathBuf>,
-    policy: VectorPolicy,
-    program: &str,
-    missing: Missing,
-) -> Result<Opened, ExitCode> {
-    crate::logging::init();
-    let fail = |msg: String, code: u8| {
-        eprintln!("alayasiki-mcp {program}: {msg}");
-        ExitCode::from(code)
-    };
-    let config = Config::resolve(data_dir, config::DEFAULT_DIR_NAME)
-        .map_err(|e| fail(e.to_string(), crate::serve::EXIT_FAILURE))?;
+/// Checks that `config`'s directory holds a memory (or makes one, as
+/// `missing` says).
+fn check_dir(config: &Config, missing: Missing) -> Result<(), String> {
     if missing == Missing::Create {
         config::ensure_data_dir(&config.data_dir)
-            .map_err(|e| fail(e, crate::serve::EXIT_FAILURE))?;
     } else {
         config::require_store(&config.data_dir, crate::store::DB_FILE)
-            .map_err(|e| fail(e, crate::serve::EXIT_FAILURE))?;
     }
-    let owner =
-        OwnerLock::acquire(&config.data_dir, &format!("alayasiki-mcp {program}")).map_err(|e| {
-            let code = match e {
-                OwnerError::Held { .. } => crate::serve::EXIT_DIR_IN_USE,
-                _ => crate::serve::EXIT_FAILURE,
-            };
-            fail(e.to_string(), code)
-        })?;
+}
+
+/// Opens `config`'s memory in this process, taking the directory (waiting
+/// up to `wait` for a holder that is stopping to let go).
+fn open_here(
+    config: Config,
+    policy: VectorPolicy,
+    program: &str,
+    wait: Duration,
+) -> Result<Opened, Exit> {
+    let fail = |msg: String, code: u8| {
+        eprintln!("alayasiki-mcp {program}: {msg}");
+        code
+    };
+    let deadline = Instant::now() + wait;
+    let owner = loop {
+        match OwnerLock::acquire(&config.data_dir, &format!("alayasiki-mcp {program}")) {
+            Ok(lock) => break lock,
+            Err(OwnerError::Held { .. }) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => {
+                let code = match e {
+                    OwnerError::Held { .. } => crate::serve::EXIT_DIR_IN_USE,
+                    _ => crate::serve::EXIT_FAILURE,
+                };
+                return Err(fail(e.to_string(), code));
+            }
+        }
+    };
     let embedder =
         crate::embed::embedder::from_env().map_err(|e| fail(e, crate::serve::EXIT_FAILURE))?;
     let service = MemoryService::open_with(&config.data_dir, config.durability, embedder, policy)
@@ -124,17 +190,17 @@ fn open_dir(
 /// hand-off budget); far beyond it, work would be dropped and redone.
 const MAX_BULK_BACKLOG: i64 = 512;
 
-/// Since when the disk has held indexing up, without a commit between
-/// (one memory per subcommand process).
-static HELD_UP_SINCE: Mutex<Option<Instant>> = Mutex::new(None);
-
 /// An error naming what has held indexing up for [`BULK_FAULT_GIVE_UP_MS`]:
 /// the disk's fault, or an embedding server that fails every request. A
 /// server resumes by itself when either recovers, but a subcommand waiting
 /// on it would wait forever.
-fn held_up(service: &MemoryService) -> crate::error::Result<()> {
+fn held_up(ctx: &Context) -> crate::error::Result<()> {
     let give_up = Duration::from_millis(BULK_FAULT_GIVE_UP_MS);
-    if service.embed_failing_for().is_some_and(|d| d >= give_up) {
+    if ctx
+        .service
+        .embed_failing_for()
+        .is_some_and(|d| d >= give_up)
+    {
         return Err(crate::error::Error::Unavailable(format!(
             "the embedding server has failed every request for {} s (the log says why), so \
              this stops here; what was stored is kept and found by keyword search, and is \
@@ -142,8 +208,8 @@ fn held_up(service: &MemoryService) -> crate::error::Result<()> {
             BULK_FAULT_GIVE_UP_MS / 1000
         )));
     }
-    let mut since = HELD_UP_SINCE.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(fault) = service.storage_fault() else {
+    let mut since = ctx.held_up_since.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(fault) = ctx.service.storage_fault() else {
         *since = None;
         return Ok(());
     };
@@ -162,16 +228,17 @@ fn held_up(service: &MemoryService) -> crate::error::Result<()> {
 
 /// Pauses while the ingestion worker is more than [`MAX_BULK_BACKLOG`]
 /// jobs behind (bulk subcommands ingest without waiting for each document,
-/// so documents are committed in groups). A termination signal ends the
-/// pause (when the subcommand installed the handlers); a disk that holds
-/// indexing up too long ends it with an error ([`held_up`]).
-fn throttle(service: &MemoryService) -> crate::error::Result<()> {
-    while !signals::requested()
-        && service
+/// so documents are committed in groups). A request to stop ends the
+/// pause; a disk that holds indexing up too long ends it with an error
+/// ([`held_up`]).
+fn throttle(ctx: &Context) -> crate::error::Result<()> {
+    while !ctx.console.stopping()
+        && ctx
+            .service
             .pending_jobs()
             .is_ok_and(|pending| pending > MAX_BULK_BACKLOG)
     {
-        held_up(service)?;
+        held_up(ctx)?;
         std::thread::sleep(Duration::from_millis(10));
     }
     Ok(())
@@ -179,23 +246,28 @@ fn throttle(service: &MemoryService) -> crate::error::Result<()> {
 
 /// Waits until the ingestion worker has no pending jobs, reporting
 /// progress with `label` (subcommands that ingest without waiting for each
-/// document end here so their report counts indexed documents). A
-/// termination signal ends the wait: pending jobs are journaled, and the
-/// next open of the store resumes them.
-fn drain(service: &MemoryService, label: &str) -> crate::error::Result<()> {
-    let total = service.pending_jobs()?;
+/// document end here so their report counts indexed documents). A request
+/// to stop ends the wait: pending jobs are journaled, and indexed by the
+/// owner (or the next open of the store).
+fn drain(ctx: &Context, label: &str) -> crate::error::Result<()> {
+    let total = ctx.service.pending_jobs()?;
     if total == 0 {
         return Ok(());
     }
-    let mut progress =
-        progress::Progress::new(label, "documents indexed", Some(total as u64), None);
+    let mut progress = progress::Progress::new(
+        &ctx.console,
+        label,
+        "documents indexed",
+        Some(total as u64),
+        None,
+    );
     loop {
-        let pending = service.pending_jobs()?;
+        let pending = ctx.service.pending_jobs()?;
         progress.set((total - pending).max(0) as u64, 0);
-        if pending == 0 || signals::requested() {
+        if pending == 0 || ctx.console.stopping() {
             break;
         }
-        if let Err(e) = held_up(service) {
+        if let Err(e) = held_up(ctx) {
             progress.finish();
             return Err(e);
         }
@@ -205,33 +277,65 @@ fn drain(service: &MemoryService, label: &str) -> crate::error::Result<()> {
     Ok(())
 }
 
-/// Waits until the ingestion worker has no pending jobs, a termination
-/// signal, or `limit`; returns how many jobs are still pending.
-fn settle(service: &MemoryService, limit: Duration) -> crate::error::Result<i64> {
+/// Waits until the ingestion worker has no pending jobs, a request to
+/// stop, or `limit`; returns how many jobs are still pending.
+fn settle(ctx: &Context, limit: Duration) -> crate::error::Result<i64> {
     let deadline = Instant::now() + limit;
     loop {
-        let pending = service.pending_jobs()?;
-        if pending == 0 || signals::requested() || Instant::now() >= deadline {
+        let pending = ctx.service.pending_jobs()?;
+        if pending == 0 || ctx.console.stopping() || Instant::now() >= deadline {
             return Ok(pending);
         }
         std::thread::sleep(Duration::from_millis(5));
     }
 }
 
-/// `alayasiki-mcp reindex [--data-dir DIR]`.
-pub fn reindex(data_dir: Option<PathBuf>) -> ExitCode {
-    let opened = match open(data_dir, VectorPolicy::Rebuild, "reindex") {
-        Ok(o) => o,
-        Err(code) => return code,
+/// `alayasiki-mcp reindex [--data-dir DIR]`: it reopens the memory with
+/// the configured embedder, so it needs the directory alone. An owner with
+/// no client connected is asked to make way first; one that serves agents
+/// is named, and nothing is done.
+pub fn reindex(data_dir: Option<PathBuf>, in_process: bool) -> ExitCode {
+    crate::logging::init();
+    let fail = |msg: String, code: u8| {
+        eprintln!("alayasiki-mcp reindex: {msg}");
+        ExitCode::from(code)
     };
+    let config = match Config::resolve(data_dir, config::DEFAULT_DIR_NAME) {
+        Ok(c) => c,
+        Err(e) => return fail(e.to_string(), crate::serve::EXIT_FAILURE),
+    };
+    if let Err(e) = check_dir(&config, Missing::Refuse) {
+        return fail(e, crate::serve::EXIT_FAILURE);
+    }
+    // An owner that made way takes a moment to close the memory.
+    let mut wait = Duration::ZERO;
+    if !in_process {
+        match task::clear_owner(&config) {
+            Ok(true) => wait = OWNER_HANDOVER_TIMEOUT,
+            Ok(false) => {}
+            Err(e) => return fail(e, crate::serve::EXIT_DIR_IN_USE),
+        }
+    }
+    let opened = match open_here(config, VectorPolicy::Rebuild, "reindex", wait) {
+        Ok(o) => o,
+        Err(code) => return ExitCode::from(code),
+    };
+    let code = rebuild(&opened);
+    opened.service.shutdown();
+    ExitCode::from(code)
+}
+
+/// Re-embeds every document of the memory `opened` with
+/// [`VectorPolicy::Rebuild`], reporting progress.
+fn rebuild(opened: &Opened) -> Exit {
     let started = Instant::now();
+    let ctx = opened.context();
     match opened.service.requeue_failed() {
         Ok(0) => {}
         Ok(n) => eprintln!("reindex: {n} failed document(s) queued again"),
         Err(e) => {
             eprintln!("alayasiki-mcp reindex: {}", e.client_message());
-            opened.service.shutdown();
-            return ExitCode::from(crate::serve::EXIT_FAILURE);
+            return crate::serve::EXIT_FAILURE;
         }
     }
     let (total, _) = opened.service.backlog().unwrap_or((0, 0));
@@ -240,8 +344,7 @@ pub fn reindex(data_dir: Option<PathBuf>) -> ExitCode {
             Ok(b) => b,
             Err(e) => {
                 eprintln!("alayasiki-mcp reindex: {}", e.client_message());
-                opened.service.shutdown();
-                return ExitCode::from(crate::serve::EXIT_FAILURE);
+                return crate::serve::EXIT_FAILURE;
             }
         };
         let done = (total - pending).max(0);
@@ -263,68 +366,67 @@ pub fn reindex(data_dir: Option<PathBuf>) -> ExitCode {
         if pending == 0 {
             break;
         }
-        if let Err(e) = held_up(&opened.service) {
+        if let Err(e) = held_up(&ctx) {
             eprintln!("alayasiki-mcp reindex: {}", e.client_message());
-            opened.service.shutdown();
-            return ExitCode::from(crate::serve::EXIT_FAILURE);
+            return crate::serve::EXIT_FAILURE;
         }
         std::thread::sleep(PROGRESS_EVERY);
     }
-    opened.service.shutdown();
     eprintln!("reindex: done in {:.1}s", started.elapsed().as_secs_f64());
-    ExitCode::SUCCESS
+    0
 }
 
-/// `alayasiki-mcp retry-failed [--data-dir DIR]`: queues every failed
-/// document again, attempts forgotten, and waits until they are indexed
-/// (or failed again).
-pub fn retry_failed(data_dir: Option<PathBuf>) -> ExitCode {
-    let opened = match open(data_dir, VectorPolicy::Keep, "retry-failed") {
-        Ok(o) => o,
-        Err(code) => return code,
-    };
-    let outcome = opened.service.requeue_failed().and_then(|n| {
-        eprintln!("retry-failed: {n} failed document(s) queued again");
-        drain(&opened.service, "retry-failed")?;
-        opened.service.backlog()
+/// `alayasiki-mcp retry-failed`: queues every failed document again,
+/// attempts forgotten, and waits until they are indexed (or failed again).
+fn retry_failed(ctx: &Context) -> Exit {
+    let outcome = ctx.service.requeue_failed().and_then(|n| {
+        errln!(
+            ctx.console,
+            "retry-failed: {n} failed document(s) queued again"
+        );
+        drain(ctx, "retry-failed")?;
+        ctx.service.backlog()
     });
-    opened.service.shutdown();
     match outcome {
-        Ok((_, 0)) => ExitCode::SUCCESS,
+        Ok((_, 0)) => 0,
         Ok((_, failed)) => {
-            eprintln!("retry-failed: {failed} job(s) failed again; see alayasiki_status");
-            ExitCode::from(crate::serve::EXIT_FAILURE)
+            errln!(
+                ctx.console,
+                "retry-failed: {failed} job(s) failed again; see alayasiki_status"
+            );
+            crate::serve::EXIT_FAILURE
         }
         Err(e) => {
             let e = e.logged("retry-failed");
-            eprintln!("alayasiki-mcp retry-failed: {}", e.client_message());
-            ExitCode::from(crate::serve::EXIT_FAILURE)
+            errln!(
+                ctx.console,
+                "alayasiki-mcp retry-failed: {}",
+                e.client_message()
+            );
+            crate::serve::EXIT_FAILURE
         }
     }
 }
 
-/// `alayasiki-mcp compact [--data-dir DIR]`.
-pub fn compact(data_dir: Option<PathBuf>) -> ExitCode {
-    let opened = match open(data_dir, VectorPolicy::Keep, "compact") {
-        Ok(o) => o,
-        Err(code) => return code,
-    };
-    let outcome = opened.service.compact();
-    opened.service.shutdown();
-    match outcome {
+/// `alayasiki-mcp compact`.
+fn compact(ctx: &Context) -> Exit {
+    match ctx.service.compact() {
         Ok(report) => {
             for c in report {
-                eprintln!(
+                errln!(
+                    ctx.console,
                     "compact: tenant {:?}: {} vector rows -> {}",
-                    c.tenant, c.rows_before, c.rows_after
+                    c.tenant,
+                    c.rows_before,
+                    c.rows_after
                 );
             }
-            ExitCode::SUCCESS
+            0
         }
         Err(e) => {
             let e = e.logged("compact");
-            eprintln!("alayasiki-mcp compact: {}", e.client_message());
-            ExitCode::from(crate::serve::EXIT_FAILURE)
+            errln!(ctx.console, "alayasiki-mcp compact: {}", e.client_message());
+            crate::serve::EXIT_FAILURE
         }
     }
 }

@@ -6,8 +6,9 @@
 //! Rates and the ETA come from the whole run so far, which is steadier than
 //! an instantaneous rate and good enough for runs of minutes.
 
-use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
+
+use super::Console;
 
 /// Shortest interval between redraws of the terminal line.
 pub const REDRAW_EVERY: Duration = Duration::from_millis(100);
@@ -19,6 +20,7 @@ pub const TICK: Duration = Duration::from_millis(200);
 const BAR_WIDTH: usize = 24;
 
 pub struct Progress {
+    console: Console,
     label: String,
     unit: &'static str,
     total_items: Option<u64>,
@@ -36,12 +38,14 @@ impl Progress {
     /// `unit` names what `items` counts ("files", "documents indexed").
     /// Totals, when known, give a percentage and an ETA.
     pub fn new(
+        console: &Console,
         label: &str,
         unit: &'static str,
         total_items: Option<u64>,
         total_bytes: Option<u64>,
     ) -> Progress {
         Progress {
+            console: console.clone(),
             label: label.to_string(),
             unit,
             total_items,
@@ -50,7 +54,7 @@ impl Progress {
             bytes: 0,
             started: Instant::now(),
             last_shown: None,
-            terminal: std::io::stderr().is_terminal(),
+            terminal: console.stderr_is_terminal(),
             drawn: false,
         }
     }
@@ -78,21 +82,21 @@ impl Progress {
     /// Prints a message on its own line without garbling the bar.
     pub fn note(&mut self, message: &str) {
         self.clear_line();
-        eprintln!("{message}");
+        self.console.eprint(format_args!("{message}\n"));
     }
 
     /// Shows the final counts and ends the line.
     pub fn finish(&mut self) {
         self.show();
         if self.drawn {
-            eprintln!();
+            self.console.err(b"\n");
             self.drawn = false;
         }
     }
 
     fn clear_line(&mut self) {
         if self.drawn {
-            eprint!("\r\x1b[K");
+            self.console.err(b"\r\x1b[K");
             self.drawn = false;
         }
     }
@@ -101,11 +105,10 @@ impl Progress {
         self.last_shown = Some(Instant::now());
         let line = self.line();
         if self.terminal {
-            eprint!("\r\x1b[K{line}");
-            let _ = std::io::stderr().flush();
+            self.console.eprint(format_args!("\r\x1b[K{line}"));
             self.drawn = true;
         } else {
-            eprintln!("{line}");
+            self.console.eprint(format_args!("{line}\n"));
         }
     }
 
@@ -158,7 +161,7 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         if self.drawn {
-            eprintln!();
+            self.console.err(b"\n");
         }
     }
 }
@@ -191,7 +194,7 @@ mod tests {
 
     #[test]
     fn plain_line_has_counts_rate_and_eta() {
-        let mut p = Progress::new("ingest", "files", Some(10), Some(1000));
+        let mut p = Progress::new(&Console::process(), "ingest", "files", Some(10), Some(1000));
         p.terminal = false;
         p.items = 5;
         p.bytes = 500;

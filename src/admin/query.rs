@@ -4,50 +4,37 @@
 //! documents exactly as the `alayasiki_forget` tool does and says what went.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Duration;
 
-use super::{open, Opened};
+use super::console::{errln, outln};
+use super::{Context, Exit};
 use crate::cli::ForgetBy;
 use crate::limits::{DEFAULT_BUDGET_CHARS, DEFAULT_TOP_K, FORGET_SETTLE_MS, MAX_QUERY_BYTES};
 use crate::query::{LaneSet, QueryOutcome, QuerySpec, ResultMode, SearchMode};
 use crate::service::DocumentSelector;
-use crate::store::VectorPolicy;
 
 /// Evidence text is wrapped to this many columns (plus the indent).
 const WRAP_COLUMNS: usize = 88;
 
 /// `alayasiki-mcp query TEXT [--top-k N] [--tenant T] [--data-dir DIR]`.
-pub fn query(
-    data_dir: Option<PathBuf>,
-    tenant: Option<String>,
-    text: &str,
-    top_k: Option<u32>,
-) -> ExitCode {
-    let opened = match open(data_dir, VectorPolicy::Keep, "query") {
-        Ok(o) => o,
-        Err(code) => return code,
-    };
-    let outcome = run_query(&opened, tenant, text, top_k);
-    opened.service.shutdown();
-    match outcome {
+pub fn query(ctx: &Context, tenant: Option<String>, text: &str, top_k: Option<u32>) -> Exit {
+    match run_query(ctx, tenant, text, top_k) {
         Ok(out) => {
-            crate::cli::stdout::out!("{out}");
-            ExitCode::SUCCESS
+            let _ = ctx.console.out(out.as_bytes());
+            0
         }
         Err(code) => code,
     }
 }
 
 fn run_query(
-    opened: &Opened,
+    ctx: &Context,
     tenant: Option<String>,
     text: &str,
     top_k: Option<u32>,
-) -> Result<String, ExitCode> {
-    let principal = opened.principal(tenant, "query")?;
-    let memory = opened.service.for_caller(&principal);
+) -> Result<String, Exit> {
+    let principal = ctx.principal(tenant, "query")?;
+    let memory = ctx.service.for_caller(&principal);
     let spec = QuerySpec {
         text: text.to_string(),
         search_mode: SearchMode::Auto,
@@ -58,17 +45,18 @@ fn run_query(
         session_id: None,
     };
     if text.len() > MAX_QUERY_BYTES {
-        eprintln!(
+        errln!(
+            ctx.console,
             "alayasiki-mcp query: the question is {} bytes; the limit is {MAX_QUERY_BYTES} \
              (MAX_QUERY_BYTES)",
             text.len()
         );
-        return Err(ExitCode::from(crate::cli::USAGE_EXIT as u8));
+        return Err(crate::cli::USAGE_EXIT as Exit);
     }
     let outcome = memory.query(&spec).map_err(|e| {
         let e = e.logged("query");
-        eprintln!("alayasiki-mcp query: {}", e.client_message());
-        ExitCode::from(crate::serve::EXIT_FAILURE)
+        errln!(ctx.console, "alayasiki-mcp query: {}", e.client_message());
+        crate::serve::EXIT_FAILURE
     })?;
     Ok(render(&outcome))
 }
@@ -134,18 +122,8 @@ fn wrap(text: &str, indent: &str) -> String {
 }
 
 /// `alayasiki-mcp forget --id ID | --key KEY | --source SOURCE`.
-pub fn forget(data_dir: Option<PathBuf>, tenant: Option<String>, by: ForgetBy) -> ExitCode {
-    let opened = match open(data_dir, VectorPolicy::Keep, "forget") {
-        Ok(o) => o,
-        Err(code) => return code,
-    };
-    let code = run_forget(&opened, tenant, by);
-    opened.service.shutdown();
-    code
-}
-
-fn run_forget(opened: &Opened, tenant: Option<String>, by: ForgetBy) -> ExitCode {
-    let principal = match opened.principal(tenant, "forget") {
+pub fn forget(ctx: &Context, tenant: Option<String>, by: ForgetBy) -> Exit {
+    let principal = match ctx.principal(tenant, "forget") {
         Ok(p) => p,
         Err(code) => return code,
     };
@@ -154,10 +132,11 @@ fn run_forget(opened: &Opened, tenant: Option<String>, by: ForgetBy) -> ExitCode
         ForgetBy::Key(v) => DocumentSelector::IdempotencyKey(v),
         ForgetBy::Source(v) => DocumentSelector::Source(v),
     };
-    match opened.service.for_caller(&principal).forget(&selector) {
+    match ctx.service.for_caller(&principal).forget(&selector) {
         Ok(report) => {
             for f in &report.forgotten {
-                crate::cli::stdout::outln!(
+                outln!(
+                    ctx.console,
                     "forgot {}: {} chunks, {} vectors, original {}",
                     f.document_id,
                     f.chunks,
@@ -170,32 +149,35 @@ fn run_forget(opened: &Opened, tenant: Option<String>, by: ForgetBy) -> ExitCode
                 );
             }
             if report.documents > report.forgotten.len() {
-                crate::cli::stdout::outln!(
+                outln!(
+                    ctx.console,
                     "... and {} more",
                     report.documents - report.forgotten.len()
                 );
             }
-            crate::cli::stdout::outln!(
+            outln!(
+                ctx.console,
                 "forgot {} document(s), {} chunk(s), {} original(s); run `alayasiki-mcp \
                  compact` to drop their vector slots and index entries from the files",
                 report.documents,
                 report.chunks,
                 report.originals_deleted
             );
-            match super::settle(&opened.service, Duration::from_millis(FORGET_SETTLE_MS)) {
+            match super::settle(ctx, Duration::from_millis(FORGET_SETTLE_MS)) {
                 Ok(0) => {}
-                Ok(left) => eprintln!(
-                    "forget: {left} indexing job(s) still pending; they finish the next time \
-                     the memory is opened"
+                Ok(left) => errln!(
+                    ctx.console,
+                    "forget: {left} indexing job(s) still pending; they finish in the \
+                     background (or the next time the memory is opened)"
                 ),
-                Err(e) => eprintln!("forget: {}", e.client_message()),
+                Err(e) => errln!(ctx.console, "forget: {}", e.client_message()),
             }
-            ExitCode::SUCCESS
+            0
         }
         Err(e) => {
             let e = e.logged("forget");
-            eprintln!("alayasiki-mcp forget: {}", e.client_message());
-            ExitCode::from(crate::serve::EXIT_FAILURE)
+            errln!(ctx.console, "alayasiki-mcp forget: {}", e.client_message());
+            crate::serve::EXIT_FAILURE
         }
     }
 }

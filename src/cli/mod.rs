@@ -14,6 +14,7 @@ use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use crate::admin::Task;
 use crate::limits::{MAX_TOP_K, MIN_TOP_K};
 use crate::replay;
 
@@ -47,56 +48,28 @@ pub enum Command {
     Owner {
         data_dir: Option<PathBuf>,
     },
-    /// Serve the memory browser alone until SIGINT or SIGTERM.
+    /// Serve the memory browser until SIGINT or SIGTERM.
     Ui {
         data_dir: Option<PathBuf>,
         bind: Option<SocketAddr>,
         /// `--allow-remote`: a bind other machines can reach is allowed.
         allow_remote: bool,
+        in_process: bool,
     },
     /// An rqlite cluster: its status, or a copy into it or out of it.
     Cluster(crate::admin::cluster::Options),
     /// Re-embed everything with the configured embedder.
     Reindex {
         data_dir: Option<PathBuf>,
+        in_process: bool,
     },
-    /// Queue every failed document to be indexed again.
-    RetryFailed {
+    /// A subcommand that runs on a memory (`ingest`, `query`, `forget`,
+    /// `export`, `import`, `status`, `retry-failed`, `compact`): through
+    /// the directory's owner, or in this process with `--in-process`.
+    Run {
         data_dir: Option<PathBuf>,
-    },
-    /// Rewrite the vector files without deleted chunks' slots.
-    Compact {
-        data_dir: Option<PathBuf>,
-    },
-    /// Store files and folders.
-    Ingest {
-        data_dir: Option<PathBuf>,
-        tenant: Option<String>,
-        paths: Vec<PathBuf>,
-    },
-    /// Print the evidence for a question.
-    Query {
-        data_dir: Option<PathBuf>,
-        tenant: Option<String>,
-        text: String,
-        top_k: Option<u32>,
-    },
-    /// Delete documents.
-    Forget {
-        data_dir: Option<PathBuf>,
-        tenant: Option<String>,
-        by: ForgetBy,
-    },
-    /// Write the memory as JSON Lines on stdout.
-    Export {
-        data_dir: Option<PathBuf>,
-        tenant: Option<String>,
-    },
-    /// Read an export (or an MCP memory-server file) into the memory.
-    Import {
-        data_dir: Option<PathBuf>,
-        tenant: Option<String>,
-        file: PathBuf,
+        task: Task,
+        in_process: bool,
     },
     /// Run recorded sessions against fresh temporary stores.
     Replay(replay::Options),
@@ -110,7 +83,8 @@ pub enum Command {
 }
 
 /// What `forget` deletes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ForgetBy {
     Id(String),
     Key(String),
@@ -144,6 +118,7 @@ struct Given {
     ui_bind: Option<SocketAddr>,
     bind: Option<SocketAddr>,
     allow_remote: bool,
+    json: bool,
     positional: Vec<OsString>,
 }
 
@@ -214,6 +189,7 @@ where
             Long("ui-bind") => given.ui_bind = Some(bind_value(&mut parser, "--ui-bind")?),
             Long("bind") => given.bind = Some(bind_value(&mut parser, "--bind")?),
             Long("allow-remote") => given.allow_remote = true,
+            Long("json") => given.json = true,
             Long("out") => {
                 let value = parser
                     .value()
@@ -256,7 +232,7 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
     let refuse = |flag: &str| UsageError(format!("{flag} does not apply to {name}"));
     let takes_tenant = matches!(
         subcommand,
-        Some("ingest" | "query" | "forget" | "export" | "import")
+        Some("ingest" | "query" | "forget" | "export" | "import" | "status")
     );
     if given.tenant.is_some() && !takes_tenant {
         return Err(refuse("--tenant"));
@@ -284,8 +260,11 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
     if given.deterministic && !matches!(subcommand, None | Some("replay")) {
         return Err(refuse("--deterministic"));
     }
-    if given.in_process && subcommand.is_some() {
+    if given.in_process && matches!(subcommand, Some("owner" | "replay" | "record")) {
         return Err(refuse("--in-process"));
+    }
+    if given.json && subcommand != Some("status") {
+        return Err(refuse("--json"));
     }
     if given.ui && subcommand.is_some() {
         return Err(refuse("--ui"));
@@ -321,8 +300,14 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
         ui_bind,
         bind,
         allow_remote,
+        json,
         mut positional,
     } = given;
+    let run = |task: Task| Command::Run {
+        data_dir: data_dir.clone(),
+        task,
+        in_process,
+    };
     let no_positional = |positional: &[OsString]| match positional.first() {
         None => Ok(()),
         Some(v) => Err(UsageError(format!(
@@ -352,43 +337,49 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
                 data_dir,
                 bind,
                 allow_remote,
+                in_process,
             }
         }
         Some("reindex") => {
             no_positional(&positional)?;
-            Command::Reindex { data_dir }
+            Command::Reindex {
+                data_dir,
+                in_process,
+            }
         }
         Some("compact") => {
             no_positional(&positional)?;
-            Command::Compact { data_dir }
+            run(Task::Compact)
         }
         Some("retry-failed") => {
             no_positional(&positional)?;
-            Command::RetryFailed { data_dir }
+            run(Task::RetryFailed)
         }
         Some("export") => {
             no_positional(&positional)?;
-            Command::Export { data_dir, tenant }
+            run(Task::Export { tenant })
+        }
+        Some("status") => {
+            no_positional(&positional)?;
+            run(Task::Status { tenant, json })
         }
         Some("ingest") => {
             if positional.is_empty() {
                 return Err(UsageError("ingest needs at least one PATH".into()));
             }
-            Command::Ingest {
-                data_dir,
+            run(Task::Ingest {
                 tenant,
                 paths: positional.into_iter().map(PathBuf::from).collect(),
-            }
+            })
         }
         Some("import") => {
             if positional.len() != 1 {
                 return Err(UsageError("import needs exactly one FILE".into()));
             }
-            Command::Import {
-                data_dir,
+            run(Task::Import {
                 tenant,
                 file: PathBuf::from(positional.remove(0)),
-            }
+            })
         }
         Some("query") => {
             let words: Vec<String> = positional
@@ -399,12 +390,11 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
             if text.trim().is_empty() {
                 return Err(UsageError("query needs the question as TEXT".into()));
             }
-            Command::Query {
-                data_dir,
+            run(Task::Query {
                 tenant,
                 text,
                 top_k,
-            }
+            })
         }
         Some("forget") => {
             no_positional(&positional)?;
@@ -413,11 +403,10 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
                     "forget needs exactly one of --id, --key or --source".into(),
                 ));
             }
-            Command::Forget {
-                data_dir,
+            run(Task::Forget {
                 tenant,
                 by: forget.remove(0),
-            }
+            })
         }
         Some("replay") => {
             if data_dir.is_some() {
@@ -475,6 +464,7 @@ const SUBCOMMANDS: &[&str] = &[
     "reindex",
     "retry-failed",
     "compact",
+    "status",
     "ingest",
     "query",
     "forget",
@@ -495,6 +485,15 @@ fn describe(arg: &lexopt::Arg<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A task on the default directory, through the owner.
+    fn run(task: Task) -> Command {
+        Command::Run {
+            data_dir: None,
+            task,
+            in_process: false,
+        }
+    }
 
     #[test]
     fn no_arguments_serves_with_default_dir() {
@@ -571,14 +570,29 @@ mod tests {
         assert_eq!(
             parse(["reindex", "--data-dir", "/m"]),
             Ok(Command::Reindex {
-                data_dir: Some(PathBuf::from("/m"))
+                data_dir: Some(PathBuf::from("/m")),
+                in_process: false,
             })
         );
-        assert_eq!(parse(["compact"]), Ok(Command::Compact { data_dir: None }));
+        assert_eq!(parse(["compact"]), Ok(run(Task::Compact)));
+        assert_eq!(parse(["retry-failed"]), Ok(run(Task::RetryFailed)));
         assert_eq!(
-            parse(["retry-failed"]),
-            Ok(Command::RetryFailed { data_dir: None })
+            parse(["status", "--json", "--tenant", "t"]),
+            Ok(run(Task::Status {
+                tenant: Some("t".into()),
+                json: true
+            }))
         );
+        assert_eq!(
+            parse(["compact", "--in-process"]),
+            Ok(Command::Run {
+                data_dir: None,
+                task: Task::Compact,
+                in_process: true
+            })
+        );
+        assert!(parse(["query", "x", "--json"]).is_err());
+        assert!(parse(["owner", "--in-process"]).is_err());
         assert!(parse(["frobnicate"]).is_err());
         assert!(parse(["reindex", "compact"]).is_err());
     }
@@ -587,48 +601,45 @@ mod tests {
     fn file_subcommands_take_their_arguments() {
         assert_eq!(
             parse(["ingest", "a", "b/c", "--tenant", "t"]),
-            Ok(Command::Ingest {
-                data_dir: None,
+            Ok(run(Task::Ingest {
                 tenant: Some("t".into()),
                 paths: vec![PathBuf::from("a"), PathBuf::from("b/c")],
-            })
+            }))
         );
         assert_eq!(
             parse(["query", "what", "is", "x?", "--top-k", "3"]),
-            Ok(Command::Query {
-                data_dir: None,
+            Ok(run(Task::Query {
                 tenant: None,
                 text: "what is x?".into(),
                 top_k: Some(3),
-            })
+            }))
         );
         assert_eq!(
             parse(["forget", "--source", "s", "--data-dir", "/m"]),
-            Ok(Command::Forget {
+            Ok(Command::Run {
                 data_dir: Some(PathBuf::from("/m")),
-                tenant: None,
-                by: ForgetBy::Source("s".into()),
+                task: Task::Forget {
+                    tenant: None,
+                    by: ForgetBy::Source("s".into()),
+                },
+                in_process: false,
             })
         );
         assert_eq!(
             parse(["import", "m.jsonl"]),
-            Ok(Command::Import {
-                data_dir: None,
+            Ok(run(Task::Import {
                 tenant: None,
                 file: PathBuf::from("m.jsonl"),
-            })
+            }))
         );
-        assert_eq!(
-            parse(["export"]),
-            Ok(Command::Export {
-                data_dir: None,
-                tenant: None
-            })
-        );
+        assert_eq!(parse(["export"]), Ok(run(Task::Export { tenant: None })));
         // A positional that names a subcommand is text after the first.
         assert!(matches!(
             parse(["ingest", "compact"]),
-            Ok(Command::Ingest { .. })
+            Ok(Command::Run {
+                task: Task::Ingest { .. },
+                ..
+            })
         ));
     }
 
@@ -737,6 +748,7 @@ mod tests {
                 data_dir: Some(PathBuf::from("/m")),
                 bind: Some("[::1]:0".parse().unwrap()),
                 allow_remote: false,
+                in_process: false,
             })
         );
         assert_eq!(
@@ -745,6 +757,7 @@ mod tests {
                 data_dir: None,
                 bind: None,
                 allow_remote: false,
+                in_process: false,
             })
         );
         assert!(parse(["ui", "--ui"]).is_err());
@@ -772,6 +785,7 @@ mod tests {
                 data_dir: None,
                 bind: Some("0.0.0.0:0".parse().unwrap()),
                 allow_remote: true,
+                in_process: false,
             })
         );
         assert!(parse(["--allow-remote", "--ui-bind", "0.0.0.0:0"]).is_ok());

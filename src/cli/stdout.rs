@@ -25,6 +25,22 @@ pub fn write(args: std::fmt::Arguments<'_>) {
     }
 }
 
+/// Writes bytes to stdout, unless an earlier write failed; the failure,
+/// remembered for [`finish`], is also returned to a caller whose output is
+/// its product.
+pub fn write_bytes(bytes: &[u8]) -> io::Result<()> {
+    let mut failed = FAILED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(e) = failed.as_ref() {
+        return Err(io::Error::new(e.kind(), e.to_string()));
+    }
+    if let Err(e) = io::stdout().lock().write_all(bytes) {
+        let back = io::Error::new(e.kind(), e.to_string());
+        *failed = Some(e);
+        return Err(back);
+    }
+    Ok(())
+}
+
 /// Flushes stdout and gives the command's exit status: `code`, or 1 when
 /// stdout would not take what the command printed.
 pub fn finish(program: &str, code: ExitCode) -> ExitCode {

@@ -281,12 +281,15 @@ pub fn assert_json_rpc(line: &str) {
 }
 
 /// Runs a subcommand of the binary on `dir` (`--data-dir` is appended) and
-/// returns its output; stdin is empty.
+/// returns its output; stdin is empty. It opens the memory itself, as the
+/// servers this harness starts do (tests/local_owner.rs runs commands
+/// through the directory's owner).
 pub fn cli(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(BIN)
         .args(args)
         .arg("--data-dir")
         .arg(dir)
+        .env("ALAYASIKI_IN_PROCESS", "1")
         .env("ALAYASIKI_LOG", "warn")
         .env_remove("ALAYASIKI_DATA_DIR")
         .env_remove("ALAYASIKI_MCP_TENANT")

@@ -32,21 +32,20 @@ mod walk;
 
 use serde_json::Map;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
+use super::console::errln;
 use super::progress::Progress;
 use super::regular_file::open_regular;
-use super::{drain, open_dir, throttle, Missing, Opened};
+use super::{drain, throttle, Console, Context, Exit};
 use crate::cli::SIGNAL_EXIT_BASE;
 use crate::ids;
 use crate::ingest::media::{self, MediaKind};
 use crate::limits::MAX_CONTENT_BYTES;
 use crate::serve::EXIT_FAILURE;
 use crate::service::{Content, IngestRequest, Memory};
-use crate::store::VectorPolicy;
 use crate::transport::signals;
 use report::{Interruption, Outcome, Report};
 use walk::{io_reason, Candidate};
@@ -68,6 +67,27 @@ struct Ending {
     interruption: Option<Interruption>,
 }
 
+/// Refuses the whole command, before any memory is reached, when a PATH
+/// does not exist or cannot be read.
+pub fn check_paths(console: &Console, paths: &[PathBuf]) -> Result<(), Exit> {
+    let unusable = walk::unusable_paths(paths);
+    if unusable.is_empty() {
+        return Ok(());
+    }
+    for (path, reason) in &unusable {
+        errln!(
+            console,
+            "alayasiki-mcp ingest: cannot read '{}': {reason}",
+            report::shown(path)
+        );
+    }
+    errln!(
+        console,
+        "alayasiki-mcp ingest: nothing stored (every PATH must exist and be readable)"
+    );
+    Err(EXIT_FAILURE)
+}
+
 /// `alayasiki-mcp ingest PATH... [--tenant T] [--data-dir DIR]`.
 ///
 /// Exit status: 0 when every file found is in the memory or was skipped
@@ -75,73 +95,59 @@ struct Ending {
 /// 1 when a PATH is unusable (nothing is stored), when nothing found could
 /// be stored, or when a file failed for another reason than its content;
 /// 128 + signal (130 SIGINT, 143 SIGTERM) when interrupted.
-pub fn ingest(data_dir: Option<PathBuf>, tenant: Option<String>, paths: &[PathBuf]) -> ExitCode {
-    let unusable = walk::unusable_paths(paths);
-    if !unusable.is_empty() {
-        for (path, reason) in &unusable {
-            eprintln!(
-                "alayasiki-mcp ingest: cannot read '{}': {reason}",
-                report::shown(path)
-            );
-        }
-        eprintln!("alayasiki-mcp ingest: nothing stored (every PATH must exist and be readable)");
-        return ExitCode::from(EXIT_FAILURE);
+pub fn ingest(ctx: &Context, tenant: Option<String>, paths: &[PathBuf]) -> Exit {
+    // Checked again where the files are read: the owner runs this after
+    // the client checked.
+    if let Err(code) = check_paths(&ctx.console, paths) {
+        return code;
     }
-    let opened = match open_dir(data_dir, VectorPolicy::Keep, "ingest", Missing::Create) {
-        Ok(o) => o,
-        Err(code) => return code,
-    };
-    // From here on a signal stops the run between files instead of
-    // killing the process.
-    if let Err(e) = signals::install() {
-        eprintln!("alayasiki-mcp ingest: cannot install signal handlers: {e}");
-        opened.service.shutdown();
-        return ExitCode::from(EXIT_FAILURE);
-    }
-    let ending = run(&opened, tenant, paths);
-    opened.service.shutdown();
-    let ending = match ending {
+    let ending = match run(ctx, tenant, paths) {
         Ok(e) => e,
         Err(code) => return code,
     };
     let report = &ending.report;
     if let Some(stop) = &ending.interruption {
-        report::print_interruption(report, stop);
-        return ExitCode::from((SIGNAL_EXIT_BASE + stop.signal) as u8);
+        report::print_interruption(&ctx.console, report, stop);
+        return (SIGNAL_EXIT_BASE + stop.signal) as Exit;
     }
     if !report.failed.is_empty() {
-        return ExitCode::from(EXIT_FAILURE);
+        return EXIT_FAILURE;
     }
     if report.in_memory() == 0 {
         let found = report.files;
         if found == 0 {
-            eprintln!("alayasiki-mcp ingest: nothing to store: no files under the PATH(s) given");
+            errln!(
+                ctx.console,
+                "alayasiki-mcp ingest: nothing to store: no files under the PATH(s) given"
+            );
         } else {
-            eprintln!(
+            errln!(
+                ctx.console,
                 "alayasiki-mcp ingest: nothing stored: none of the {found} file(s) found could \
                  be read or ingested (reasons in the report)"
             );
-            return ExitCode::from(EXIT_FAILURE);
+            return EXIT_FAILURE;
         }
     }
-    ExitCode::SUCCESS
+    0
 }
 
-fn run(opened: &Opened, tenant: Option<String>, paths: &[PathBuf]) -> Result<Ending, ExitCode> {
-    let principal = opened.principal(tenant, "ingest")?;
-    let memory = opened.service.for_caller(&principal);
+fn run(ctx: &Context, tenant: Option<String>, paths: &[PathBuf]) -> Result<Ending, Exit> {
+    let principal = ctx.principal(tenant, "ingest")?;
+    let memory = ctx.service.for_caller(&principal);
     let started = Instant::now();
     let mut report = Report::default();
     let mut files = Vec::new();
     let mut walk_complete = true;
     for path in paths {
-        walk_complete = walk_complete && walk::walk(path, &mut files, &mut report);
+        walk_complete = walk_complete && walk::walk(&ctx.console, path, &mut files, &mut report);
     }
     report.files = files.len() + report.skipped_count();
     report.bytes = files.iter().map(|c| c.size).sum();
     let chunks_before = memory.status().map(|s| s.chunks).unwrap_or(0);
 
     let mut progress = Progress::new(
+        &ctx.console,
         "ingest",
         "files",
         Some(files.len() as u64),
@@ -163,10 +169,10 @@ fn run(opened: &Opened, tenant: Option<String>, paths: &[PathBuf]) -> Result<End
             // A thread checks for a signal before it takes a file, so a
             // run stops between files: those in progress finish.
             scope.spawn(move || {
-                while !signals::requested() && stopped.get().is_none() {
+                while !ctx.console.stopping() && stopped.get().is_none() {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = files.get(i) else { break };
-                    let outcome = ingest_file(memory, opened, file, stopped);
+                    let outcome = ingest_file(memory, ctx, file, stopped);
                     if tx.send((outcome, file.size)).is_err() {
                         break;
                     }
@@ -191,23 +197,26 @@ fn run(opened: &Opened, tenant: Option<String>, paths: &[PathBuf]) -> Result<End
     // After a signal, or once the run stopped, what is stored but not
     // indexed waits in the journal for the next open instead of delaying
     // the exit.
-    if !signals::requested() && stopped.is_none() {
-        if let Err(e) = drain(&opened.service, "indexing") {
-            eprintln!(
+    if !ctx.console.stopping() && stopped.is_none() {
+        if let Err(e) = drain(ctx, "indexing") {
+            errln!(
+                ctx.console,
                 "alayasiki-mcp ingest: {}",
                 e.logged("ingest").client_message()
             );
-            return Err(ExitCode::from(EXIT_FAILURE));
+            return Err(EXIT_FAILURE);
         }
     }
     let chunks_after = memory.status().map(|s| s.chunks).unwrap_or(chunks_before);
     report::print_report(
+        &ctx.console,
         &report,
         (chunks_after - chunks_before).max(0),
         started.elapsed().as_secs_f64(),
     );
     if let Some(stop) = stopped {
-        eprintln!(
+        errln!(
+            ctx.console,
             "alayasiki-mcp ingest: stopped: {} (reasons in the report); {} file(s) not read; \
              what was stored is kept: run the command again once {}",
             stop.what(),
@@ -215,11 +224,11 @@ fn run(opened: &Opened, tenant: Option<String>, paths: &[PathBuf]) -> Result<End
             stop.until()
         );
     }
-    let interruption = signals::requested().then(|| Interruption {
-        signal: signals::received().unwrap_or(signals::SIGINT),
+    let interruption = ctx.console.stopping().then(|| Interruption {
+        signal: ctx.console.stop_signal().unwrap_or(signals::SIGINT),
         walk_complete,
-        pending_jobs: opened.service.pending_jobs().unwrap_or(0),
-        resume: report::resume_command(paths, &opened.config.data_dir, principal.tenant.name()),
+        pending_jobs: ctx.service.pending_jobs().unwrap_or(0),
+        resume: report::resume_command(paths, &ctx.data_dir, principal.tenant.name()),
     });
     Ok(Ending {
         report,
@@ -286,7 +295,7 @@ impl Stop {
 /// to store it, or indexing what was stored before it is held up.
 fn ingest_file(
     memory: &Memory<'_>,
-    opened: &Opened,
+    ctx: &Context,
     file: &Candidate,
     stopped: &OnceLock<Stop>,
 ) -> Outcome {
@@ -326,14 +335,14 @@ fn ingest_file(
             }
         }
     }
-    if let Err(e) = throttle(&opened.service) {
+    if let Err(e) = throttle(ctx) {
         let _ = stopped.set(Stop::HeldUp);
         return Outcome::Failed {
             reason: e.client_message(),
             path: path.clone(),
         };
     }
-    if signals::requested() {
+    if ctx.console.stopping() {
         // The pause above ends early on a signal; this file waits for the
         // resumed run.
         return Outcome::NotRead;

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use crate::admin::console::{errln, outln};
 use crate::admin::progress::{clock, megabytes};
+use crate::admin::Console;
 use crate::transport::signals;
 
 /// Example paths kept per skip reason for the report.
@@ -79,40 +81,49 @@ impl Report {
 }
 
 /// Prints the report on stdout.
-pub(super) fn print_report(report: &Report, chunks: i64, secs: f64) {
+pub(super) fn print_report(console: &Console, report: &Report, chunks: i64, secs: f64) {
     let secs = secs.max(1e-3);
-    crate::cli::stdout::outln!(
+    outln!(
+        console,
         "ingest: {} file(s) seen ({}) in {}",
         report.files,
         megabytes(report.bytes),
         clock(secs)
     );
-    crate::cli::stdout::outln!(
+    outln!(
+        console,
         "  stored:         {} file(s), {}, {} chunk(s)",
         report.stored,
         megabytes(report.stored_bytes),
         chunks
     );
-    crate::cli::stdout::outln!(
+    outln!(
+        console,
         "  already stored: {} file(s) (unchanged since an earlier run)",
         report.already_stored
     );
-    crate::cli::stdout::outln!("  skipped:        {} file(s)", report.skipped_count());
+    outln!(
+        console,
+        "  skipped:        {} file(s)",
+        report.skipped_count()
+    );
     for (reason, (n, examples)) in &report.skipped {
         let shown: Vec<String> = examples.iter().map(|p| shown(p)).collect();
-        crate::cli::stdout::outln!("    {n:>6}  {reason}  (e.g. {})", shown.join(", "));
+        outln!(console, "    {n:>6}  {reason}  (e.g. {})", shown.join(", "));
     }
-    crate::cli::stdout::outln!("  failed:         {} file(s)", report.failed.len());
+    outln!(console, "  failed:         {} file(s)", report.failed.len());
     for (path, reason) in &report.failed {
-        crate::cli::stdout::outln!("    {}: {reason}", shown(path));
+        outln!(console, "    {}: {reason}", shown(path));
     }
     if report.not_read > 0 {
-        crate::cli::stdout::outln!(
+        outln!(
+            console,
             "  not yet stored: {} file(s) (the run stopped before they were read)",
             report.not_read
         );
     }
-    crate::cli::stdout::outln!(
+    outln!(
+        console,
         "  throughput:     {:.1} files/s, {:.2} MB/s stored (extraction, embedding and \
          indexing included)",
         report.stored as f64 / secs,
@@ -145,12 +156,14 @@ pub(super) fn signal_name(signal: i32) -> String {
 /// Prints, on stderr, what an interrupted run stored, what it did not,
 /// and how to resume. Called after the store is closed, so what it calls
 /// durable is.
-pub(super) fn print_interruption(report: &Report, stop: &Interruption) {
-    eprintln!(
+pub(super) fn print_interruption(console: &Console, report: &Report, stop: &Interruption) {
+    errln!(
+        console,
         "alayasiki-mcp ingest: interrupted by {}; stopped between files.",
         signal_name(stop.signal)
     );
-    eprintln!(
+    errln!(
+        console,
         "  stored:         {} file(s), all durable ({} by this run, {} by an earlier run)",
         report.in_memory(),
         report.stored,
@@ -161,24 +174,35 @@ pub(super) fn print_interruption(report: &Report, stop: &Interruption) {
     } else {
         " found so far (the folders were still being listed)"
     };
-    eprintln!("  not yet stored: {} file(s){more}", report.not_read);
-    eprintln!(
+    errln!(
+        console,
+        "  not yet stored: {} file(s){more}",
+        report.not_read
+    );
+    errln!(
+        console,
         "  skipped:        {} file(s); failed: {} (see the report on stdout)",
         report.skipped_count(),
         report.failed.len()
     );
     if stop.pending_jobs > 0 {
-        eprintln!(
-            "  indexing:       {} stored document(s) not yet searchable; indexing resumes \
-             when this memory is next opened",
-            stop.pending_jobs
+        errln!(
+            console,
+            "  indexing:       {} stored document(s) not yet searchable; {}",
+            stop.pending_jobs,
+            if console.is_client() {
+                "the memory owner goes on indexing them"
+            } else {
+                "indexing resumes when this memory is next opened"
+            }
         );
     }
-    eprintln!(
+    errln!(
+        console,
         "To resume, run the same command again (files already stored are recognised by path \
          and content and not stored twice):"
     );
-    eprintln!("  {}", stop.resume);
+    errln!(console, "  {}", stop.resume);
 }
 
 /// The command that resumes this run, runnable from any directory: the

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use super::report::Report;
 use crate::admin::progress::megabytes;
+use crate::admin::Console;
 use crate::limits::{MAX_CONTENT_BYTES, MAX_WALK_DEPTH};
-use crate::transport::signals;
 
 /// A file found by the walk.
 #[derive(Debug, Clone)]
@@ -56,10 +56,15 @@ fn unusable(path: &Path) -> Option<String> {
 /// Collects regular files under `root` (or `root` itself), in name order,
 /// noting what is skipped and why. Returns false if a termination signal
 /// stopped the walk before it was complete.
-pub(super) fn walk(root: &Path, files: &mut Vec<Candidate>, report: &mut Report) -> bool {
+pub(super) fn walk(
+    console: &Console,
+    root: &Path,
+    files: &mut Vec<Candidate>,
+    report: &mut Report,
+) -> bool {
     let mut stack = vec![(root.to_path_buf(), 0usize)];
     while let Some((path, depth)) = stack.pop() {
-        if signals::requested() {
+        if console.stopping() {
             return false;
         }
         let meta = match std::fs::symlink_metadata(&path) {

@@ -51,16 +51,15 @@ pub use mcp_memory::{
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::path::Path;
 
+use super::console::{errln, outln};
 use super::export::{EXPORT_FORMAT, EXPORT_VERSION};
 use super::progress::Progress;
 use super::regular_file::{open_regular, NOT_REGULAR};
-use super::{drain, open_dir, throttle, Missing, Opened};
+use super::{drain, throttle, Console, Context, Exit};
 use crate::limits::MAX_IMPORT_LINE_BYTES;
 use crate::service::{IngestRequest, Memory, Restore};
-use crate::store::VectorPolicy;
 
 /// Skipped lines listed one by one in the report.
 const LISTED_SKIPS: usize = 20;
@@ -104,93 +103,113 @@ impl Tally {
     }
 }
 
-/// `alayasiki-mcp import FILE [--tenant T] [--data-dir DIR]`.
-pub fn import(data_dir: Option<PathBuf>, tenant: Option<String>, file: &Path) -> ExitCode {
-    let reader = match open_regular(file) {
-        Ok(Some(f)) => f,
+/// Opens `file` for an import: a regular file (a pipe or a device would
+/// never end), or why not, on the console.
+fn open_file(console: &Console, file: &Path) -> Result<std::fs::File, Exit> {
+    match open_regular(file) {
+        Ok(Some(f)) => Ok(f),
         Ok(None) => {
-            eprintln!(
+            errln!(
+                console,
                 "alayasiki-mcp import: {} {NOT_REGULAR}; import reads an export or a \
                  memory.jsonl saved to a file",
                 file.display()
             );
-            return ExitCode::from(crate::serve::EXIT_FAILURE);
+            Err(crate::serve::EXIT_FAILURE)
         }
         Err(e) => {
-            eprintln!("alayasiki-mcp import: cannot open {}: {e}", file.display());
-            return ExitCode::from(crate::serve::EXIT_FAILURE);
-        }
-    };
-    let size = reader.metadata().map(|m| m.len()).unwrap_or(0);
-    let opened = match open_dir(data_dir, VectorPolicy::Keep, "import", Missing::Create) {
-        Ok(o) => o,
-        Err(code) => return code,
-    };
-    let outcome = run(&opened, tenant, BufReader::new(reader), size);
-    let drained = drain(&opened.service, "import");
-    opened.service.shutdown();
-    match (outcome, drained) {
-        (Ok((format, tally)), Ok(())) => {
-            print_report(format, &tally);
-            match tally.missing() {
-                None => ExitCode::SUCCESS,
-                Some(n) => {
-                    eprintln!(
-                        "alayasiki-mcp import: the export's header declares {} document(s); \
-                         {n} are not in the file (was it cut short?)",
-                        tally.declared.unwrap_or(0)
-                    );
-                    ExitCode::from(crate::serve::EXIT_FAILURE)
-                }
-            }
-        }
-        (Err(message), _) => {
-            eprintln!("alayasiki-mcp import: {message}");
-            ExitCode::from(crate::serve::EXIT_FAILURE)
-        }
-        (_, Err(e)) => {
-            eprintln!(
-                "alayasiki-mcp import: {}",
-                e.logged("import").client_message()
+            errln!(
+                console,
+                "alayasiki-mcp import: cannot open {}: {e}",
+                file.display()
             );
-            ExitCode::from(crate::serve::EXIT_FAILURE)
+            Err(crate::serve::EXIT_FAILURE)
         }
     }
 }
 
-fn print_report(format: Format, tally: &Tally) {
+/// Checks, before any memory is reached, that `file` can be imported.
+pub fn check_file(file: &Path) -> Result<(), Exit> {
+    open_file(&Console::process(), file).map(drop)
+}
+
+/// `alayasiki-mcp import FILE [--tenant T] [--data-dir DIR]`.
+pub fn import(ctx: &Context, tenant: Option<String>, file: &Path) -> Exit {
+    let reader = match open_file(&ctx.console, file) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
+    let size = reader.metadata().map(|m| m.len()).unwrap_or(0);
+    let outcome = run(ctx, tenant, BufReader::new(reader), size);
+    let drained = drain(ctx, "import");
+    match (outcome, drained) {
+        (Ok((format, tally)), Ok(())) => {
+            print_report(&ctx.console, format, &tally);
+            match tally.missing() {
+                None => 0,
+                Some(n) => {
+                    errln!(
+                        ctx.console,
+                        "alayasiki-mcp import: the export's header declares {} document(s); \
+                         {n} are not in the file (was it cut short?)",
+                        tally.declared.unwrap_or(0)
+                    );
+                    crate::serve::EXIT_FAILURE
+                }
+            }
+        }
+        (Err(message), _) => {
+            errln!(ctx.console, "alayasiki-mcp import: {message}");
+            match ctx.console.stop_signal() {
+                Some(signal) => (crate::cli::SIGNAL_EXIT_BASE + signal) as Exit,
+                None => crate::serve::EXIT_FAILURE,
+            }
+        }
+        (_, Err(e)) => {
+            errln!(
+                ctx.console,
+                "alayasiki-mcp import: {}",
+                e.logged("import").client_message()
+            );
+            crate::serve::EXIT_FAILURE
+        }
+    }
+}
+
+fn print_report(console: &Console, format: Format, tally: &Tally) {
     let what = match format {
         Format::Export => "alayasiki export",
         Format::McpMemory => "MCP memory-server file",
     };
-    crate::cli::stdout::outln!(
+    outln!(
+        console,
         "import ({what}): {} document(s) imported, {} already present, {} line(s) skipped",
         tally.imported,
         tally.already_present,
         tally.skipped
     );
     for (code, n) in &tally.skipped_by_code {
-        crate::cli::stdout::outln!("  skipped ({code}): {n}");
+        outln!(console, "  skipped ({code}): {n}");
     }
     for (line, reason) in &tally.listed {
-        crate::cli::stdout::outln!("  line {line}: {reason}");
+        outln!(console, "  line {line}: {reason}");
     }
     if tally.skipped > tally.listed.len() {
-        crate::cli::stdout::outln!("  ... {} more", tally.skipped - tally.listed.len());
+        outln!(console, "  ... {} more", tally.skipped - tally.listed.len());
     }
 }
 
 fn run(
-    opened: &Opened,
+    ctx: &Context,
     tenant: Option<String>,
     mut reader: impl BufRead,
     size: u64,
 ) -> Result<(Format, Tally), String> {
-    let principal = opened
+    let principal = ctx
         .principal(tenant, "import")
         .map_err(|_| "invalid tenant".to_string())?;
-    let memory = opened.service.for_caller(&principal);
-    let mut progress = Progress::new("import", "lines", None, Some(size));
+    let memory = ctx.service.for_caller(&principal);
+    let mut progress = Progress::new(&ctx.console, "import", "lines", None, Some(size));
     let mut tally = Tally::default();
     let mut format = None;
     let mut kinds = McpKinds::default();
@@ -200,6 +219,15 @@ fn run(
     while let Some(read) = read_bounded_line(&mut reader, &mut buf, MAX_IMPORT_LINE_BYTES)
         .map_err(|e| format!("cannot read the file: {e}"))?
     {
+        if let Some(signal) = ctx.console.stop_signal() {
+            progress.finish();
+            return Err(format!(
+                "interrupted by signal {signal} before line {}; the {} line(s) imported before \
+                 it are kept, and importing the file again goes on from there",
+                number + 1,
+                tally.imported
+            ));
+        }
         number += 1;
         consumed += read.bytes as u64;
         progress.set(number as u64, consumed);
@@ -256,7 +284,7 @@ fn run(
                 continue;
             }
         };
-        throttle(&opened.service).map_err(|e| format!("line {number}: {}", e.client_message()))?;
+        throttle(ctx).map_err(|e| format!("line {number}: {}", e.client_message()))?;
         store(&memory, request, restore, number, &mut tally)?;
     }
     progress.finish();

@@ -5,8 +5,11 @@
 //! the client says who it is acting for (tenant and subject, as an
 //! in-process server would read them from its environment) and which
 //! version it is; the owner answers with its own pid and version, or a
-//! refusal. Everything after the hellos is MCP, newline-delimited, exactly
-//! as on stdio.
+//! refusal. The client's hello also says what the connection is for
+//! ([`Purpose`]): an MCP session (everything after the hellos is MCP,
+//! newline-delimited, exactly as on stdio), a subcommand run by the owner
+//! (framed as [`super::command`] describes), or a request that the owner
+//! make way for a command that needs the directory alone.
 
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Read, Write};
@@ -28,8 +31,9 @@ pub const MAX_HELLO_BYTES: usize = 4096;
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The protocol of the hellos (and of what follows them); an owner refuses
-/// a client speaking another.
-pub const LOCAL_PROTOCOL: u32 = 1;
+/// a client speaking another (and makes way for it once its own clients
+/// have left). 2 added [`Purpose`].
+pub const LOCAL_PROTOCOL: u32 = 2;
 
 /// The longest socket path the platform takes (`sun_path`, less its NUL).
 const MAX_SOCKET_PATH: usize = if cfg!(target_os = "linux") { 107 } else { 103 };
@@ -41,6 +45,46 @@ pub struct ClientHello {
     pub version: String,
     pub tenant: String,
     pub subject: String,
+    #[serde(default)]
+    pub purpose: Purpose,
+}
+
+/// What a client connects for.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    /// An MCP session (the stdio relay).
+    #[default]
+    Session,
+    /// One subcommand (`ingest`, `query`, `ui`, ...), run by the owner on
+    /// its store with the client's identity.
+    Command,
+    /// Stop now if no other client is connected, so that a command which
+    /// needs the directory alone (`reindex`) can open it: the owner's
+    /// hello accepts (it stops) or refuses (naming its clients).
+    Yield,
+}
+
+/// Who a client acts for (as an in-process server would read it from its
+/// environment), and on which data directory.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub data_dir: PathBuf,
+    pub tenant: String,
+    pub subject: String,
+}
+
+impl Target {
+    /// This client's hello, for `purpose`.
+    pub fn hello(&self, purpose: Purpose) -> ClientHello {
+        ClientHello {
+            alayasiki_local: LOCAL_PROTOCOL,
+            version: env!("CARGO_PKG_VERSION").into(),
+            tenant: self.tenant.clone(),
+            subject: self.subject.clone(),
+            purpose,
+        }
+    }
 }
 
 /// The owner's answer.
@@ -181,6 +225,20 @@ pub fn peer_uid(stream: &UnixStream) -> Option<u32> {
     }
 }
 
+/// Sends the client's `hello` on `stream` and reads the owner's answer
+/// (waiting at most [`HELLO_TIMEOUT`]); the reading half to go on with.
+pub fn greet(
+    stream: &UnixStream,
+    hello: &ClientHello,
+) -> std::io::Result<(OwnerHello, std::io::BufReader<UnixStream>)> {
+    stream.set_read_timeout(Some(HELLO_TIMEOUT))?;
+    send_hello(stream, hello)?;
+    let mut reader = std::io::BufReader::new(stream.try_clone()?);
+    let answer: OwnerHello = read_hello(&mut reader)?;
+    stream.set_read_timeout(None)?;
+    Ok((answer, reader))
+}
+
 /// Writes `hello` as one line.
 pub fn send_hello<T: Serialize>(mut out: impl Write, hello: &T) -> std::io::Result<()> {
     let mut line = serde_json::to_vec(hello).map_err(std::io::Error::other)?;
@@ -229,6 +287,7 @@ mod tests {
             version: "1.2.3".into(),
             tenant: "local".into(),
             subject: "agent".into(),
+            purpose: Purpose::Command,
         };
         let mut wire = Vec::new();
         send_hello(&mut wire, &hello).unwrap();
@@ -237,6 +296,13 @@ mod tests {
         let long = vec![b'x'; MAX_HELLO_BYTES + 10];
         assert!(read_hello::<ClientHello>(&mut long.as_slice()).is_err());
         assert!(read_hello::<ClientHello>(&mut &b"{}"[..]).is_err());
+        // A hello without a purpose is a session's.
+        let bare: ClientHello = read_hello(
+            &mut &br#"{"alayasiki_local":2,"version":"1","tenant":"t","subject":"s"}
+"#[..],
+        )
+        .unwrap();
+        assert_eq!(bare.purpose, Purpose::Session);
     }
 
     #[test]

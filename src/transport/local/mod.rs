@@ -7,13 +7,16 @@
 //! stdout exactly as an in-process server would, and hands every message
 //! to the owner over a Unix socket in the data directory ([`endpoint`]),
 //! starting the owner when none answers ([`start`]). The [`owner`] serves
-//! each connection as one MCP session on the same store, and exits on its
-//! own once no client has been connected for a while.
+//! each connection as one MCP session on the same store, or runs one
+//! subcommand for it ([`command`]: `ingest`, `query`, `ui`, ... beside
+//! running agents), and exits on its own once no client has been connected
+//! for a while.
 //!
 //! What this module never does: open the store from a client, or let a
 //! peer of another user in (the socket is mode 0600 and the peer's uid is
 //! checked).
 
+pub mod command;
 pub mod endpoint;
 pub mod owner;
 pub mod relay;

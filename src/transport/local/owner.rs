@@ -1,7 +1,10 @@
 //! The owner's side of the local socket: each connection, once its hello
 //! is read, is one MCP session on the store this process owns, served by
 //! the same code as stdio ([`crate::transport::stdio::serve`]) with the
-//! identity its client acts for.
+//! identity its client acts for; or one subcommand, run by the
+//! application's [`Runner`] ([`super::command`]); or a request to make way
+//! for a command that needs the directory alone, granted when no other
+//! client is connected.
 //!
 //! The owner stops on SIGTERM or SIGINT (its sessions' connections are
 //! closed, their in-flight requests finish first), and on its own once no
@@ -18,8 +21,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::command::{self, Runner};
 use super::endpoint::{
-    self, read_hello, send_hello, ClientHello, OwnerHello, HELLO_TIMEOUT, LOCAL_PROTOCOL,
+    self, read_hello, send_hello, ClientHello, OwnerHello, Purpose, HELLO_TIMEOUT, LOCAL_PROTOCOL,
 };
 use crate::protocol::mcp::{Server, Session};
 use crate::service::{OwnerProcess, Principal};
@@ -68,6 +72,9 @@ struct Clients {
     idle_since: Mutex<Instant>,
     /// A client of another version asked this owner to make way.
     make_way: AtomicBool,
+    /// A command that needs the directory alone asked this owner to stop
+    /// now (granted with no other client connected).
+    yielded: AtomicBool,
 }
 
 /// One connected client; leaves on drop.
@@ -134,6 +141,7 @@ impl Drop for ClientEntry {
 /// returns once every session has ended.
 pub fn serve(
     server: Arc<Server>,
+    runner: Runner,
     listener: UnixListener,
     socket: PathBuf,
     idle_exit: Option<Duration>,
@@ -146,6 +154,7 @@ pub fn serve(
         next: AtomicU64::new(1),
         idle_since: Mutex::new(Instant::now()),
         make_way: AtomicBool::new(false),
+        yielded: AtomicBool::new(false),
     });
     server.service().announce_owner(OwnerProcess {
         pid: std::process::id(),
@@ -160,12 +169,19 @@ pub fn serve(
             clients.close_all();
             break;
         }
+        if clients.yielded.load(Ordering::Acquire) {
+            log::info!("stopping now: a command needs the directory alone");
+            // A client that connected in the meantime reconnects (to an
+            // owner started once the command is done).
+            clients.close_all();
+            break;
+        }
         match listener.accept() {
             Ok((stream, _)) => {
-                let (server, clients) = (server.clone(), clients.clone());
+                let (server, runner, clients) = (server.clone(), runner.clone(), clients.clone());
                 let spawned = std::thread::Builder::new()
                     .name("local-client".into())
-                    .spawn(move || serve_client(&server, &clients, stream));
+                    .spawn(move || serve_client(&server, &runner, &clients, stream));
                 match spawned {
                     Ok(handle) => sessions.push(handle),
                     Err(e) => log::warn!("cannot start a client's thread ({e}); it was closed"),
@@ -209,8 +225,9 @@ pub fn serve(
     Ok(())
 }
 
-/// Reads `stream`'s hello, then serves its session until it ends.
-fn serve_client(server: &Arc<Server>, clients: &Arc<Clients>, stream: UnixStream) {
+/// Reads `stream`'s hello, then serves what it connected for until that
+/// ends.
+fn serve_client(server: &Arc<Server>, runner: &Runner, clients: &Arc<Clients>, stream: UnixStream) {
     let refuse = |stream: &UnixStream, why: String| {
         log::warn!("refused a local client: {why}");
         let _ = send_hello(stream, &owner_hello(Some(why)));
@@ -239,6 +256,9 @@ fn serve_client(server: &Arc<Server>, clients: &Arc<Clients>, stream: UnixStream
         Err(e) => return refuse(&stream, format!("no valid hello: {e}")),
     };
     if hello.alayasiki_local != LOCAL_PROTOCOL {
+        // A client of another build: once this owner's clients have left,
+        // the next one starts an owner that speaks its protocol.
+        clients.make_way.store(true, Ordering::Release);
         return refuse(
             &stream,
             format!(
@@ -261,19 +281,48 @@ fn serve_client(server: &Arc<Server>, clients: &Arc<Clients>, stream: UnixStream
         );
         clients.make_way.store(true, Ordering::Release);
     }
+    if hello.purpose == Purpose::Yield {
+        return make_way_now(clients, &stream);
+    }
     if send_hello(&stream, &owner_hello(None)).is_err() {
         return;
     }
     let _ = stream.set_read_timeout(None);
     log::info!(
-        "a client connected as tenant {:?}, subject {:?}",
+        "a client connected as tenant {:?}, subject {:?}{}",
         hello.tenant,
-        hello.subject
+        hello.subject,
+        if hello.purpose == Purpose::Command {
+            " to run a command"
+        } else {
+            ""
+        }
     );
+    if hello.purpose == Purpose::Command {
+        return command::serve(runner, &principal, stream, input);
+    }
     let session = Arc::new(Session::new(principal));
     if let Err(e) = crate::transport::stdio::serve(server.clone(), session, input, stream, false) {
         log::debug!("a client's connection ended: {e}");
     }
+}
+
+/// Answers a [`Purpose::Yield`]: stop now when the asking client is the
+/// only one connected, else refuse, naming how many others are.
+fn make_way_now(clients: &Clients, stream: &UnixStream) {
+    let others = clients.count().saturating_sub(1);
+    if others > 0 {
+        let _ = send_hello(
+            stream,
+            &owner_hello(Some(format!(
+                "{others} other client(s) are connected to this memory"
+            ))),
+        );
+        return;
+    }
+    log::info!("a command needs the directory alone: stopping");
+    clients.yielded.store(true, Ordering::Release);
+    let _ = send_hello(stream, &owner_hello(None));
 }
 
 fn principal(hello: &ClientHello) -> Result<Principal, String> {

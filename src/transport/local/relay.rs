@@ -26,13 +26,11 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::endpoint::{
-    read_hello, send_hello, ClientHello, OwnerHello, HELLO_TIMEOUT, LOCAL_PROTOCOL,
-};
+pub use super::endpoint::Target;
+use super::endpoint::{self, Purpose, HELLO_TIMEOUT};
 use super::start::{self, OWNER_START_TIMEOUT};
 use crate::limits::MAX_FRAME_BYTES;
 use crate::protocol::jsonrpc;
@@ -48,13 +46,6 @@ const OWNER_RETRY_MAX: Duration = Duration::from_secs(5);
 
 /// Bytes read from stdin at a time.
 const READ_CHUNK: usize = 64 * 1024;
-
-/// Who the relay acts for, and where.
-pub struct Target {
-    pub data_dir: PathBuf,
-    pub tenant: String,
-    pub subject: String,
-}
 
 /// Relays stdin and stdout to the owner of `target.data_dir` until end of
 /// input and the owner's last reply.
@@ -364,21 +355,7 @@ impl Link {
 
     fn connect_once(&self, target: &Target) -> Result<BufReader<UnixStream>, Retry> {
         let stream = start::reach(&target.data_dir).map_err(Retry::Never)?;
-        let hello = ClientHello {
-            alayasiki_local: LOCAL_PROTOCOL,
-            version: env!("CARGO_PKG_VERSION").into(),
-            tenant: target.tenant.clone(),
-            subject: target.subject.clone(),
-        };
-        let talk = |stream: &UnixStream| -> std::io::Result<(OwnerHello, BufReader<UnixStream>)> {
-            stream.set_read_timeout(Some(HELLO_TIMEOUT))?;
-            send_hello(stream, &hello)?;
-            let mut reader = BufReader::new(stream.try_clone()?);
-            let answer: OwnerHello = read_hello(&mut reader)?;
-            stream.set_read_timeout(None)?;
-            Ok((answer, reader))
-        };
-        let (answer, reader) = talk(&stream)
+        let (answer, reader) = endpoint::greet(&stream, &target.hello(Purpose::Session))
             .map_err(|e| Retry::Again(format!("the memory owner did not answer: {e}")))?;
         if let Some(why) = answer.refused {
             return Err(Retry::Never(format!(
