@@ -221,6 +221,13 @@ fn through_owner(config: &Config, task: Task) -> ExitCode {
                  when run again)"
             ),
         )),
+        Ok(Ended::Abandoned(signal)) => {
+            eprintln!(
+                "alayasiki-mcp {program}: interrupted; the step in progress cannot stop midway, \
+                 so the memory owner finishes it on its own"
+            );
+            ExitCode::from((crate::cli::SIGNAL_EXIT_BASE + signal) as u8)
+        }
         Err(why) => ExitCode::from(report(program, &why)),
     }
 }

@@ -39,6 +39,12 @@ const OUTPUT_PIECE: usize = 64 * 1024;
 /// How often the client looks for a signal to pass on.
 const SIGNAL_POLL: Duration = Duration::from_millis(20);
 
+/// How long a client that passed a signal on waits for the command to
+/// stop. Most commands stop at once (ingest between files); one that
+/// cannot stop midway (`compact`) finishes in the owner after the client
+/// has gone.
+pub const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
+
 /// The exit status of a request the owner could not read.
 const UNREADABLE_EXIT: u8 = 1;
 
@@ -123,6 +129,9 @@ pub enum Ended {
     /// The owner stopped before the command finished (what the command had
     /// stored is kept).
     OwnerLost(String),
+    /// The user interrupted the command (with this signal) and it did not
+    /// stop within [`INTERRUPT_GRACE`]: the owner finishes it.
+    Abandoned(i32),
 }
 
 /// Runs `task` on the owner of `target.data_dir` (starting one when none
@@ -154,16 +163,18 @@ pub fn run(
     write_frame(&stream, Frame::Request, &body)
         .map_err(|e| format!("the memory owner stopped at once: {e}"))?;
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let abandoned = Arc::new(AtomicI32::new(0));
     let watcher = {
-        let (stream, done) = (
+        let (stream, done, abandoned) = (
             stream
                 .try_clone()
                 .map_err(|e| format!("cannot use the owner's connection: {e}"))?,
             done.clone(),
+            abandoned.clone(),
         );
         std::thread::Builder::new()
             .name("command-signals".into())
-            .spawn(move || pass_on_signal(&stream, &done))
+            .spawn(move || pass_on_signal(&stream, &done, &abandoned))
             .map_err(|e| format!("cannot start a thread: {e}"))?
     };
     let ended = loop {
@@ -189,18 +200,39 @@ pub fn run(
     };
     done.store(true, Ordering::Release);
     let _ = watcher.join();
-    Ok(ended)
+    Ok(match (ended, abandoned.load(Ordering::Acquire)) {
+        (Ended::OwnerLost(_), signal) if signal != 0 => Ended::Abandoned(signal),
+        (ended, _) => ended,
+    })
 }
 
-/// Sends the first termination signal this process receives to the owner.
-fn pass_on_signal(stream: &UnixStream, done: &std::sync::atomic::AtomicBool) {
-    while !done.load(Ordering::Acquire) {
+/// Sends the first termination signal this process receives to the owner;
+/// if the command has not ended [`INTERRUPT_GRACE`] later, ends this side
+/// of the connection (recording the signal in `abandoned`).
+fn pass_on_signal(
+    stream: &UnixStream,
+    done: &std::sync::atomic::AtomicBool,
+    abandoned: &AtomicI32,
+) {
+    let signal = loop {
+        if done.load(Ordering::Acquire) {
+            return;
+        }
         if let Some(signal) = crate::transport::signals::received() {
             let _ = write_frame(stream, Frame::Interrupt, &[signal as u8]);
+            break signal;
+        }
+        std::thread::sleep(SIGNAL_POLL);
+    };
+    let deadline = std::time::Instant::now() + INTERRUPT_GRACE;
+    while std::time::Instant::now() < deadline {
+        if done.load(Ordering::Acquire) {
             return;
         }
         std::thread::sleep(SIGNAL_POLL);
     }
+    abandoned.store(signal, Ordering::Release);
+    let _ = stream.shutdown(std::net::Shutdown::Both);
 }
 
 /// Runs a command in the owner: given the client's identity, its request

@@ -98,18 +98,62 @@ pub struct OwnerHello {
     pub refused: Option<String>,
 }
 
-/// The socket path of `dir`, or why it cannot have one.
+/// The socket path of `dir`: [`SOCKET_FILE`] inside it, or, when that
+/// path is longer than the platform takes, a file named after a hash of
+/// the directory's canonical path in this user's private runtime
+/// directory ([`runtime_dir`]).
 pub fn socket_path(dir: &Path) -> Result<PathBuf, String> {
     let path = dir.join(SOCKET_FILE);
+    if path.as_os_str().len() <= MAX_SOCKET_PATH {
+        return Ok(path);
+    }
+    let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let digest = crate::ids::sha256_hex(canonical.as_os_str().as_encoded_bytes());
+    let runtime = runtime_dir()?;
+    let path = runtime.join(format!("{}.sock", &digest[..SOCKET_DIGEST_CHARS]));
     if path.as_os_str().len() > MAX_SOCKET_PATH {
         return Err(format!(
-            "the data directory's path is too long for its local socket ({} bytes, at most {}); \
-             use a shorter --data-dir, or serve in this process with --in-process",
-            path.as_os_str().len(),
-            MAX_SOCKET_PATH
+            "the data directory's path is too long for its local socket, and so is {} \
+             ({} bytes, at most {MAX_SOCKET_PATH}); set XDG_RUNTIME_DIR or TMPDIR to a \
+             shorter directory, use a shorter --data-dir, or serve in this process with \
+             --in-process",
+            runtime.display(),
+            path.as_os_str().len()
         ));
     }
     Ok(path)
+}
+
+/// Hex digits of the directory's hash in a runtime socket's name (96
+/// bits: no two directories of one user meet).
+const SOCKET_DIGEST_CHARS: usize = 24;
+
+/// This user's directory for sockets of data directories whose own path is
+/// too long: `alayasiki-mcp` in `$XDG_RUNTIME_DIR` (private to the user by
+/// definition), else `alayasiki-mcp-UID` in the temporary directory,
+/// created mode 0700 and refused unless this user owns it and nobody else
+/// may enter it.
+fn runtime_dir() -> Result<PathBuf, String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let dir = match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        Some(base) if base.is_absolute() => base.join("alayasiki-mcp"),
+        _ => std::env::temp_dir().join(format!("alayasiki-mcp-{}", own_uid())),
+    };
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+    }
+    let meta = std::fs::symlink_metadata(&dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    if !meta.is_dir() || meta.uid() != own_uid() || meta.mode() & 0o077 != 0 {
+        return Err(format!(
+            "{} is not a directory private to this user, so the local socket is not put \
+             there; remove it, or use a shorter --data-dir",
+            dir.display()
+        ));
+    }
+    Ok(dir)
 }
 
 /// Binds the owner's socket in `dir` (which the caller owns: a socket file
@@ -306,13 +350,19 @@ mod tests {
     }
 
     #[test]
-    fn socket_paths_past_the_platform_limit_are_named() {
-        let long = PathBuf::from("/").join("d".repeat(200));
-        let err = socket_path(&long).unwrap_err();
-        assert!(
-            err.contains("too long") && err.contains("--in-process"),
-            "{err}"
+    fn socket_paths_past_the_platform_limit_move_to_a_private_runtime_directory() {
+        assert_eq!(
+            socket_path(Path::new("/tmp/x")).unwrap(),
+            Path::new("/tmp/x").join(SOCKET_FILE)
         );
-        assert!(socket_path(Path::new("/tmp/x")).is_ok());
+        let long = PathBuf::from("/").join("d".repeat(200));
+        let other = PathBuf::from("/").join("e".repeat(200));
+        let path = socket_path(&long).unwrap();
+        assert!(path.as_os_str().len() <= MAX_SOCKET_PATH, "{path:?}");
+        assert_eq!(path, socket_path(&long).unwrap(), "the same directory, the same socket");
+        assert_ne!(path, socket_path(&other).unwrap());
+        use std::os::unix::fs::PermissionsExt;
+        let parent = std::fs::metadata(path.parent().unwrap()).unwrap();
+        assert_eq!(parent.permissions().mode() & 0o077, 0, "private to the user");
     }
 }

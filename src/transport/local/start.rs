@@ -32,11 +32,13 @@ pub const OWNER_PROGRAM: &str = "alayasiki-mcp owner";
 
 /// Connects to the owner of `dir`, starting one if none answers.
 pub fn reach(dir: &Path) -> Result<UnixStream, String> {
+    // The directory first: a socket outside it is named after its
+    // canonical path, which needs it to exist.
+    crate::config::ensure_data_dir(dir)?;
     if let Ok(s) = endpoint::connect(dir) {
         return Ok(s);
     }
     endpoint::socket_path(dir)?;
-    crate::config::ensure_data_dir(dir)?;
     let mut child = Some(spawn_owner(dir)?);
     let deadline = Instant::now() + OWNER_START_TIMEOUT;
     let mut pause = Duration::from_millis(2);
