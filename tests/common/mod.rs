@@ -60,17 +60,29 @@ pub struct Server {
 impl Server {
     /// Spawns the binary on `dir` with extra environment variables.
     pub fn start_with(dir: &Path, env: &[(&str, &str)]) -> Server {
-        Server::spawn(dir, &[], env, false)
+        Server::spawn(Path::new(BIN), dir, &[], env, false)
+    }
+
+    /// [`Server::start_with`] running `program` instead of this build's
+    /// binary (another version of it, say).
+    pub fn start_program(program: &Path, dir: &Path, env: &[(&str, &str)]) -> Server {
+        Server::spawn(program, dir, &[], env, false)
     }
 
     /// Spawns the binary on `dir` with extra arguments and environment
     /// variables, keeping what it writes to stderr ([`Server::stderr`]).
     pub fn capturing(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
-        Server::spawn(dir, args, env, true)
+        Server::spawn(Path::new(BIN), dir, args, env, true)
     }
 
-    fn spawn(dir: &Path, args: &[&str], env: &[(&str, &str)], capture: bool) -> Server {
-        let mut cmd = Command::new(BIN);
+    fn spawn(
+        program: &Path,
+        dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        capture: bool,
+    ) -> Server {
+        let mut cmd = Command::new(program);
         cmd.args(args)
             .arg("--data-dir")
             .arg(dir)

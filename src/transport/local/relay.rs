@@ -209,38 +209,29 @@ impl Link {
     /// Notes what `line` asks for, then sends it to the owner (waiting for
     /// one to be reached). A request that cannot be sent is answered.
     fn send_line(&self, line: &[u8]) {
-        let messages = peek(line);
+        let mut requests = Vec::new();
         let mut handshake = None;
-        {
-            let mut state = self.state();
-            for m in &messages {
-                match (&m.id, m.method.as_deref()) {
-                    (Some(id), Some(method)) if !id.is_null() => {
-                        state.pending.insert(key(id), id.clone());
-                        if method == "initialize" {
-                            handshake = Some(Handshake::Initialize);
-                        }
+        for m in peek(line) {
+            match (m.id, m.method.as_deref()) {
+                (Some(id), Some(method)) if !id.is_null() => {
+                    if method == "initialize" {
+                        handshake = Some(Handshake::Initialize);
                     }
-                    (None, Some("notifications/initialized")) => {
-                        handshake = Some(Handshake::Initialized);
-                    }
-                    _ => {}
+                    requests.push(id);
                 }
+                (None, Some("notifications/initialized")) => {
+                    handshake = Some(Handshake::Initialized);
+                }
+                _ => {}
             }
         }
-        if !self.send(line, handshake) {
-            let mut state = self.state();
-            let why = state
+        if !self.send(line, &requests, handshake) {
+            let why = self
+                .state()
                 .unreachable
                 .clone()
                 .unwrap_or_else(|| "the memory owner could not be reached".into());
-            let lost: Vec<Value> = messages
-                .iter()
-                .filter_map(|m| m.id.as_ref().filter(|_| m.method.is_some()))
-                .filter_map(|id| state.pending.remove(&key(id)))
-                .collect();
-            drop(state);
-            for id in lost {
+            for id in requests {
                 self.answer(id, OWNER_LOST, &format!("not run: {why}"));
             }
         }
@@ -249,21 +240,29 @@ impl Link {
     /// Writes `bytes` to the owner, waiting for a connection; `false` if no
     /// owner could be reached.
     fn send_raw(&self, bytes: &[u8]) -> bool {
-        self.send(bytes, None)
+        self.send(bytes, &[], None)
     }
 
-    /// [`Link::send_raw`], remembering a line of the `handshake` once sent
-    /// (under the connection's lock, so that a new connection replays
-    /// exactly the lines an earlier owner saw).
-    fn send(&self, bytes: &[u8], handshake: Option<Handshake>) -> bool {
+    /// [`Link::send_raw`], noting `requests` as waiting for their reply and
+    /// remembering a line of the `handshake` once sent.
+    ///
+    /// Both happen under the connection's lock, once there is a connection:
+    /// a new one then replays exactly the lines an earlier owner saw, and a
+    /// request is pending only once it is on its way to an owner. The
+    /// reading thread takes a lost connection under the same lock before it
+    /// answers what is pending, so a request is answered `OWNER_LOST` only
+    /// if the lost owner had it, and one still waiting for a connection
+    /// goes to the next owner alone (noted earlier, it was answered lost and
+    /// then run, and the client had two replies).
+    fn send(&self, bytes: &[u8], requests: &[Value], handshake: Option<Handshake>) -> bool {
         let deadline = Instant::now() + OWNER_START_TIMEOUT + HELLO_TIMEOUT;
         let mut writer = self.writer();
         loop {
             if let Some(w) = writer.as_mut() {
-                // A failed write means the owner is gone: the reading
-                // thread answers what was pending and reconnects.
-                let _ = w.write_all(bytes);
                 let mut state = self.state();
+                for id in requests {
+                    state.pending.insert(key(id), id.clone());
+                }
                 match handshake {
                     Some(Handshake::Initialize) => state.handshake = vec![bytes.to_vec()],
                     Some(Handshake::Initialized) if state.handshake.len() == 1 => {
@@ -271,6 +270,10 @@ impl Link {
                     }
                     _ => {}
                 }
+                drop(state);
+                // A failed write means the owner is gone: the reading
+                // thread answers what was pending and reconnects.
+                let _ = w.write_all(bytes);
                 return true;
             }
             if self.state().unreachable.is_some() || Instant::now() >= deadline {
@@ -439,6 +442,39 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_waiting_for_an_owner_is_answered_by_the_owner_that_gets_it_alone() {
+        let link = Arc::new(Link {
+            state: Mutex::new(State::default()),
+            writer: Mutex::new(None),
+            connected: Condvar::new(),
+            stdout: Mutex::new(std::io::stdout()),
+        });
+        // The owner is gone and the next not yet reached: a request waits.
+        let request = br#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#.to_vec();
+        let sender = {
+            let link = link.clone();
+            let line = [request.as_slice(), b"\n"].concat();
+            std::thread::spawn(move || link.send_line(&line))
+        };
+        std::thread::sleep(Duration::from_millis(50));
+        // Meanwhile the reading thread answers what the lost owner had.
+        link.fail_pending("the memory owner stopped before answering");
+        // The next owner is reached: the request goes to it, and only its
+        // reply answers it.
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        *link.writer() = Some(ours);
+        link.connected.notify_all();
+        sender.join().unwrap();
+        let mut forwarded = String::new();
+        BufReader::new(theirs).read_line(&mut forwarded).unwrap();
+        assert_eq!(forwarded.trim_end().as_bytes(), request.as_slice());
+        assert!(
+            link.state().pending.contains_key("5"),
+            "forwarded to the new owner, yet already answered as lost"
+        );
+    }
 
     #[test]
     fn requests_and_replies_are_told_apart_in_batches_too() {
