@@ -6,6 +6,8 @@
 //! purity is asserted on every test, not just one).
 #![allow(dead_code)]
 
+pub mod owner;
+
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

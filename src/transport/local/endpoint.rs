@@ -359,10 +359,18 @@ mod tests {
         let other = PathBuf::from("/").join("e".repeat(200));
         let path = socket_path(&long).unwrap();
         assert!(path.as_os_str().len() <= MAX_SOCKET_PATH, "{path:?}");
-        assert_eq!(path, socket_path(&long).unwrap(), "the same directory, the same socket");
+        assert_eq!(
+            path,
+            socket_path(&long).unwrap(),
+            "the same directory, the same socket"
+        );
         assert_ne!(path, socket_path(&other).unwrap());
         use std::os::unix::fs::PermissionsExt;
         let parent = std::fs::metadata(path.parent().unwrap()).unwrap();
-        assert_eq!(parent.permissions().mode() & 0o077, 0, "private to the user");
+        assert_eq!(
+            parent.permissions().mode() & 0o077,
+            0,
+            "private to the user"
+        );
     }
 }

@@ -38,7 +38,11 @@ pub fn reach(dir: &Path) -> Result<UnixStream, String> {
     if let Ok(s) = endpoint::connect(dir) {
         return Ok(s);
     }
-    endpoint::socket_path(dir)?;
+    let socket = endpoint::socket_path(dir)?;
+    let log_path = dir.join(OWNER_LOG_FILE);
+    // What the started owner logs, not what earlier ones did, explains a
+    // failed start.
+    let mut log_from = log_length(&log_path);
     let mut child = Some(spawn_owner(dir)?);
     let deadline = Instant::now() + OWNER_START_TIMEOUT;
     let mut pause = Duration::from_millis(2);
@@ -51,7 +55,7 @@ pub fn reach(dir: &Path) -> Result<UnixStream, String> {
             Err(_) if Instant::now() >= deadline => {
                 return Err(format!(
                     "no memory owner answered on {} within {OWNER_START_TIMEOUT:?} (its log: {})",
-                    dir.join(endpoint::SOCKET_FILE).display(),
+                    socket.display(),
                     dir.join(OWNER_LOG_FILE).display()
                 ))
             }
@@ -59,8 +63,18 @@ pub fn reach(dir: &Path) -> Result<UnixStream, String> {
         }
         if let Some(Ok(Some(status))) = child.as_mut().map(Child::try_wait) {
             child = None;
+            if status.code().is_none() {
+                // Killed while starting (by a signal, not a failure of its
+                // own): start another.
+                log::warn!(
+                    "the memory owner was killed while starting ({status}); starting another"
+                );
+                log_from = log_length(&log_path);
+                child = Some(spawn_owner(dir)?);
+                continue;
+            }
             if status.code() != Some(EXIT_DIR_IN_USE) {
-                let why = last_error(&dir.join(OWNER_LOG_FILE))
+                let why = last_error(&log_path, log_from)
                     .map(|e| format!(": {e}"))
                     .unwrap_or_default();
                 return Err(format!(
@@ -95,10 +109,15 @@ fn spawn_owner(dir: &Path) -> Result<Child, String> {
         .open(&log_path)
         .map_err(|e| format!("cannot open {}: {e}", log_path.display()))?;
     log::info!("starting the memory owner of {}", dir.display());
+    // Its working directory is the data directory: it outlives the client,
+    // and must not keep the client's directory busy (commands send
+    // absolute paths).
+    let dir = std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     Command::new(exe)
         .arg("owner")
         .arg("--data-dir")
-        .arg(dir)
+        .arg(&dir)
+        .current_dir(&dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log)
@@ -119,12 +138,19 @@ fn reap(child: &mut Option<Child>) {
     std::mem::forget(child.take());
 }
 
-/// The last error an owner logged (within the log's last 8 KiB).
-fn last_error(log: &Path) -> Option<String> {
+/// The log's length now (0 if there is none yet).
+fn log_length(log: &Path) -> u64 {
+    std::fs::metadata(log).map_or(0, |m| m.len())
+}
+
+/// The last error logged after byte `from` of the log (within its last
+/// 8 KiB): what the owner this client started said.
+fn last_error(log: &Path, from: u64) -> Option<String> {
     use std::io::{Read, Seek, SeekFrom};
     let mut file = std::fs::File::open(log).ok()?;
     let len = file.metadata().ok()?.len();
-    file.seek(SeekFrom::Start(len.saturating_sub(8192))).ok()?;
+    file.seek(SeekFrom::Start(len.saturating_sub(8192).max(from)))
+        .ok()?;
     let mut tail = Vec::new();
     file.read_to_end(&mut tail).ok()?;
     let tail = String::from_utf8_lossy(&tail);
