@@ -15,11 +15,14 @@ USAGE:
                                               its memory to every local
                                               agent (what stdio starts)
     alayasiki-mcp ui [--data-dir DIR] [--bind ADDR] [--allow-remote]
-                                              serve the memory browser when
-                                              no server is running, until
+                                              serve the memory browser,
+                                              beside running agents, until
                                               Ctrl-C or SIGTERM
+    alayasiki-mcp status [--json]             what the memory holds and
+                                              which process serves it
     alayasiki-mcp reindex [--data-dir DIR]    re-embed everything with the
-                                              configured embedder
+                                              configured embedder (needs
+                                              the memory alone)
     alayasiki-mcp retry-failed [--data-dir DIR]
                                               index every failed document
                                               again (see alayasiki_status)
@@ -48,10 +51,13 @@ USAGE:
                                               temporary store, recording the
                                               session as a fixture
 
-    ingest, query, forget, export and import also take [--data-dir DIR]
-    and [--tenant T]. Subcommands need the data directory to themselves:
-    stop its owner (or in-process server) first. ingest, query, forget, export, import, cluster
-    and replay each have a page of their own: SUBCOMMAND --help.
+    ingest, query, forget, export, import and status also take
+    [--data-dir DIR] and [--tenant T]. Subcommands that open a memory run
+    in the directory's memory owner, beside the agents it serves (started
+    when none runs); with --in-process they open it themselves and need it
+    to themselves. reindex asks an owner with no agent connected to make
+    way. ingest, query, forget, export, import, cluster and replay each
+    have a page of their own: SUBCOMMAND --help.
 
 OPTIONS:
     --data-dir DIR   Where the memory lives (created owner-only if missing).
@@ -61,6 +67,8 @@ OPTIONS:
     --in-process     Open the store in this process instead of reaching
                      the directory's owner: the memory is then this
                      process's alone (deterministic mode and --ui do too).
+                     Subcommands take it too; ALAYASIKI_IN_PROCESS=1 sets it
+                     for all.
     --ui             Also serve the memory browser (the /ui page and the
                      JSON API it uses) on 127.0.0.1 at a free port, in this
                      process. Its URL, with a secret made for this start,
@@ -156,7 +164,8 @@ EXIT STATUS:
          of the files found could be stored; or a file failed for a reason
          other than its content (the report names it)
     2    bad command line
-    3    the data directory is in use by another process
+    3    the data directory is kept by a process that serves it alone
+         (alayasiki-api, or a command run with --in-process)
     130  interrupted by SIGINT (Ctrl-C)
     143  interrupted by SIGTERM
 ";
@@ -213,7 +222,8 @@ EXIT STATUS:
     0    answered (also when nothing in memory matches: it says so)
     1    there is no memory in the data directory, or the search failed
     2    bad command line (no TEXT, a TEXT over the limit, a bad --top-k)
-    3    the data directory is in use by another process
+    3    the data directory is kept by a process that serves it alone
+         (alayasiki-api, or a command run with --in-process)
 ";
 
 /// `alayasiki-mcp forget --help`.
@@ -241,7 +251,8 @@ EXIT STATUS:
     1    no document matches (nothing is deleted), or there is no memory in
          the data directory
     2    bad command line (not exactly one of --id, --key and --source)
-    3    the data directory is in use by another process
+    3    the data directory is kept by a process that serves it alone
+         (alayasiki-api, or a command run with --in-process)
 ";
 
 /// `alayasiki-mcp export --help`.
@@ -264,7 +275,8 @@ EXIT STATUS:
          so a misspelt name does not make an empty backup), or stdout would
          not take the export
     2    bad command line, or stdout is a terminal (redirect it to a file)
-    3    the data directory is in use by another process
+    3    the data directory is kept by a process that serves it alone
+         (alayasiki-api, or a command run with --in-process)
 ";
 
 /// `alayasiki-mcp import --help`.
@@ -291,7 +303,8 @@ EXIT STATUS:
          imported); or the disk refused writes (what was imported before is
          kept; run it again once the disk accepts writes)
     2    bad command line
-    3    the data directory is in use by another process
+    3    the data directory is kept by a process that serves it alone
+         (alayasiki-api, or a command run with --in-process)
 ";
 
 /// The help page of a subcommand, when it has one of its own.
