@@ -82,6 +82,28 @@ fn every_recorded_session_replays_through_the_replay_command() {
     det.extend(&args);
     let out = replay(tmp.path(), &det);
     assert!(out.status.success(), "{}", stdout(&out));
+    // And as agents are served: through a relay to a memory owner. Every
+    // reply is the same but `alayasiki_status`'s, which names the owner
+    // serving the session (an `owner` key an in-process server has not):
+    // the only difference allowed.
+    let mut relayed = vec![std::ffi::OsStr::new("--through-owner")];
+    relayed.extend(&args);
+    let out = replay(tmp.path(), &relayed);
+    let report = stdout(&out);
+    let differences: Vec<&str> = report
+        .lines()
+        .filter(|l| l.trim_start().starts_with("at $"))
+        .collect();
+    assert!(
+        differences
+            .iter()
+            .all(|l| l.ends_with(r#"keys differ: missing [], unexpected ["owner"]"#)),
+        "{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let passed = report.lines().filter(|l| l.starts_with("PASS ")).count();
+    assert_eq!(passed + differences.len(), files.len(), "{report}");
+    assert!(passed >= 2, "{report}");
     // Every scratch store is gone.
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");

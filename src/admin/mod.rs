@@ -311,8 +311,11 @@ pub fn reindex(data_dir: Option<PathBuf>, in_process: bool) -> ExitCode {
     let mut wait = Duration::ZERO;
     if !in_process {
         match task::clear_owner(&config) {
-            Ok(true) => wait = OWNER_HANDOVER_TIMEOUT,
-            Ok(false) => {}
+            Ok(Some(pid)) => {
+                eprintln!("reindex: the memory owner (pid {pid}) had no client and is making way");
+                wait = OWNER_HANDOVER_TIMEOUT;
+            }
+            Ok(None) => {}
             Err(e) => return fail(e, crate::serve::EXIT_DIR_IN_USE),
         }
     }

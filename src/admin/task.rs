@@ -278,15 +278,15 @@ pub fn runner(
     )
 }
 
-/// Asks an owner of `config`'s directory, if one runs, to make way for a
-/// command that needs the directory alone: `true` if one agreed (it is
-/// stopping), `false` if none runs; an owner that serves other clients is
+/// Asks the owner of `config`'s directory, if one runs, to make way for a
+/// command that needs the directory alone: its pid if it agreed (it is
+/// stopping), `None` if none runs; an owner that serves other clients is
 /// named instead.
 #[cfg(unix)]
-pub(super) fn clear_owner(config: &Config) -> Result<bool, String> {
+pub(super) fn clear_owner(config: &Config) -> Result<Option<u32>, String> {
     use crate::transport::local::endpoint::{self, Purpose, Target};
     let Ok(stream) = endpoint::connect(&config.data_dir) else {
-        return Ok(false);
+        return Ok(None);
     };
     let target = Target {
         data_dir: config.data_dir.clone(),
@@ -303,16 +303,34 @@ pub(super) fn clear_owner(config: &Config) -> Result<bool, String> {
             answer.pid
         ));
     }
-    eprintln!(
-        "alayasiki-mcp: the memory owner (pid {}) had no client and is making way",
-        answer.pid
-    );
-    Ok(true)
+    Ok(Some(answer.pid))
 }
 
 #[cfg(not(unix))]
-pub(super) fn clear_owner(_config: &Config) -> Result<bool, String> {
-    Ok(false)
+pub(super) fn clear_owner(_config: &Config) -> Result<Option<u32>, String> {
+    Ok(None)
+}
+
+/// Stops the owner of `dir`, if one runs with no client, and waits until
+/// it has let the directory go (`replay --through-owner`, between
+/// fixtures).
+pub fn retire_owner(dir: &std::path::Path) -> Result<(), String> {
+    use crate::store::owner::{OwnerError, OwnerLock};
+    let config = Config::resolve(Some(dir.to_path_buf()), config::DEFAULT_DIR_NAME)
+        .map_err(|e| e.to_string())?;
+    if clear_owner(&config)?.is_none() {
+        return Ok(());
+    }
+    let deadline = std::time::Instant::now() + super::OWNER_HANDOVER_TIMEOUT;
+    loop {
+        match OwnerLock::acquire(dir, "alayasiki-mcp replay") {
+            Ok(_) => return Ok(()),
+            Err(OwnerError::Held { .. }) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
 }
 
 /// `alayasiki-mcp ui` run by the owner: serves the memory browser of the

@@ -176,7 +176,7 @@ alayasiki-mcp replay: run recorded MCP sessions (fixtures) and check every reply
 
 USAGE:
     alayasiki-mcp replay FILE... [--seed EXPORT] [--format text|junit|tap]
-                         [--deterministic]
+                         [--deterministic | --through-owner]
 
 Each FILE is a fixture (README: Fixture replay): JSON Lines starting with
 {\"fixture_format\": 1}, then send, send_raw, expect, expect_silence_ms and
@@ -191,6 +191,10 @@ the fixture's line, the JSON path where the reply differed and both values.
     --deterministic  serve every fixture in deterministic mode (fixed clock,
                      seeded ids, one request at a time): replies are then
                      the same bytes on every run
+    --through-owner  serve every fixture as agents are served: a stdio
+                     relay to a memory owner on the temporary directory
+                     (stopped after the fixture); replies must be the same
+                     as in-process
 
 EXIT STATUS:
     0    every fixture passed

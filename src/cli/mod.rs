@@ -119,6 +119,7 @@ struct Given {
     bind: Option<SocketAddr>,
     allow_remote: bool,
     json: bool,
+    through_owner: bool,
     positional: Vec<OsString>,
 }
 
@@ -190,6 +191,7 @@ where
             Long("bind") => given.bind = Some(bind_value(&mut parser, "--bind")?),
             Long("allow-remote") => given.allow_remote = true,
             Long("json") => given.json = true,
+            Long("through-owner") => given.through_owner = true,
             Long("out") => {
                 let value = parser
                     .value()
@@ -266,6 +268,13 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
     if given.json && subcommand != Some("status") {
         return Err(refuse("--json"));
     }
+    if given.through_owner && (subcommand != Some("replay") || given.deterministic) {
+        return Err(if given.deterministic {
+            UsageError("--through-owner and --deterministic exclude each other".into())
+        } else {
+            refuse("--through-owner")
+        });
+    }
     if given.ui && subcommand.is_some() {
         return Err(refuse("--ui"));
     }
@@ -301,6 +310,7 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
         bind,
         allow_remote,
         json,
+        through_owner,
         mut positional,
     } = given;
     let run = |task: Task| Command::Run {
@@ -420,6 +430,7 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
                 seed,
                 format: format.unwrap_or(replay::Format::Text),
                 deterministic,
+                through_owner,
             })
         }
         Some("record") => {

@@ -78,6 +78,9 @@ pub struct Options {
     pub format: Format,
     /// Serve each fixture in deterministic mode (`--deterministic`).
     pub deterministic: bool,
+    /// Serve each fixture through a memory owner on its temporary
+    /// directory, as agents are served (`--through-owner`).
+    pub through_owner: bool,
 }
 
 /// How one step went.
@@ -132,11 +135,7 @@ pub fn replay(options: &Options) -> ExitCode {
         if signals::requested() {
             break;
         }
-        results.push(run_file(
-            file,
-            options.seed.as_deref(),
-            options.deterministic,
-        ));
+        results.push(run_file(file, options));
     }
     let out = match options.format {
         Format::Text => report::text(&results),
@@ -164,7 +163,8 @@ pub fn replay(options: &Options) -> ExitCode {
     }
 }
 
-fn run_file(file: &Path, seed: Option<&Path>, deterministic: bool) -> FixtureResult {
+fn run_file(file: &Path, options: &Options) -> FixtureResult {
+    let (seed, deterministic) = (options.seed.as_deref(), options.deterministic);
     let started = Instant::now();
     let name = file.display().to_string();
     let bad = |bad: BadFixture| FixtureResult {
@@ -195,6 +195,9 @@ fn run_file(file: &Path, seed: Option<&Path>, deterministic: bool) -> FixtureRes
     if deterministic {
         env.push((crate::config::DETERMINISTIC_ENV.into(), "1".into()));
     }
+    if options.through_owner {
+        env.push((crate::serve::IN_PROCESS_ENV.into(), "0".into()));
+    }
     if let Some(seed) = seed {
         if let Err(e) = server::seed(scratch.path(), seed, &env) {
             let message = if signals::requested() {
@@ -218,6 +221,13 @@ fn run_file(file: &Path, seed: Option<&Path>, deterministic: bool) -> FixtureRes
         }
     };
     let (steps, after) = run_steps(server, &steps);
+    if options.through_owner {
+        // The owner outlives its relay: it is stopped before its directory
+        // goes.
+        if let Err(e) = crate::admin::task::retire_owner(scratch.path()) {
+            log::warn!("the memory owner of a fixture's directory: {e}");
+        }
+    }
     // The server has exited or been killed: nothing holds the directory.
     drop(scratch);
     FixtureResult {

@@ -109,36 +109,41 @@ pub fn socket_path(dir: &Path) -> Result<PathBuf, String> {
     }
     let canonical = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let digest = crate::ids::sha256_hex(canonical.as_os_str().as_encoded_bytes());
-    let runtime = runtime_dir()?;
-    let path = runtime.join(format!("{}.sock", &digest[..SOCKET_DIGEST_CHARS]));
-    if path.as_os_str().len() > MAX_SOCKET_PATH {
+    let name = format!("{}.sock", &digest[..SOCKET_DIGEST_CHARS]);
+    // The first base whose socket path fits: $XDG_RUNTIME_DIR, the
+    // temporary directory, /tmp.
+    let uid = own_uid();
+    let mut bases = Vec::new();
+    if let Some(base) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
+        if base.is_absolute() {
+            bases.push(base.join("alayasiki-mcp"));
+        }
+    }
+    bases.push(std::env::temp_dir().join(format!("alayasiki-mcp-{uid}")));
+    bases.push(PathBuf::from(format!("/tmp/alayasiki-mcp-{uid}")));
+    let Some(base) = bases
+        .into_iter()
+        .find(|b| b.join(&name).as_os_str().len() <= MAX_SOCKET_PATH)
+    else {
         return Err(format!(
-            "the data directory's path is too long for its local socket, and so is {} \
-             ({} bytes, at most {MAX_SOCKET_PATH}); set XDG_RUNTIME_DIR or TMPDIR to a \
-             shorter directory, use a shorter --data-dir, or serve in this process with \
+            "the data directory's path is too long for its local socket ({} bytes, at most \
+             {MAX_SOCKET_PATH}); use a shorter --data-dir, or serve in this process with \
              --in-process",
-            runtime.display(),
             path.as_os_str().len()
         ));
-    }
-    Ok(path)
+    };
+    Ok(runtime_dir(base)?.join(name))
 }
 
 /// Hex digits of the directory's hash in a runtime socket's name (96
 /// bits: no two directories of one user meet).
 const SOCKET_DIGEST_CHARS: usize = 24;
 
-/// This user's directory for sockets of data directories whose own path is
-/// too long: `alayasiki-mcp` in `$XDG_RUNTIME_DIR` (private to the user by
-/// definition), else `alayasiki-mcp-UID` in the temporary directory,
-/// created mode 0700 and refused unless this user owns it and nobody else
-/// may enter it.
-fn runtime_dir() -> Result<PathBuf, String> {
+/// `dir`, this user's directory for sockets of data directories whose own
+/// path is too long: created mode 0700, and refused unless this user owns
+/// it and nobody else may enter it.
+fn runtime_dir(dir: PathBuf) -> Result<PathBuf, String> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-    let dir = match std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from) {
-        Some(base) if base.is_absolute() => base.join("alayasiki-mcp"),
-        _ => std::env::temp_dir().join(format!("alayasiki-mcp-{}", own_uid())),
-    };
     match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -182,6 +187,35 @@ pub fn bind(dir: &Path) -> Result<UnixListener, String> {
 pub fn connect(dir: &Path) -> std::io::Result<UnixStream> {
     let path = socket_path(dir).map_err(std::io::Error::other)?;
     UnixStream::connect(path)
+}
+
+/// Waits until `listener` has a connection to accept, or `timeout`
+/// passes (poll(2); an error counts as ready, for `accept` to report).
+pub fn wait_for_connection(listener: &UnixListener, timeout: Duration) -> bool {
+    use std::os::fd::AsRawFd;
+    use std::os::raw::{c_int, c_short};
+    #[repr(C)]
+    struct PollFd {
+        fd: c_int,
+        events: c_short,
+        revents: c_short,
+    }
+    #[cfg(target_os = "linux")]
+    type Count = std::os::raw::c_ulong;
+    #[cfg(not(target_os = "linux"))]
+    type Count = std::os::raw::c_uint;
+    extern "C" {
+        fn poll(fds: *mut PollFd, count: Count, timeout_ms: c_int) -> c_int;
+    }
+    const POLLIN: c_short = 1;
+    let mut fd = PollFd {
+        fd: listener.as_raw_fd(),
+        events: POLLIN,
+        revents: 0,
+    };
+    let ms = c_int::try_from(timeout.as_millis()).unwrap_or(c_int::MAX);
+    // SAFETY: one valid pollfd, for the duration of the call.
+    unsafe { poll(&mut fd, 1, ms) != 0 }
 }
 
 /// This process's user id.

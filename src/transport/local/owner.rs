@@ -42,7 +42,8 @@ pub const MAX_OWNER_IDLE_SECS: u64 = 7 * 24 * 60 * 60;
 /// Clients connected at once, at most; one more is refused in its hello.
 pub const MAX_LOCAL_CLIENTS: usize = 256;
 
-/// How often the accepting loop looks at its stop conditions.
+/// How often the accepting loop looks at its stop conditions while no
+/// client connects (a connecting client is accepted at once).
 const ACCEPT_POLL: Duration = Duration::from_millis(20);
 
 /// The idle period configured by [`OWNER_IDLE_ENV`]: `None` to stay up.
@@ -216,7 +217,7 @@ pub fn serve(
                 clients.make_way.store(true, Ordering::Release);
             }
         }
-        std::thread::sleep(ACCEPT_POLL);
+        endpoint::wait_for_connection(&listener, ACCEPT_POLL);
     }
     drop(listener);
     for handle in sessions {

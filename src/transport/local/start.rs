@@ -23,6 +23,11 @@ use crate::store::owner::OWNER_FILE;
 /// answer on the socket.
 pub const OWNER_START_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// Longest pause between a starting client's attempts to connect to the
+/// owner it started (an owner opens a memory in a few milliseconds; a
+/// connect attempt costs microseconds).
+const MAX_START_POLL: Duration = Duration::from_millis(4);
+
 /// The exit status of an owner that found the directory held (another
 /// owner won the race, or a server serves it itself).
 const EXIT_DIR_IN_USE: i32 = crate::store::owner::EXIT_DIR_IN_USE as i32;
@@ -94,7 +99,7 @@ pub fn reach(dir: &Path) -> Result<UnixStream, String> {
             }
         }
         std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(50));
+        pause = (pause * 2).min(MAX_START_POLL);
     }
 }
 
