@@ -535,3 +535,48 @@ fn an_owner_of_another_version_is_drained_and_replaced() {
     assert_eq!(owners_of(dir.path()), 1);
     next.close();
 }
+
+#[test]
+fn working_memory_is_shared_by_an_identity_and_outlives_a_client_restart() {
+    let dir = TempDir::new("owner-working-memory");
+    // The owner stays while the client restarts.
+    let staying = [
+        ("ALAYASIKI_IN_PROCESS", ""),
+        ("ALAYASIKI_OWNER_IDLE_SECS", "30"),
+    ];
+    let mut first = client_with(dir.path(), &staying);
+    let mut beside = client_with(dir.path(), &staying);
+    first.ok(
+        "alayasiki_memory_write",
+        json!({"session_id": "task-7", "content": "Hypothesis: the tide gauge drifts after midnight."}),
+    );
+    // Another session of the same identity reads it at once.
+    let read = beside.ok("alayasiki_memory_read", json!({"session_id": "task-7"}));
+    assert!(read.to_string().contains("tide gauge drifts"), "{read}");
+    // The writing client exits and comes back: the graph is still there.
+    let (status, _) = first.close();
+    assert!(status.success());
+    beside.close();
+    let owner = owner_pid(dir.path());
+    let mut back = client_with(dir.path(), &staying);
+    assert_eq!(owner_pid(dir.path()), owner);
+    let read = back.ok("alayasiki_memory_read", json!({"session_id": "task-7"}));
+    assert!(read.to_string().contains("tide gauge drifts"), "{read}");
+    // Another identity does not see it.
+    let mut other = client_with(
+        dir.path(),
+        &[
+            ("ALAYASIKI_IN_PROCESS", ""),
+            ("ALAYASIKI_OWNER_IDLE_SECS", "30"),
+            ("ALAYASIKI_MCP_SUBJECT", "another-agent"),
+        ],
+    );
+    let (_, theirs) = other.call("alayasiki_memory_read", json!({"session_id": "task-7"}));
+    assert!(
+        !theirs.to_string().contains("tide gauge drifts"),
+        "{theirs}"
+    );
+    back.close();
+    other.close();
+    stop_owner(dir.path());
+}
