@@ -38,6 +38,7 @@ const TOOLS: &[&str] = &[
     "alayasiki_memory_write",
     "alayasiki_memory_read",
     "alayasiki_memory_promote",
+    "alayasiki_memory_delete",
     "no_such_tool",
 ];
 

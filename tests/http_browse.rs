@@ -808,6 +808,33 @@ fn working_memory_sessions_are_listed_and_read_only_by_their_identity() {
     );
     let r = request(api.addr, "GET", "/v1/sessions/plan-1", &[], None);
     assert_eq!(r.status, 401);
+
+    // Deleting: a reader may not; another identity finds nothing to
+    // delete; the owner's DELETE ends the session and says what went.
+    let r = api.call("DELETE", "/v1/sessions/plan-1", &reader, None);
+    assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
+    for other in [&carol, &bob] {
+        let r = api.call("DELETE", "/v1/sessions/plan-1", other, None);
+        assert_eq!(r.status, 404, "{}", String::from_utf8_lossy(&r.body));
+    }
+    let r = api.call("DELETE", "/v1/sessions/plan-1", &alice, None);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let deleted: Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(deleted["session_id"], "plan-1");
+    assert_eq!(deleted["notes"], 1);
+    assert_eq!(deleted["bytes_released"], s["bytes_charged"]);
+    assert!(get(&api, "/v1/sessions", &alice)["sessions"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    not_found_body(&api, "/v1/sessions/plan-1", "plan-1", &alice);
+    let r = api.call("DELETE", "/v1/sessions/plan-1", &alice, None);
+    assert_eq!(
+        r.status,
+        404,
+        "deleted once: {}",
+        String::from_utf8_lossy(&r.body)
+    );
 }
 
 /// `n` distinct company names, capitalised words as the extractor finds

@@ -124,7 +124,8 @@ fn discovery_lists_tools_resources_templates_and_prompts() {
             "alayasiki_forget",
             "alayasiki_memory_write",
             "alayasiki_memory_read",
-            "alayasiki_memory_promote"
+            "alayasiki_memory_promote",
+            "alayasiki_memory_delete"
         ]
     );
     for t in tools.as_array().unwrap() {

@@ -54,9 +54,10 @@ const REVISIONS: [&str; 5] = [
 const MODERN: &str = "2026-07-28";
 
 /// The tools `tools/list` must list: the session calls each of them.
-const TOOLS: [&str; 7] = [
+const TOOLS: [&str; 8] = [
     "alayasiki_forget",
     "alayasiki_ingest",
+    "alayasiki_memory_delete",
     "alayasiki_memory_promote",
     "alayasiki_memory_read",
     "alayasiki_memory_write",
@@ -1005,6 +1006,8 @@ fn drive(d: &mut Driver) {
         };
         assert!(contents[member].is_string(), "{uri}: {r}");
     }
+    // The session, read above, deleted.
+    d.tool("alayasiki_memory_delete", json!({"session_id": session}));
 
     // Prompts.
     d.request("all", "prompts/list", json!({}));

@@ -307,6 +307,10 @@ fn valid_calls() -> Vec<(&'static str, Value)> {
             "alayasiki_memory_promote",
             json!({"session_id": "schema.s-1", "wait": true}),
         ),
+        (
+            "alayasiki_memory_delete",
+            json!({"session_id": "schema.s-1"}),
+        ),
     ]
 }
 
@@ -1019,6 +1023,12 @@ fn run_every_tool() -> Vec<(String, Value, Value)> {
         json!({"session_id": session, "wait": false}),
     );
     assert_eq!(second["stored"], 0, "{second}");
+    let deleted = r.ok(
+        &mut s,
+        "alayasiki_memory_delete",
+        json!({"session_id": session}),
+    );
+    assert!(deleted["bytes_released"].as_u64() > Some(0), "{deleted}");
     r.ok(&mut s, "alayasiki_status", json!({}));
     r.ok(
         &mut s,
@@ -1176,7 +1186,7 @@ fn output_schemas_are_open_object_schemas_in_the_shared_subset() {
     let dir = TempDir::new("output-shape");
     let mut server = structured_server(dir.path(), &[]);
     let schemas = output_schemas(&mut server);
-    assert_eq!(schemas.len(), 7, "every tool lists an outputSchema");
+    assert_eq!(schemas.len(), 8, "every tool lists an outputSchema");
     for (tool, schema) in &schemas {
         assert_eq!(
             schema["type"], "object",

@@ -453,3 +453,54 @@ fn described_files_are_promoted_as_their_description() {
         "{found}"
     );
 }
+
+#[test]
+fn a_deleted_session_is_gone_at_once_and_its_budget_returns() {
+    let dir = TempDir::new("wm-delete");
+    let mut s = Server::start(dir.path());
+    s.initialize();
+    let write = s.ok(
+        "alayasiki_memory_write",
+        json!({"session_id": "scratch-1", "content": "The reef buoy is red and blinks twice.",
+               "nodes": [{"id": "buoy", "label": "Reef buoy"}]}),
+    );
+    s.ok(
+        "alayasiki_memory_write",
+        json!({"session_id": "scratch-2", "content": "Keep this one."}),
+    );
+    let charged = write["bytes_charged"].as_u64().unwrap();
+    let deleted = s.ok(
+        "alayasiki_memory_delete",
+        json!({"session_id": "scratch-1"}),
+    );
+    assert_eq!(
+        deleted,
+        json!({"session_id": "scratch-1", "notes": 1, "nodes": 1, "edges": 0, "writes": 1,
+               "bytes_released": charged})
+    );
+    // Gone for reads, searches and status; the other session stays.
+    let (failed, why) = s.call("alayasiki_memory_read", json!({"session_id": "scratch-1"}));
+    assert!(failed, "{why}");
+    let status = s.ok("alayasiki_status", json!({}));
+    let live: Vec<&str> = status["working_memory"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["session_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(live, ["scratch-2"], "{status}");
+    let (failed, why) = s.call(
+        "alayasiki_memory_delete",
+        json!({"session_id": "scratch-1"}),
+    );
+    assert!(failed, "a session is deleted once: {why}");
+    let (failed, why) = s.call("alayasiki_memory_delete", json!({"session_id": "bad id"}));
+    assert!(failed, "{why}");
+    // The same id starts a new, empty session.
+    let again = s.ok(
+        "alayasiki_memory_write",
+        json!({"session_id": "scratch-1", "content": "A fresh start."}),
+    );
+    assert_eq!(again["seq"], 1, "{again}");
+    s.close();
+}

@@ -546,7 +546,7 @@ mod tests {
                 in_process: true,
             })
         );
-        assert!(parse(["export", "--in-process"]).is_err());
+        assert!(parse(["record", "--in-process"]).is_err());
         assert_eq!(
             parse(["owner", "--data-dir", "/m"]),
             Ok(Command::Owner {

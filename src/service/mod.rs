@@ -17,4 +17,6 @@ pub use memory::{
     STRANDED,
 };
 pub use principal::{Permission, Principal, Role};
-pub use working_memory::{MemoryWrite, PromoteReceipt, SessionListing, WriteReceipt};
+pub use working_memory::{
+    DeletedSession, MemoryWrite, PromoteReceipt, SessionListing, WriteReceipt,
+};

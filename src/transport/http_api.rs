@@ -30,6 +30,8 @@ pub const STATUS_TOOL: &str = "alayasiki_status";
 /// Working memory, behind `/v1/memory/write` and `/v1/memory/read`.
 pub const MEMORY_WRITE_TOOL: &str = "alayasiki_memory_write";
 pub const MEMORY_READ_TOOL: &str = "alayasiki_memory_read";
+/// `DELETE /v1/sessions/{id}` does what this tool does.
+pub const MEMORY_DELETE_TOOL: &str = "alayasiki_memory_delete";
 /// `DELETE /v1/documents/{id}` calls this tool with the id as
 /// [`FORGET_ID_ARGUMENT`].
 pub const FORGET_TOOL: &str = "alayasiki_forget";

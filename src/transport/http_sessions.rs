@@ -1,7 +1,9 @@
 //! Working-memory routes of the JSON API, for the memory browser:
-//! `GET /v1/sessions` (the caller's live sessions) and
+//! `GET /v1/sessions` (the caller's live sessions),
 //! `GET /v1/sessions/{id}` (one session's contents, as the MCP resource
-//! `alayasiki://sessions/{id}` gives them).
+//! `alayasiki://sessions/{id}` gives them) and `DELETE /v1/sessions/{id}`
+//! (the session ended before it expires, as `alayasiki_memory_delete`
+//! does).
 //!
 //! Sessions belong to an identity (tenant and subject): another identity's
 //! session, an expired one, one never written and a malformed id all read
@@ -14,8 +16,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::admission::Holder;
-use super::http::Context;
-use super::http_api::{forbidden, run, service_error, Charge};
+use super::http::{Context, Method};
+use super::http_api::{forbidden, run, service_error, Charge, MEMORY_DELETE_TOOL};
 use super::reply_fit::{fit, Cuttable};
 use super::request::Request;
 use crate::clock::rfc3339;
@@ -62,8 +64,11 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal) {
     });
 }
 
-/// `GET /v1/sessions/{id}`.
+/// `GET /v1/sessions/{id}`, or `DELETE`.
 pub(super) fn session(ctx: &Arc<Context>, request: Request, principal: Principal, id: &str) {
+    if *request.method() == Method::Delete {
+        return delete(ctx, request, principal, id);
+    }
     if !principal.permits(Permission::Query) {
         return request.respond(forbidden(Permission::Query));
     }
@@ -87,6 +92,25 @@ pub(super) fn session(ctx: &Arc<Context>, request: Request, principal: Principal
                 Charge::new(SESSION_OPERATION, 0, started).reply(&memory, body, "application/json")
             }
             Err(e) => service_error(e, SESSION_OPERATION),
+        }
+    });
+}
+
+/// `DELETE /v1/sessions/{id}`: `alayasiki_memory_delete`'s reply.
+fn delete(ctx: &Arc<Context>, request: Request, principal: Principal, id: &str) {
+    if !principal.permits(Permission::Ingest) {
+        return request.respond(forbidden(Permission::Ingest));
+    }
+    let started = Instant::now();
+    let id = id.to_string();
+    run(ctx, request, Holder::of(&principal), move |ctx| {
+        let memory = ctx.service.for_caller(&principal);
+        match memory.memory_delete(&id) {
+            Ok(deleted) => {
+                let body = json!(deleted).to_string().into_bytes();
+                Charge::new(MEMORY_DELETE_TOOL, 0, started).reply(&memory, body, "application/json")
+            }
+            Err(e) => service_error(e, MEMORY_DELETE_TOOL),
         }
     });
 }

@@ -87,7 +87,7 @@ pub(super) fn resolve(path: &str) -> Option<(Route, &'static [Method])> {
             } else if let Some(id) = single_segment(path, "/v1/entities/") {
                 (Route::Entity(id), &[Get])
             } else if let Some(id) = single_segment(path, "/v1/sessions/") {
-                (Route::Session(id), &[Get])
+                (Route::Session(id), &[Get, Delete])
             } else {
                 return None;
             }
@@ -137,6 +137,9 @@ pub(super) fn route_permission(route: &Route, method: &Method) -> Option<Permiss
         Route::Tool(name) => tools::find(name).map(|t| t.permission),
         Route::Document(_) if *method == Method::Delete => {
             tools::find(http_api::FORGET_TOOL).map(|t| t.permission)
+        }
+        Route::Session(_) if *method == Method::Delete => {
+            tools::find(http_api::MEMORY_DELETE_TOOL).map(|t| t.permission)
         }
         Route::Documents
         | Route::Document(_)

@@ -14,6 +14,7 @@
 mod args;
 mod forget;
 mod ingest;
+mod memory_delete;
 mod memory_promote;
 mod memory_read;
 mod memory_write;
@@ -61,10 +62,11 @@ pub static TOOLS: &[&Tool] = &[
     &memory_write::TOOL,
     &memory_read::TOOL,
     &memory_promote::TOOL,
+    &memory_delete::TOOL,
 ];
 
 /// Tools that delete stored memory (MCP's `destructiveHint`).
-const DESTRUCTIVE: &[&str] = &["alayasiki_forget"];
+const DESTRUCTIVE: &[&str] = &["alayasiki_forget", "alayasiki_memory_delete"];
 
 pub fn find(name: &str) -> Option<&'static Tool> {
     TOOLS.iter().copied().find(|t| t.name == name)

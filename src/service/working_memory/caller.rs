@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use super::note;
 use super::search;
 use super::session_graph::{EdgeInput, NodeInput, Note, SessionId, SessionSnapshot};
-use super::{Owner, SessionListing, WorkingMemoryStatus};
+use super::{DeletedSession, Owner, SessionListing, WorkingMemoryStatus};
 use crate::clock::rfc3339;
 use crate::error::Result;
 use crate::ids;
@@ -283,6 +283,20 @@ impl Memory<'_> {
             nodes_not_promoted: snapshot.nodes.len(),
             edges_not_promoted: snapshot.edges.len(),
         })
+    }
+
+    /// Deletes the caller's session before it expires, releasing what it
+    /// was charged at once (another identity's session is unknown here).
+    pub fn memory_delete(&self, session_id: &str) -> Result<DeletedSession> {
+        self.require(Permission::Ingest)?;
+        let id = SessionId::parse(session_id)?;
+        let deleted = self.service().working_memory().delete(&self.owner(), &id)?;
+        log::info!(
+            "working-memory session deleted: {} note(s), {} byte(s) released",
+            deleted.notes,
+            deleted.bytes_released
+        );
+        Ok(deleted)
     }
 
     /// The caller's live sessions (never another identity's).

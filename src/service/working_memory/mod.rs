@@ -144,6 +144,18 @@ pub struct WorkingMemoryLimits {
     pub tenant_bytes: usize,
 }
 
+/// What deleting a session removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeletedSession {
+    pub session_id: String,
+    pub notes: usize,
+    pub nodes: usize,
+    pub edges: usize,
+    pub writes: usize,
+    /// Bytes charged to the session, returned to the budget.
+    pub bytes_released: usize,
+}
+
 /// The registry of live session graphs and their shared budget.
 pub struct WorkingMemory {
     ttl_ms: u64,
@@ -283,6 +295,33 @@ impl WorkingMemory {
             .get(&(owner.clone(), id.clone()))
             .map(|g| g.snapshot(|t| self.wall(t)))
             .ok_or_else(|| unknown_session(id))
+    }
+
+    /// Deletes the caller's session before it expires: its notes, nodes
+    /// and edges go, and what it was charged returns to the budget at once.
+    pub fn delete(&self, owner: &Owner, id: &SessionId) -> Result<DeletedSession> {
+        let (mut registry, _) = self.open();
+        let registry = &mut *registry;
+        let graph = registry
+            .graphs
+            .remove(&(owner.clone(), id.clone()))
+            .ok_or_else(|| unknown_session(id))?;
+        registry.usage.release(graph.writes, graph.bytes);
+        if let Some(t) = registry.tenants.get_mut(&owner.tenant) {
+            t.release(graph.writes, graph.bytes);
+            if t.graphs == 0 {
+                registry.tenants.remove(&owner.tenant);
+            }
+        }
+        let snap = graph.snapshot(|t| self.wall(t));
+        Ok(DeletedSession {
+            session_id: id.as_str().to_string(),
+            notes: snap.notes.len(),
+            nodes: snap.nodes.len(),
+            edges: snap.edges.len(),
+            writes: snap.writes,
+            bytes_released: snap.bytes,
+        })
     }
 
     /// The caller's live sessions, by id.
