@@ -112,6 +112,28 @@ fn wait_for_line(
     }
 }
 
+/// Files in the folder a test interrupts the ingest of.
+const FILES: usize = 1500;
+
+/// Starts `ingest` of a folder of [`FILES`] notes (made in `root`) into
+/// `mem` through its owner, and waits until the first file is stored.
+fn ingest_under_way(
+    root: &Path,
+    mem: &Path,
+) -> (PathBuf, Child, std::sync::mpsc::Receiver<String>) {
+    let folder = root.join("folder");
+    notes(&folder, FILES);
+    let (child, lines) = spawn(&mut command(
+        mem,
+        &["ingest", folder.to_str().unwrap()],
+        SHARED,
+    ));
+    wait_for_line(&lines, |l| {
+        l.starts_with("ingest: ") && l.contains(" files")
+    });
+    (folder, child, lines)
+}
+
 fn signal(pid: u32, name: &str) {
     let sent = Command::new("kill")
         .arg(format!("-{name}"))
@@ -250,18 +272,8 @@ fn the_memory_page_is_served_beside_a_running_agent() {
 fn an_interrupted_ingest_through_the_owner_reports_and_resumes() {
     let dir = TempDir::new("commands-interrupted");
     let mem = dir.path().join("m");
-    let folder = dir.path().join("folder");
-    const FILES: usize = 1500;
-    notes(&folder, FILES);
     let mut agent = client(&mem);
-    let (mut child, lines) = spawn(&mut command(
-        &mem,
-        &["ingest", folder.to_str().unwrap()],
-        SHARED,
-    ));
-    wait_for_line(&lines, |l| {
-        l.starts_with("ingest: ") && l.contains(" files")
-    });
+    let (_, mut child, lines) = ingest_under_way(dir.path(), &mem);
     signal(child.id(), "TERM");
     let status = wait_exit(&mut child);
     let stderr: Vec<String> = lines.try_iter().collect();
@@ -340,17 +352,7 @@ fn reindex_asks_an_idle_owner_to_make_way_and_names_a_busy_one() {
 fn a_command_whose_owner_dies_says_so_and_nothing_stored_is_lost() {
     let dir = TempDir::new("commands-owner-killed");
     let mem = dir.path().join("m");
-    let folder = dir.path().join("folder");
-    const FILES: usize = 1500;
-    notes(&folder, FILES);
-    let (mut child, lines) = spawn(&mut command(
-        &mem,
-        &["ingest", folder.to_str().unwrap()],
-        SHARED,
-    ));
-    wait_for_line(&lines, |l| {
-        l.starts_with("ingest: ") && l.contains(" files")
-    });
+    let (folder, mut child, lines) = ingest_under_way(dir.path(), &mem);
     signal(owner_pid(&mem), "KILL");
     let status = wait_exit(&mut child);
     let stderr: Vec<String> = lines.try_iter().collect();
