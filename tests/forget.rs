@@ -83,7 +83,8 @@ fn forgotten_documents_are_gone_everywhere_and_stay_gone() {
             "alayasiki_ingest",
             json!({"content": "Thanks, noted. The south door uses a key.", "source": "chat-7"}),
         );
-        // Two documents with identical bytes share one original.
+        // Two documents with identical bytes (the second stored although it
+        // duplicates the first) share one original.
         let shared = "Identical bytes stored twice under two sources.";
         let a = s.ok(
             "alayasiki_ingest",
@@ -91,7 +92,7 @@ fn forgotten_documents_are_gone_everywhere_and_stay_gone() {
         );
         s.ok(
             "alayasiki_ingest",
-            json!({"content": shared, "source": "b"}),
+            json!({"content": shared, "source": "b", "allow_duplicate": true}),
         );
         for i in 0..3 {
             s.ok(

@@ -915,6 +915,12 @@ fn run_every_tool() -> Vec<(String, Value, Value)> {
     r.ok(&mut s, "alayasiki_ingest", replayed.clone());
     let again = r.ok(&mut s, "alayasiki_ingest", replayed);
     assert_eq!(again["idempotent_replay"], true, "{again}");
+    let copy = r.ok(
+        &mut s,
+        "alayasiki_ingest",
+        json!({"content": "Buoy 9 is  green.\n"}),
+    );
+    assert!(copy["duplicate_of"].is_string(), "{copy}");
     r.ok(
         &mut s,
         "alayasiki_ingest",

@@ -4,6 +4,8 @@
 //! - [`extract`]: original bytes → extracted text (plain, Markdown, JSON,
 //!   PDF with its pages; images and audio from their metadata hints).
 //! - [`chunk`]: extracted text → chunks with byte-accurate spans.
+//! - [`content_key`](mod@content_key): what makes two documents the same
+//!   content.
 //! - [`worker`]: the thread that runs journal jobs and commits their
 //!   results, and the hand-off of work already prepared by the caller.
 //! - [`upkeep`]: the thread that purges expired documents and rebuilds
@@ -19,6 +21,7 @@
 mod attempts;
 pub mod chunk;
 mod commit;
+mod content_key;
 pub mod enrich;
 pub mod extract;
 pub mod gather;
@@ -34,6 +37,7 @@ use crate::embed::Embedder;
 use crate::graph::declared;
 use crate::graph::llm_triples::Passage;
 use crate::store::NewChunk;
+pub use content_key::content_key;
 use extract::Page;
 use media::MediaKind;
 

@@ -64,6 +64,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     ),
     (12, include_str!("../../sql/012_job_runs_alone.sql")),
     (13, include_str!("../../sql/013_browse_indexes.sql")),
+    (14, include_str!("../../sql/014_content_keys.sql")),
 ];
 
 /// Prepared statements kept per connection. rusqlite's default (16) is

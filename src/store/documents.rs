@@ -24,6 +24,12 @@ pub struct NewDocument {
     pub idempotency: Option<(String, String)>,
     /// When the document expires (Unix ms).
     pub expires_at: Option<i64>,
+    /// The content's key (`ingest::content_key`; `None` for content that
+    /// is not compared).
+    pub content_key: Option<String>,
+    /// Return a live document of the tenant with the same content key
+    /// instead of storing this one.
+    pub dedupe: bool,
 }
 
 /// The result of admitting a document.
@@ -34,9 +40,12 @@ pub struct AdmitOutcome {
     pub document_key: i64,
     pub job_id: i64,
     pub job_state: JobState,
-    /// True when an earlier identical request with the same idempotency key
-    /// was found and returned instead of storing anything new.
+    /// True when an earlier document was returned instead of storing
+    /// anything new: the same request with the same idempotency key, or
+    /// (with `duplicate`) the same content.
     pub replayed: bool,
+    /// The earlier document returned has the same content.
+    pub duplicate: bool,
 }
 
 /// A stored document as readers see it.
@@ -142,7 +151,13 @@ impl TenantWriter<'_> {
                     job_id,
                     job_state,
                     replayed: true,
+                    duplicate: false,
                 });
+            }
+        }
+        if doc.dedupe {
+            if let Some(found) = self.live_with_content(doc.content_key.as_deref(), now)? {
+                return Ok(found);
             }
         }
         let original_id = self.store_original(&doc.sha256, &doc.original)?;
@@ -150,8 +165,8 @@ impl TenantWriter<'_> {
         self.conn.insert_new(
             "INSERT INTO documents(tenant_id, doc_id, source, title, media_type, sha256,
                                    byte_size, metadata, provenance, created_by, created_at, state,
-                                   expires_at, original_id, id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending', ?12, ?13, ?14)
+                                   expires_at, original_id, id, content_key)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending', ?12, ?13, ?14, ?15)
              ON CONFLICT DO NOTHING",
             params![
                 self.tenant_id,
@@ -167,7 +182,8 @@ impl TenantWriter<'_> {
                 now,
                 doc.expires_at,
                 original_id,
-                document_id
+                document_id,
+                doc.content_key
             ],
         )?;
         if let Some((key, digest)) = &doc.idempotency {
@@ -185,7 +201,40 @@ impl TenantWriter<'_> {
             job_id,
             job_state: JobState::Pending,
             replayed: false,
+            duplicate: false,
         })
+    }
+
+    /// A live document of this tenant with content `key` (pending or
+    /// ready, not expired), as the outcome of admitting its duplicate.
+    fn live_with_content(&mut self, key: Option<&str>, now: i64) -> Result<Option<AdmitOutcome>> {
+        let Some(key) = key else {
+            return Ok(None);
+        };
+        let found: Option<(i64, String)> = self
+            .conn
+            .prepare_cached(
+                "SELECT id, doc_id FROM documents
+                  WHERE tenant_id = ?1 AND content_key = ?2 AND state != 'failed'
+                    AND (expires_at IS NULL OR expires_at > ?3)
+                  ORDER BY id LIMIT 1",
+            )?
+            .query_row(params![self.tenant_id, key, now], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?;
+        let Some((document_id, doc_id)) = found else {
+            return Ok(None);
+        };
+        let (job_id, job_state) = self.latest_job(document_id)?;
+        Ok(Some(AdmitOutcome {
+            doc_id,
+            document_key: document_id,
+            job_id,
+            job_state,
+            replayed: true,
+            duplicate: true,
+        }))
     }
 
     /// The id of this tenant's original with these bytes, stored now unless

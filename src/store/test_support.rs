@@ -42,6 +42,8 @@ pub fn plain_document(original: Vec<u8>) -> NewDocument {
         created_by: "test".into(),
         idempotency: None,
         expires_at: None,
+        content_key: None,
+        dedupe: false,
     }
 }
 

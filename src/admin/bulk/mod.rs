@@ -359,9 +359,11 @@ fn ingest_file(
         source: Some(source),
         provenance: None,
         wait: false,
+        allow_duplicate: false,
     };
     match memory.ingest(request) {
         Ok(r) if r.idempotent_replay => Outcome::AlreadyStored,
+        Ok(r) if r.duplicate_of.is_some() => Outcome::Duplicate,
         Ok(_) => Outcome::Stored { bytes: file.size },
         Err(e) => match e {
             crate::error::Error::InvalidInput(_) | crate::error::Error::LimitExceeded(_) => {

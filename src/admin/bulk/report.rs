@@ -21,6 +21,9 @@ pub(super) enum Outcome {
         bytes: u64,
     },
     AlreadyStored,
+    /// The same content as a document already stored (another file with
+    /// the same text): not stored again.
+    Duplicate,
     Skipped {
         reason: String,
         path: PathBuf,
@@ -42,6 +45,7 @@ pub(super) struct Report {
     pub stored: usize,
     pub stored_bytes: u64,
     pub already_stored: usize,
+    pub duplicates: usize,
     pub skipped: BTreeMap<String, (usize, Vec<PathBuf>)>,
     pub failed: Vec<(PathBuf, String)>,
     /// Files found but not read: the run was interrupted first.
@@ -61,9 +65,10 @@ impl Report {
         self.skipped.values().map(|(n, _)| n).sum()
     }
 
-    /// Files that are in the memory: stored by this run or an earlier one.
+    /// Files that are in the memory: stored by this run or an earlier one
+    /// (or found there with another file's name).
     pub fn in_memory(&self) -> usize {
-        self.stored + self.already_stored
+        self.stored + self.already_stored + self.duplicates
     }
 
     pub fn record(&mut self, outcome: Outcome) {
@@ -73,6 +78,7 @@ impl Report {
                 self.stored_bytes += bytes;
             }
             Outcome::AlreadyStored => self.already_stored += 1,
+            Outcome::Duplicate => self.duplicates += 1,
             Outcome::Skipped { reason, path } => self.skip(reason, &path),
             Outcome::Failed { reason, path } => self.failed.push((path, reason)),
             Outcome::NotRead => self.not_read += 1,
@@ -102,6 +108,14 @@ pub(super) fn print_report(console: &Console, report: &Report, chunks: i64, secs
         "  already stored: {} file(s) (unchanged since an earlier run)",
         report.already_stored
     );
+    if report.duplicates > 0 {
+        outln!(
+            console,
+            "  duplicates:     {} file(s) (the same content as a stored document: not stored \
+             again)",
+            report.duplicates
+        );
+    }
     outln!(
         console,
         "  skipped:        {} file(s)",

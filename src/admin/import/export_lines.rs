@@ -85,6 +85,8 @@ pub fn export_document(v: &Value) -> Result<(IngestRequest, Restore), String> {
         source: string_field(v, "source")?,
         provenance: string_field(v, "provenance")?,
         wait: false,
+        // An export is restored as it was, documents of equal content too.
+        allow_duplicate: true,
     };
     Ok((
         request,

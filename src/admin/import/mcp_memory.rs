@@ -121,6 +121,7 @@ pub fn mcp_memory_document(
         source: Some(source),
         provenance: None,
         wait: false,
+        allow_duplicate: false,
     };
     Ok(Some((request, Restore::default())))
 }

@@ -45,6 +45,7 @@ const ARGS: &[&str] = &[
     "provenance",
     "expires_at",
     "wait",
+    "allow_duplicate",
     "Text",
     "File",
 ];
@@ -80,6 +81,7 @@ fn schema() -> Value {
             "provenance": choice("Who asserted this: an external source, the user, or the agent itself.", PROVENANCES),
             "expires_at": {"type": "string", "minLength": 1, "description": "When to forget this document (RFC 3339, e.g. 2027-01-31T00:00:00Z, or a date): from then on no query or resource returns it, and it is purged."},
             "wait": {"type": "boolean", "description": "Wait until the document is searchable (default true); false returns at once with state `pending`."},
+            "allow_duplicate": {"type": "boolean", "description": "Store it even if a document with the same content is already stored (default false: that document is returned, named in `duplicate_of`, and nothing new is stored). Text is compared after normalising white space and line endings; PDFs by their bytes."},
             "Text": object(
                 Some("Canonical text upload: {content, media_type?, metadata?, idempotency_key?, source?}."),
                 json!({
@@ -119,7 +121,8 @@ fn output_schema() -> Value {
             "media_type": output::string("The media type the content was stored as (given, or told from the bytes)."),
             "bytes": output::count("Size of the stored original, in bytes."),
             "chunks": output::count("Searchable chunks the document was split into; present when state is ready."),
-            "idempotent_replay": output::boolean("True when this is the receipt of a document stored earlier with the same idempotency_key and content: nothing new was stored.")
+            "idempotent_replay": output::boolean("True when this is the receipt of a document stored earlier with the same idempotency_key and content: nothing new was stored."),
+            "duplicate_of": output::string("Present when a document with the same content was already stored: its id (this receipt is that document's) and nothing new was stored. Send `allow_duplicate` to store it anyway.")
         }),
         &[
             "document_id",
@@ -160,6 +163,7 @@ pub fn parse(map: &Map<String, Value>) -> Result<IngestRequest> {
         source: fields.string("source")?.map(str::to_string),
         provenance,
         wait,
+        allow_duplicate: args.boolean("allow_duplicate")?.unwrap_or(false),
     })
 }
 

@@ -34,6 +34,10 @@ pub struct IngestRequest {
     pub expires_at: Option<i64>,
     /// Wait for indexing before answering (default true).
     pub wait: bool,
+    /// Store it even when a live document of the tenant has the same
+    /// content (default false: that document is returned, `duplicate_of`
+    /// naming it).
+    pub allow_duplicate: bool,
 }
 
 /// What an ingest did.
@@ -50,6 +54,10 @@ pub struct IngestReceipt {
     pub chunks: Option<i64>,
     /// True when this answer is an earlier request's, found by its key.
     pub idempotent_replay: bool,
+    /// The live document with the same content that was returned instead
+    /// of storing this one again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicate_of: Option<String>,
 }
 
 /// The `source` a document's metadata names, if it names one as a
@@ -133,6 +141,7 @@ impl Memory<'_> {
         )?;
         let chunk_count = prepared.chunks.len();
         let sha256 = ids::sha256_hex(&bytes);
+        let content_key = crate::ingest::content_key(kind, &bytes);
         let media_type = kind.media_type().to_string();
         let idempotency = req.idempotency_key.map(|key| {
             let mut fields = vec![
@@ -175,6 +184,8 @@ impl Memory<'_> {
             created_by: self.principal.subject.clone(),
             idempotency,
             expires_at: req.expires_at,
+            content_key,
+            dedupe: !req.allow_duplicate,
         };
         let byte_len = doc.original.len();
         let shared = &self.service.shared;
@@ -213,6 +224,15 @@ impl Memory<'_> {
                     );
                     self.await_retried(&earlier.doc_id, req.wait)?;
                 }
+                if earlier.duplicate {
+                    log::debug!(
+                        "content already stored as {}: not stored again",
+                        earlier.doc_id
+                    );
+                    let mut receipt = self.receipt_from_store(&earlier.doc_id, byte_len, false)?;
+                    receipt.duplicate_of = Some(earlier.doc_id);
+                    return Ok(receipt);
+                }
                 return self.receipt_from_store(&earlier.doc_id, byte_len, true);
             }
         };
@@ -243,6 +263,7 @@ impl Memory<'_> {
             bytes: byte_len,
             chunks,
             idempotent_replay: false,
+            duplicate_of: None,
         })
     }
 
@@ -349,6 +370,7 @@ impl Memory<'_> {
             bytes,
             chunks,
             idempotent_replay: replayed,
+            duplicate_of: None,
         })
     }
 }

@@ -369,5 +369,6 @@ fn promotion_request(subject: &str, session: &SessionId, note: &Note, wait: bool
             .then(|| format!("working-memory:{}", session.as_str())),
         provenance: None,
         wait,
+        allow_duplicate: false,
     }
 }
