@@ -192,6 +192,16 @@ pub const MAX_WALK_DEPTH: usize = 64;
 pub const MAX_IMPORT_LINE_BYTES: usize =
     MAX_CONTENT_BYTES / 3 * 4 + 4 + MAX_METADATA_BYTES + 16 * 1024;
 
+/// Lines `alayasiki-mcp import` holds at once between reading them and
+/// reporting their outcome: its store threads prepare and store the
+/// documents of these lines in parallel (in file order), so the writer
+/// commits them in groups.
+pub const MAX_IMPORT_LINES_IN_FLIGHT: usize = 256;
+
+/// Bytes of those lines held at once (32 MiB, five of the longest):
+/// past it a line waits for the lines before it to be done.
+pub const MAX_IMPORT_BYTES_IN_FLIGHT: usize = 32 * 1024 * 1024;
+
 /// Per-request timeout of the optional LLM unless `ALAYASIKI_LLM_TIMEOUT_MS`
 /// says otherwise, and the longest that variable accepts (milliseconds).
 /// Covers connecting, sending and reading the whole response.
@@ -498,6 +508,14 @@ mod tests {
             ("`MAX_WM_NAME_BYTES`", MAX_WM_NAME_BYTES.to_string()),
             ("`MAX_WALK_DEPTH`", MAX_WALK_DEPTH.to_string()),
             ("`MAX_IMPORT_LINE_BYTES`", MAX_IMPORT_LINE_BYTES.to_string()),
+            (
+                "`MAX_IMPORT_LINES_IN_FLIGHT`",
+                MAX_IMPORT_LINES_IN_FLIGHT.to_string(),
+            ),
+            (
+                "`MAX_IMPORT_BYTES_IN_FLIGHT`",
+                MAX_IMPORT_BYTES_IN_FLIGHT.to_string(),
+            ),
             (
                 "`DEFAULT_LLM_TIMEOUT_MS` / `MAX_LLM_TIMEOUT_MS`",
                 format!("{DEFAULT_LLM_TIMEOUT_MS} / {MAX_LLM_TIMEOUT_MS}"),

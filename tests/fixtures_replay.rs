@@ -567,6 +567,43 @@ fn sigterm_stops_a_replay_and_deletes_its_temporary_store() {
 }
 
 #[test]
+fn sigterm_stops_a_recording_writes_the_session_and_deletes_its_temporary_store() {
+    let tmp = TempDir::new("record-sigterm");
+    let out = tmp.path().join("session.jsonl");
+    // Initialized: its server has answered, so its store is open; the
+    // client then stays silent, its input open.
+    let mut c = Recorder::initialized(tmp.path(), &out);
+    c.tool(
+        "alayasiki_ingest",
+        serde_json::json!({"content": "the tide turns at noon"}),
+    );
+    assert!(!scratch_dirs(tmp.path()).is_empty(), "no temporary store");
+    let sent = Command::new("kill")
+        .args(["-TERM", &c.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let exit = wait_timeout(&mut c.child, Duration::from_secs(10));
+    if exit.is_none() {
+        let _ = c.child.kill();
+    }
+    assert_eq!(exit.and_then(|s| s.code()), Some(143), "{exit:?}");
+    assert!(
+        scratch_dirs(tmp.path()).is_empty(),
+        "left behind: {:?}",
+        scratch_dirs(tmp.path())
+    );
+    // The session so far is a fixture, its ingest included.
+    let recorded = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        recorded.starts_with("{\"fixture_format\":1}\n"),
+        "{recorded}"
+    );
+    assert!(recorded.contains("the tide turns at noon"), "{recorded}");
+    drop(c);
+}
+
+#[test]
 fn a_seed_that_is_not_a_regular_file_is_refused_at_once() {
     let tmp = TempDir::new("replay-seed-device");
     let f = fixture(tmp.path(), "empty.jsonl", &[r#"{"fixture_format": 1}"#]);

@@ -566,3 +566,77 @@ fn a_bulk_ingest_on_a_full_disk_stops_naming_it() {
         "{failed} files failed one by one: {stdout}"
     );
 }
+
+/// `import` on a full disk stops at the first line the disk refuses,
+/// saying how many lines before it are kept, though many lines are in
+/// flight at once; once space returns the same command goes on from
+/// there, and every line is stored exactly once.
+#[test]
+fn an_import_on_a_full_disk_stops_at_a_line_and_goes_on_from_it_once_space_returns() {
+    // Room for the whole file (about 8 KiB a line, the log included),
+    // once the filler is gone.
+    let Some(disk) = SmallDisk::mount(24 << 20) else {
+        return;
+    };
+    let files = TempDir::new("full-disk-import");
+    let file = files.path().join("memory.jsonl");
+    let lines = 1200;
+    let text: String = (0..lines)
+        .map(|i| {
+            let observation = format!("pump {i} ran dry at dawn and was primed again. ").repeat(4);
+            format!(
+                "{}\n",
+                json!({"type": "entity", "name": format!("Pump {i}"), "entityType": "artifact",
+                       "observations": [observation]})
+            )
+        })
+        .collect();
+    std::fs::write(&file, text).unwrap();
+    let data = disk.path().join("memory");
+    Server::ready(&data).close();
+    let filler = disk.fill(512 * 1024);
+    let out = common::cli(&data, &["import", file.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("storage full"), "{stderr}");
+    assert!(!stderr.contains("internal"), "{stderr}");
+    // "line N: ...; stopped here: the K line(s) imported before it are
+    // kept": lines before N may only have been imported, never skipped.
+    let message = stderr
+        .lines()
+        .find(|l| l.contains("stopped here"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let number = |after: &str| -> usize {
+        let at = message.find(after).unwrap() + after.len();
+        message[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (line, kept) = (number("line "), number("stopped here: the "));
+    assert!(line > 1 && line <= lines, "{message}");
+    assert_eq!(kept, line - 1, "{message}");
+
+    std::fs::remove_file(filler).unwrap();
+    let out = common::cli_ok(&data, &["import", file.to_str().unwrap()]);
+    let report = out.lines().next().unwrap();
+    let count = |what: &str| -> usize {
+        let at = report.find(what).unwrap();
+        report[..at]
+            .trim_end()
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (imported, present) = (count(" document(s) imported"), count(" already present"));
+    assert_eq!(imported + present, lines, "{report}");
+    assert!(present >= kept, "{report}");
+    assert!(report.ends_with("0 line(s) skipped"), "{report}");
+    let mut s = Server::ready(&data);
+    assert_eq!(s.ok("alayasiki_status", json!({}))["documents"], lines);
+    s.close();
+}

@@ -15,6 +15,12 @@
 //! a client line that is not UTF-8 is kept as `send_bytes`, and one over
 //! `MAX_FRAME_BYTES` as `send_oversized` (its length: the server skips it
 //! whatever it holds), so the relay never holds more than one frame.
+//!
+//! SIGINT or SIGTERM (the handlers of [`crate::transport::signals`]) ends
+//! the session as the client closing it would, but at once: the server is
+//! killed, the session so far written, the temporary store deleted, and
+//! the exit status is 128 + the signal's number. During `--seed` the import
+//! is killed and nothing is written.
 
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -27,6 +33,8 @@ use super::pattern;
 use super::server::{self, ScratchDir};
 use crate::limits::MAX_FRAME_BYTES;
 use crate::transport::framing::{Frame, FrameReader};
+use crate::transport::signals;
+use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 /// Keys whose string values differ from run to run.
 const VOLATILE_STRINGS: &[&str] = &[
@@ -75,10 +83,22 @@ fn relay(options: &RecordOptions) -> Result<ExitCode, String> {
     // Refuse before serving anything if the recording cannot be written.
     std::fs::File::create(&options.out)
         .map_err(|e| format!("cannot write {}: {e}", options.out.display()))?;
+    // From here on a signal ends the session through the code below, which
+    // deletes the temporary store, instead of killing the process.
+    signals::install().map_err(|e| format!("cannot install signal handlers: {e}"))?;
     let scratch = ScratchDir::new().map_err(|e| format!("cannot make a temporary store: {e}"))?;
     if let Some(seed) = &options.seed {
-        server::seed(scratch.path(), seed, &[])
-            .map_err(|e| format!("the seed {} did not import: {e}", seed.display()))?;
+        if let Err(e) = server::seed(scratch.path(), seed, &[]) {
+            if signals::requested() {
+                eprintln!(
+                    "alayasiki-mcp record: interrupted by {} while the seed was imported; \
+                     nothing recorded, the temporary store is deleted",
+                    super::interruption()
+                );
+                return Ok(interrupted());
+            }
+            return Err(format!("the seed {} did not import: {e}", seed.display()));
+        }
     }
     let mut child = server::this_binary(&[])
         .and_then(|mut cmd| {
@@ -106,11 +126,17 @@ fn relay(options: &RecordOptions) -> Result<ExitCode, String> {
             }
         })
     };
-    let stdin = std::io::stdin();
-    let mut frames = FrameReader::new(stdin.lock(), MAX_FRAME_BYTES);
-    // A read error on the client's side ends the session like its end of
-    // input does.
-    while let Ok(Some(frame)) = frames.next_frame() {
+    let frames = client_frames();
+    loop {
+        let frame = match frames.recv_timeout(server::SIGNAL_POLL) {
+            Ok(frame) => frame,
+            Err(RecvTimeoutError::Timeout) if !signals::requested() => continue,
+            // The client closed its side, or a signal came.
+            Err(_) => break,
+        };
+        if signals::requested() {
+            break;
+        }
         let passed = match frame {
             // Each line is noted before it is passed on, so that it comes
             // before the server's answer to it in the recording.
@@ -140,6 +166,10 @@ fn relay(options: &RecordOptions) -> Result<ExitCode, String> {
         }
     }
     drop(to_server);
+    if signals::requested() {
+        // Stopped, not waited for: its store is about to be deleted.
+        let _ = child.kill();
+    }
     let _ = replies.join();
     let status = child.wait().map_err(|e| e.to_string())?;
     drop(tx);
@@ -152,11 +182,43 @@ fn relay(options: &RecordOptions) -> Result<ExitCode, String> {
         options.out.display()
     );
     drop(scratch);
+    if signals::requested() {
+        eprintln!(
+            "alayasiki-mcp record: interrupted by {}: the session so far is written, the \
+             temporary store deleted",
+            super::interruption()
+        );
+        return Ok(interrupted());
+    }
     Ok(if status.success() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// The client's lines, read on a thread of their own so that the relay
+/// can look for a termination signal while the client is silent. One frame
+/// waits at most: the reader holds the next until the relay takes it.
+fn client_frames() -> Receiver<Frame> {
+    let (tx, frames) = crossbeam_channel::bounded(1);
+    std::thread::spawn(move || {
+        let mut reader = FrameReader::new(std::io::stdin().lock(), MAX_FRAME_BYTES);
+        // A read error on the client's side ends the session like its end
+        // of input does.
+        while let Ok(Some(frame)) = reader.next_frame() {
+            if tx.send(frame).is_err() {
+                break;
+            }
+        }
+    });
+    frames
+}
+
+/// The exit status of a recording a signal stopped: 128 + its number.
+fn interrupted() -> ExitCode {
+    let signal = signals::received().unwrap_or(signals::SIGINT);
+    ExitCode::from((crate::cli::SIGNAL_EXIT_BASE + signal) as u8)
 }
 
 /// The fixture text for a session.

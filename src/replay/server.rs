@@ -20,8 +20,9 @@ const LOG_TAIL_LINES: usize = 20;
 const EXIT_WAIT: Duration = Duration::from_secs(30);
 
 /// How often a wait (for a reply, or for the seed's import) looks for a
-/// termination signal: what a replay takes to stop once told.
-const SIGNAL_POLL: Duration = Duration::from_millis(20);
+/// termination signal: what a replay (or a recording) takes to stop once
+/// told.
+pub(super) const SIGNAL_POLL: Duration = Duration::from_millis(20);
 
 /// What the server wrote on stdout: a reply, or a line that is not JSON.
 pub type Line = Result<Value, String>;

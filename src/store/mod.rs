@@ -75,7 +75,7 @@ pub use tenant::{Tenant, TenantReader, TenantWriter};
 pub use usage::{UsageRecord, UsageTotals};
 pub use vectors::VectorSpec;
 pub use write_log::{Recorded, Refusal, Replicator, WriteTap, VECTOR_CLEAR, VECTOR_PUT};
-pub use writer::{Batching, Commit};
+pub use writer::{Batching, Commit, QueuedWrite};
 
 use rusqlite::Connection;
 use std::collections::HashMap;
@@ -294,6 +294,18 @@ impl Store {
         F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
     {
         self.writer()?.submit(tenant.name(), Batching::Shared, f)
+    }
+
+    /// Like [`Store::write`], but returns once `f` is queued; the
+    /// [`QueuedWrite`] waits for its commit. The writer takes its queue in
+    /// order, so writes queued one after the other are committed in that
+    /// order (and, queued together, in one group).
+    pub fn queue_write<T, F>(&self, tenant: &Tenant, f: F) -> Result<QueuedWrite<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
+    {
+        self.writer()?.queue(tenant.name(), Batching::Shared, f)
     }
 
     /// Like [`Store::write`], in a transaction of its own

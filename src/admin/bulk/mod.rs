@@ -60,6 +60,13 @@ const THREADS_PER_CORE: usize = 8;
 /// `MAX_CONTENT_BYTES`, while it is prepared).
 const MAX_THREADS: usize = 64;
 
+/// How many threads store documents at once: [`THREADS_PER_CORE`] per
+/// core, at most [`MAX_THREADS`] (also `import`'s store threads).
+pub(super) fn store_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    (cores * THREADS_PER_CORE).min(MAX_THREADS)
+}
+
 /// How a run ended, before the store is closed.
 struct Ending {
     report: Report,
@@ -159,8 +166,7 @@ fn run(ctx: &Context, tenant: Option<String>, paths: &[PathBuf]) -> Result<Endin
     // takes another.
     let stopped = OnceLock::new();
     let mut received = 0;
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let threads = (cores * THREADS_PER_CORE).min(MAX_THREADS);
+    let threads = store_threads();
     std::thread::scope(|scope| {
         let (tx, rx) = crossbeam_channel::unbounded::<(Outcome, u64)>();
         for _ in 0..threads {

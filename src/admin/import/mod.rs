@@ -33,14 +33,27 @@
 //! Lines that cannot be imported are skipped and reported (line number and
 //! reason); the rest still go in.
 //!
+//! Lines are read and turned into requests one after the other, in file
+//! order; store threads prepare and store them in parallel, queueing each
+//! admission in file order (`file_order`), so the writer commits many in
+//! one group while documents are journalled and indexed in the order of
+//! the file. Outcomes are reported in file order too (`window`, which also
+//! bounds the lines in flight). A disk that refuses a write stops the
+//! import at that line: the lines before it are stored, and importing the
+//! file again goes on from there.
+//!
 //! This module reads the file and reports; `export_lines` and `mcp_memory`
-//! turn one line of each format into an ingest request.
+//! turn one line of each format into an ingest request, `store_lines`
+//! stores it.
 
 mod bounded_line;
 mod export_lines;
+mod file_order;
 mod mcp_memory;
+mod store_lines;
 #[cfg(test)]
 mod tests;
+mod window;
 
 pub use bounded_line::{read_bounded_line, LineRead};
 pub use export_lines::export_document;
@@ -57,17 +70,42 @@ use super::console::{errln, outln};
 use super::export::{EXPORT_FORMAT, EXPORT_VERSION};
 use super::progress::Progress;
 use super::regular_file::{open_regular, NOT_REGULAR};
-use super::{drain, throttle, Console, Context, Exit};
+use super::{bulk, drain, throttle, Console, Context, Exit};
 use crate::limits::MAX_IMPORT_LINE_BYTES;
-use crate::service::{IngestRequest, Memory, Restore};
+use crate::service::{IngestRequest, Restore};
+use file_order::FileOrder;
+use store_lines::{guarded, receipt, store_line, Line, Stop, Stored};
+use window::Window;
 
 /// Skipped lines listed one by one in the report.
 const LISTED_SKIPS: usize = 20;
+/// Lines handed to the store threads between two looks at the indexing
+/// backlog ([`throttle`]): a look counts the journal's pending jobs, which
+/// costs more than storing a line of the MCP memory format, and a backlog
+/// of `MAX_BULK_BACKLOG` changes little in this many lines.
+const LINES_PER_BACKLOG_LOOK: usize = 64;
 /// The two formats `import` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Export,
     McpMemory,
+}
+
+/// What became of one line.
+#[derive(Debug)]
+enum Outcome {
+    Imported,
+    AlreadyPresent,
+    Skipped {
+        code: &'static str,
+        reason: String,
+    },
+    /// The disk refused to store it: the import stops here.
+    Stopped {
+        reason: String,
+    },
+    /// Not stored because the disk refused an earlier line.
+    NotAttempted,
 }
 
 /// What happened to the lines of an import.
@@ -82,6 +120,9 @@ pub struct Tally {
     pub listed: Vec<(usize, String)>,
     /// Documents an export's header says it holds.
     pub declared: Option<usize>,
+    /// Why the import stopped at a line the disk refused (no line after it
+    /// is counted).
+    pub stopped: Option<String>,
 }
 
 impl Tally {
@@ -94,6 +135,28 @@ impl Tally {
 }
 
 impl Tally {
+    /// Counts line `line`'s outcome (lines come in file order).
+    fn record(&mut self, line: usize, outcome: Outcome) {
+        if self.stopped.is_some() {
+            return;
+        }
+        match outcome {
+            Outcome::Imported => self.imported += 1,
+            Outcome::AlreadyPresent => self.already_present += 1,
+            Outcome::Skipped { code, reason } => self.skip(line, code, reason),
+            Outcome::Stopped { reason } => {
+                self.stopped = Some(format!(
+                    "line {line}: {reason}; stopped here: the {} line(s) imported before it \
+                     are kept, and importing the file again once the disk accepts writes \
+                     goes on from this line",
+                    self.imported
+                ))
+            }
+            // Only ever after a stopped line, which ends the count.
+            Outcome::NotAttempted => {}
+        }
+    }
+
     fn skip(&mut self, line: usize, code: &'static str, reason: String) {
         self.skipped += 1;
         *self.skipped_by_code.entry(code).or_default() += 1;
@@ -202,37 +265,103 @@ fn print_report(console: &Console, format: Format, tally: &Tally) {
 fn run(
     ctx: &Context,
     tenant: Option<String>,
-    mut reader: impl BufRead,
+    reader: impl BufRead,
     size: u64,
 ) -> Result<(Format, Tally), String> {
     let principal = ctx
         .principal(tenant, "import")
         .map_err(|_| "invalid tenant".to_string())?;
     let memory = ctx.service.for_caller(&principal);
+    let order = FileOrder::default();
+    let stop = Stop::default();
+    let threads = bulk::store_threads();
+    let (read, mut tally) = std::thread::scope(|scope| {
+        let (to_store, work) = crossbeam_channel::bounded::<Line>(threads);
+        // Both hold no more than the window's lines.
+        let (done_tx, done) = crossbeam_channel::unbounded::<(usize, Outcome)>();
+        let (queued_tx, queued) = crossbeam_channel::unbounded();
+        for _ in 0..threads {
+            let (work, done_tx, queued_tx) = (work.clone(), done_tx.clone(), queued_tx.clone());
+            let (memory, order, stop) = (&memory, &order, &stop);
+            scope.spawn(move || {
+                for line in work {
+                    let seq = line.seq;
+                    let stored = guarded(|| store_line(memory, line, order, stop))
+                        .unwrap_or_else(Stored::Done);
+                    let sent = match stored {
+                        Stored::Done(outcome) => done_tx.send((seq, outcome)).is_ok(),
+                        Stored::Queued(q) => queued_tx.send((seq, q)).is_ok(),
+                    };
+                    if !sent {
+                        break;
+                    }
+                }
+            });
+        }
+        let (memory, stop) = (&memory, &stop);
+        scope.spawn(move || {
+            for (seq, q) in queued {
+                let outcome = guarded(|| receipt(memory, q, seq, stop)).unwrap_or_else(|o| o);
+                if done_tx.send((seq, outcome)).is_err() {
+                    break;
+                }
+            }
+        });
+        drop((work, queued_tx));
+        let mut flight = Flight {
+            window: Window::default(),
+            tally: Tally::default(),
+            order: &order,
+            to_store,
+            done,
+        };
+        let read = read_lines(ctx, reader, size, &mut flight, stop);
+        (read, flight.finish())
+    });
+    if let Some(stopped) = tally.stopped.take() {
+        return Err(stopped);
+    }
+    let format = read?.ok_or_else(|| no_line_read(&tally))?;
+    Ok((format, tally))
+}
+
+/// Reads the file line by line, in order: what cannot be imported is a
+/// skip, the rest a request for the store threads. The format, once a line
+/// told it. Stops early when the disk refused a line (`stop`).
+fn read_lines(
+    ctx: &Context,
+    mut reader: impl BufRead,
+    size: u64,
+    flight: &mut Flight<'_>,
+    stop: &Stop,
+) -> Result<Option<Format>, String> {
     let mut progress = Progress::new(&ctx.console, "import", "lines", None, Some(size));
-    let mut tally = Tally::default();
     let mut format = None;
     let mut kinds = McpKinds::default();
     let mut buf = Vec::new();
     let mut number = 0;
+    // Lines handed to the store threads.
+    let mut stored = 0usize;
     let mut consumed = 0u64;
     while let Some(read) = read_bounded_line(&mut reader, &mut buf, MAX_IMPORT_LINE_BYTES)
         .map_err(|e| format!("cannot read the file: {e}"))?
     {
+        if stop.stopped() {
+            break;
+        }
         if let Some(signal) = ctx.console.stop_signal() {
             progress.finish();
             return Err(format!(
-                "interrupted by signal {signal} before line {}; the {} line(s) imported before \
-                 it are kept, and importing the file again goes on from there",
-                number + 1,
-                tally.imported
+                "interrupted by signal {signal} before line {}; the lines imported before it \
+                 are kept, and importing the file again goes on from there",
+                number + 1
             ));
         }
         number += 1;
         consumed += read.bytes as u64;
         progress.set(number as u64, consumed);
         if read.too_long {
-            tally.skip(
+            flight.skip(
                 number,
                 "limit_exceeded",
                 format!(
@@ -243,7 +372,7 @@ fn run(
             continue;
         }
         let Ok(text) = std::str::from_utf8(&buf) else {
-            tally.skip(number, "invalid_input", "not UTF-8".into());
+            flight.skip(number, "invalid_input", "not UTF-8".into());
             continue;
         };
         if text.trim().is_empty() {
@@ -255,7 +384,7 @@ fn run(
                 if format.is_none() {
                     return Err(format!("line {number} is not JSON ({e}); {}", NOT_A_FORMAT));
                 }
-                tally.skip(number, "invalid_input", format!("not JSON: {e}"));
+                flight.skip(number, "invalid_input", format!("not JSON: {e}"));
                 continue;
             }
         };
@@ -266,7 +395,7 @@ fn run(
                 format = Some(f);
                 if f == Format::Export {
                     // The header line.
-                    tally.declared = value["documents"].as_u64().map(|n| n as usize);
+                    flight.tally.declared = value["documents"].as_u64().map(|n| n as usize);
                     continue;
                 }
                 f
@@ -280,16 +409,102 @@ fn run(
             Ok(Some(r)) => r,
             Ok(None) => continue,
             Err(reason) => {
-                tally.skip(number, "invalid_input", reason);
+                flight.skip(number, "invalid_input", reason);
                 continue;
             }
         };
-        throttle(ctx).map_err(|e| format!("line {number}: {}", e.client_message()))?;
-        store(&memory, request, restore, number, &mut tally)?;
+        if stored.is_multiple_of(LINES_PER_BACKLOG_LOOK) {
+            throttle(ctx).map_err(|e| format!("line {number}: {}", e.client_message()))?;
+        }
+        stored += 1;
+        flight.store(number, buf.len(), request, restore);
     }
     progress.finish();
-    let format = format.ok_or_else(|| no_line_read(&tally))?;
-    Ok((format, tally))
+    Ok(format)
+}
+
+/// The lines of an import in flight: the window, and the channels to and
+/// from the store threads.
+struct Flight<'a> {
+    window: Window,
+    tally: Tally,
+    order: &'a FileOrder,
+    to_store: crossbeam_channel::Sender<Line>,
+    done: crossbeam_channel::Receiver<(usize, Outcome)>,
+}
+
+impl Flight<'_> {
+    /// Reports line `number` skipped, after the lines before it.
+    fn skip(&mut self, number: usize, code: &'static str, reason: String) {
+        self.make_room(0);
+        let seq = self.window.open(number, 0, None);
+        // Nothing to queue: its turn passes at once.
+        drop(self.order.turn(seq));
+        let outcome = Outcome::Skipped { code, reason };
+        self.window.close(seq, outcome, &mut self.tally);
+    }
+
+    /// Hands line `number` (of `bytes`) to the store threads.
+    fn store(&mut self, number: usize, bytes: usize, request: IngestRequest, mut restore: Restore) {
+        self.make_room(bytes);
+        // An id a line in flight keeps is taken: stored after it, this
+        // line would find it taken and get a new one, so it does now.
+        if restore
+            .doc_id
+            .as_deref()
+            .is_some_and(|id| self.window.restores(id))
+        {
+            restore.doc_id = None;
+        }
+        let seq = self.window.open(number, bytes, restore.doc_id.clone());
+        let line = Line {
+            seq,
+            request,
+            restore,
+        };
+        if self.to_store.send(line).is_err() {
+            // No store thread is left (one panicked): the scope ends with
+            // its panic.
+            drop(self.order.turn(seq));
+            self.window
+                .close(seq, Outcome::NotAttempted, &mut self.tally);
+        }
+        self.collect();
+    }
+
+    /// Waits (taking outcomes in) until a line of `bytes` fits the window.
+    fn make_room(&mut self, bytes: usize) {
+        while !self.window.has_room(bytes) {
+            match self.done.recv() {
+                Ok((seq, outcome)) => self.window.close(seq, outcome, &mut self.tally),
+                Err(_) => break,
+            }
+        }
+    }
+
+    /// Takes in the outcomes that came.
+    fn collect(&mut self) {
+        while let Ok((seq, outcome)) = self.done.try_recv() {
+            self.window.close(seq, outcome, &mut self.tally);
+        }
+    }
+
+    /// Waits for every line in flight; the tally of all.
+    fn finish(self) -> Tally {
+        let Flight {
+            mut window,
+            mut tally,
+            to_store,
+            done,
+            ..
+        } = self;
+        drop(to_store);
+        for (seq, outcome) in done {
+            window.close(seq, outcome, &mut tally);
+        }
+        debug_assert!(window.is_empty());
+        tally
+    }
 }
 
 /// Why a file in which no line told the format was not imported: it holds
@@ -326,43 +541,6 @@ pub fn detect(first: &Value) -> Result<Format, String> {
             "the first line is neither an export header nor an entity or relation; {NOT_A_FORMAT}"
         )),
     }
-}
-
-/// Stores one line's document; a disk that refuses it ends the import
-/// (every later line would be refused the same way).
-fn store(
-    memory: &Memory<'_>,
-    request: IngestRequest,
-    restore: Restore,
-    line: usize,
-    tally: &mut Tally,
-) -> Result<(), String> {
-    // A key stored before means this line was imported before: skip the
-    // extraction and embedding ingestion would do before finding that out.
-    if let Some(key) = &request.idempotency_key {
-        if let Ok(Some(_)) = memory.document_for_key(key) {
-            tally.already_present += 1;
-            return Ok(());
-        }
-    }
-    match memory.ingest_restored(request, restore) {
-        Ok(r) if r.idempotent_replay => tally.already_present += 1,
-        Ok(_) => tally.imported += 1,
-        Err(e) => {
-            let e = e.logged("import");
-            let reason = e.client_message();
-            if e.storage_fault().is_some() {
-                return Err(format!(
-                    "line {line}: {reason}; stopped here: the {} line(s) imported before it \
-                     are kept, and importing the file again once the disk accepts writes \
-                     goes on from this line",
-                    tally.imported
-                ));
-            }
-            tally.skip(line, e.code(), reason);
-        }
-    }
-    Ok(())
 }
 
 fn string_field(v: &Value, key: &str) -> Result<Option<String>, String> {

@@ -14,12 +14,13 @@ use crate::clock::now_ms;
 use crate::error::{Error, Result};
 use crate::ids;
 use crate::ingest::worker::{deferred_reason, JobOutcome};
+use crate::ingest::Prepared;
 use crate::limits::{
     INGEST_FAULT_GRACE_MS, INGEST_WAIT_MS, MAX_IDEMPOTENCY_KEY_BYTES, MAX_METADATA_BYTES,
     MAX_SOURCE_BYTES,
 };
 use crate::service::principal::Permission;
-use crate::store::{JobState, NewDocument};
+use crate::store::{AdmitOutcome, JobState, NewDocument, QueuedWrite};
 
 /// A request to store one document.
 #[derive(Debug, Clone)]
@@ -79,6 +80,29 @@ pub struct Restore {
     pub created_at: Option<i64>,
 }
 
+/// A document checked and prepared ([`Memory::prepare_ingest`]), not yet
+/// stored.
+pub struct PreparedIngest {
+    doc: NewDocument,
+    /// Its extraction, chunks, vectors and graph, for the worker.
+    work: Prepared,
+    created_at: Option<i64>,
+    wait: bool,
+    chunk_count: usize,
+}
+
+/// A document whose admission is queued on the writer
+/// ([`Memory::queue_ingest`]); [`Memory::ingest_receipt`] waits for it.
+pub struct QueuedIngest {
+    doc_id: String,
+    admission: QueuedWrite<(AdmitOutcome, bool)>,
+    outcome_rx: Option<Receiver<JobOutcome>>,
+    wait: bool,
+    media_type: String,
+    byte_len: usize,
+    chunk_count: usize,
+}
+
 impl Memory<'_> {
     /// Stores a document durably; with `wait`, also waits until it is
     /// searchable (or failed, or [`INGEST_WAIT_MS`] passed).
@@ -100,6 +124,19 @@ impl Memory<'_> {
     }
 
     fn ingest_as(&self, req: IngestRequest, restore: Restore) -> Result<IngestReceipt> {
+        let prepared = self.prepare_ingest(req, restore)?;
+        let queued = self.queue_ingest(prepared)?;
+        self.ingest_receipt(queued)
+    }
+
+    /// The first step of an ingest: checks the request and extracts,
+    /// chunks and embeds its content on the caller's thread; nothing is
+    /// stored. [`Memory::queue_ingest`] then stores it.
+    ///
+    /// The three steps apart let a caller (`alayasiki-mcp import`) prepare
+    /// documents on several threads yet queue them in the order it chooses:
+    /// the writer admits them in the order they were queued.
+    pub fn prepare_ingest(&self, req: IngestRequest, restore: Restore) -> Result<PreparedIngest> {
         self.require(Permission::Ingest)?;
         let (kind, bytes, filename) = resolve_content(req.content)?;
         check_optional_len(
@@ -173,7 +210,7 @@ impl Memory<'_> {
             }
         }
         let doc = NewDocument {
-            doc_id: doc_id.clone(),
+            doc_id,
             source,
             title,
             media_type: media_type.clone(),
@@ -187,29 +224,86 @@ impl Memory<'_> {
             content_key,
             dedupe: !req.allow_duplicate,
         };
+        Ok(PreparedIngest {
+            doc,
+            work: prepared,
+            created_at: restore.created_at,
+            wait: req.wait,
+            chunk_count,
+        })
+    }
+
+    /// The second step of an ingest: queues the prepared document's
+    /// admission on the writer and returns at once (the writer admits
+    /// queued documents in the order they came). Nothing is acknowledged
+    /// until [`Memory::ingest_receipt`] says so.
+    pub fn queue_ingest(&self, prepared: PreparedIngest) -> Result<QueuedIngest> {
+        let PreparedIngest {
+            doc,
+            work,
+            created_at,
+            wait,
+            chunk_count,
+        } = prepared;
+        let doc_id = doc.doc_id.clone();
+        let media_type = doc.media_type.clone();
         let byte_len = doc.original.len();
         let shared = &self.service.shared;
         // Both are in place before the admission commits, so neither the
         // worker's look-up nor the outcome can come too early.
-        let outcome_rx = req.wait.then(|| shared.waiters.register(&doc_id));
-        shared
-            .handoff
-            .offer(&doc_id, &self.principal.tenant, prepared);
-        let created_at = restore.created_at;
-        let admitted = self.service.store.write(&self.principal.tenant, move |w| {
-            let now = now_ms();
-            let admitted = w.admit(doc, now)?;
-            if let (Some(at), false) = (created_at, admitted.replayed) {
-                w.set_created_at(admitted.document_key, at)?;
+        let outcome_rx = wait.then(|| shared.waiters.register(&doc_id));
+        shared.handoff.offer(&doc_id, &self.principal.tenant, work);
+        let admission = self
+            .service
+            .store
+            .queue_write(&self.principal.tenant, move |w| {
+                let now = now_ms();
+                let admitted = w.admit(doc, now)?;
+                if let (Some(at), false) = (created_at, admitted.replayed) {
+                    w.set_created_at(admitted.document_key, at)?;
+                }
+                // The same request again for a document that failed: its way
+                // back is to be indexed again, in this transaction.
+                let requeued = admitted.replayed
+                    && admitted.job_state == JobState::Failed
+                    && w.requeue_failed(admitted.document_key, now)?;
+                Ok((admitted, requeued))
+            });
+        let admission = match admission {
+            Ok(a) => a,
+            Err(e) => {
+                shared.handoff.take(&doc_id);
+                shared.waiters.forget(&doc_id);
+                return Err(e);
             }
-            // The same request again for a document that failed: its way
-            // back is to be indexed again, in this transaction.
-            let requeued = admitted.replayed
-                && admitted.job_state == JobState::Failed
-                && w.requeue_failed(admitted.document_key, now)?;
-            Ok((admitted, requeued))
-        });
-        let admitted = match admitted {
+        };
+        Ok(QueuedIngest {
+            doc_id,
+            admission,
+            outcome_rx,
+            wait,
+            media_type,
+            byte_len,
+            chunk_count,
+        })
+    }
+
+    /// The last step of an ingest: waits until the queued admission is
+    /// committed (the document is then acknowledged: durable) and, if the
+    /// request asked to wait, until it is searchable (or failed, or
+    /// [`INGEST_WAIT_MS`] passed).
+    pub fn ingest_receipt(&self, queued: QueuedIngest) -> Result<IngestReceipt> {
+        let QueuedIngest {
+            doc_id,
+            admission,
+            outcome_rx,
+            wait,
+            media_type,
+            byte_len,
+            chunk_count,
+        } = queued;
+        let shared = &self.service.shared;
+        let admitted = match admission.wait() {
             Ok((a, _)) if !a.replayed => a,
             other => {
                 shared.handoff.take(&doc_id);
@@ -222,7 +316,7 @@ impl Memory<'_> {
                         "document {} failed before; indexing it again",
                         earlier.doc_id
                     );
-                    self.await_retried(&earlier.doc_id, req.wait)?;
+                    self.await_retried(&earlier.doc_id, wait)?;
                 }
                 if earlier.duplicate {
                     log::debug!(

@@ -31,7 +31,9 @@ pub use graph_view::{
     CommunityRef, EntityCard, EntityRef, EntityView, EvidenceView, GraphEdgeView, GraphNode,
     GraphView, RelationView,
 };
-pub use ingest::{metadata_source, IngestReceipt, IngestRequest, Restore};
+pub use ingest::{
+    metadata_source, IngestReceipt, IngestRequest, PreparedIngest, QueuedIngest, Restore,
+};
 pub use status::{BrowserStatus, OwnerProcess, OwnerStatus, Status, STRANDED};
 
 use std::path::{Path, PathBuf};

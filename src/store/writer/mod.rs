@@ -55,6 +55,7 @@ mod submit;
 use crate::config::Durability;
 use crate::error::{Error, StorageFault};
 use crate::knowledge::resolution::NamePolicy;
+pub use submit::QueuedWrite;
 pub(super) use submit::Writer;
 
 /// Longest the writer sleeps without looking at its tap: a tap set on an

@@ -4,7 +4,7 @@
 use super::{Batching, Commit, Op, Request};
 use crate::error::{Error, Result};
 use crate::store::tenant::TenantWriter;
-use crossbeam_channel::Sender;
+use crossbeam_channel::{Receiver, Sender};
 
 /// The submitting side of the writer thread.
 #[derive(Clone)]
@@ -20,12 +20,22 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
     {
-        let (reply_tx, reply_rx) = crossbeam_channel::bounded::<Result<T>>(1);
-        let reply = move |result| {
+        self.queue(tenant, batching, f)?.wait()
+    }
+
+    /// Queues `f`, batched as `batching` says, and returns at once; the
+    /// [`QueuedWrite`] waits for its transaction to be decided (durably).
+    pub fn queue<T, F>(&self, tenant: &str, batching: Batching, f: F) -> Result<QueuedWrite<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut TenantWriter<'_>) -> Result<T> + Send + 'static,
+    {
+        let (reply_tx, reply) = crossbeam_channel::bounded::<Result<T>>(1);
+        let done = move |result| {
             let _ = reply_tx.send(result);
         };
-        self.submit_then(tenant, Commit::Durable, batching, f, reply)?;
-        reply_rx.recv().map_err(|_| dropped())?
+        self.submit_then(tenant, Commit::Durable, batching, f, done)?;
+        Ok(QueuedWrite { reply })
     }
 
     /// Queues `f` and returns at once; `done` receives its result on the
@@ -66,6 +76,18 @@ impl Writer {
                 submitted: std::time::Instant::now(),
             })
             .map_err(|_| Error::Unavailable("the memory server is shutting down".into()))
+    }
+}
+
+/// A write queued on the writer thread, its result still to come.
+pub struct QueuedWrite<T> {
+    reply: Receiver<Result<T>>,
+}
+
+impl<T> QueuedWrite<T> {
+    /// Blocks until the write's transaction committed (or failed).
+    pub fn wait(self) -> Result<T> {
+        self.reply.recv().map_err(|_| dropped())?
     }
 }
 
