@@ -697,18 +697,21 @@ fn a_small_top_k_returns_the_first_results_of_a_deeper_ranking() {
     // keyword. Ranked only as deep as one result, the pools hold Bo's turns
     // and Ann's is out of the keyword pool; ranked deep enough to see it,
     // the question naming Ann puts her turn first, whatever `top_k` asked.
-    for i in 0..7 {
+    // (Each names its day early: turns that differ only at their end are
+    // near-duplicates, which share one evidence slot.)
+    const DAYS: [&str; 7] = ["one", "two", "three", "four", "five", "six", "seven"];
+    for (i, day) in DAYS.iter().enumerate() {
         store_turn(
             &mut s,
-            &format!("Bo: Ann, the kayak on the lake! Kayak, lake, kayak, lake, day {i}."),
+            &format!("Bo: Ann, day {day}: the kayak on the lake! Kayak, lake, kayak, lake."),
             &format!("chat/bo{i}"),
         );
     }
     let ann = store_turn(&mut s, "Ann: I took the kayak out on the lake.", "chat/ann");
-    for i in 0..4 {
+    for (i, n) in ["first", "second", "third", "fourth"].iter().enumerate() {
         store_turn(
             &mut s,
-            &format!("Cy: the lake was cold this morning, a note about weather {i}."),
+            &format!("Cy: {n} note: the lake was cold this morning, about the weather."),
             &format!("chat/cy{i}"),
         );
     }

@@ -19,6 +19,7 @@ pub mod fuse;
 pub mod graph;
 pub mod labels;
 pub mod modes;
+pub mod near_duplicates;
 pub mod neighbours;
 pub mod pack;
 pub mod retrieve;
@@ -150,6 +151,10 @@ pub struct Evidence {
     /// Set when the query merged sources (see [`Origin`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin: Option<Origin>,
+    /// Other documents whose matching text is this item's with small edits
+    /// (`near_duplicates`): they took no slot of their own.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub near_duplicates: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

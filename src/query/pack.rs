@@ -1,14 +1,19 @@
-//! Candidates → the evidence list: diversity, then the character budget.
+//! Candidates → the evidence list: diversity, near-duplicates, then the
+//! character budget.
 //!
 //! Diversity keeps one long document from filling the page: at most
 //! [`MAX_PER_DOCUMENT`] of the first results come from one document; the
-//! rest wait until other documents had their turn. The budget bounds the
+//! rest wait until other documents had their turn. A candidate whose text
+//! is an item's from another document with small edits
+//! ([`near_duplicates`](super::near_duplicates)) takes no slot: the item
+//! names its document instead. The budget bounds the
 //! characters of evidence text returned; the first item is cut to fit
 //! rather than returning nothing, and its span is cut with it.
 
 use serde::Serialize;
 
 use super::fuse::Fused;
+use super::near_duplicates::Shingles;
 use super::{Evidence, Span};
 
 /// Items from one document before others get a turn.
@@ -25,17 +30,31 @@ pub struct BudgetReport {
 
 pub fn pack(hits: Vec<Fused>, top_k: usize, budget: usize) -> (Vec<Evidence>, BudgetReport) {
     let ordered = diversify(hits);
-    let mut evidence = Vec::with_capacity(top_k.min(ordered.len()));
+    let mut evidence: Vec<Evidence> = Vec::with_capacity(top_k.min(ordered.len()));
+    // The shingles of each item taken, by position in `evidence`.
+    let mut taken: Vec<Shingles> = Vec::with_capacity(evidence.capacity());
     let mut used = 0usize;
     let mut omitted = 0usize;
     for hit in ordered {
         if evidence.len() == top_k {
             break;
         }
+        let shingles = Shingles::of(&hit.hit.text);
+        let same = evidence
+            .iter_mut()
+            .zip(&taken)
+            .find(|(e, s)| e.document_id != hit.hit.doc_id && s.near(&shingles));
+        if let Some((item, _)) = same {
+            if !item.near_duplicates.contains(&hit.hit.doc_id) {
+                item.near_duplicates.push(hit.hit.doc_id.clone());
+            }
+            continue;
+        }
         let chars = hit.hit.text.chars().count();
         if used + chars <= budget {
             used += chars;
             evidence.push(to_evidence(hit, evidence.len() + 1, None));
+            taken.push(shingles);
         } else if evidence.is_empty() {
             let cut = hit
                 .hit
@@ -46,6 +65,7 @@ pub fn pack(hits: Vec<Fused>, top_k: usize, budget: usize) -> (Vec<Evidence>, Bu
                 .unwrap_or(hit.hit.text.len());
             used += budget.min(chars);
             evidence.push(to_evidence(hit, 1, Some(cut)));
+            taken.push(shingles);
         } else {
             omitted += 1;
         }
@@ -111,6 +131,7 @@ fn to_evidence(fused: Fused, rank: usize, cut: Option<usize>) -> Evidence {
         chunk_key: hit.chunk_key,
         truncated,
         origin,
+        near_duplicates: Vec::new(),
     }
 }
 
@@ -167,6 +188,29 @@ mod tests {
         assert_eq!(ev[0].span.end - ev[0].span.start, "ééé".len());
         assert_eq!(report.used_chars, 3);
         assert_eq!(report.omitted, 1);
+    }
+
+    #[test]
+    fn a_near_duplicate_of_another_document_takes_no_slot() {
+        let text = "Dana leads the platform team, which owns the build farm, the deploy \
+                    tooling and the release calendar; she took it over from Sam in March, \
+                    after the reorganisation that moved on-call to the infrastructure group.";
+        let edited = text.replace("took it over", "took over");
+        let (ev, report) = pack(
+            vec![
+                hit("a", 0, text, -3.0),
+                hit("b", 0, &edited, -2.9),
+                hit("a", 1, &edited, -2.8),
+                hit("c", 0, "Sam runs the on-call rota.", -2.0),
+            ],
+            10,
+            1000,
+        );
+        let docs: Vec<&str> = ev.iter().map(|e| e.document_id.as_str()).collect();
+        assert_eq!(docs, ["a", "a", "c"], "the same document's chunks stay");
+        assert_eq!(ev[0].near_duplicates, ["b"]);
+        assert_eq!(ev[2].rank, 3);
+        assert_eq!(report.omitted, 0);
     }
 
     #[test]

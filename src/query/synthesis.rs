@@ -214,6 +214,7 @@ mod tests {
             chunk_key: rank as i64,
             truncated: false,
             origin: None,
+            near_duplicates: Vec::new(),
         }
     }
 

@@ -179,7 +179,8 @@ pub fn evidence(description: &str) -> Value {
                 ),
                 "relations": list("Knowledge-graph relations whose evidence this item is; absent if none.", relation),
                 "truncated": boolean("Present (true) when the budget cut `text` short; `span` says where."),
-                "origin": one_of("Where the item came from: memory (a stored document) or session (a working-memory note). Present when a working-memory session was searched.", &["memory", "session"])
+                "origin": one_of("Where the item came from: memory (a stored document) or session (a working-memory note). Present when a working-memory session was searched.", &["memory", "session"]),
+                "near_duplicates": list("Other documents whose matching text is this item's with small edits; they take no evidence slot of their own. Absent if none.", string("A document's id."))
             }),
             &[
                 "rank",
