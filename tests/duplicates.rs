@@ -132,3 +132,37 @@ fn the_command_line_stores_a_copied_file_once() {
     let again = cli_ok(&mem, &["ingest", notes.to_str().unwrap()]);
     assert!(again.contains("stored:         0 file(s)"), "{again}");
 }
+
+#[test]
+fn status_lists_the_copies_a_store_holds_and_deletes_none() {
+    let dir = TempDir::new("dup-report");
+    let mut s = Server::ready(dir.path());
+    let first = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "The staging database is rebuilt every Sunday night."}),
+    );
+    let copy = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "The staging database is rebuilt\r\nevery Sunday night.\n",
+               "allow_duplicate": true}),
+    );
+    s.ingest("Production backups are kept for ninety days.");
+    s.close();
+    let report = cli_ok(dir.path(), &["status", "--duplicates"]);
+    assert!(
+        report.contains("1 group(s)")
+            && report.contains(&format!(
+                "{} {}",
+                first["document_id"].as_str().unwrap(),
+                copy["document_id"].as_str().unwrap()
+            )),
+        "{report}"
+    );
+    let listed: Value =
+        serde_json::from_str(&cli_ok(dir.path(), &["status", "--duplicates", "--json"])).unwrap();
+    assert_eq!(listed["copies"], 1, "{listed}");
+    assert_eq!(listed["groups"][0][0], first["document_id"]);
+    // Nothing was deleted.
+    let status: Value = serde_json::from_str(&cli_ok(dir.path(), &["status", "--json"])).unwrap();
+    assert_eq!(status["documents"], 3, "{status}");
+}

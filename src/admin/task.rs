@@ -53,6 +53,9 @@ pub enum Task {
     Status {
         tenant: Option<String>,
         json: bool,
+        /// List the groups of documents with the same content.
+        #[serde(default)]
+        duplicates: bool,
     },
     RetryFailed,
     Compact,
@@ -134,7 +137,11 @@ impl Task {
             Task::Forget { tenant, by } => super::query::forget(ctx, tenant, by),
             Task::Export { tenant } => super::export::export(ctx, tenant),
             Task::Import { tenant, file } => super::import::import(ctx, tenant, &file),
-            Task::Status { tenant, json } => super::status::status(ctx, tenant, json),
+            Task::Status {
+                tenant,
+                json,
+                duplicates,
+            } => super::status::status(ctx, tenant, json, duplicates),
             Task::RetryFailed => super::retry_failed(ctx),
             Task::Compact => super::compact(ctx),
             Task::Ui { bind } => browse(ctx, bind),

@@ -18,8 +18,11 @@ USAGE:
                                               serve the memory browser,
                                               beside running agents, until
                                               Ctrl-C or SIGTERM
-    alayasiki-mcp status [--json]             what the memory holds and
-                                              which process serves it
+    alayasiki-mcp status [--json] [--duplicates]
+                                              what the memory holds and
+                                              which process serves it; with
+                                              --duplicates, documents holding
+                                              the same content (none deleted)
     alayasiki-mcp reindex [--data-dir DIR]    re-embed everything with the
                                               configured embedder (needs
                                               the memory alone)

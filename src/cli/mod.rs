@@ -119,6 +119,7 @@ struct Given {
     bind: Option<SocketAddr>,
     allow_remote: bool,
     json: bool,
+    duplicates: bool,
     through_owner: bool,
     positional: Vec<OsString>,
 }
@@ -191,6 +192,7 @@ where
             Long("bind") => given.bind = Some(bind_value(&mut parser, "--bind")?),
             Long("allow-remote") => given.allow_remote = true,
             Long("json") => given.json = true,
+            Long("duplicates") => given.duplicates = true,
             Long("through-owner") => given.through_owner = true,
             Long("out") => {
                 let value = parser
@@ -268,6 +270,9 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
     if given.json && subcommand != Some("status") {
         return Err(refuse("--json"));
     }
+    if given.duplicates && subcommand != Some("status") {
+        return Err(refuse("--duplicates"));
+    }
     if given.through_owner && (subcommand != Some("replay") || given.deterministic) {
         return Err(if given.deterministic {
             UsageError("--through-owner and --deterministic exclude each other".into())
@@ -310,6 +315,7 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
         bind,
         allow_remote,
         json,
+        duplicates,
         through_owner,
         mut positional,
     } = given;
@@ -371,7 +377,11 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
         }
         Some("status") => {
             no_positional(&positional)?;
-            run(Task::Status { tenant, json })
+            run(Task::Status {
+                tenant,
+                json,
+                duplicates,
+            })
         }
         Some("ingest") => {
             if positional.is_empty() {

@@ -96,7 +96,8 @@ fn subcommands_take_the_data_dir_too() {
         parse(["status", "--json", "--tenant", "t"]),
         Ok(run(Task::Status {
             tenant: Some("t".into()),
-            json: true
+            json: true,
+            duplicates: false,
         }))
     );
     assert_eq!(
@@ -108,6 +109,17 @@ fn subcommands_take_the_data_dir_too() {
         })
     );
     assert!(parse(["query", "x", "--json"]).is_err());
+    assert!(parse(["export", "--duplicates"]).is_err());
+    assert!(matches!(
+        parse(["status", "--duplicates"]),
+        Ok(Command::Run {
+            task: Task::Status {
+                duplicates: true,
+                ..
+            },
+            ..
+        })
+    ));
     assert!(parse(["owner", "--in-process"]).is_err());
     assert!(parse(["frobnicate"]).is_err());
     assert!(parse(["reindex", "compact"]).is_err());
