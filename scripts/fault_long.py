@@ -161,15 +161,16 @@ cluster
     `unavailable` with `Retry-After: 5`, no node address in the body, within
     `CLUSTER_WRITE_WAIT` (5 s) plus 2.5 s for its last request to the
     cluster; restarts the followers: each API node must serve a write within
-    20 s of a leader being back; then freezes both followers (`SIGSTOP`, a
+    20 s of a leader being back (rqlite is given 60 s to elect one; a round
+    whose cluster elects none fails, keeping the rqlite logs); then freezes both followers (`SIGSTOP`, a
     partition that drops packets) while two tenants write twice each, one on
     each API node, at once: every write must be answered 503 with a
     `Retry-After` within `CLUSTER_WRITE_DEADLINE` (30 s); resumes them: each
     node must serve a write within 20 s again. Fails also if an API node
     exited, panicked or logged at ERROR (an expected loss of quorum is a
     warning). Printed: the slowest refusal and its bound, the Retry-After
-    values, the slowest recovery, the slowest frozen write and the time all
-    four took.
+    values, the slowest recovery, the slowest frozen write, the time all
+    four took and rqlite's slowest election.
 
 Exit status 0 when every family selected held (a skipped one counts as
 held); 1 otherwise.
@@ -2798,6 +2799,7 @@ CLUSTER_WRITE_DEADLINE = 30.0  # src/limits.rs: how long a write waits for its a
 CLUSTER_SLACK = 2.5  # a refused write's last request to the cluster, a loaded machine
 CLUSTER_RECOVERY = 20.0  # writes must succeed this soon after a leader is back
 CLUSTER_READS = 3  # reads made before the first write without quorum
+CLUSTER_ELECTION = 60.0  # how long rqlite may take to elect a leader again (not ours to bound)
 
 
 def rqlited_path():
@@ -2898,14 +2900,15 @@ class Rqlite:
             seen = at
         return seen
 
-    def wait_for_leader(self, within):
+    def wait_for_leader(self, within, what="rqlite"):
         deadline = time.time() + within
         while True:
             leader = self.leader()
             if leader is not None:
                 return leader
             if time.time() > deadline:
-                raise RuntimeError(f"no rqlite leader within {within:.0f} s")
+                raise RuntimeError(f"{what}: no rqlite leader within {within:.0f} s "
+                                   f"(logs in {self.root})")
             time.sleep(0.1)
 
     def kill(self, i):
@@ -2959,6 +2962,7 @@ def cluster_round(args, rqlited, r, tally):
     recovery, frozen followers, recovery."""
     root = tempfile.mkdtemp(prefix="alayasiki-fault-cluster-")
     cluster = apis = None
+    keep = False
     problems = tally["problems"]
     try:
         cluster = Rqlite(rqlited, root)
@@ -2977,7 +2981,7 @@ def cluster_round(args, rqlited, r, tally):
                 return
 
         # No quorum: both followers killed.
-        leader = cluster.wait_for_leader(10)
+        leader = cluster.wait_for_leader(10, "before the kills")
         followers = [i for i in range(3) if i != leader]
         for f in followers:
             cluster.kill(f)
@@ -3004,7 +3008,9 @@ def cluster_round(args, rqlited, r, tally):
                                 f"{code} Retry-After {retry} in {took:.2f} s")
         for f in followers:
             cluster.spawn(f)
-        cluster.wait_for_leader(20)
+        t = time.time()
+        cluster.wait_for_leader(CLUSTER_ELECTION, "followers restarted")
+        tally["elected"] = max(tally["elected"], time.time() - t)
         for i, api in enumerate(apis):
             took = write_until_served(api, tok, f"r{r}-healed-{i}", CLUSTER_RECOVERY)
             if took is None:
@@ -3014,7 +3020,7 @@ def cluster_round(args, rqlited, r, tally):
                 tally["recovered"] = max(tally["recovered"], took)
 
         # Both followers frozen: four writes of two tenants on both nodes at once.
-        leader = cluster.wait_for_leader(10)
+        leader = cluster.wait_for_leader(10, "before the freeze")
         followers = [i for i in range(3) if i != leader]
         for f in followers:
             cluster.pause(f)
@@ -3040,7 +3046,9 @@ def cluster_round(args, rqlited, r, tally):
                                 f"{code} Retry-After {retry} in {took:.2f} s")
         for f in followers:
             cluster.resume(f)
-        cluster.wait_for_leader(20)
+        t = time.time()
+        cluster.wait_for_leader(CLUSTER_ELECTION, "followers resumed")
+        tally["elected"] = max(tally["elected"], time.time() - t)
         for i, api in enumerate(apis):
             took = write_until_served(api, tok, f"r{r}-thawed-{i}", CLUSTER_RECOVERY)
             if took is None:
@@ -3054,12 +3062,18 @@ def cluster_round(args, rqlited, r, tally):
             tally["errors"] += api.flags.get("ERROR", 0)
             if api.flags.get("panicked"):
                 problems.append(f"round {r}: node {i} panicked")
+    except Exception:
+        keep = True
+        raise
     finally:
         for api in apis or []:
             api.stop()
         if cluster:
             cluster.stop()
-        shutil.rmtree(root, ignore_errors=True)
+        if keep:
+            log(f"cluster: round {r}: rqlite logs kept in {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def family_cluster(args, seed):
@@ -3072,7 +3086,7 @@ def family_cluster(args, seed):
     rounds = scaled(3, args.scale)
     tally = {"problems": [], "reads": 0, "refused": 0, "no_quorum": 0.0, "retry_after": set(),
              "recovered": 0.0, "frozen": 0, "frozen_worst": 0.0, "frozen_all": 0.0,
-             "thawed": 0.0, "errors": 0}
+             "thawed": 0.0, "errors": 0, "elected": 0.0}
     for r in range(rounds):
         t0 = time.time()
         try:
@@ -3087,11 +3101,13 @@ def family_cluster(args, seed):
     print(f"cluster: {rounds} rounds of a 3-node rqlite cluster and two API nodes; no quorum: "
           f"{tally['reads']} reads, {tally['refused']} writes refused, slowest "
           f"{tally['no_quorum']:.2f} s (bound {CLUSTER_WRITE_WAIT + CLUSTER_SLACK:.1f} s), "
-          f"Retry-After {retry or '-'}, writes served again within {tally['recovered']:.2f} s; "
+          f"Retry-After {retry or '-'}, writes served again within {tally['recovered']:.2f} s "
+          f"of a leader; "
           f"followers frozen: {tally['frozen']} writes answered, slowest "
           f"{tally['frozen_worst']:.2f} s (bound {CLUSTER_WRITE_DEADLINE:.0f} s), all four "
           f"within {tally['frozen_all']:.2f} s, writes served again within "
-          f"{tally['thawed']:.2f} s after the thaw; ERROR log lines {tally['errors']}; "
+          f"{tally['thawed']:.2f} s of a leader after the thaw (rqlite's elections took at "
+          f"most {tally['elected']:.1f} s); ERROR log lines {tally['errors']}; "
           f"{time.time() - started:.0f} s; {'held' if not problems else 'FAILED'}"
           + "".join(f"\n  {p}" for p in problems[:20]), flush=True)
     return not problems
