@@ -161,8 +161,10 @@ cluster
     `unavailable` with `Retry-After: 5`, no node address in the body, within
     `CLUSTER_WRITE_WAIT` (5 s) plus 2.5 s for its last request to the
     cluster; restarts the followers: each API node must serve a write within
-    20 s of a leader being back (rqlite is given 60 s to elect one; a round
-    whose cluster elects none fails, keeping the rqlite logs); then freezes both followers (`SIGSTOP`, a
+    20 s of a leader being back (rqlite is given 60 s to elect one, and a
+    restarted rqlited that exits because its join timed out is started
+    again; a round whose cluster elects none fails, keeping the rqlite
+    logs); then freezes both followers (`SIGSTOP`, a
     partition that drops packets) while two tenants write twice each, one on
     each API node, at once: every write must be answered 503 with a
     `Retry-After` within `CLUSTER_WRITE_DEADLINE` (30 s); resumes them: each
@@ -2841,6 +2843,7 @@ class Rqlite:
 
     def __init__(self, binary, root, n=3):
         self.binary, self.root = binary, root
+        self.respawned = 0
         ports = free_ports(2 * n)
         self.nodes = [{"id": f"n{i}", "http": ports[2 * i], "raft": ports[2 * i + 1],
                        "p": None, "paused": False} for i in range(n)]
@@ -2854,15 +2857,17 @@ class Rqlite:
                 raise RuntimeError(f"{n} rqlite members not up within 60 s")
             time.sleep(0.1)
 
-    def spawn(self, i):
+    def spawn(self, i, join=None):
+        """Starts node i; it joins through node 0, or through `join` (raft
+        addresses) when started again."""
         node = self.nodes[i]
         timeout = f"{ELECTION_TIMEOUT_MS}ms"
         cmd = [self.binary, "-node-id", node["id"],
                "-http-addr", f"127.0.0.1:{node['http']}",
                "-raft-addr", f"127.0.0.1:{node['raft']}",
                "-raft-timeout", timeout, "-raft-election-timeout", timeout]
-        if i > 0:
-            cmd += ["-join", f"127.0.0.1:{self.nodes[0]['raft']}"]
+        if join or i > 0:
+            cmd += ["-join", join or f"127.0.0.1:{self.nodes[0]['raft']}"]
         out = open(os.path.join(self.root, f"{node['id']}.log"), "ab")
         node["p"] = subprocess.Popen(cmd + [os.path.join(self.root, node["id"])],
                                      stdin=subprocess.DEVNULL, stdout=out, stderr=out)
@@ -2900,9 +2905,23 @@ class Rqlite:
             seen = at
         return seen
 
+    def restart(self, i):
+        """Starts a killed node again on its directory, joining through
+        every other node (the one it bootstrapped from may be down)."""
+        self.spawn(i, ",".join(f"127.0.0.1:{n['raft']}" for j, n in enumerate(self.nodes)
+                               if j != i))
+
     def wait_for_leader(self, within, what="rqlite"):
         deadline = time.time() + within
         while True:
+            for i, n in enumerate(self.nodes):
+                # A node started again exits when its join times out (no
+                # leader to answer it yet): start it once more.
+                if n["p"] is not None and n["p"].poll() is not None:
+                    log(f"cluster: rqlited {n['id']} exited ({n['p'].returncode}); "
+                        "starting it again")
+                    self.respawned += 1
+                    self.restart(i)
             leader = self.leader()
             if leader is not None:
                 return leader
@@ -3007,7 +3026,7 @@ def cluster_round(args, rqlited, r, tally):
                 problems.append(f"round {r}: no quorum, node {i}'s write answered {status} "
                                 f"{code} Retry-After {retry} in {took:.2f} s")
         for f in followers:
-            cluster.spawn(f)
+            cluster.restart(f)
         t = time.time()
         cluster.wait_for_leader(CLUSTER_ELECTION, "followers restarted")
         tally["elected"] = max(tally["elected"], time.time() - t)
@@ -3069,6 +3088,7 @@ def cluster_round(args, rqlited, r, tally):
         for api in apis or []:
             api.stop()
         if cluster:
+            tally["respawned"] += cluster.respawned
             cluster.stop()
         if keep:
             log(f"cluster: round {r}: rqlite logs kept in {root}")
@@ -3086,7 +3106,7 @@ def family_cluster(args, seed):
     rounds = scaled(3, args.scale)
     tally = {"problems": [], "reads": 0, "refused": 0, "no_quorum": 0.0, "retry_after": set(),
              "recovered": 0.0, "frozen": 0, "frozen_worst": 0.0, "frozen_all": 0.0,
-             "thawed": 0.0, "errors": 0, "elected": 0.0}
+             "thawed": 0.0, "errors": 0, "elected": 0.0, "respawned": 0}
     for r in range(rounds):
         t0 = time.time()
         try:
@@ -3107,7 +3127,8 @@ def family_cluster(args, seed):
           f"{tally['frozen_worst']:.2f} s (bound {CLUSTER_WRITE_DEADLINE:.0f} s), all four "
           f"within {tally['frozen_all']:.2f} s, writes served again within "
           f"{tally['thawed']:.2f} s of a leader after the thaw (rqlite's elections took at "
-          f"most {tally['elected']:.1f} s); ERROR log lines {tally['errors']}; "
+          f"most {tally['elected']:.1f} s; a restarted rqlited whose join timed out started "
+          f"again {tally['respawned']} times); ERROR log lines {tally['errors']}; "
           f"{time.time() - started:.0f} s; {'held' if not problems else 'FAILED'}"
           + "".join(f"\n  {p}" for p in problems[:20]), flush=True)
     return not problems
