@@ -2,32 +2,47 @@
 """Long fault runs against the release binaries; standard library only.
 
 The bounded versions of these runs are tests in CI (`tests/kill_loop.rs`,
-`tests/hostile_seeded.rs`, `tests/http_abuse.rs`, `tests/http_amplification.rs`,
-`tests/stdio_backpressure.rs`, `tests/storage_faults.rs`); this script runs
-each fault family at a larger scale and prints one line of counts per family
-(the kill loop one per binary):
+`tests/local_owner.rs`, `tests/hostile_seeded.rs`, `tests/http_abuse.rs`,
+`tests/http_amplification.rs`, `tests/http_compaction.rs`,
+`tests/stdio_backpressure.rs`, `tests/storage_faults.rs`,
+`tests/cluster_outage.rs`); this script runs each fault family at a larger
+scale and prints one line of counts per family (the kill loop one per
+transport):
 
     cargo build --release --bins
     python3 scripts/fault_long.py                       # every family
     python3 scripts/fault_long.py --family http --scale 3
 
-`--family` picks one of kills, hostile, http, amplification, disk (default
-all, in that order). `--kills` sets the kill loop's length; `--scale`
-multiplies the counts of every other family (default 1, which takes a few
-minutes per family on two cores).
+`--family` picks one of kills, hostile, http, amplification, disk, cluster
+(default all, in that order). `--kills` sets the kill loop's length;
+`--scale` multiplies the counts of every other family (default 1, which
+takes a few minutes per family on two cores).
 
 kills
-    `kill -9` loops (issue 21). Each iteration starts the binary on one data
-    directory, ingests a burst (`wait: false` and `wait: true`, some with
-    idempotency keys, which a client re-sends after a crash), kills it with
-    SIGKILL at a random moment and starts again. After the last kill a clean
-    start must show every acknowledged document (its reply was received)
-    searchable exactly once: `lost` counts acknowledged markers no query
-    finds, `duplicated` those found in more than one document, `failed` the
-    failed indexing jobs, and the SQLite file must pass `PRAGMA
-    integrity_check`. Peak RSS is the largest VmHWM seen (Linux /proc) across
-    the runs, including the clean one. `--binary mcp|api|both`, `--kills N`
-    (default 300 per binary), `--max-kill-ms`.
+    `kill -9` loops (issue 21), one per transport (`--binary`):
+    `mcp`: `alayasiki-mcp` on stdio serving in-process
+    (`ALAYASIKI_IN_PROCESS=1`); `api`: `alayasiki-api` through the JSON API
+    (`POST /v1/ingest`); `mcp-http`: `alayasiki-api` through Streamable HTTP
+    (stateless 2026-07-28 `tools/call` at `POST /mcp`). Each iteration
+    starts the binary on one data directory, ingests a burst (`wait: false`
+    and `wait: true`, some with idempotency keys, which a client re-sends
+    after a crash), kills it with SIGKILL at a random moment and starts
+    again. `owner`: four `alayasiki-mcp` relay clients ingest (every write
+    under an idempotency key) while their memory owner (the pid in
+    `DATA_DIR/alayasiki.owner`, program `alayasiki-mcp owner`) is killed at
+    a random moment after each new one appears; a request answered -32001
+    is sent again (each write must be acknowledged within 10 s, retries
+    included), there must be one owner afterwards, every client must exit
+    with status 0 and the last owner must stop within 10 s of its clients
+    leaving. After the last kill a clean start (for `owner`, the clients'
+    next requests) must show every acknowledged document (its reply was
+    received) searchable exactly once: `lost` counts acknowledged markers
+    no query finds, `duplicated` those found in more than one document,
+    `failed` the failed indexing jobs, `pending` the jobs left after 600 s,
+    and the SQLite file must pass `PRAGMA integrity_check`. Peak RSS is the
+    largest VmHWM seen (Linux /proc) across the runs, including the clean
+    one. `--binary mcp|owner|api|mcp-http|all`, `--kills N` (default 300
+    per transport), `--max-kill-ms`.
 
 hostile
     `tests/hostile_seeded.rs` (generated malformed frames, JSON-RPC shapes and
@@ -60,9 +75,20 @@ http
     all be served; the blocked answers must be gone within
     `ANSWER_WRITE_TIMEOUT`), four tenants of eight callers opening every
     Streamable HTTP session and then 20 other tenants each opening one (all
-    must get one), and one caller's 48 concurrent 1 MiB `wait: true` ingests
+    must get one), one caller's 48 concurrent 1 MiB `wait: true` ingests
     beside another tenant's queries (none may be refused `overloaded`; RSS
-    at the end and 5 s later is printed); counts x scale. Throughout, a
+    at the end and 5 s later is printed), and one tenant's compaction
+    beside another tenant's writes (`tests/http_compaction.rs`): tenant B
+    holds 25,000 chunks and forgets its middle document (about half the
+    vector slots move), then compacts once and, for 10 s, loops ingest,
+    forget and compact; tenant A loops ingest (`wait: true`) then query all
+    the while. Every compaction of B after the first must be answered 429
+    `compaction_too_soon` with a `Retry-After` of at most `COMPACT_INTERVAL`
+    (30 s); A must never be refused and its worst ingest must stay under 2
+    s (printed: the compaction's time, A's worst ingest during it and
+    before it, A's iterations); counts x scale. `--phases` runs only the
+    attacks named (comma-separated, e.g. "session hoard,compaction").
+    Throughout, a
     well-behaved client asks
     `GET /v1/status` and `POST /v1/query` by turns ten times a second,
     honouring `Retry-After`: served, deferred (answered 429/503 with
@@ -123,6 +149,31 @@ disk
     100 ms of it, acknowledged and then missing is counted as `lost at the
     error` rather than failed. Mounts and loop devices are always removed.
 
+cluster
+    Needs `rqlited` (`ALAYASIKI_RQLITED`, else the pinned build
+    `bash scripts/rqlite_install.sh` puts under target/rqlite/; else
+    skipped, saying why). Each of 3 x scale rounds starts a 3-node rqlited
+    cluster on loopback (500 ms Raft timeouts) and two `alayasiki-api` nodes
+    with `ALAYASIKI_STORE=rqlite://` all three, and then: kills both
+    followers (`kill -9`: no quorum), waits until each API node logs the
+    loss, makes 3 reads (each must be served, from the replica) and 3
+    writes (two on one node, one on the other): each must be refused 503
+    `unavailable` with `Retry-After: 5`, no node address in the body, within
+    `CLUSTER_WRITE_WAIT` (5 s) plus 2.5 s for its last request to the
+    cluster; restarts the followers: each API node must serve a write within
+    20 s of a leader being back (rqlite is given 60 s to elect one, and a
+    restarted rqlited that exits because its join timed out is started
+    again; a round whose cluster elects none fails, keeping the rqlite
+    logs); then freezes both followers (`SIGSTOP`, a
+    partition that drops packets) while two tenants write twice each, one on
+    each API node, at once: every write must be answered 503 with a
+    `Retry-After` within `CLUSTER_WRITE_DEADLINE` (30 s); resumes them: each
+    node must serve a write within 20 s again. Fails also if an API node
+    exited, panicked or logged at ERROR (an expected loss of quorum is a
+    warning). Printed: the slowest refusal and its bound, the Retry-After
+    values, the slowest recovery, the slowest frozen write, the time all
+    four took and rqlite's slowest election.
+
 Exit status 0 when every family selected held (a skipped one counts as
 held); 1 otherwise.
 """
@@ -154,7 +205,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SECRET = "fault-long-secret-0123456789abcdef-0123"
 WINDOW = 4  # requests a client keeps outstanding
 SETTLE_SECS = 600  # how long the clean start may take to index the backlog
-FAMILIES = ["kills", "hostile", "http", "amplification", "disk"]
+FAMILIES = ["kills", "hostile", "http", "amplification", "disk", "cluster"]
 
 
 def plan(rng, it, n):
@@ -211,6 +262,8 @@ def drain(pipe, kept, flags):
         kept.append(line)
         if "panicked" in line:
             flags["panicked"] = flags.get("panicked", 0) + 1
+        if " ERROR " in line:
+            flags["ERROR"] = flags.get("ERROR", 0) + 1
 
 
 # ------------------------------------------------------------------ stdio
@@ -221,9 +274,14 @@ class Stdio:
     lines in `self.err`, panics counted in `self.flags`) instead of passing
     it through; `unread=True` gives it a stderr pipe nobody reads."""
 
-    def __init__(self, binary, data_dir, capture=False, log_level="error", unread=False):
-        # In-process: the process killed here is the one that owns the store.
+    def __init__(self, binary, data_dir, capture=False, log_level="error", unread=False,
+                 relay=False):
+        # In-process unless `relay`: the process killed is then the one that
+        # owns the store. A relay reaches the directory's memory owner, which
+        # stops one second after its last client leaves.
         env = dict(os.environ, ALAYASIKI_LOG=log_level, ALAYASIKI_IN_PROCESS="1")
+        if relay:
+            env.update(ALAYASIKI_IN_PROCESS="", ALAYASIKI_OWNER_IDLE_SECS="1")
         for k in ("ALAYASIKI_DATA_DIR", "ALAYASIKI_MCP_TENANT", "ALAYASIKI_MCP_SUBJECT"):
             env.pop(k, None)
         self.p = subprocess.Popen(
@@ -405,6 +463,159 @@ def stdio_loop(binary, data_dir, kills, rng, counts, max_kill_ms):
     return verdict
 
 
+# ------------------------------------------------------------ the owner
+
+OWNER_LOST = -32001  # a relay's answer to a request its owner died with
+RELAY_CLIENTS = 4
+RETRIED_WITHIN = 10.0  # the longest one write may take, retries included
+
+
+def pid_alive(pid):
+    """A zombie (exited, not yet reaped by the client that started it)
+    counts as gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return not f.read().split(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return False
+
+
+def recorded_owner(data_dir):
+    """The pid the directory's owner record names, if any (it still names a
+    killed owner until the next one takes the directory)."""
+    try:
+        with open(os.path.join(data_dir, "alayasiki.owner")) as f:
+            v = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return v.get("pid") if v.get("program") == "alayasiki-mcp owner" else None
+
+
+def owners_of(data_dir):
+    want = f"owner\0--data-dir\0{data_dir}\0".encode()
+    n = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit() and pid_alive(int(name)):
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as f:
+                    n += want in f.read()
+            except OSError:
+                pass
+    return n
+
+
+def owner_loop(binary, data_dir, kills, rng, counts, max_kill_ms):
+    """Relay clients ingest while their memory owner is killed: each new
+    owner serves for a random moment up to `max_kill_ms`, then SIGKILL. A
+    request answered OWNER_LOST is sent again under its idempotency key."""
+    clients = [Stdio(binary, data_dir, relay=True) for _ in range(RELAY_CLIENTS)]
+    for c in clients:
+        c.initialize()
+    stop = threading.Event()
+    lock = threading.Lock()
+    seen = {"retried": 0, "slowest": 0.0, "problems": []}
+
+    def ingest_until_stopped(i, c):
+        local = random.Random(rng.random())
+        n = 0
+        while not stop.is_set():
+            n += 1
+            marker, args = plan(local, i, n)
+            args["idempotency_key"] = f"key-{marker}"  # every write may be retried
+            first = time.time()
+            while True:
+                try:
+                    r = c.call("tools/call", {"name": "alayasiki_ingest", "arguments": args})
+                except RuntimeError as e:
+                    with lock:
+                        seen["problems"].append(f"client {i}: {e}")
+                    stop.set()
+                    return
+                if "error" in r:
+                    if r["error"].get("code") != OWNER_LOST:
+                        with lock:
+                            seen["problems"].append(f"client {i}: {r['error']}")
+                        stop.set()
+                        return
+                    with lock:
+                        seen["retried"] += 1
+                    if time.time() - first > RETRIED_WITHIN:
+                        with lock:
+                            seen["problems"].append(f"client {i}: {marker} not acknowledged "
+                                                    f"within {RETRIED_WITHIN:.0f} s")
+                        stop.set()
+                        return
+                    time.sleep(0.01)  # no owner yet: spare the cores
+                    continue
+                result = r.get("result", {})
+                receipt = json.loads(result["content"][0]["text"])
+                if result.get("isError") or receipt.get("state") == "failed":
+                    print(f"ingest answered badly: {receipt}", file=sys.stderr)
+                    break
+                with lock:
+                    counts.ack(marker, receipt["document_id"])
+                    seen["slowest"] = max(seen["slowest"], time.time() - first)
+                break
+
+    loops = [threading.Thread(target=ingest_until_stopped, args=(i, c))
+             for i, c in enumerate(clients)]
+    for t in loops:
+        t.start()
+    killed = set()
+    while counts.kills < kills and not stop.is_set():
+        pid = recorded_owner(data_dir)
+        if pid is None or pid in killed or not pid_alive(pid):
+            time.sleep(0.002)
+            continue
+        time.sleep(rng.uniform(0.001, max_kill_ms / 1000))
+        counts.peak_kib = max(counts.peak_kib, peak_rss_kib(pid))
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        killed.add(pid)
+        counts.kills += 1
+        if counts.kills % 50 == 0:
+            log(f"owner: {counts.kills} kills, {len(counts.acked)} acknowledged")
+    stop.set()
+    for t in loops:
+        t.join()
+    c = clients[0]
+    deadline = time.time() + SETTLE_SECS
+    while True:
+        st = c.tool("alayasiki_status", {})
+        if st["jobs"]["pending"] == 0 or time.time() > deadline:
+            break
+        time.sleep(0.1)
+
+    def query(marker):
+        return c.tool(
+            "alayasiki_query",
+            {"query": marker, "mode": "evidence", "top_k": 100, "lanes": ["keyword"]},
+        )
+
+    verdict = verify(counts, query, st)
+    owners = owners_of(data_dir)
+    last = recorded_owner(data_dir)
+    if last:
+        counts.peak_kib = max(counts.peak_kib, peak_rss_kib(last))
+    exits = [cl.close()[0] for cl in clients]
+    # The last owner stops one second after its last client left.
+    deadline = time.time() + 10
+    while last and pid_alive(last) and time.time() < deadline:
+        time.sleep(0.05)
+    if last and pid_alive(last):
+        seen["problems"].append("the last owner stayed 10 s after its clients left")
+        os.kill(last, signal.SIGTERM)
+    if owners != 1:
+        seen["problems"].append(f"{owners} owners after the kills")
+    if any(rc != 0 for rc in exits):
+        seen["problems"].append(f"client exit statuses {exits}")
+    verdict.update(retried=seen["retried"], slowest=seen["slowest"],
+                   problems=seen["problems"])
+    return verdict
+
+
 # ------------------------------------------------------------------- HTTP
 
 
@@ -468,11 +679,12 @@ class Api:
     def running(self):
         return self.p.poll() is None
 
-    def request(self, method, path, tok, body=None, timeout=60):
+    def request(self, method, path, tok, body=None, timeout=60, headers=None):
         try:
             conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
             data = json.dumps(body).encode() if body is not None else None
-            headers = {"Authorization": f"Bearer {tok}", "Content-Type": "application/json"}
+            headers = {"Authorization": f"Bearer {tok}", "Content-Type": "application/json",
+                       **(headers or {})}
             conn.request(method, path, body=data, headers=headers)
             r = conn.getresponse()
             payload = r.read()
@@ -491,8 +703,41 @@ class Api:
                 self.p.wait()
 
 
-def http_loop(binary, data_dir, kills, rng, counts, max_kill_ms):
+MODERN = "2026-07-28"  # the stateless revision of Streamable HTTP
+
+
+def mcp_tool(api, tok, name, args, rid=1):
+    """A stateless `tools/call` at `POST /mcp` (revision 2026-07-28, with the
+    headers a conforming client sends): (HTTP status, the tool's JSON or
+    None, whether the tool said isError)."""
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    body = {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+            "params": {"name": name, "arguments": args, "_meta": meta}}
+    status, reply = api.request("POST", "/mcp", tok, body, headers={
+        "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call", "Mcp-Name": name})
+    try:
+        result = reply["result"]
+        return status, json.loads(result["content"][0]["text"]), bool(result.get("isError"))
+    except (TypeError, KeyError, IndexError, ValueError):
+        return status, None, False
+
+
+def v1_ingest(api, tok, args):
+    status, receipt = api.request("POST", "/v1/ingest", tok, args)
+    return status, receipt, False
+
+
+def mcp_ingest(api, tok, args):
+    return mcp_tool(api, tok, "alayasiki_ingest", args)
+
+
+def http_loop(binary, data_dir, kills, rng, counts, max_kill_ms, wire="v1"):
+    """`alayasiki-api` killed under four clients ingesting through the JSON
+    API (`wire` "v1") or Streamable HTTP ("mcp")."""
     tok = token()
+    send = v1_ingest if wire == "v1" else mcp_ingest
     retry = []
     lock = threading.Lock()
     for it in range(kills):
@@ -506,8 +751,8 @@ def http_loop(binary, data_dir, kills, rng, counts, max_kill_ms):
             for marker, args in mine:
                 if killed.is_set():
                     break
-                status, receipt = api.request("POST", "/v1/ingest", tok, args)
-                if status == 200 and receipt and receipt.get("state") != "failed":
+                status, receipt, is_error = send(api, tok, args)
+                if status == 200 and receipt and not is_error and receipt.get("state") != "failed":
                     with lock:
                         counts.ack(marker, receipt["document_id"])
                 elif status == 200:
@@ -529,18 +774,23 @@ def http_loop(binary, data_dir, kills, rng, counts, max_kill_ms):
             t.join()
         retry = [u for u in unanswered if "idempotency_key" in u[1]][: 2 * WINDOW]
         if (it + 1) % 50 == 0:
-            print(f"http: {it + 1} kills, {len(counts.acked)} acknowledged", file=sys.stderr)
+            log(f"http ({wire}): {it + 1} kills, {len(counts.acked)} acknowledged")
     api = Api(binary, data_dir)
     deadline = time.time() + SETTLE_SECS
     while True:
-        _, st = api.request("GET", "/v1/status", tok)
+        if wire == "v1":
+            _, st = api.request("GET", "/v1/status", tok)
+        else:
+            _, st, _ = mcp_tool(api, tok, "alayasiki_status", {})
         if (st and st["jobs"]["pending"] == 0) or time.time() > deadline:
             break
         time.sleep(0.1)
 
     def query(marker):
         body = {"query": marker, "mode": "evidence", "top_k": 100, "lanes": ["keyword"]}
-        return api.request("POST", "/v1/query", tok, body)[1] or {}
+        if wire == "v1":
+            return api.request("POST", "/v1/query", tok, body)[1] or {}
+        return mcp_tool(api, tok, "alayasiki_query", body)[1] or {}
 
     verdict = verify(counts, query, st or {})
     counts.peak_kib = max(counts.peak_kib, peak_rss_kib(api.p.pid))
@@ -573,28 +823,49 @@ def integrity(data_dir):
         conn.close()
 
 
+# --binary: (what the line is called, the binary, the loop)
+KILL_TARGETS = {
+    "mcp": ("alayasiki-mcp", "alayasiki-mcp", stdio_loop),
+    "owner": ("alayasiki-mcp owner", "alayasiki-mcp", owner_loop),
+    "api": ("alayasiki-api /v1", "alayasiki-api", http_loop),
+    "mcp-http": ("alayasiki-api /mcp", "alayasiki-api",
+                 lambda *a: http_loop(*a, wire="mcp")),
+}
+
+
 def family_kills(args, seed):
     ok = True
-    for which in (["mcp", "api"] if args.binary == "both" else [args.binary]):
-        name = {"mcp": "alayasiki-mcp", "api": "alayasiki-api"}[which]
-        binary = binary_path(args, name)
+    for which in (list(KILL_TARGETS) if args.binary == "all" else [args.binary]):
+        name, program, loop = KILL_TARGETS[which]
+        binary = binary_path(args, program)
         data_dir = tempfile.mkdtemp(prefix=f"alayasiki-fault-{which}-")
         rng = random.Random(seed)
         counts = Counts()
         started = time.time()
-        loop = stdio_loop if which == "mcp" else http_loop
-        verdict = loop(binary, data_dir, args.kills, rng, counts, args.max_kill_ms)
+        try:
+            verdict = loop(binary, data_dir, args.kills, rng, counts, args.max_kill_ms)
+        finally:
+            if which == "owner":  # never leave an owner behind
+                pid = recorded_owner(data_dir)
+                if pid and pid_alive(pid):
+                    os.kill(pid, signal.SIGKILL)
         check = integrity(data_dir)
         if verdict["failed"]:
             log(f"{name}: failed jobs (kind, attempts, error): {failed_jobs(data_dir)}")
         took = time.time() - started
+        problems = verdict.get("problems", [])
+        owner = ""
+        if which == "owner":
+            owner = (f", requests answered {OWNER_LOST} and retried {verdict['retried']}, "
+                     f"slowest acknowledgement {verdict['slowest']:.2f} s")
         print(f"kills {name}: kills {counts.kills}, acknowledged {len(counts.acked)}, "
               f"lost {verdict['lost']}, duplicated {verdict['duplicated']}, "
               f"failed {verdict['failed']}, pending {verdict['pending']}, "
-              f"peak RSS {counts.peak_kib / 1024:.1f} MiB, integrity {check}, {took:.0f} s",
-              flush=True)
+              f"peak RSS {counts.peak_kib / 1024:.1f} MiB, integrity {check}{owner}, "
+              f"{took:.0f} s" + "".join(f"\n  {p}" for p in problems), flush=True)
         ok &= (verdict["lost"] == 0 and verdict["duplicated"] == 0 and verdict["failed"] == 0
-               and verdict["pending"] == 0 and check == "ok")
+               and verdict["pending"] == 0 and check == "ok" and not problems
+               and counts.kills == args.kills)
         if args.keep:
             print(f"data directory kept: {data_dir}", file=sys.stderr)
         else:
@@ -1473,6 +1744,172 @@ def phase_session_hoard(ctx):
             f"tenants opened one", problems, None)
 
 
+COMPACT_INTERVAL = 30.0  # one compaction per tenant this often (src/transport/http_compact.rs)
+# A's worst ingest while B compacts and loops: the bound the phase holds
+# (before compaction ran in short writes and was paced, A's worst was 540 ms
+# and its loop ran 18 times slower).
+FAIR_WORST_INGEST = 2.0
+FAIR_WORDS = ("harbour ferry orchard station library telescope survey tide wind archive "
+              "ledger garden bridge market council river meadow signal lantern quarry").split()
+
+
+def fair_document(d, paragraphs=500):
+    """~500 KB of ~1 KB paragraphs (about two chunks each), as
+    `scripts/bench_compact_fairness.py` writes them."""
+    return "\n\n".join(
+        f"Record {d}-{c}: "
+        + " ".join(FAIR_WORDS[(d * 7 + c + k) % len(FAIR_WORDS)] for k in range(140)) + "."
+        for c in range(paragraphs))
+
+
+def fd_targets(pid):
+    """What a process's descriptors point at."""
+    targets = []
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                targets.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return targets
+
+
+def json_call(addr, method, path, tok, body=None, timeout=300):
+    """(status, headers, JSON or None); a refusal for the caller's rate is
+    waited out as its Retry-After says."""
+    data = None if body is None else json.dumps(body).encode()
+    while True:
+        try:
+            status, hdrs, answer = http_request(addr, method, path, bearer(tok), data, timeout)
+        except (OSError, EOFError, ValueError) as e:
+            return repr(e), [], None
+        if status == 429 and error_code(answer) == "rate_limited":
+            time.sleep(float(header(hdrs, "retry-after") or 1))
+            continue
+        try:
+            return status, hdrs, json.loads(answer)
+        except ValueError:
+            return status, hdrs, None
+
+
+def phase_compaction(ctx):
+    """Tenant B (an admin) holds 25,000 x scale chunks; tenant A loops ingest
+    (`wait: true`) then query throughout. B forgets its middle document
+    (so about half the vector slots move) and compacts once; then for 10 s
+    x scale B loops ingest, forget and compact, each compaction within
+    `COMPACT_INTERVAL` of the first to be answered 429 `compaction_too_soon`
+    with a `Retry-After` of at most the interval. A is never refused and
+    its worst ingest stays under `FAIR_WORST_INGEST`."""
+    addr = ctx.addr
+    a_tok = token(tenant="fair-a", sub="a")
+    b_tok = token(tenant="fair-b", sub="b")
+    problems = []
+    t0 = time.time()
+    docs = []
+    pid = ctx.api.p.pid
+    fds_before = set(fd_targets(pid))
+    for d in range(scaled(25, ctx.scale)):
+        status, _, out = json_call(addr, "POST", "/v1/ingest", b_tok,
+                                   {"content": fair_document(d), "wait": True})
+        if status != 200 or not out:
+            return (f"compaction: B's ingest answered {status}",
+                    [f"compaction: B's bulk ingest answered {status}"], None)
+        docs.append(out["document_id"])
+    _, _, st = json_call(addr, "GET", "/v1/status", b_tok)
+    chunks = (st or {}).get("chunks", "?")
+    filled = time.time() - t0
+    samples = []  # (start, latency) of A's ingests
+    a_failed = collections.Counter()
+    a_iterations = [0]
+    stop = threading.Event()
+
+    def tenant_a():
+        i = 0
+        while not stop.is_set():
+            t = time.time()
+            status, _, _ = json_call(addr, "POST", "/v1/ingest", a_tok, {
+                "content": f"Note {i}: the {FAIR_WORDS[i % 20]} opened at {i % 24}h.",
+                "wait": True})
+            samples.append((t, time.time() - t))
+            if status != 200:
+                a_failed[status] += 1
+            status, _, _ = json_call(addr, "POST", "/v1/query", a_tok,
+                                     {"query": f"when did note {i} open"})
+            if status != 200:
+                a_failed[status] += 1
+            a_iterations[0] += 1
+            i += 1
+
+    def worst(start, end):
+        return max((d for t, d in samples if t <= end and t + d >= start), default=0.0)
+
+    # The two tenants' memories stay open (their vector files): idle is
+    # measured again with them, after A's first writes and queries.
+    json_call(addr, "POST", "/v1/ingest", a_tok, {"content": "A first note.", "wait": True})
+    json_call(addr, "POST", "/v1/query", a_tok, {"query": "first note"})
+    ctx.rebased_idle = idle_footprint(pid, 2)
+    log(f"http: compaction: idle now {fp_text(ctx.rebased_idle)}, descriptors opened: "
+        f"{sorted(set(fd_targets(pid)) - fds_before)}")
+    a = threading.Thread(target=tenant_a, daemon=True)
+    a.start()
+    time.sleep(2)
+    status, _, _ = json_call(addr, "DELETE", f"/v1/documents/{docs[len(docs) // 2]}", b_tok)
+    if status != 200:
+        problems.append(f"compaction: B's forget answered {status}")
+    time.sleep(1)
+    c0 = time.time()
+    status, _, out = json_call(addr, "POST", "/v1/compact", b_tok, {})
+    c1 = time.time()
+    rows = ""
+    if status != 200:
+        problems.append(f"compaction: B's first compaction answered {status} {out}")
+    elif out:
+        rows = f" ({out.get('vector_rows_before', '?')} -> {out.get('vector_rows_after', '?')} " \
+               "vector rows)"
+    too_soon = other = 0
+    longest_retry = 0
+    loop_end = time.time() + scaled(10, ctx.scale)
+    i = 0
+    while time.time() < loop_end:
+        i += 1
+        status, _, out = json_call(addr, "POST", "/v1/ingest", b_tok,
+                                   {"content": f"Passing note {i} about the {FAIR_WORDS[i % 20]}.",
+                                    "wait": True})
+        if status == 200:
+            json_call(addr, "DELETE", f"/v1/documents/{out['document_id']}", b_tok)
+        status, hdrs, out = json_call(addr, "POST", "/v1/compact", b_tok, {})
+        retry = header(hdrs, "retry-after")
+        if (status == 429 and (out or {}).get("error", {}).get("code") == "compaction_too_soon"
+                and retry and retry.isdigit() and 0 < int(retry) <= COMPACT_INTERVAL):
+            too_soon += 1
+            longest_retry = max(longest_retry, int(retry))
+        else:
+            other += 1
+            if other <= 3:
+                problems.append(f"compaction: a second compaction within COMPACT_INTERVAL "
+                                f"answered {status} {out} (Retry-After {retry})")
+        time.sleep(0.05)
+    stop.set()
+    a.join()
+    during = worst(c0, c1)
+    before = max((d for t, d in samples if t + d < c0), default=0.0)
+    overall = max((d for _, d in samples), default=0.0)
+    if a_failed:
+        problems.append(f"compaction: tenant A's requests answered {dict(a_failed)}")
+    if overall >= FAIR_WORST_INGEST:
+        problems.append(f"compaction: tenant A's worst ingest {overall:.2f} s "
+                        f"(bound {FAIR_WORST_INGEST:.0f} s)")
+    return (f"compaction: B {chunks} chunks ({filled:.0f} s to ingest), one compaction "
+            f"{c1 - c0:.2f} s{rows}, A's worst ingest during it {during * 1000:.0f} ms (before "
+            f"it {before * 1000:.0f} ms); {too_soon + other} more compactions within "
+            f"COMPACT_INTERVAL, {too_soon} answered 429 compaction_too_soon (Retry-After at "
+            f"most {longest_retry} s), {other} otherwise; A {a_iterations[0]} iterations, "
+            f"worst ingest {overall * 1000:.0f} ms, refused {sum(a_failed.values())}",
+            problems, None)
+
+
 PHASES = [
     ("huge lengths", phase_huge),
     ("HTTP/2.0", phase_http2),
@@ -1485,6 +1922,7 @@ PHASES = [
     ("pipelined", phase_pipelined),
     ("session hoard", phase_session_hoard),
     ("dispatch share", phase_dispatch_share),
+    ("compaction", phase_compaction),
 ]
 
 
@@ -1508,7 +1946,8 @@ def family_http(args, seed):
     ctx = Ctx()
     ctx.api, ctx.addr, ctx.scale = api, api.addr, args.scale
     ctx.tok = token(sub="owner")
-    ctx.conflicting_ok = False
+    # Set by the conflicting-lengths attack; held if it is not run.
+    ctx.conflicting_ok = bool(args.phases) and "conflicting lengths" not in args.phases
     pid = api.p.pid
     problems = []
     texts = []
@@ -1525,17 +1964,22 @@ def family_http(args, seed):
         SseStream(api.addr, ctx.tok).close()
         http_request(api.addr, "GET", "/health")
         writers_become(pid, 0, 2)
-        idle = ctx.idle = idle_footprint(pid)
+        idle = ctx.idle = first_idle = idle_footprint(pid)
         wb.served = 0
         wb.start()
         sampler.start()
         after = idle
         for name, phase in PHASES:
+            if args.phases and name not in args.phases:
+                continue
             sampler.phase = None
             wb.resume()
             t0 = time.time()
+            ctx.rebased_idle = None
             text, probs, cleanup = phase(ctx)
             wb.pause()
+            if ctx.rebased_idle:  # what the attack keeps open by design
+                idle = ctx.idle = ctx.rebased_idle
             during = sampler.sample()
             if not api.running():
                 problems.append(f"{name}: the server exited ({api.p.returncode})")
@@ -1574,7 +2018,9 @@ def family_http(args, seed):
     held = not problems and ctx.conflicting_ok
     rss_note = "" if final and final[2] <= idle[2] + SLACK_RSS_KIB else " (RSS over idle + 8 MiB)"
     print(f"http: {'; '.join(texts)}; well-behaved served {wb.served}, deferred {wb.deferred}, "
-          f"failed {wb.failed}; threads/descriptors/RSS idle {fp_text(idle)}, peak "
+          f"failed {wb.failed}; threads/descriptors/RSS idle {fp_text(first_idle)}"
+          + (f" ({fp_text(idle)} once the compaction's tenants were open)"
+             if idle != first_idle else "") + ", peak "
           f"{fp_text(peak)}, after {fp_text(final)}{rss_note}; server "
           f"{'up' if api.p.returncode in (0, -15, None) else 'exited'}; "
           f"{time.time() - started:.0f} s; {'held' if held else 'FAILED'}"
@@ -2346,6 +2792,348 @@ def family_disk(args, seed):
     return held
 
 
+# --------------------------------------------------------- cluster family
+
+RQLITED_PINNED = os.path.join(ROOT, "target/rqlite/8.26.8-0/package/bin/rqlited")
+ELECTION_TIMEOUT_MS = 500  # rqlited's Raft timeouts (tests/cluster_common)
+CLUSTER_WRITE_WAIT = 5.0  # src/limits.rs: how long a write waits for a leader
+CLUSTER_WRITE_DEADLINE = 30.0  # src/limits.rs: how long a write waits for its answer
+CLUSTER_SLACK = 2.5  # a refused write's last request to the cluster, a loaded machine
+CLUSTER_RECOVERY = 20.0  # writes must succeed this soon after a leader is back
+CLUSTER_READS = 3  # reads made before the first write without quorum
+CLUSTER_ELECTION = 60.0  # how long rqlite may take to elect a leader again (not ours to bound)
+
+
+def rqlited_path():
+    found = os.environ.get("ALAYASIKI_RQLITED") or (
+        RQLITED_PINNED if os.path.exists(RQLITED_PINNED) else None)
+    return found if found and os.path.exists(found) else None
+
+
+def free_ports(n):
+    """`n` distinct free ports, every listener held until all are chosen."""
+    held = []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        held.append(s)
+    ports = [s.getsockname()[1] for s in held]
+    for s in held:
+        s.close()
+    return ports
+
+
+def get_json(url, timeout=2):
+    host_port, path = url[len("http://"):].split("/", 1)
+    host, port = host_port.split(":")
+    try:
+        conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
+        conn.request("GET", "/" + path)
+        r = conn.getresponse()
+        body = r.read()
+        conn.close()
+        return json.loads(body) if r.status == 200 else None
+    except (OSError, http.client.HTTPException, ValueError):
+        return None
+
+
+class Rqlite:
+    """Three `rqlited` voters on loopback (the first bootstraps, the others
+    join it), each with its own directory under `root`."""
+
+    def __init__(self, binary, root, n=3):
+        self.binary, self.root = binary, root
+        self.respawned = 0
+        ports = free_ports(2 * n)
+        self.nodes = [{"id": f"n{i}", "http": ports[2 * i], "raft": ports[2 * i + 1],
+                       "p": None, "paused": False} for i in range(n)]
+        for i in range(n):
+            self.spawn(i)
+            if i == 0:
+                self.wait_for_leader(20)
+        deadline = time.time() + 60
+        while not (self.reachable() == n and self.leader() is not None):
+            if time.time() > deadline:
+                raise RuntimeError(f"{n} rqlite members not up within 60 s")
+            time.sleep(0.1)
+
+    def spawn(self, i, join=None):
+        """Starts node i; it joins through node 0, or through `join` (raft
+        addresses) when started again."""
+        node = self.nodes[i]
+        timeout = f"{ELECTION_TIMEOUT_MS}ms"
+        cmd = [self.binary, "-node-id", node["id"],
+               "-http-addr", f"127.0.0.1:{node['http']}",
+               "-raft-addr", f"127.0.0.1:{node['raft']}",
+               "-raft-timeout", timeout, "-raft-election-timeout", timeout]
+        if join or i > 0:
+            cmd += ["-join", join or f"127.0.0.1:{self.nodes[0]['raft']}"]
+        out = open(os.path.join(self.root, f"{node['id']}.log"), "ab")
+        node["p"] = subprocess.Popen(cmd + [os.path.join(self.root, node["id"])],
+                                     stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+        out.close()
+        node["paused"] = False
+
+    def address(self):
+        return "rqlite://" + ",".join(f"127.0.0.1:{n['http']}" for n in self.nodes)
+
+    def members(self, i):
+        """Node i's view of the members: [(id, reachable, leader)]."""
+        v = get_json(f"http://127.0.0.1:{self.nodes[i]['http']}/nodes?ver=2")
+        if isinstance(v, dict) and isinstance(v.get("nodes"), list):
+            return [(m.get("id"), m.get("reachable"), m.get("leader")) for m in v["nodes"]]
+        if isinstance(v, dict):
+            return [(k, m.get("reachable"), m.get("leader")) for k, m in v.items()
+                    if isinstance(m, dict)]
+        return None
+
+    def reachable(self):
+        return sum(1 for _, r, _ in (self.members(0) or []) if r)
+
+    def leader(self):
+        """The index of the node every running node agrees leads, or None."""
+        seen = None
+        for i, n in enumerate(self.nodes):
+            if n["p"] is None or n["paused"]:
+                continue
+            leaders = [m for m, _, lead in (self.members(i) or []) if lead]
+            if not leaders:
+                return None
+            at = next((j for j, o in enumerate(self.nodes) if o["id"] == leaders[0]), None)
+            if at is None or (seen is not None and seen != at):
+                return None
+            seen = at
+        return seen
+
+    def restart(self, i):
+        """Starts a killed node again on its directory, joining through
+        every other node (the one it bootstrapped from may be down)."""
+        self.spawn(i, ",".join(f"127.0.0.1:{n['raft']}" for j, n in enumerate(self.nodes)
+                               if j != i))
+
+    def wait_for_leader(self, within, what="rqlite"):
+        deadline = time.time() + within
+        while True:
+            for i, n in enumerate(self.nodes):
+                # A node started again exits when its join times out (no
+                # leader to answer it yet): start it once more.
+                if n["p"] is not None and n["p"].poll() is not None:
+                    log(f"cluster: rqlited {n['id']} exited ({n['p'].returncode}); "
+                        "starting it again")
+                    self.respawned += 1
+                    self.restart(i)
+            leader = self.leader()
+            if leader is not None:
+                return leader
+            if time.time() > deadline:
+                raise RuntimeError(f"{what}: no rqlite leader within {within:.0f} s "
+                                   f"(logs in {self.root})")
+            time.sleep(0.1)
+
+    def kill(self, i):
+        p = self.nodes[i]["p"]
+        if p is not None:
+            if self.nodes[i]["paused"]:
+                p.send_signal(signal.SIGCONT)
+            p.kill()
+            p.wait()
+        self.nodes[i]["p"] = None
+        self.nodes[i]["paused"] = False
+
+    def pause(self, i):
+        self.nodes[i]["p"].send_signal(signal.SIGSTOP)
+        self.nodes[i]["paused"] = True
+
+    def resume(self, i):
+        self.nodes[i]["p"].send_signal(signal.SIGCONT)
+        self.nodes[i]["paused"] = False
+
+    def stop(self):
+        for i in range(len(self.nodes)):
+            self.kill(i)
+
+
+def cluster_write(api, tok, key):
+    """A write: (status, Retry-After, error code, seconds to its answer, body)."""
+    t = time.time()
+    try:
+        status, hdrs, body = http_request(
+            api.addr, "POST", "/v1/tools/alayasiki_ingest", bearer(tok),
+            json.dumps({"content": f"Cluster note {key}: the ferry bell rang.",
+                        "idempotency_key": key}).encode(), timeout=120)
+    except (OSError, EOFError, ValueError) as e:
+        return repr(e), None, "", time.time() - t, b""
+    return status, header(hdrs, "retry-after"), error_code(body), time.time() - t, body
+
+
+def write_until_served(api, tok, key, within):
+    """Seconds until a write was answered 200 (None if not within)."""
+    t = time.time()
+    while time.time() - t < within:
+        if cluster_write(api, tok, key)[0] == 200:
+            return time.time() - t
+        time.sleep(0.2)
+    return None
+
+
+def cluster_round(args, rqlited, r, tally):
+    """One round: a fresh 3-node cluster and two API nodes on it; no quorum,
+    recovery, frozen followers, recovery."""
+    root = tempfile.mkdtemp(prefix="alayasiki-fault-cluster-")
+    cluster = apis = None
+    keep = False
+    problems = tally["problems"]
+    try:
+        cluster = Rqlite(rqlited, root)
+        binary = binary_path(args, "alayasiki-api")
+        apis = []
+        for name in ("a", "b"):
+            data = os.path.join(root, f"api-{name}")
+            os.makedirs(data)
+            apis.append(Api(binary, data, env={"ALAYASIKI_STORE": cluster.address()},
+                            log_level="info"))
+        tok, other, reader = token(tenant="team", sub="agent"), \
+            token(tenant="other-team", sub="agent"), token(tenant="team", sub="reader")
+        for i, api in enumerate(apis):
+            if write_until_served(api, tok, f"r{r}-before-{i}", CLUSTER_RECOVERY) is None:
+                problems.append(f"round {r}: node {i} never served a first write")
+                return
+
+        # No quorum: both followers killed.
+        leader = cluster.wait_for_leader(10, "before the kills")
+        followers = [i for i in range(3) if i != leader]
+        for f in followers:
+            cluster.kill(f)
+        deadline = time.time() + 10
+        while not all(any("no leader" in line for line in api.err) for api in apis):
+            if time.time() > deadline:
+                problems.append(f"round {r}: the loss of quorum went unnoticed for 10 s")
+                break
+            time.sleep(0.05)
+        for n in range(CLUSTER_READS):
+            status, _, _ = json_call(apis[0].addr, "POST", "/v1/query", reader,
+                                     {"query": "ferry bell", "mode": "evidence"}, timeout=60)
+            tally["reads"] += 1
+            if status != 200:
+                problems.append(f"round {r}: a read without quorum answered {status}")
+        for i, key in [(0, "nq-1"), (0, "nq-2"), (1, "nq-3")]:
+            status, retry, code, took, body = cluster_write(apis[i], tok, f"r{r}-{key}")
+            tally["refused"] += 1
+            tally["no_quorum"] = max(tally["no_quorum"], took)
+            tally["retry_after"].add(retry)
+            if (status != 503 or code != "unavailable" or retry != "5"
+                    or took >= CLUSTER_WRITE_WAIT + CLUSTER_SLACK or b"127.0.0.1" in body):
+                problems.append(f"round {r}: no quorum, node {i}'s write answered {status} "
+                                f"{code} Retry-After {retry} in {took:.2f} s")
+        for f in followers:
+            cluster.restart(f)
+        t = time.time()
+        cluster.wait_for_leader(CLUSTER_ELECTION, "followers restarted")
+        tally["elected"] = max(tally["elected"], time.time() - t)
+        for i, api in enumerate(apis):
+            took = write_until_served(api, tok, f"r{r}-healed-{i}", CLUSTER_RECOVERY)
+            if took is None:
+                problems.append(f"round {r}: node {i} served no write {CLUSTER_RECOVERY:.0f} s "
+                                "after quorum returned")
+            else:
+                tally["recovered"] = max(tally["recovered"], took)
+
+        # Both followers frozen: four writes of two tenants on both nodes at once.
+        leader = cluster.wait_for_leader(10, "before the freeze")
+        followers = [i for i in range(3) if i != leader]
+        for f in followers:
+            cluster.pause(f)
+        answers = []
+
+        def writes(api, t, tag):
+            for n in range(2):
+                answers.append(cluster_write(api, t, f"r{r}-frozen-{tag}{n}"))
+
+        started = time.time()
+        threads = [threading.Thread(target=writes, args=(apis[0], tok, "t")),
+                   threading.Thread(target=writes, args=(apis[1], other, "o"))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        tally["frozen_all"] = max(tally["frozen_all"], time.time() - started)
+        for status, retry, code, took, _ in answers:
+            tally["frozen"] += 1
+            tally["frozen_worst"] = max(tally["frozen_worst"], took)
+            if status != 503 or not retry or took >= CLUSTER_WRITE_DEADLINE:
+                problems.append(f"round {r}: followers frozen, a write answered {status} "
+                                f"{code} Retry-After {retry} in {took:.2f} s")
+        for f in followers:
+            cluster.resume(f)
+        t = time.time()
+        cluster.wait_for_leader(CLUSTER_ELECTION, "followers resumed")
+        tally["elected"] = max(tally["elected"], time.time() - t)
+        for i, api in enumerate(apis):
+            took = write_until_served(api, tok, f"r{r}-thawed-{i}", CLUSTER_RECOVERY)
+            if took is None:
+                problems.append(f"round {r}: node {i} served no write {CLUSTER_RECOVERY:.0f} s "
+                                "after the thaw")
+            else:
+                tally["thawed"] = max(tally["thawed"], took)
+        for i, api in enumerate(apis):
+            if not api.running():
+                problems.append(f"round {r}: node {i} exited ({api.p.returncode})")
+            tally["errors"] += api.flags.get("ERROR", 0)
+            if api.flags.get("panicked"):
+                problems.append(f"round {r}: node {i} panicked")
+    except Exception:
+        keep = True
+        raise
+    finally:
+        for api in apis or []:
+            api.stop()
+        if cluster:
+            tally["respawned"] += cluster.respawned
+            cluster.stop()
+        if keep:
+            log(f"cluster: round {r}: rqlite logs kept in {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def family_cluster(args, seed):
+    rqlited = rqlited_path()
+    if rqlited is None:
+        print("cluster: skipped: no rqlited (bash scripts/rqlite_install.sh, or set "
+              "ALAYASIKI_RQLITED)", flush=True)
+        return True
+    started = time.time()
+    rounds = scaled(3, args.scale)
+    tally = {"problems": [], "reads": 0, "refused": 0, "no_quorum": 0.0, "retry_after": set(),
+             "recovered": 0.0, "frozen": 0, "frozen_worst": 0.0, "frozen_all": 0.0,
+             "thawed": 0.0, "errors": 0, "elected": 0.0, "respawned": 0}
+    for r in range(rounds):
+        t0 = time.time()
+        try:
+            cluster_round(args, rqlited, r, tally)
+        except Exception as e:  # a round that crashed failed; the next still runs
+            tally["problems"].append(f"round {r}: {type(e).__name__}: {e}")
+        log(f"cluster: round {r + 1} of {rounds}, {time.time() - t0:.0f} s")
+    problems = tally["problems"]
+    if tally["errors"]:
+        problems.append(f"{tally['errors']} ERROR lines in the nodes' logs")
+    retry = ",".join(sorted(str(x) for x in tally["retry_after"]))
+    print(f"cluster: {rounds} rounds of a 3-node rqlite cluster and two API nodes; no quorum: "
+          f"{tally['reads']} reads, {tally['refused']} writes refused, slowest "
+          f"{tally['no_quorum']:.2f} s (bound {CLUSTER_WRITE_WAIT + CLUSTER_SLACK:.1f} s), "
+          f"Retry-After {retry or '-'}, writes served again within {tally['recovered']:.2f} s "
+          f"of a leader; "
+          f"followers frozen: {tally['frozen']} writes answered, slowest "
+          f"{tally['frozen_worst']:.2f} s (bound {CLUSTER_WRITE_DEADLINE:.0f} s), all four "
+          f"within {tally['frozen_all']:.2f} s, writes served again within "
+          f"{tally['thawed']:.2f} s of a leader after the thaw (rqlite's elections took at "
+          f"most {tally['elected']:.1f} s; a restarted rqlited whose join timed out started "
+          f"again {tally['respawned']} times); ERROR log lines {tally['errors']}; "
+          f"{time.time() - started:.0f} s; {'held' if not problems else 'FAILED'}"
+          + "".join(f"\n  {p}" for p in problems[:20]), flush=True)
+    return not problems
+
+
 # ------------------------------------------------------------------- main
 
 
@@ -2362,13 +3150,16 @@ def main():
     ap.add_argument("--family", choices=FAMILIES + ["all"], default="all",
                     help="the fault family to run (default all)")
     ap.add_argument("--scale", type=float, default=1.0,
-                    help="multiplies the counts of hostile, http, amplification and disk "
-                         "(default 1)")
-    ap.add_argument("--binary", choices=["mcp", "api", "both"], default="both",
-                    help="kills: the binaries to kill (default both)")
-    ap.add_argument("--kills", type=int, default=300, help="kills per binary (default 300)")
+                    help="multiplies the counts of hostile, http, amplification, disk and "
+                         "cluster (default 1)")
+    ap.add_argument("--binary", choices=list(KILL_TARGETS) + ["all"], default="all",
+                    help="kills: what to kill (default all)")
+    ap.add_argument("--kills", type=int, default=300, help="kills per transport (default 300)")
     ap.add_argument("--max-kill-ms", type=int, default=500,
                     help="a kill lands up to this long after start (default 500)")
+    ap.add_argument("--phases", type=lambda v: [p.strip() for p in v.split(",")],
+                    default=None, metavar="NAME,...",
+                    help="http: run only these attacks (e.g. \"session hoard,compaction\")")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--profile", default="release", help="target/<profile>/ (default release)")
     ap.add_argument("--keep", action="store_true", help="kills: keep the data directories")
@@ -2376,7 +3167,8 @@ def main():
     seed = args.seed if args.seed is not None else random.randrange(1 << 32)
     log(f"seed {seed}")
     runners = {"kills": family_kills, "hostile": family_hostile, "http": family_http,
-               "amplification": family_amplification, "disk": family_disk}
+               "amplification": family_amplification, "disk": family_disk,
+               "cluster": family_cluster}
     ok = True
     for family in (FAMILIES if args.family == "all" else [args.family]):
         try:
