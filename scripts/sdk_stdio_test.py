@@ -14,8 +14,9 @@ Runs the same session twice, with `mcp.Client` in each of its eras:
 
 The connect is timed (a server that does not answer the probe at once
 costs every client a 10 s timeout). Then: list tools, prompts and resource
-templates, ingest, query, read the document back as a resource, and use
-working memory (write, merged query, session resource); every tool result
+templates, ingest, query, read the document back as a resource, ingest a
+copy (named its `duplicate_of`, nothing stored), and use working memory
+(write, merged query, session resource, delete); every tool result
 also carries structuredContent equal to its text. Exits non-zero with a
 message on any failure.
 """
@@ -99,6 +100,13 @@ async def session(binary, mode, version):
         if "Mauna Kea" not in read.contents[0].text:
             fail("document resource did not return the stored text")
 
+        # The same note again, spaced differently: the stored document comes
+        # back as its duplicate and nothing new is stored.
+        copy = text_json(await client.call_tool("alayasiki_ingest", {
+            "content": "The observatory on Mauna Kea reopened in June\r\nafter the storm repairs.\n"}))
+        if copy.get("duplicate_of") != doc or copy["document_id"] != doc:
+            fail(f"a copy of a stored note was not named its duplicate: {copy}")
+
         status = text_json(await client.call_tool("alayasiki_status", {}))
         if status["documents"] != 1:
             fail(f"status counts: {status}")
@@ -117,6 +125,13 @@ async def session(binary, mode, version):
         session = await client.read_resource("alayasiki://sessions/sdk-task")
         if "encoder" not in json.loads(session.contents[0].text)["notes"][0]["text"]:
             fail("session resource did not return the note")
+        # Deleted before it expires, the session is gone at once.
+        gone = text_json(await client.call_tool("alayasiki_memory_delete", {"session_id": "sdk-task"}))
+        if gone["notes"] != 1 or gone["bytes_released"] <= 0:
+            fail(f"session delete: {gone}")
+        after = await client.call_tool("alayasiki_memory_read", {"session_id": "sdk-task"})
+        if not after.is_error:
+            fail("a deleted session could still be read")
     return connected
 
 
