@@ -146,6 +146,20 @@ fn check_dir(config: &Config, missing: Missing) -> Result<(), String> {
     }
 }
 
+/// Takes `dir` for `alayasiki-mcp {program}`, waiting up to `wait` for a
+/// holder that is stopping to let go.
+fn take_dir(dir: &std::path::Path, program: &str, wait: Duration) -> Result<OwnerLock, OwnerError> {
+    let deadline = Instant::now() + wait;
+    loop {
+        match OwnerLock::acquire(dir, &format!("alayasiki-mcp {program}")) {
+            Err(OwnerError::Held { .. }) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            taken => return taken,
+        }
+    }
+}
+
 /// Opens `config`'s memory in this process, taking the directory (waiting
 /// up to `wait` for a holder that is stopping to let go).
 fn open_here(
@@ -158,22 +172,13 @@ fn open_here(
         eprintln!("alayasiki-mcp {program}: {msg}");
         code
     };
-    let deadline = Instant::now() + wait;
-    let owner = loop {
-        match OwnerLock::acquire(&config.data_dir, &format!("alayasiki-mcp {program}")) {
-            Ok(lock) => break lock,
-            Err(OwnerError::Held { .. }) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(e) => {
-                let code = match e {
-                    OwnerError::Held { .. } => crate::serve::EXIT_DIR_IN_USE,
-                    _ => crate::serve::EXIT_FAILURE,
-                };
-                return Err(fail(e.to_string(), code));
-            }
-        }
-    };
+    let owner = take_dir(&config.data_dir, program, wait).map_err(|e| {
+        let code = match e {
+            OwnerError::Held { .. } => crate::serve::EXIT_DIR_IN_USE,
+            _ => crate::serve::EXIT_FAILURE,
+        };
+        fail(e.to_string(), code)
+    })?;
     let embedder =
         crate::embed::embedder::from_env().map_err(|e| fail(e, crate::serve::EXIT_FAILURE))?;
     let service = MemoryService::open_with(&config.data_dir, config.durability, embedder, policy)

@@ -197,7 +197,7 @@ pub fn run(task: Task, data_dir: Option<PathBuf>, in_process: bool) -> ExitCode 
 fn through_owner(config: &Config, task: Task) -> ExitCode {
     use crate::transport::local::command::{self, Ended, Request};
     use crate::transport::local::endpoint::Target;
-    use std::io::{IsTerminal, Write};
+    use std::io::IsTerminal;
     let program = task.program();
     let target = Target {
         data_dir: config.data_dir.clone(),
@@ -211,14 +211,12 @@ fn through_owner(config: &Config, task: Task) -> ExitCode {
         },
         stderr_terminal: std::io::stderr().is_terminal(),
     };
+    // The owner's output is this process's, as an in-process run's.
+    let console = Console::process();
     let mut out = |bytes: &[u8]| {
-        let _ = crate::cli::stdout::write_bytes(bytes);
+        let _ = console.out(bytes);
     };
-    let mut err = |bytes: &[u8]| {
-        let mut e = std::io::stderr().lock();
-        let _ = e.write_all(bytes);
-        let _ = e.flush();
-    };
+    let mut err = |bytes: &[u8]| console.err(bytes);
     match command::run(&target, &request, &mut out, &mut err) {
         Ok(Ended::Exit(code)) => ExitCode::from(code),
         Ok(Ended::OwnerLost(why)) => ExitCode::from(report(
@@ -322,22 +320,14 @@ pub(super) fn clear_owner(_config: &Config) -> Result<Option<u32>, String> {
 /// it has let the directory go (`replay --through-owner`, between
 /// fixtures).
 pub fn retire_owner(dir: &std::path::Path) -> Result<(), String> {
-    use crate::store::owner::{OwnerError, OwnerLock};
     let config = Config::resolve(Some(dir.to_path_buf()), config::DEFAULT_DIR_NAME)
         .map_err(|e| e.to_string())?;
     if clear_owner(&config)?.is_none() {
         return Ok(());
     }
-    let deadline = std::time::Instant::now() + super::OWNER_HANDOVER_TIMEOUT;
-    loop {
-        match OwnerLock::acquire(dir, "alayasiki-mcp replay") {
-            Ok(_) => return Ok(()),
-            Err(OwnerError::Held { .. }) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(10))
-            }
-            Err(e) => return Err(e.to_string()),
-        }
-    }
+    super::take_dir(dir, "replay", super::OWNER_HANDOVER_TIMEOUT)
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 /// `alayasiki-mcp ui` run by the owner: serves the memory browser of the
