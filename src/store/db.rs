@@ -65,6 +65,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (12, include_str!("../../sql/012_job_runs_alone.sql")),
     (13, include_str!("../../sql/013_browse_indexes.sql")),
     (14, include_str!("../../sql/014_content_keys.sql")),
+    (15, include_str!("../../sql/015_versions_and_fields.sql")),
 ];
 
 /// Prepared statements kept per connection. rusqlite's default (16) is
