@@ -71,6 +71,19 @@ pub fn rfc3339(ms: i64) -> String {
     )
 }
 
+/// A time bound as Unix ms: an RFC 3339 date-time with its offset, or a
+/// bare date `YYYY-MM-DD` (UTC) meaning the whole day, so that as the end
+/// of a range (`end`) a bare date reaches the next midnight. `None` for
+/// anything else (surrounding white space included).
+pub fn parse_time_bound(value: &str, end: bool) -> Option<i64> {
+    if value.trim() != value {
+        return None;
+    }
+    let ms = parse_rfc3339(value)?;
+    let bare_date = !value.contains(['T', 't', ' ']);
+    Some(if end && bare_date { ms + 86_400_000 } else { ms })
+}
+
 /// Parses an RFC 3339 timestamp (`2026-12-01T09:30:00Z`, fractional
 /// seconds and `±HH:MM` offsets allowed) or a plain date (`2026-12-01`,
 /// midnight UTC) into Unix milliseconds.

@@ -44,6 +44,15 @@ pub const MAX_FILENAME_BYTES: usize = 1024;
 /// Longest `query` accepted by `alayasiki_query` (bytes).
 pub const MAX_QUERY_BYTES: usize = 4096;
 
+/// Most `metadata` key = value pairs in one query's `filter`.
+pub const MAX_FILTER_FIELDS: usize = 16;
+
+/// Most `tags` in one query's `filter`.
+pub const MAX_FILTER_TAGS: usize = 32;
+
+/// Longest `media_type` in a query's `filter` (bytes).
+pub const MAX_FILTER_MEDIA_TYPE_BYTES: usize = 255;
+
 /// Most query terms used for retrieval; later terms are ignored.
 pub const MAX_QUERY_TERMS: usize = 32;
 

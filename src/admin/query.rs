@@ -13,12 +13,36 @@ use crate::limits::{DEFAULT_BUDGET_CHARS, DEFAULT_TOP_K, FORGET_SETTLE_MS, MAX_Q
 use crate::query::{LaneSet, QueryOutcome, QuerySpec, ResultMode, SearchMode};
 use crate::service::DocumentSelector;
 
+/// `--filter JSON` and `--include-history`, read as the query tool reads
+/// its `filter` and `include_history` arguments.
+fn recall_filter(
+    filter: Option<&str>,
+    include_history: bool,
+) -> Result<crate::store::RecallFilter, String> {
+    let mut arguments = serde_json::Map::new();
+    if let Some(json) = filter {
+        let value: serde_json::Value = serde_json::from_str(json)
+            .map_err(|_| "must be a JSON object, e.g. '{\"tags\": [\"ops\"]}'".to_string())?;
+        arguments.insert("filter".into(), value);
+    }
+    arguments.insert("include_history".into(), include_history.into());
+    crate::protocol::tools::recall_filter(&arguments).map_err(|e| e.client_message())
+}
+
 /// Evidence text is wrapped to this many columns (plus the indent).
 const WRAP_COLUMNS: usize = 88;
 
-/// `alayasiki-mcp query TEXT [--top-k N] [--tenant T] [--data-dir DIR]`.
-pub fn query(ctx: &Context, tenant: Option<String>, text: &str, top_k: Option<u32>) -> Exit {
-    match run_query(ctx, tenant, text, top_k) {
+/// `alayasiki-mcp query TEXT [--top-k N] [--filter JSON] [--include-history]
+/// [--tenant T] [--data-dir DIR]`.
+pub fn query(
+    ctx: &Context,
+    tenant: Option<String>,
+    text: &str,
+    top_k: Option<u32>,
+    filter: Option<&str>,
+    include_history: bool,
+) -> Exit {
+    match run_query(ctx, tenant, text, top_k, filter, include_history) {
         Ok(out) => {
             let _ = ctx.console.out(out.as_bytes());
             0
@@ -32,7 +56,13 @@ fn run_query(
     tenant: Option<String>,
     text: &str,
     top_k: Option<u32>,
+    filter: Option<&str>,
+    include_history: bool,
 ) -> Result<String, Exit> {
+    let filter = recall_filter(filter, include_history).map_err(|why| {
+        errln!(ctx.console, "alayasiki-mcp query: --filter: {why}");
+        crate::cli::USAGE_EXIT as Exit
+    })?;
     let principal = ctx.principal(tenant, "query")?;
     let memory = ctx.service.for_caller(&principal);
     let spec = QuerySpec {
@@ -43,6 +73,7 @@ fn run_query(
         budget_chars: DEFAULT_BUDGET_CHARS as usize,
         lanes: LaneSet::ALL,
         session_id: None,
+        filter,
     };
     if text.len() > MAX_QUERY_BYTES {
         errln!(

@@ -38,6 +38,11 @@ pub enum Task {
         tenant: Option<String>,
         text: String,
         top_k: Option<u32>,
+        /// `--filter`: the query tool's `filter` object, as JSON text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        filter: Option<String>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        include_history: bool,
     },
     Forget {
         tenant: Option<String>,
@@ -133,7 +138,16 @@ impl Task {
                 tenant,
                 text,
                 top_k,
-            } => super::query::query(ctx, tenant, &text, top_k),
+                filter,
+                include_history,
+            } => super::query::query(
+                ctx,
+                tenant,
+                &text,
+                top_k,
+                filter.as_deref(),
+                include_history,
+            ),
             Task::Forget { tenant, by } => super::query::forget(ctx, tenant, by),
             Task::Export { tenant } => super::export::export(ctx, tenant),
             Task::Import { tenant, file } => super::import::import(ctx, tenant, &file),

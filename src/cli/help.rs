@@ -216,19 +216,26 @@ pub const QUERY_HELP: &str = "\
 alayasiki-mcp query: print the answer and the evidence for a question.
 
 USAGE:
-    alayasiki-mcp query TEXT [--top-k N] [--data-dir DIR] [--tenant T]
+    alayasiki-mcp query TEXT [--top-k N] [--filter JSON] [--include-history]
+                             [--data-dir DIR] [--tenant T]
 
 Searches the memory as the alayasiki_query tool does (every lane, answer
 mode) and prints, for a person to read, the extractive answer and each
 piece of evidence: rank, score, source, byte span, page and chunk id, then
 its text. TEXT is at most MAX_QUERY_BYTES (4096) bytes.
 
-    --top-k N    most evidence items (1-100, default 10)
+    --top-k N            most evidence items (1-100, default 10)
+    --filter JSON        search only documents matching the query tool's
+                         `filter` object, e.g.
+                         '{\"source_prefix\": \"notes/\", \"tags\": [\"ops\"],
+                           \"since\": \"2026-11-30\"}'
+    --include-history    also search versions a newer one superseded
 
 EXIT STATUS:
     0    answered (also when nothing in memory matches: it says so)
     1    there is no memory in the data directory, or the search failed
-    2    bad command line (no TEXT, a TEXT over the limit, a bad --top-k)
+    2    bad command line (no TEXT, a TEXT over the limit, a bad --top-k
+         or --filter)
     3    the data directory is kept by a process that serves it alone
          (alayasiki-api, or a command run with --in-process)
 ";

@@ -108,6 +108,8 @@ struct Given {
     data_dir: Option<PathBuf>,
     tenant: Option<String>,
     top_k: Option<u32>,
+    filter: Option<String>,
+    include_history: bool,
     forget: Vec<ForgetBy>,
     seed: Option<PathBuf>,
     format: Option<replay::Format>,
@@ -192,6 +194,8 @@ where
             Long("bind") => given.bind = Some(bind_value(&mut parser, "--bind")?),
             Long("allow-remote") => given.allow_remote = true,
             Long("json") => given.json = true,
+            Long("filter") => given.filter = Some(text_value(&mut parser, "--filter")?),
+            Long("include-history") => given.include_history = true,
             Long("duplicates") => given.duplicates = true,
             Long("through-owner") => given.through_owner = true,
             Long("out") => {
@@ -273,6 +277,12 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
     if given.duplicates && subcommand != Some("status") {
         return Err(refuse("--duplicates"));
     }
+    if given.filter.is_some() && subcommand != Some("query") {
+        return Err(refuse("--filter"));
+    }
+    if given.include_history && subcommand != Some("query") {
+        return Err(refuse("--include-history"));
+    }
     if given.through_owner && (subcommand != Some("replay") || given.deterministic) {
         return Err(if given.deterministic {
             UsageError("--through-owner and --deterministic exclude each other".into())
@@ -304,6 +314,8 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
         data_dir,
         tenant,
         top_k,
+        filter,
+        include_history,
         mut forget,
         seed,
         format,
@@ -414,6 +426,8 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
                 tenant,
                 text,
                 top_k,
+                filter,
+                include_history,
             })
         }
         Some("forget") => {

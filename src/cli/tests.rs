@@ -140,8 +140,28 @@ fn file_subcommands_take_their_arguments() {
             tenant: None,
             text: "what is x?".into(),
             top_k: Some(3),
+            filter: None,
+            include_history: false,
         }))
     );
+    assert_eq!(
+        parse([
+            "query",
+            "x",
+            "--filter",
+            r#"{"tags": ["ops"]}"#,
+            "--include-history"
+        ]),
+        Ok(run(Task::Query {
+            tenant: None,
+            text: "x".into(),
+            top_k: None,
+            filter: Some(r#"{"tags": ["ops"]}"#.into()),
+            include_history: true,
+        }))
+    );
+    assert!(parse(["status", "--filter", "{}"]).is_err());
+    assert!(parse(["forget", "--include-history", "--id", "d"]).is_err());
     assert_eq!(
         parse(["forget", "--source", "s", "--data-dir", "/m"]),
         Ok(Command::Run {

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::stem::stem;
 use crate::error::Result;
 use crate::graph::communities::Summary;
-use crate::store::{ChunkHit, CommunitySnapshot, EntityRow, TenantReader};
+use crate::store::{ChunkHit, CommunitySnapshot, EntityRow, Scope, TenantReader};
 
 /// Summaries used per query.
 pub const COMMUNITIES_PER_QUERY: usize = 3;
@@ -70,6 +70,7 @@ pub fn lane(
     snapshot: &CommunitySnapshot,
     terms: &[String],
     entities: &[EntityRow],
+    scope: &Scope,
 ) -> Result<(Vec<ChunkHit>, Vec<CommunityUse>)> {
     let question: HashSet<String> = terms.iter().map(|t| stem(t)).collect();
     let mut ranked: Vec<(f64, &Summary)> = snapshot
@@ -94,7 +95,7 @@ pub fn lane(
         }
     }
     scored_chunks.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let hits = reader.chunks_by_keys(&scored_chunks)?;
+    let hits = reader.scoped_chunks_by_keys(&scored_chunks, usize::MAX, scope)?;
     let chunk_ids = |keys: &mut dyn Iterator<Item = i64>| -> Vec<String> {
         keys.filter_map(|k| hits.iter().find(|h| h.chunk_key == k))
             .map(|h| format!("{}:{}", h.doc_id, h.ordinal))

@@ -21,7 +21,7 @@ use crate::clock::now_ms;
 use crate::error::Result;
 use crate::graph::confidence;
 use crate::graph::extract::{self, EntityKind};
-use crate::store::{ChunkHit, EntityRow, RelationRow, TenantReader};
+use crate::store::{ChunkHit, EntityRow, RelationRow, Scope, TenantReader};
 
 /// Most question entities followed.
 pub const MAX_QUESTION_ENTITIES: usize = 8;
@@ -124,6 +124,7 @@ pub fn lane(
     depth: usize,
     half_life_days: f64,
     limit: usize,
+    scope: &Scope,
 ) -> Result<GraphLane> {
     let mut scores: HashMap<i64, f64> = HashMap::new();
     let mut relations: HashMap<i64, Vec<RelationUse>> = HashMap::new();
@@ -167,8 +168,9 @@ pub fn lane(
     }
     let mut ranked: Vec<(i64, f64)> = scores.into_iter().collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-    ranked.truncate(limit);
-    let hits = reader.chunks_by_keys(&ranked)?;
+    // The first `limit` the scope admits: a filter applies before the
+    // lane's cut, not after.
+    let hits = reader.scoped_chunks_by_keys(&ranked, limit, scope)?;
     Ok(GraphLane {
         hits,
         relations,

@@ -36,7 +36,7 @@ use crate::error::Result;
 /// The Porter stemmer lives with the knowledge model (relation keys are
 /// stemmed too); kept at this path for the query stages that use it.
 pub use crate::knowledge::stem;
-use crate::store::TenantReader;
+use crate::store::{RecallFilter, Scope, TenantReader};
 pub use answer::{Answer, AnswerMethod, Citation};
 pub use fuse::{Fusion, LaneRank};
 
@@ -103,6 +103,9 @@ pub struct QuerySpec {
     /// A working-memory session whose evidence is merged with persistent
     /// memory's (each item then says where it came from).
     pub session_id: Option<String>,
+    /// Which stored documents every lane draws from (a session's notes
+    /// are not filtered).
+    pub filter: RecallFilter,
 }
 
 /// Where a piece of evidence came from. Reported only by queries that
@@ -274,6 +277,7 @@ pub fn candidates(
         ..spec.clone()
     };
     let terms = terms::analyze(&spec.text);
+    let scope = reader.recall_scope(&spec.filter)?;
     let entities = if spec.lanes.graph {
         graph::question_entities(reader, &spec.text, &terms)?
     } else {
@@ -299,10 +303,10 @@ pub fn candidates(
             "; no community summaries are built yet, so local ran instead"
         });
     }
-    let mut round = Round::run(reader, spec, &terms, &entities, embedder, settings, 1)?;
+    let mut round = Round::run(reader, spec, &terms, &entities, &scope, embedder, settings, 1)?;
     let mut community_uses = Vec::new();
     if let Some(snapshot) = &snapshot {
-        let (hits, uses) = communities::lane(reader, snapshot, &terms, &entities)?;
+        let (hits, uses) = communities::lane(reader, snapshot, &terms, &entities, &scope)?;
         explain.communities = Some(snapshot.summaries.len());
         explain.communities_version = Some(snapshot.graph_version);
         community_uses = uses;
@@ -321,7 +325,9 @@ pub fn candidates(
             top_k: spec.top_k * 2,
             ..spec.clone()
         };
-        round = Round::run(reader, &wide, &terms, &entities, embedder, settings, 2)?;
+        round = Round::run(
+            reader, &wide, &terms, &entities, &scope, embedder, settings, 2,
+        )?;
         explain.rounds = 2;
     }
     // The chunks beside the best borrow before the labels choose among
@@ -333,6 +339,7 @@ pub fn candidates(
         neighbours::BESIDE,
         neighbours::LENDING_CANDIDATES,
         spec.top_k,
+        &scope,
     )?;
     let fused = labels::prefer_named(&spec.text, fused, labels::LABEL_SHARE);
     let fused = neighbours::lend(
@@ -341,6 +348,7 @@ pub fn candidates(
         neighbours::SECOND,
         neighbours::LENDING_CANDIDATES,
         spec.top_k,
+        &scope,
     )?;
     Ok(Candidates {
         terms,
@@ -458,6 +466,7 @@ impl Round {
         spec: &QuerySpec,
         terms: &[String],
         entities: &[crate::store::EntityRow],
+        scope: &Scope,
         embedder: &dyn Embedder,
         settings: Settings,
         depth: usize,
@@ -480,7 +489,7 @@ impl Round {
         let mut wide_lanes = Vec::new();
         if spec.lanes.keyword {
             let plan = retrieve::plan(reader, terms)?;
-            let mut hits = retrieve::keyword(reader, &plan, wide)?;
+            let mut hits = retrieve::keyword(reader, &plan, wide, scope)?;
             if wide > pool {
                 wide_lanes.push(fuse::Lane {
                     name: "keyword",
@@ -497,7 +506,7 @@ impl Round {
             ignored_terms = plan.ignored;
         }
         if spec.lanes.vector {
-            match retrieve::vector(reader, &spec.text, embedder, pool)? {
+            match retrieve::vector(reader, &spec.text, embedder, pool, scope)? {
                 Ok(hits) => {
                     // Its usual pool joins the wider keyword pool: ranking
                     // more vectors cost more than it found.
@@ -529,6 +538,7 @@ impl Round {
                 depth,
                 settings.half_life_days,
                 spec.top_k * retrieve::CANDIDATES_PER_RESULT,
+                scope,
             )?;
             relations = found.relations;
             lanes.push(fuse::Lane {

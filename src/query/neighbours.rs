@@ -27,7 +27,7 @@ use std::collections::HashMap;
 
 use super::fuse::{Fused, LaneRank};
 use crate::error::Result;
-use crate::store::TenantReader;
+use crate::store::{Scope, TenantReader};
 
 /// The share of a chunk's fused score lent to each neighbour.
 pub const NEIGHBOUR_SHARE: f64 = 0.2;
@@ -88,6 +88,7 @@ pub fn lend(
     shares: Shares,
     lenders: usize,
     top_k: usize,
+    scope: &Scope,
 ) -> Result<Vec<Fused>> {
     let lends = [shares.beside, shares.answer, shares.second]
         .iter()
@@ -190,7 +191,7 @@ pub fn lend(
         f64::NEG_INFINITY
     };
     missing.retain(|(_, amount)| *amount > bar);
-    for hit in reader.chunks_by_keys(&missing)? {
+    for hit in reader.scoped_chunks_by_keys(&missing, usize::MAX, scope)? {
         let amount = -hit.bm25;
         let rank = LaneRank {
             rank: lender_of[&hit.chunk_key],

@@ -15,7 +15,7 @@
 use super::terms;
 use crate::embed::{EmbedError, Embedder};
 use crate::error::Result;
-use crate::store::{ChunkHit, TenantReader};
+use crate::store::{ChunkHit, Scope, TenantReader};
 
 /// Candidates fetched per requested result, so the diversity step has
 /// something to choose from.
@@ -95,16 +95,17 @@ pub fn keyword(
     reader: &TenantReader<'_>,
     plan: &KeywordPlan,
     limit: usize,
+    scope: &Scope,
 ) -> Result<Vec<ChunkHit>> {
     if !plan.newest_first {
         return match terms::fts_expression(&plan.searched, "OR") {
-            Some(expr) => reader.keyword_search(&expr, limit),
+            Some(expr) => reader.keyword_search(&expr, limit, scope),
             None => Ok(Vec::new()),
         };
     }
     for joiner in ["AND", "OR"] {
         if let Some(expr) = terms::fts_expression(&plan.searched, joiner) {
-            let hits = reader.keyword_search_recent(&expr, limit)?;
+            let hits = reader.keyword_search_recent(&expr, limit, scope)?;
             if !hits.is_empty() {
                 return Ok(hits);
             }
@@ -120,10 +121,11 @@ pub fn vector(
     question: &str,
     embedder: &dyn Embedder,
     limit: usize,
+    scope: &Scope,
 ) -> Result<std::result::Result<Vec<ChunkHit>, EmbedError>> {
     let query = match embedder.embed_batch(&[question]) {
         Ok(mut v) => v.pop().unwrap_or_default(),
         Err(e) => return Ok(Err(e)),
     };
-    Ok(Ok(reader.vector_search(&query, limit)?))
+    Ok(Ok(reader.vector_search(&query, limit, scope)?))
 }

@@ -84,7 +84,7 @@ pub struct ChunkHit {
     pub page: Option<i64>,
 }
 
-fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkHit> {
+pub(super) fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkHit> {
     Ok(ChunkHit {
         chunk_key: r.get(0)?,
         ordinal: r.get(1)?,
@@ -183,131 +183,6 @@ impl TenantWriter<'_> {
 }
 
 impl TenantReader<'_> {
-    /// Best chunks for an FTS5 MATCH expression, best first. The expression
-    /// must come from the query layer's builder, which quotes every term.
-    pub fn keyword_search(&self, match_expr: &str, limit: usize) -> Result<Vec<ChunkHit>> {
-        let (Some(tenant_id), Some(fts)) = (self.tenant_id, self.fts_table()) else {
-            return Ok(Vec::new());
-        };
-        // Rank inside the FTS table first (FTS5's ORDER BY rank LIMIT is
-        // optimised; MATERIALIZED keeps SQLite from flattening it away), then
-        // join the few winners. CROSS JOIN fixes that join order: the
-        // planner otherwise may scan every chunk of the tenant and probe
-        // the hits (measured: 100 ms instead of 0.5 ms at 100k chunks).
-        // The limit is written into the SQL, not bound: SQLite plans a
-        // bound LIMIT by its value and re-prepares the statement whenever
-        // the value changes (measured: about 12% of a query's CPU when
-        // lanes asked for different limits). Each distinct limit is one
-        // cached statement.
-        let sql = format!(
-            "WITH hits AS MATERIALIZED (SELECT rowid, rank FROM {fts} WHERE {fts} MATCH ?1
-                            ORDER BY rank LIMIT {limit})
-             SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
-                    d.title, d.metadata, d.provenance, d.created_at, hits.rank, c.page
-               FROM hits CROSS JOIN chunks c ON c.id = hits.rowid
-                         CROSS JOIN documents d ON d.id = c.document_id
-              WHERE c.tenant_id = ?3 AND {VISIBLE}
-              ORDER BY hits.rank"
-        );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let v = self.visible;
-        let rows = stmt.query_map(
-            params![
-                match_expr, 0, // ?2: the limit is in the SQL
-                tenant_id, 0, 0, 0, 0, v.now, v.since
-            ],
-            hit_row,
-        )?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
-
-    /// The `k` chunks whose vectors are most similar to `query`, best first
-    /// (`bm25` holds the negated cosine so that lower is better, as for
-    /// keyword hits).
-    pub fn vector_search(&self, query: &[f32], k: usize) -> Result<Vec<ChunkHit>> {
-        let Some(tenant_id) = self.tenant_id else {
-            return Ok(Vec::new());
-        };
-        // One snapshot for the files' generation and the slots' chunks: a
-        // compaction renumbers the slots and switches the files at once
-        // (`maintenance`), and a slot read against the other generation's
-        // rows would name the wrong chunk.
-        self.in_snapshot(|| self.vector_search_in_snapshot(tenant_id, query, k))
-    }
-
-    fn vector_search_in_snapshot(
-        &self,
-        tenant_id: i64,
-        query: &[f32],
-        k: usize,
-    ) -> Result<Vec<ChunkHit>> {
-        let generation: i64 = self
-            .conn
-            .prepare_cached("SELECT vector_generation FROM tenants WHERE id = ?1")?
-            .query_row([tenant_id], |r| r.get(0))?;
-        // A compaction stages its files before it commits and keeps the
-        // old ones until it has: both generations are found. None: the
-        // tenant has no vector files (or this snapshot outlived a switch).
-        let Some(vectors) = self.vectors.matching(tenant_id, generation) else {
-            return Ok(Vec::new());
-        };
-        let found = vectors.search(query, k);
-        if found.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
-                    d.title, d.metadata, d.provenance, d.created_at, 0.0, c.page
-               FROM chunks c JOIN documents d ON d.id = c.document_id
-              WHERE c.tenant_id = ?1 AND c.vector_slot = ?2 AND {VISIBLE}"
-        ))?;
-        let v = self.visible;
-        let mut hits = Vec::with_capacity(found.len());
-        for f in found {
-            // A slot without a chunk belonged to a deleted chunk: skip it.
-            if let Some(mut hit) = stmt
-                .query_row(
-                    params![tenant_id, f.slot as i64, 0, 0, 0, 0, 0, v.now, v.since],
-                    hit_row,
-                )
-                .optional()?
-            {
-                hit.bm25 = -f64::from(f.score);
-                hits.push(hit);
-            }
-        }
-        Ok(hits)
-    }
-
-    /// Chunks by key, in the order given, each with `score` (negated into
-    /// `bm25`, lower is better). Keys not of this tenant are skipped.
-    pub fn chunks_by_keys(&self, scored: &[(i64, f64)]) -> Result<Vec<ChunkHit>> {
-        let Some(tenant_id) = self.tenant_id else {
-            return Ok(Vec::new());
-        };
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
-                    d.title, d.metadata, d.provenance, d.created_at, 0.0, c.page
-               FROM chunks c JOIN documents d ON d.id = c.document_id
-              WHERE c.tenant_id = ?1 AND c.id = ?2 AND {VISIBLE}"
-        ))?;
-        let v = self.visible;
-        let mut hits = Vec::with_capacity(scored.len());
-        for (key, score) in scored {
-            if let Some(mut hit) = stmt
-                .query_row(
-                    params![tenant_id, key, 0, 0, 0, 0, 0, v.now, v.since],
-                    hit_row,
-                )
-                .optional()?
-            {
-                hit.bm25 = -score;
-                hits.push(hit);
-            }
-        }
-        Ok(hits)
-    }
-
     /// The text of the last chunk of the latest document from `source`
     /// stored before `document_key` (a document's preceding neighbour).
     pub fn last_chunk_before(&self, source: &str, document_key: i64) -> Result<Option<String>> {
@@ -434,36 +309,6 @@ impl TenantReader<'_> {
         Ok(out)
     }
 
-    /// Like [`Self::keyword_search`] but takes the newest matches instead of
-    /// ranking every match (FTS5 walks rowids backwards and stops at
-    /// `limit`); `bm25` is 0 for all. For questions made only of terms so
-    /// common that ranking all matches would be slow and uninformative
-    /// (even BM25's IDF would scan every posting).
-    pub fn keyword_search_recent(&self, match_expr: &str, limit: usize) -> Result<Vec<ChunkHit>> {
-        let (Some(tenant_id), Some(fts)) = (self.tenant_id, self.fts_table()) else {
-            return Ok(Vec::new());
-        };
-        let sql = format!(
-            "WITH hits AS MATERIALIZED (SELECT rowid, 0.0 AS rank FROM {fts} WHERE {fts} MATCH ?1
-                            ORDER BY rowid DESC LIMIT {limit})
-             SELECT c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
-                    d.title, d.metadata, d.provenance, d.created_at, hits.rank, c.page
-               FROM hits CROSS JOIN chunks c ON c.id = hits.rowid
-                         CROSS JOIN documents d ON d.id = c.document_id
-              WHERE c.tenant_id = ?3 AND {VISIBLE}
-              ORDER BY hits.rowid DESC"
-        );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let v = self.visible;
-        let rows = stmt.query_map(
-            params![
-                match_expr, 0, // ?2: the limit is in the SQL
-                tenant_id, 0, 0, 0, 0, v.now, v.since
-            ],
-            hit_row,
-        )?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
 }
 
 impl TenantReader<'_> {

@@ -33,8 +33,6 @@ pub const LIST_MAX_LIMIT: usize = 200;
 /// The longest `source`, `media_type` or `provenance` filter of
 /// `GET /v1/documents`, in bytes.
 pub const LIST_MAX_FILTER_BYTES: usize = 1024;
-/// A day, for a bare `until` date (which includes the whole day).
-const DAY_MS: i64 = 86_400_000;
 
 /// Usage operation of `GET /v1/documents/{id}`.
 pub const READ_OPERATION: &str = "document.read";
@@ -121,12 +119,7 @@ fn time_bound(name: &str, value: &str, end: bool) -> Result<i64, String> {
              (YYYY-MM-DDTHH:MM:SSZ; send an offset's + as %2B)"
         )
     };
-    if value.trim() != value {
-        return Err(refused());
-    }
-    let ms = crate::clock::parse_rfc3339(value).ok_or_else(refused)?;
-    let bare_date = !value.contains(['T', 't', ' ']);
-    Ok(if end && bare_date { ms + DAY_MS } else { ms })
+    crate::clock::parse_time_bound(value, end).ok_or_else(refused)
 }
 
 fn list_query(query: &str) -> Result<ListQuery, String> {
@@ -371,6 +364,9 @@ fn delete(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A day in milliseconds.
+    const DAY_MS: i64 = 86_400_000;
 
     #[test]
     fn list_parameters_are_checked() {

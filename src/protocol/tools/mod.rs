@@ -20,10 +20,19 @@ mod memory_read;
 mod memory_write;
 mod output;
 mod query;
+mod recall_filter;
 mod schema;
 mod status;
 
 pub use args::Args;
+
+/// A query's `filter` and `include_history` arguments, as the query tool
+/// reads them (the CLI's `query --filter` reads them the same way).
+pub fn recall_filter(
+    arguments: &Map<String, Value>,
+) -> Result<crate::store::RecallFilter> {
+    recall_filter::parse(&Args::new(arguments, &["filter", "include_history"])?)
+}
 
 use serde_json::{json, Map, Value};
 

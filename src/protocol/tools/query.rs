@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use super::schema::{choice, label, session_id};
-use super::{output, Args, Tool};
+use super::{output, recall_filter, Args, Tool};
 use crate::error::{Error, Result};
 use crate::limits::*;
 use crate::query::{LaneSet, QuerySpec, ResultMode, SearchMode};
@@ -32,6 +32,8 @@ const ARGS: &[&str] = &[
     "budget",
     "lanes",
     "session_id",
+    "filter",
+    "include_history",
 ];
 
 fn schema() -> Value {
@@ -51,7 +53,9 @@ fn schema() -> Value {
                 "uniqueItems": true,
                 "description": "Retrieval lanes to use (default all): keyword (BM25), vector (meaning) and graph (entities and relations). For evaluation and debugging."
             },
-            "session_id": session_id("Also search this working-memory session (see alayasiki_memory_write): its notes are ranked with persistent evidence, and every item then has `origin` `session` or `memory`.")
+            "session_id": session_id("Also search this working-memory session (see alayasiki_memory_write): its notes are ranked with persistent evidence, and every item then has `origin` `session` or `memory`."),
+            "filter": recall_filter::schema(),
+            "include_history": recall_filter::include_history_schema()
         },
         "required": ["query"],
         "additionalProperties": false
@@ -212,6 +216,7 @@ pub fn parse(map: &Map<String, Value>) -> Result<QuerySpec> {
         budget_chars,
         lanes,
         session_id: args.string("session_id")?.map(str::to_string),
+        filter: recall_filter::parse(&args)?,
     })
 }
 

@@ -127,6 +127,7 @@ mod tests {
         "alayasiki_ingest.Text.metadata",
         "alayasiki_ingest.File.metadata",
         "alayasiki_memory_write.metadata",
+        "alayasiki_query.filter.metadata",
         "alayasiki_memory_write.Text.metadata",
         "alayasiki_memory_write.File.metadata",
         "alayasiki_memory_write.nodes[].properties",

@@ -179,6 +179,7 @@ impl Memory<'_> {
             budget_chars: DEFAULT_BUDGET_CHARS as usize,
             lanes: LaneSet::ALL,
             session_id: Some(session_id.to_string()),
+            filter: Default::default(),
         };
         let terms = terms::analyze(question);
         let (fused, lane_errors) = self.session_candidates(&snapshot, &spec, &terms);

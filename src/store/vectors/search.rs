@@ -69,6 +69,49 @@ impl TenantVectors {
             .collect()
     }
 
+    /// The `k` rows among `slots` most similar to `query`, best first,
+    /// scored exactly from the f32 file (a filtered recall lists few rows,
+    /// so no int8 pass is worth it). Slots past the committed rows are
+    /// skipped.
+    pub fn search_among(&self, query: &[f32], k: usize, slots: &[u64]) -> Vec<SlotScore> {
+        let snap = self
+            .snapshot
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let Some(f32m) = snap.f32 else {
+            return Vec::new();
+        };
+        if k == 0 || query.len() != self.spec.dim {
+            return Vec::new();
+        }
+        let norm = dot_f32(query, query).sqrt();
+        if norm == 0.0 || !norm.is_finite() {
+            return Vec::new();
+        }
+        let query: Vec<f32> = query.iter().map(|x| x / norm).collect();
+        let mut exact = TopK::new(k);
+        let mut row = vec![0f32; self.spec.dim];
+        for &slot in slots.iter().filter(|&&s| s < snap.rows) {
+            let start = HEADER_BYTES as usize + slot as usize * self.f32_row;
+            for (x, bytes) in row
+                .iter_mut()
+                .zip(f32m[start..start + self.f32_row].chunks_exact(4))
+            {
+                *x = f32::from_le_bytes(bytes.try_into().expect("4 bytes"));
+            }
+            exact.push(dot_f32(&query, &row), slot);
+        }
+        exact
+            .into_sorted()
+            .into_iter()
+            .map(|s| SlotScore {
+                slot: s.slot,
+                score: s.score,
+            })
+            .collect()
+    }
+
     fn scan(&self, rows: &[u8], first_slot: u64, q: &[i8], qscale: f32, keep: usize) -> TopK {
         let mut top = TopK::new(keep);
         kernel::scan_q8(

@@ -1,0 +1,468 @@
+//! Which documents a recall draws from: a query's filters (source, media
+//! type, metadata fields, tags, the time a document is about) and whether
+//! superseded versions count. Every lane reads through a [`Scope`], so a
+//! filter holds inside each lane before it ranks, never by cutting a
+//! ranked list short.
+//!
+//! A scope is resolved once per query, in one of two ways:
+//! - **listed**: when an indexed condition (source, time, a field or tag)
+//!   admits few documents, the admitted chunks are listed up front (at
+//!   most [`MAX_LISTED_CHUNKS`]); the vector lane then scores only their
+//!   vectors, and the other lanes test membership in the list;
+//! - **checked**: otherwise each lane walks its own ranking in order and
+//!   keeps the candidates whose document satisfies the condition (one
+//!   indexed lookup each), going deeper until it has what it asked for or
+//!   the ranking is exhausted.
+//!
+//! Without filters the scope is the current versions of every document,
+//! one column test per candidate.
+
+use std::collections::HashSet;
+
+use rusqlite::types::Value;
+use rusqlite::OptionalExtension;
+
+use super::fields::TAGS_KEY;
+use super::tenant::{TenantReader, VISIBLE};
+use crate::error::Result;
+
+/// A filter admitting at most this many chunks is listed up front (see the
+/// module docs); above it, lanes check their candidates instead. Listing
+/// costs about a microsecond per chunk; checking about three per candidate
+/// looked at, and a filter admitting a small share of the memory makes a
+/// lane look at many.
+pub const MAX_LISTED_CHUNKS: usize = 4096;
+
+/// The first positional parameter a scope's SQL condition uses: the lane
+/// statements bind their own below it.
+const FIRST_PARAM: usize = 20;
+
+/// How a `source` filter matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceMatch {
+    Exact(String),
+    Prefix(String),
+}
+
+/// A `tags` filter: documents whose metadata `tags` list holds any (or
+/// all) of these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagMatch {
+    pub tags: Vec<String>,
+    pub all: bool,
+}
+
+/// What a recall may draw from. Every condition that is set must hold.
+/// Times are Unix milliseconds compared with when a document is about
+/// (`observed_at`, else `created_at`): `since` inclusive, `until`
+/// exclusive.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecallFilter {
+    pub source: Option<SourceMatch>,
+    pub media_type: Option<String>,
+    /// Metadata `key = value` pairs (see `store::fields` for what a value
+    /// is).
+    pub fields: Vec<(String, String)>,
+    pub tags: Option<TagMatch>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+    /// Superseded versions count too (by default only current ones do).
+    pub include_history: bool,
+}
+
+impl RecallFilter {
+    /// Whether anything but versions is filtered.
+    pub fn is_filtering(&self) -> bool {
+        self.source.is_some()
+            || self.media_type.is_some()
+            || !self.fields.is_empty()
+            || self.tags.as_ref().is_some_and(|t| !t.tags.is_empty())
+            || self.since.is_some()
+            || self.until.is_some()
+    }
+}
+
+/// A resolved filter, as the lanes apply it.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    /// SQL condition on a document aliased `d` (parameters from
+    /// [`FIRST_PARAM`]).
+    condition: String,
+    params: Vec<Value>,
+    /// The admitted chunks, when listed.
+    listed: Option<Listed>,
+    filtering: bool,
+}
+
+#[derive(Debug, Clone)]
+struct Listed {
+    chunks: HashSet<i64>,
+    /// Their vector slots, in the files of `generation`.
+    slots: Vec<u64>,
+    generation: i64,
+}
+
+impl Scope {
+    /// Current versions of every document: what a query without filters
+    /// searches.
+    pub fn current() -> Scope {
+        Scope::unresolved(&RecallFilter::default())
+    }
+
+    /// Every visible document, superseded versions included: for reads
+    /// by key outside recall.
+    pub fn everything() -> Scope {
+        Scope::unresolved(&RecallFilter {
+            include_history: true,
+            ..Default::default()
+        })
+    }
+
+    fn unresolved(filter: &RecallFilter) -> Scope {
+        let (condition, params) = condition(filter);
+        Scope {
+            condition,
+            params,
+            listed: None,
+            filtering: filter.is_filtering(),
+        }
+    }
+
+    /// Whether the scope filters anything but versions (a lane then looks
+    /// deeper from the start).
+    pub(super) fn filters(&self) -> bool {
+        self.filtering
+    }
+
+    /// The SQL condition on a document aliased `d`.
+    pub(super) fn condition(&self) -> &str {
+        &self.condition
+    }
+
+    /// `base` (the statement's own parameters, `?1` onwards) followed by
+    /// the condition's, each at its number.
+    pub(super) fn bind(&self, base: Vec<Value>) -> Vec<Value> {
+        let mut all = base;
+        if self.params.is_empty() {
+            return all;
+        }
+        all.resize(FIRST_PARAM - 1, Value::Null);
+        all.extend(self.params.iter().cloned());
+        all
+    }
+
+    /// Whether `chunk_key` may be admitted: `Some(false)` when the scope is
+    /// listed and does not hold it, `None` when only the document's
+    /// condition can tell.
+    pub(super) fn lists(&self, chunk_key: i64) -> Option<bool> {
+        self.listed.as_ref().map(|l| l.chunks.contains(&chunk_key))
+    }
+
+    /// The admitted vector slots, when listed for the files of
+    /// `generation`.
+    pub(super) fn slots(&self, generation: i64) -> Option<&[u64]> {
+        self.listed
+            .as_ref()
+            .filter(|l| l.generation == generation)
+            .map(|l| l.slots.as_slice())
+    }
+
+    /// Whether the scope was listed (for tests and `explain`).
+    pub fn is_listed(&self) -> bool {
+        self.listed.is_some()
+    }
+}
+
+/// The condition of `filter` on a document aliased `d`, and its parameters
+/// (numbered from [`FIRST_PARAM`]).
+fn condition(filter: &RecallFilter) -> (String, Vec<Value>) {
+    let mut parts: Vec<String> = Vec::new();
+    let mut params: Vec<Value> = Vec::new();
+    let param = |v: Value, params: &mut Vec<Value>| {
+        params.push(v);
+        format!("?{}", FIRST_PARAM + params.len() - 1)
+    };
+    if !filter.include_history {
+        parts.push("d.superseded_by IS NULL".into());
+    }
+    match &filter.source {
+        Some(SourceMatch::Exact(s)) => {
+            let p = param(Value::Text(s.clone()), &mut params);
+            parts.push(format!("d.source = {p}"));
+        }
+        Some(SourceMatch::Prefix(s)) if !s.is_empty() => {
+            let lo = param(Value::Text(s.clone()), &mut params);
+            parts.push(format!("d.source >= {lo}"));
+            if let Some(hi) = prefix_bound(s) {
+                let hi = param(Value::Text(hi), &mut params);
+                parts.push(format!("d.source < {hi}"));
+            }
+        }
+        Some(SourceMatch::Prefix(_)) => parts.push("d.source IS NOT NULL".into()),
+        None => {}
+    }
+    if let Some(m) = &filter.media_type {
+        let p = param(Value::Text(m.clone()), &mut params);
+        parts.push(format!("d.media_type = {p}"));
+    }
+    if let Some(since) = filter.since {
+        let p = param(Value::Integer(since), &mut params);
+        parts.push(format!("coalesce(d.observed_at, d.created_at) >= {p}"));
+    }
+    if let Some(until) = filter.until {
+        let p = param(Value::Integer(until), &mut params);
+        parts.push(format!("coalesce(d.observed_at, d.created_at) < {p}"));
+    }
+    let has = |key: &str, values: &[String], params: &mut Vec<Value>| {
+        let k = param(Value::Text(key.to_string()), params);
+        let vs: Vec<String> = values
+            .iter()
+            .map(|v| param(Value::Text(v.clone()), params))
+            .collect();
+        format!(
+            "EXISTS (SELECT 1 FROM document_fields f WHERE f.tenant_id = d.tenant_id
+                        AND f.key = {k} AND f.value IN ({}) AND f.document_id = d.id)",
+            vs.join(", ")
+        )
+    };
+    for (key, value) in &filter.fields {
+        parts.push(has(key, std::slice::from_ref(value), &mut params));
+    }
+    if let Some(t) = filter.tags.as_ref().filter(|t| !t.tags.is_empty()) {
+        if t.all {
+            for tag in &t.tags {
+                parts.push(has(TAGS_KEY, std::slice::from_ref(tag), &mut params));
+            }
+        } else {
+            parts.push(has(TAGS_KEY, &t.tags, &mut params));
+        }
+    }
+    if parts.is_empty() {
+        parts.push("1".into());
+    }
+    (format!("({})", parts.join(" AND ")), params)
+}
+
+/// The least string above every string starting with `prefix` (its last
+/// character stepped up), so that `prefix <= s < bound` is "starts with";
+/// `None` when no string is above them all.
+fn prefix_bound(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let next = (last as u32 + 1..=char::MAX as u32).find_map(char::from_u32);
+        if let Some(next) = next {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
+/// One indexed way to list a filter's documents: a subquery of document
+/// ids (the tenant bound as `?1`) over a condition's own index.
+fn drivers(filter: &RecallFilter) -> Vec<(String, Vec<Value>)> {
+    let mut out = Vec::new();
+    let text = |s: &str| Value::Text(s.to_string());
+    match &filter.source {
+        Some(SourceMatch::Exact(s)) => out.push((
+            "SELECT id FROM documents WHERE tenant_id = ?1 AND source = ?2".into(),
+            vec![text(s)],
+        )),
+        Some(SourceMatch::Prefix(s)) if !s.is_empty() => match prefix_bound(s) {
+            Some(hi) => out.push((
+                "SELECT id FROM documents WHERE tenant_id = ?1 AND source >= ?2 AND source < ?3"
+                    .into(),
+                vec![text(s), Value::Text(hi)],
+            )),
+            None => out.push((
+                "SELECT id FROM documents WHERE tenant_id = ?1 AND source >= ?2".into(),
+                vec![text(s)],
+            )),
+        },
+        _ => {}
+    }
+    if filter.since.is_some() || filter.until.is_some() {
+        out.push((
+            "SELECT id FROM documents WHERE tenant_id = ?1
+                AND coalesce(observed_at, created_at) >= ?2
+                AND coalesce(observed_at, created_at) < ?3"
+                .into(),
+            vec![
+                Value::Integer(filter.since.unwrap_or(i64::MIN)),
+                Value::Integer(filter.until.unwrap_or(i64::MAX)),
+            ],
+        ));
+    }
+    let field = |key: &str, value: &str| {
+        (
+            "SELECT document_id FROM document_fields WHERE tenant_id = ?1 AND key = ?2 AND value = ?3"
+                .to_string(),
+            vec![text(key), text(value)],
+        )
+    };
+    for (k, v) in &filter.fields {
+        out.push(field(k, v));
+    }
+    if let Some(t) = &filter.tags {
+        // "Any" of several tags has no single index range; each tag of
+        // "all" does.
+        match t.tags.as_slice() {
+            [one] => out.push(field(TAGS_KEY, one)),
+            many if t.all => many.iter().for_each(|tag| out.push(field(TAGS_KEY, tag))),
+            _ => {}
+        }
+    }
+    out
+}
+
+impl TenantReader<'_> {
+    /// Resolves `filter` for this tenant's lanes (see the module docs).
+    pub fn recall_scope(&self, filter: &RecallFilter) -> Result<Scope> {
+        let mut scope = Scope::unresolved(filter);
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(scope);
+        };
+        if !filter.is_filtering() {
+            return Ok(scope);
+        }
+        self.in_snapshot(|| {
+            // The driver admitting fewest documents (each counted only up
+            // to the listing bound).
+            let mut best: Option<(usize, String, Vec<Value>)> = None;
+            for (sql, params) in drivers(filter) {
+                let count_sql =
+                    format!("SELECT count(*) FROM ({sql} LIMIT {})", MAX_LISTED_CHUNKS + 1);
+                let mut bound = vec![Value::Integer(tenant_id)];
+                bound.extend(params.iter().cloned());
+                let n: i64 = self
+                    .conn
+                    .prepare_cached(&count_sql)?
+                    .query_row(rusqlite::params_from_iter(bound), |r| r.get(0))?;
+                let n = n as usize;
+                if best.as_ref().is_none_or(|(b, _, _)| n < *b) {
+                    best = Some((n, sql, params));
+                }
+            }
+            let Some((n, driver, driver_params)) = best else {
+                return Ok(());
+            };
+            if n > MAX_LISTED_CHUNKS {
+                return Ok(());
+            }
+            scope.listed = self.list_chunks(tenant_id, &scope, &driver, driver_params)?;
+            Ok(())
+        })?;
+        Ok(scope)
+    }
+
+    /// The chunks (and vector slots) `scope` admits among the documents
+    /// `driver` lists; `None` when they are more than
+    /// [`MAX_LISTED_CHUNKS`].
+    fn list_chunks(
+        &self,
+        tenant_id: i64,
+        scope: &Scope,
+        driver: &str,
+        driver_params: Vec<Value>,
+    ) -> Result<Option<Listed>> {
+        let generation: i64 = self
+            .conn
+            .prepare_cached("SELECT vector_generation FROM tenants WHERE id = ?1")?
+            .query_row([tenant_id], |r| r.get(0))
+            .optional()?
+            .unwrap_or(0);
+        // The driver's parameters follow the lane-style base (`?1` tenant,
+        // `?8`, `?9` visibility): renumber them into the gap below the
+        // condition's.
+        let mut driver = driver.to_string();
+        for i in (2..=driver_params.len() + 1).rev() {
+            driver = driver.replace(&format!("?{i}"), &format!("?{}", i + 8));
+        }
+        let sql = format!(
+            "SELECT c.id, c.vector_slot FROM documents d JOIN chunks c ON c.document_id = d.id
+              WHERE d.id IN ({driver}) AND d.tenant_id = ?1 AND d.state = 'ready'
+                AND {VISIBLE} AND {}
+              LIMIT {}",
+            scope.condition(),
+            MAX_LISTED_CHUNKS + 1
+        );
+        let v = self.visible;
+        let mut base = vec![Value::Integer(tenant_id)];
+        base.resize(7, Value::Null);
+        base.push(Value::Integer(v.now));
+        base.push(Value::Integer(v.since));
+        base.extend(driver_params);
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(scope.bind(base)), |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?))
+        })?;
+        let mut chunks = HashSet::new();
+        let mut slots = Vec::new();
+        for row in rows {
+            let (chunk, slot) = row?;
+            if chunks.len() == MAX_LISTED_CHUNKS {
+                return Ok(None);
+            }
+            chunks.insert(chunk);
+            if let Some(s) = slot {
+                slots.push(s as u64);
+            }
+        }
+        slots.sort_unstable();
+        Ok(Some(Listed {
+            chunks,
+            slots,
+            generation,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prefix_bound_is_above_every_string_with_the_prefix_and_nothing_else() {
+        assert_eq!(prefix_bound("notes/").as_deref(), Some("notes0"));
+        assert_eq!(prefix_bound("a\u{10FFFF}").as_deref(), Some("b"));
+        assert_eq!(prefix_bound("\u{10FFFF}"), None);
+        // The surrogate gap is stepped over.
+        assert_eq!(prefix_bound("\u{D7FF}").as_deref(), Some("\u{E000}"));
+        let hi = prefix_bound("runbook").unwrap();
+        for s in ["runbook", "runbook/ops", "runbook\u{10FFFF}\u{10FFFF}"] {
+            assert!(s >= "runbook" && s < hi.as_str(), "{s}");
+        }
+        for s in ["runboo", "runbooL", "runboom", "s"] {
+            assert!(!(s >= "runbook" && s < hi.as_str()), "{s}");
+        }
+    }
+
+    #[test]
+    fn an_unfiltered_scope_is_current_versions_only_and_history_lifts_it() {
+        assert_eq!(Scope::current().condition(), "(d.superseded_by IS NULL)");
+        let all = RecallFilter {
+            include_history: true,
+            ..Default::default()
+        };
+        assert_eq!(Scope::unresolved(&all).condition(), "(1)");
+        assert!(!all.is_filtering());
+    }
+
+    #[test]
+    fn conditions_number_their_parameters_after_the_lanes() {
+        let f = RecallFilter {
+            source: Some(SourceMatch::Exact("runbook".into())),
+            tags: Some(TagMatch {
+                tags: vec!["a".into(), "b".into()],
+                all: false,
+            }),
+            ..Default::default()
+        };
+        let s = Scope::unresolved(&f);
+        assert!(s.condition().contains("d.source = ?20"));
+        assert!(s.condition().contains("f.value IN (?22, ?23)"));
+        let bound = s.bind(vec![Value::Integer(1)]);
+        assert_eq!(bound.len(), 19 + 4);
+        assert_eq!(bound[19], Value::Text("runbook".into()));
+    }
+}
