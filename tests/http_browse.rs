@@ -1008,3 +1008,45 @@ fn a_session_too_large_to_show_whole_is_shown_with_its_notes_cut() {
         "{cut_lens:?}"
     );
 }
+
+#[test]
+fn a_query_filter_holds_over_the_json_api_and_a_bad_one_is_a_clear_400() {
+    let dir = TempDir::new("browse-filter");
+    let api = Api::start(dir.path(), &[]);
+    let alice = admin("alice", "acme");
+    load(&api, &alice);
+    let ask = |filter: Value| {
+        let r = api.call(
+            "POST",
+            "/v1/query",
+            &alice,
+            Some(&json!({"query": "Acme Lisbon Portugal", "mode": "evidence", "filter": filter})),
+        );
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        let mut sources: Vec<String> = r.json()["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["source"].as_str().unwrap().to_string())
+            .collect();
+        sources.sort();
+        sources.dedup();
+        sources
+    };
+    assert_eq!(ask(json!({"source": "travel.txt"})), ["travel.txt"]);
+    assert_eq!(ask(json!({"media_type": "text/markdown"})), ["people.md"]);
+    assert_eq!(
+        ask(json!({"source_prefix": "n", "until": "2000-01-01"})),
+        Vec::<String>::new()
+    );
+    let r = api.call(
+        "POST",
+        "/v1/query",
+        &alice,
+        Some(&json!({"query": "Acme", "filter": {"since": "tomorrow"}})),
+    );
+    assert_eq!(r.status, 400, "{}", String::from_utf8_lossy(&r.body));
+    let body = String::from_utf8_lossy(&r.body);
+    assert!(body.contains("`filter.since` must be an RFC 3339"), "{body}");
+    assert!(!body.contains("SELECT") && !body.contains(dir.path().to_str().unwrap()));
+}
