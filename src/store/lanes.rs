@@ -4,21 +4,43 @@
 //! [`Scope`]: a candidate whose document the scope does not admit is passed
 //! over inside the lane, and the lane looks further down its own ranking
 //! until it has what it was asked for or the ranking is exhausted.
+//!
+//! A listed scope answers "admitted?" from its list; a checked one from
+//! the documents, for a batch of candidates per statement (one statement
+//! per candidate cost more than the lookups it makes). How deep a lane
+//! looks next follows the share of candidates admitted so far.
+
+use std::collections::HashSet;
 
 use rusqlite::types::Value;
 
 use super::chunks::{hit_row, ChunkHit};
 use super::scope::Scope;
 use super::tenant::{TenantReader, VISIBLE};
+use super::vectors::SlotScore;
 use crate::error::Result;
 
-/// A lane first looks this many times as deep as it was asked when its
-/// scope filters (each further look is [`DEEPER`] times deeper): about the
-/// share of candidates a broad filter passes over.
-pub const FILTERED_DEPTH: usize = 4;
+/// The vector lane under a filter takes this many int8 candidates per
+/// candidate it wants admitted (a share of 1 in 64 is found in one scan);
+/// if too few were admitted, it scans again as deep as the share admitted
+/// says it needs, times [`DEPTH_MARGIN`], and at least [`DEEPER`] times
+/// deeper. A scan costs the same at any depth; admission checks stop as
+/// soon as enough are admitted.
+pub const FILTERED_VECTOR_DEPTH: usize = 64;
 
-/// How much deeper each further look goes.
-pub const DEEPER: usize = 8;
+/// The least a further scan multiplies the depth by.
+pub const DEEPER: usize = 2;
+
+/// Margin on the depth a further look estimates it needs.
+const DEPTH_MARGIN: f64 = 1.5;
+
+/// Candidates the vector lane re-scores exactly per result under a
+/// filter: admitted ones only, and fewer than an unfiltered search
+/// re-scores (`RESCORE_PER_RESULT`), as each costs an admission check.
+pub const FILTERED_RESCORE_PER_RESULT: usize = 2;
+
+/// Most candidates whose admission one statement checks.
+const CHECK_BATCH: usize = 256;
 
 /// Columns of a [`ChunkHit`] for a query over `chunks c JOIN documents d`,
 /// with `score` in the BM25 column.
@@ -29,38 +51,113 @@ fn hit_columns(score: &str) -> String {
     )
 }
 
+/// The next depth of a lane that has looked `looked` deep and kept `kept`
+/// of the `wanted`.
+fn deeper(depth: usize, looked: usize, kept: usize, wanted: usize) -> usize {
+    let share = kept.max(1) as f64 / looked.max(1) as f64;
+    let needed = (wanted as f64 / share * DEPTH_MARGIN).ceil() as usize;
+    needed.max(depth * DEEPER)
+}
+
+/// What a chunk is looked up by.
+#[derive(Clone, Copy)]
+enum Key {
+    Chunk,
+    Slot,
+}
+
+impl Key {
+    fn column(self) -> &'static str {
+        match self {
+            Key::Chunk => "c.id",
+            Key::Slot => "c.vector_slot",
+        }
+    }
+}
+
 impl TenantReader<'_> {
     /// The base parameters of a lane statement: tenant `?1`, `key` `?2`,
     /// visibility `?8`, `?9`.
-    fn lane_params(&self, tenant_id: i64, key: i64) -> Vec<Value> {
+    fn lane_params(&self, tenant_id: i64, key: Value) -> Vec<Value> {
         let v = self.visible;
-        let mut p = vec![Value::Integer(tenant_id), Value::Integer(key)];
+        let mut p = vec![Value::Integer(tenant_id), key];
         p.resize(7, Value::Null);
         p.push(Value::Integer(v.now));
         p.push(Value::Integer(v.since));
         p
     }
 
-    /// The chunk `key` as a hit, if `scope` admits it (and it is this
+    /// The chunk at `key` as a hit, if `scope` admits it (and it is this
     /// tenant's and visible).
-    fn admitted_chunk(&self, tenant_id: i64, key: i64, scope: &Scope) -> Result<Option<ChunkHit>> {
-        if scope.lists(key) == Some(false) {
+    fn admitted_hit(
+        &self,
+        tenant_id: i64,
+        by: Key,
+        key: i64,
+        scope: &Scope,
+    ) -> Result<Option<ChunkHit>> {
+        if matches!(by, Key::Chunk) && scope.lists(key) == Some(false) {
             return Ok(None);
         }
         let sql = format!(
             "SELECT {} FROM chunks c JOIN documents d ON d.id = c.document_id
-              WHERE c.tenant_id = ?1 AND c.id = ?2 AND {VISIBLE} AND {}",
+              WHERE c.tenant_id = ?1 AND {} = ?2 AND {VISIBLE} AND {}",
             hit_columns("0.0"),
+            by.column(),
             scope.condition()
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
         let mut rows = stmt.query(rusqlite::params_from_iter(
-            scope.bind(self.lane_params(tenant_id, key)),
+            scope.bind(self.lane_params(tenant_id, Value::Integer(key))),
         ))?;
         Ok(match rows.next()? {
             Some(row) => Some(hit_row(row)?),
             None => None,
         })
+    }
+
+    /// Of `keys` (in rank order), those whose chunk `scope` admits, in the
+    /// same order.
+    fn admitted_keys(
+        &self,
+        tenant_id: i64,
+        by: Key,
+        keys: &[i64],
+        scope: &Scope,
+    ) -> Result<Vec<i64>> {
+        if matches!(by, Key::Chunk) && scope.is_listed() {
+            return Ok(keys
+                .iter()
+                .copied()
+                .filter(|&k| scope.lists(k) == Some(true))
+                .collect());
+        }
+        let sql = format!(
+            "SELECT {col} FROM chunks c JOIN documents d ON d.id = c.document_id
+              WHERE c.tenant_id = ?1 AND {col} IN (SELECT value FROM json_each(?2))
+                AND {VISIBLE} AND {}",
+            scope.condition(),
+            col = by.column()
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut admitted = HashSet::new();
+        for batch in keys.chunks(CHECK_BATCH) {
+            let list = serde_json::to_string(batch).unwrap_or_else(|_| "[]".into());
+            let rows = stmt.query_map(
+                rusqlite::params_from_iter(
+                    scope.bind(self.lane_params(tenant_id, Value::Text(list))),
+                ),
+                |r| r.get::<_, i64>(0),
+            )?;
+            for row in rows {
+                admitted.insert(row?);
+            }
+        }
+        Ok(keys
+            .iter()
+            .copied()
+            .filter(|k| admitted.contains(k))
+            .collect())
     }
 
     /// Best chunks for an FTS5 MATCH expression that `scope` admits, best
@@ -89,12 +186,17 @@ impl TenantReader<'_> {
         self.full_text(match_expr, limit, scope, "rowid DESC")
     }
 
-    /// Matches of `match_expr` in `order`, looked at in order (FTS5's
-    /// `ORDER BY rank LIMIT` is optimised, so each look is one bounded
-    /// ranking), keeping those `scope` admits, until `limit` are kept or
-    /// the matches run out.
+    /// Matches of `match_expr` in `order` that `scope` admits, until
+    /// `limit` are kept or the matches run out.
     ///
-    /// The depth is written into the SQL, not bound: SQLite plans a bound
+    /// Unfiltered, a look is one bounded ranking (FTS5's `ORDER BY rank
+    /// LIMIT` is optimised), and a second, deeper one runs only when
+    /// superseded versions took places. Filtered, every match is ranked
+    /// once (ranking costs the same at any depth; looking twice would rank
+    /// twice) and the ranked matches are checked a batch at a time until
+    /// enough are admitted.
+    ///
+    /// A depth is written into the SQL, not bound: SQLite plans a bound
     /// LIMIT by its value and re-prepares the statement whenever the value
     /// changes (measured: about 12% of a query's CPU when lanes asked for
     /// different limits). Each distinct depth is one cached statement.
@@ -108,42 +210,80 @@ impl TenantReader<'_> {
         let (Some(tenant_id), Some(fts)) = (self.tenant_id, self.fts_table()) else {
             return Ok(Vec::new());
         };
-        if limit == 0 {
+        if limit == 0 || scope.is_empty() {
             return Ok(Vec::new());
         }
-        let newest = order != "rank";
-        let mut depth = if scope.filters() {
-            limit * FILTERED_DEPTH
+        let score = if order == "rank" { "rank" } else { "0.0" };
+        let kept = if scope.filters() {
+            let mut stmt = self.conn.prepare_cached(&format!(
+                "SELECT rowid, {score} FROM {fts} WHERE {fts} MATCH ?1 ORDER BY {order}"
+            ))?;
+            let mut rows = stmt.query([match_expr])?;
+            let mut kept: Vec<(i64, f64)> = Vec::with_capacity(limit);
+            let mut batch: Vec<(i64, f64)> = Vec::new();
+            let mut batch_size = (limit * 2).min(CHECK_BATCH);
+            loop {
+                let row = rows.next()?;
+                if let Some(r) = row {
+                    batch.push((r.get(0)?, r.get(1)?));
+                }
+                if batch.len() >= batch_size || (row.is_none() && !batch.is_empty()) {
+                    self.keep_admitted(tenant_id, Key::Chunk, &mut batch, &mut kept, scope)?;
+                    batch_size = CHECK_BATCH;
+                }
+                if kept.len() >= limit || row.is_none() {
+                    break;
+                }
+            }
+            kept
         } else {
-            limit
-        };
-        let mut looked = 0;
-        let mut hits = Vec::with_capacity(limit);
-        loop {
-            let ranked: Vec<(i64, f64)> = {
-                let score = if newest { "0.0" } else { "rank" };
+            let mut depth = limit;
+            loop {
                 let mut stmt = self.conn.prepare_cached(&format!(
                     "SELECT rowid, {score} FROM {fts} WHERE {fts} MATCH ?1
                       ORDER BY {order} LIMIT {depth}"
                 ))?;
-                let rows = stmt.query_map([match_expr], |r| Ok((r.get(0)?, r.get(1)?)))?;
-                rows.collect::<rusqlite::Result<_>>()?
-            };
-            for &(key, rank) in &ranked[looked.min(ranked.len())..] {
-                if let Some(mut hit) = self.admitted_chunk(tenant_id, key, scope)? {
-                    hit.bm25 = rank;
-                    hits.push(hit);
-                    if hits.len() == limit {
-                        return Ok(hits);
-                    }
+                let mut ranked: Vec<(i64, f64)> = stmt
+                    .query_map([match_expr], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<rusqlite::Result<_>>()?;
+                let found = ranked.len();
+                let mut kept = Vec::with_capacity(limit);
+                self.keep_admitted(tenant_id, Key::Chunk, &mut ranked, &mut kept, scope)?;
+                if kept.len() >= limit || found < depth {
+                    break kept;
                 }
+                depth = deeper(depth, found, kept.len(), limit);
             }
-            if ranked.len() < depth {
-                return Ok(hits);
+        };
+        let mut hits = Vec::with_capacity(limit.min(kept.len()));
+        for (key, rank) in kept.into_iter().take(limit) {
+            // Admitted a moment ago in this read; a chunk deleted since is
+            // simply left out.
+            if let Some(mut hit) = self.admitted_hit(tenant_id, Key::Chunk, key, scope)? {
+                hit.bm25 = rank;
+                hits.push(hit);
             }
-            looked = ranked.len();
-            depth *= DEEPER;
         }
+        Ok(hits)
+    }
+
+    /// Moves `batch` (candidates in rank order) into `kept`, those `scope`
+    /// admits only, in order.
+    fn keep_admitted<T: Copy>(
+        &self,
+        tenant_id: i64,
+        by: Key,
+        batch: &mut Vec<(i64, T)>,
+        kept: &mut Vec<(i64, T)>,
+        scope: &Scope,
+    ) -> Result<()> {
+        let keys: Vec<i64> = batch.iter().map(|(k, _)| *k).collect();
+        let admitted: HashSet<i64> = self
+            .admitted_keys(tenant_id, by, &keys, scope)?
+            .into_iter()
+            .collect();
+        kept.extend(batch.drain(..).filter(|(k, _)| admitted.contains(k)));
+        Ok(())
     }
 
     /// The `k` chunks `scope` admits whose vectors are most similar to
@@ -153,6 +293,9 @@ impl TenantReader<'_> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(Vec::new());
         };
+        if k == 0 || scope.is_empty() {
+            return Ok(Vec::new());
+        }
         // One snapshot for the files' generation and the slots' chunks: a
         // compaction renumbers the slots and switches the files at once
         // (`maintenance`), and a slot read against the other generation's
@@ -177,54 +320,62 @@ impl TenantReader<'_> {
         let Some(vectors) = self.vectors.matching(tenant_id, generation) else {
             return Ok(Vec::new());
         };
-        if k == 0 {
-            return Ok(Vec::new());
-        }
-        let sql = format!(
-            "SELECT {} FROM chunks c JOIN documents d ON d.id = c.document_id
-              WHERE c.tenant_id = ?1 AND c.vector_slot = ?2 AND {VISIBLE} AND {}",
-            hit_columns("0.0"),
-            scope.condition()
-        );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let mut hits = Vec::with_capacity(k);
-        let mut keep = |found: &[super::vectors::SlotScore], hits: &mut Vec<ChunkHit>| {
-            for f in found {
-                // A slot without an admitted chunk belonged to a deleted
-                // chunk, or to a document the scope leaves out: skip it.
-                let mut rows = stmt.query(rusqlite::params_from_iter(
-                    scope.bind(self.lane_params(tenant_id, f.slot as i64)),
-                ))?;
-                if let Some(row) = rows.next()? {
-                    let mut hit = hit_row(row)?;
-                    hit.bm25 = -f64::from(f.score);
-                    hits.push(hit);
-                    if hits.len() == k {
-                        break;
-                    }
+        let found = if let Some(slots) = scope.slots(generation) {
+            vectors.rescore(query, k, slots)
+        } else if !scope.filters() {
+            vectors.search(query, k)
+        } else {
+            // The int8 scan's candidates in its order, checked a batch at a
+            // time until enough are admitted; only those are re-scored.
+            let wanted = k * FILTERED_RESCORE_PER_RESULT;
+            let mut depth = wanted * FILTERED_VECTOR_DEPTH;
+            let mut looked = 0;
+            let mut kept: Vec<(i64, ())> = Vec::with_capacity(wanted);
+            loop {
+                let candidates = vectors.candidates(query, depth);
+                let fresh = &candidates[looked.min(candidates.len())..];
+                let (mut at, mut size) = (0, (wanted * 2).min(CHECK_BATCH));
+                while at < fresh.len() && kept.len() < wanted {
+                    let end = (at + size).min(fresh.len());
+                    let mut batch: Vec<(i64, ())> =
+                        fresh[at..end].iter().map(|c| (c.slot as i64, ())).collect();
+                    self.keep_admitted(tenant_id, Key::Slot, &mut batch, &mut kept, scope)?;
+                    (at, size) = (end, CHECK_BATCH);
+                }
+                if kept.len() >= wanted || candidates.len() < depth {
+                    break;
+                }
+                looked = candidates.len();
+                depth = deeper(depth, looked, kept.len(), wanted);
+            }
+            let slots: Vec<u64> = kept.iter().take(wanted).map(|(s, _)| *s as u64).collect();
+            vectors.rescore(query, k, &slots)
+        };
+        self.hits_at_slots(tenant_id, &found, k, scope)
+    }
+
+    /// The chunks at `found` slots that `scope` admits, as hits, at most
+    /// `k`.
+    fn hits_at_slots(
+        &self,
+        tenant_id: i64,
+        found: &[SlotScore],
+        k: usize,
+        scope: &Scope,
+    ) -> Result<Vec<ChunkHit>> {
+        let mut hits = Vec::with_capacity(k.min(found.len()));
+        for f in found {
+            // A slot without an admitted chunk belonged to a deleted chunk,
+            // or to a document the scope leaves out: skip it.
+            if let Some(mut hit) = self.admitted_hit(tenant_id, Key::Slot, f.slot as i64, scope)? {
+                hit.bm25 = -f64::from(f.score);
+                hits.push(hit);
+                if hits.len() == k {
+                    break;
                 }
             }
-            Ok::<_, crate::error::Error>(())
-        };
-        if let Some(slots) = scope.slots(generation) {
-            keep(&vectors.search_among(query, k, slots), &mut hits)?;
-            return Ok(hits);
         }
-        let mut depth = if scope.filters() {
-            k * FILTERED_DEPTH
-        } else {
-            k
-        };
-        let mut looked = 0;
-        loop {
-            let found = vectors.search(query, depth);
-            keep(&found[looked.min(found.len())..], &mut hits)?;
-            if hits.len() >= k || found.len() < depth {
-                return Ok(hits);
-            }
-            looked = found.len();
-            depth *= DEEPER;
-        }
+        Ok(hits)
     }
 
     /// The first `limit` chunks by key that `scope` admits, in the order
@@ -244,7 +395,7 @@ impl TenantReader<'_> {
             if hits.len() == limit {
                 break;
             }
-            if let Some(mut hit) = self.admitted_chunk(tenant_id, key, scope)? {
+            if let Some(mut hit) = self.admitted_hit(tenant_id, Key::Chunk, key, scope)? {
                 hit.bm25 = -score;
                 hits.push(hit);
             }
@@ -257,5 +408,20 @@ impl TenantReader<'_> {
     /// this tenant are skipped.
     pub fn chunks_by_keys(&self, scored: &[(i64, f64)]) -> Result<Vec<ChunkHit>> {
         self.scoped_chunks_by_keys(scored, usize::MAX, &Scope::everything())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_further_look_goes_as_deep_as_the_share_admitted_says() {
+        // 10 of 240 admitted, 30 wanted: about 720 needed, with margin.
+        assert_eq!(deeper(240, 240, 10, 30), 1080);
+        // Most admitted: still at least twice as deep.
+        assert_eq!(deeper(240, 240, 29, 30), 480);
+        // None admitted: as though one had been.
+        assert_eq!(deeper(240, 240, 0, 30), 10_800);
     }
 }

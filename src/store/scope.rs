@@ -167,9 +167,14 @@ impl Scope {
             .map(|l| l.slots.as_slice())
     }
 
-    /// Whether the scope was listed (for tests and `explain`).
+    /// Whether the scope was listed.
     pub fn is_listed(&self) -> bool {
         self.listed.is_some()
+    }
+
+    /// Whether the scope is listed and admits nothing: every lane is empty.
+    pub fn is_empty(&self) -> bool {
+        self.listed.as_ref().is_some_and(|l| l.chunks.is_empty())
     }
 }
 
@@ -295,7 +300,7 @@ fn drivers(filter: &RecallFilter) -> Vec<(String, Vec<Value>)> {
     }
     let field = |key: &str, value: &str| {
         (
-            "SELECT document_id FROM document_fields WHERE tenant_id = ?1 AND key = ?2 AND value = ?3"
+            "SELECT document_id AS id FROM document_fields WHERE tenant_id = ?1 AND key = ?2 AND value = ?3"
                 .to_string(),
             vec![text(key), text(value)],
         )
@@ -378,10 +383,14 @@ impl TenantReader<'_> {
         for i in (2..=driver_params.len() + 1).rev() {
             driver = driver.replace(&format!("?{i}"), &format!("?{}", i + 8));
         }
+        // CROSS JOIN keeps the driver outermost: left to choose, the
+        // planner walks every document of the tenant by another index
+        // (measured: 12 ms instead of 0.5 for 500 documents of 100k).
         let sql = format!(
-            "SELECT c.id, c.vector_slot FROM documents d JOIN chunks c ON c.document_id = d.id
-              WHERE d.id IN ({driver}) AND d.tenant_id = ?1 AND d.state = 'ready'
-                AND {VISIBLE} AND {}
+            "SELECT c.id, c.vector_slot
+               FROM ({driver}) AS x CROSS JOIN documents d ON d.id = x.id
+                    CROSS JOIN chunks c ON c.document_id = d.id
+              WHERE d.tenant_id = ?1 AND d.state = 'ready' AND {VISIBLE} AND {}
               LIMIT {}",
             scope.condition(),
             MAX_LISTED_CHUNKS + 1

@@ -8,7 +8,6 @@
 //! an option, but the scan is compute-bound at the baseline.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 /// Quantizes a vector to int8 with one scale: `v[i] ≈ q[i] * scale`.
 pub fn quantize(v: &[f32], out: &mut [i8]) -> f32 {
@@ -157,78 +156,89 @@ pub fn as_i8(bytes: &[u8]) -> &[i8] {
     unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<i8>(), bytes.len()) }
 }
 
-/// A scored slot, ordered so a `BinaryHeap` of them is a min-heap on score
-/// (the worst of the current best sits on top, ready to be replaced).
+/// A scored slot.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scored {
     pub score: f32,
     pub slot: u64,
 }
 
-impl Eq for Scored {}
-
-impl Ord for Scored {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: smaller scores are "greater" so they surface first.
-        other
-            .score
-            .total_cmp(&self.score)
-            .then_with(|| self.slot.cmp(&other.slot))
-    }
-}
-
-impl PartialOrd for Scored {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
 /// Keeps the `k` best scores seen.
+///
+/// Candidates above the current floor are appended to a buffer; when it
+/// holds `2k`, the best `k` are selected (linear time) and the floor rises
+/// to the worst of them. Each candidate costs amortised constant time,
+/// where a heap of `k` cost `log k` per candidate let in: a filtered
+/// search keeps thousands, and sifting them through a heap cost as much as
+/// the scan.
 pub struct TopK {
     k: usize,
-    heap: BinaryHeap<Scored>,
+    buf: Vec<Scored>,
+    floor: f32,
+}
+
+/// Best first: higher score, then lower slot (a total order, so the `k`
+/// kept among ties do not depend on the order they came in).
+fn best_first(a: &Scored, b: &Scored) -> Ordering {
+    b.score.total_cmp(&a.score).then(a.slot.cmp(&b.slot))
 }
 
 impl TopK {
     pub fn new(k: usize) -> TopK {
         TopK {
             k,
-            heap: BinaryHeap::with_capacity(k + 1),
+            buf: Vec::with_capacity(2 * k.min(1 << 16)),
+            floor: f32::NEG_INFINITY,
         }
     }
 
     #[inline]
     pub fn push(&mut self, score: f32, slot: u64) {
-        if self.heap.len() < self.k {
-            self.heap.push(Scored { score, slot });
-        } else if let Some(worst) = self.heap.peek() {
-            if score > worst.score {
-                self.heap.pop();
-                self.heap.push(Scored { score, slot });
-            }
+        if self.k == 0 || score <= self.floor {
+            return;
+        }
+        self.buf.push(Scored { score, slot });
+        if self.buf.len() >= 2 * self.k {
+            self.shrink();
         }
     }
 
-    /// The score a candidate must beat to enter (−∞ until full).
+    /// Keeps the best `k` of the buffer and raises the floor to the worst
+    /// of them.
+    fn shrink(&mut self) {
+        if self.buf.len() > self.k {
+            self.buf.select_nth_unstable_by(self.k - 1, best_first);
+            self.buf.truncate(self.k);
+        }
+        if self.buf.len() == self.k {
+            self.floor = self
+                .buf
+                .iter()
+                .map(|s| s.score)
+                .fold(f32::INFINITY, f32::min);
+        }
+    }
+
+    /// The score a candidate must beat to enter (−∞ until `k` are known;
+    /// it may lag behind the true `k`-th best until the buffer is next
+    /// shrunk).
     #[inline]
     pub fn floor(&self) -> f32 {
-        if self.heap.len() < self.k {
-            f32::NEG_INFINITY
-        } else {
-            self.heap.peek().map_or(f32::NEG_INFINITY, |s| s.score)
-        }
+        self.floor
     }
 
     pub fn merge(&mut self, other: TopK) {
-        for s in other.heap {
+        for s in other.buf {
             self.push(s.score, s.slot);
         }
     }
 
     /// Best first.
-    pub fn into_sorted(self) -> Vec<Scored> {
-        let mut v = self.heap.into_vec();
-        v.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.slot.cmp(&b.slot)));
+    pub fn into_sorted(mut self) -> Vec<Scored> {
+        self.shrink();
+        let mut v = self.buf;
+        v.sort_by(best_first);
+        v.truncate(self.k);
         v
     }
 }
@@ -288,5 +298,31 @@ mod tests {
         }
         let slots: Vec<u64> = t.into_sorted().iter().map(|s| s.slot).collect();
         assert_eq!(slots, [5, 1, 3]);
+    }
+
+    #[test]
+    fn top_k_keeps_the_best_k_of_any_stream_ties_broken_by_slot() {
+        let mut seed = 11u64;
+        for (k, n) in [(1, 10), (3, 2), (10, 1000), (64, 5000), (500, 700)] {
+            let scores: Vec<f32> = (0..n)
+                .map(|_| (rng(&mut seed) * 16.0).round() / 16.0)
+                .collect();
+            let mut top = TopK::new(k);
+            for (slot, &s) in scores.iter().enumerate() {
+                top.push(s, slot as u64);
+            }
+            let mut want: Vec<Scored> = scores
+                .iter()
+                .enumerate()
+                .map(|(slot, &score)| Scored {
+                    score,
+                    slot: slot as u64,
+                })
+                .collect();
+            want.sort_by(best_first);
+            want.truncate(k);
+            assert_eq!(top.into_sorted(), want, "k {k}, n {n}");
+        }
+        assert!(TopK::new(0).into_sorted().is_empty());
     }
 }

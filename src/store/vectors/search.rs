@@ -13,28 +13,33 @@ impl TenantVectors {
     /// normalized), best first: an int8 scan of every committed row, then
     /// exact re-scoring of the best candidates.
     pub fn search(&self, query: &[f32], k: usize) -> Vec<SlotScore> {
+        let keep = (k * RESCORE_PER_RESULT).max(MIN_RESCORED);
+        let candidates: Vec<u64> = self.candidates(query, keep).iter().map(|c| c.slot).collect();
+        self.rescore(query, k, &candidates)
+    }
+
+    /// The `keep` rows the int8 scan finds most similar to `query`, best
+    /// first by that approximate score: what exact re-scoring chooses from.
+    pub fn candidates(&self, query: &[f32], keep: usize) -> Vec<SlotScore> {
         let snap = self
             .snapshot
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        let (Some(q8), Some(f32m)) = (snap.q8, snap.f32) else {
+        let Some(q8) = snap.q8 else {
             return Vec::new();
         };
         let rows = snap.rows as usize;
-        if rows == 0 || k == 0 || query.len() != self.spec.dim {
+        let Some(query) = self.unit(query) else {
+            return Vec::new();
+        };
+        if rows == 0 || keep == 0 {
             return Vec::new();
         }
-        let norm = dot_f32(query, query).sqrt();
-        if norm == 0.0 || !norm.is_finite() {
-            return Vec::new();
-        }
-        let query: Vec<f32> = query.iter().map(|x| x / norm).collect();
         let mut q = vec![0i8; self.spec.dim];
         let qscale = quantize(&query, &mut q);
-        let keep = (k * RESCORE_PER_RESULT).max(MIN_RESCORED);
         let body = &q8[HEADER_BYTES as usize..HEADER_BYTES as usize + rows * self.q8_row];
-        let candidates = if rows >= PARALLEL_SCAN_MIN_ROWS {
+        let found = if rows >= PARALLEL_SCAN_MIN_ROWS {
             let half = rows / 2;
             let (a, b) = body.split_at(half * self.q8_row);
             std::thread::scope(|s| {
@@ -46,20 +51,7 @@ impl TenantVectors {
         } else {
             self.scan(body, 0, &q, qscale, keep)
         };
-        let mut exact = TopK::new(k);
-        let base = HEADER_BYTES as usize;
-        let mut row = vec![0f32; self.spec.dim];
-        for c in candidates.into_sorted() {
-            let start = base + c.slot as usize * self.f32_row;
-            for (x, bytes) in row
-                .iter_mut()
-                .zip(f32m[start..start + self.f32_row].chunks_exact(4))
-            {
-                *x = f32::from_le_bytes(bytes.try_into().expect("4 bytes"));
-            }
-            exact.push(dot_f32(&query, &row), c.slot);
-        }
-        exact
+        found
             .into_sorted()
             .into_iter()
             .map(|s| SlotScore {
@@ -70,26 +62,20 @@ impl TenantVectors {
     }
 
     /// The `k` rows among `slots` most similar to `query`, best first,
-    /// scored exactly from the f32 file (a filtered recall lists few rows,
-    /// so no int8 pass is worth it). Slots past the committed rows are
+    /// scored exactly from the f32 file. Slots past the committed rows are
     /// skipped.
-    pub fn search_among(&self, query: &[f32], k: usize, slots: &[u64]) -> Vec<SlotScore> {
+    pub fn rescore(&self, query: &[f32], k: usize, slots: &[u64]) -> Vec<SlotScore> {
         let snap = self
             .snapshot
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        let Some(f32m) = snap.f32 else {
+        let (Some(f32m), Some(query)) = (snap.f32, self.unit(query)) else {
             return Vec::new();
         };
-        if k == 0 || query.len() != self.spec.dim {
+        if k == 0 {
             return Vec::new();
         }
-        let norm = dot_f32(query, query).sqrt();
-        if norm == 0.0 || !norm.is_finite() {
-            return Vec::new();
-        }
-        let query: Vec<f32> = query.iter().map(|x| x / norm).collect();
         let mut exact = TopK::new(k);
         let mut row = vec![0f32; self.spec.dim];
         for &slot in slots.iter().filter(|&&s| s < snap.rows) {
@@ -110,6 +96,14 @@ impl TenantVectors {
                 score: s.score,
             })
             .collect()
+    }
+
+    /// `query` scaled to unit length; `None` for a query of the wrong
+    /// dimension, zero or not finite.
+    fn unit(&self, query: &[f32]) -> Option<Vec<f32>> {
+        let norm = dot_f32(query, query).sqrt();
+        (query.len() == self.spec.dim && norm != 0.0 && norm.is_finite())
+            .then(|| query.iter().map(|x| x / norm).collect())
     }
 
     fn scan(&self, rows: &[u8], first_slot: u64, q: &[i8], qscale: f32, keep: usize) -> TopK {
