@@ -366,6 +366,8 @@ fn ingest_file(
         provenance: None,
         wait: false,
         allow_duplicate: false,
+        replaces: Default::default(),
+        title: None,
     };
     match memory.ingest(request) {
         Ok(r) if r.idempotent_replay => Outcome::AlreadyStored,

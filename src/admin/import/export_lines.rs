@@ -87,6 +87,8 @@ pub fn export_document(v: &Value) -> Result<(IngestRequest, Restore), String> {
         wait: false,
         // An export is restored as it was, documents of equal content too.
         allow_duplicate: true,
+        replaces: Default::default(),
+        title: None,
     };
     Ok((
         request,

@@ -22,6 +22,7 @@ mod output;
 mod query;
 mod schema;
 mod status;
+mod update;
 
 pub use args::Args;
 
@@ -56,6 +57,7 @@ pub const INGEST: &str = "alayasiki_ingest";
 /// Every tool the server offers, in listing order.
 pub static TOOLS: &[&Tool] = &[
     &ingest::TOOL,
+    &update::TOOL,
     &query::TOOL,
     &status::TOOL,
     &forget::TOOL,
