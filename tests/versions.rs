@@ -90,6 +90,11 @@ fn an_update_of_the_content_is_a_new_version_and_the_old_stays_as_history() {
                "metadata": {"team": "ops"}, "provenance": "user"}),
     );
     let old = id_of(&first);
+    let alone = read(&mut s, &old).unwrap();
+    assert!(
+        alone.get("_meta").is_none(),
+        "a document without other versions reads as it always did: {alone}"
+    );
     let updated = s.ok(
         "alayasiki_update",
         json!({"document_id": old, "content": "The backups run at 03:00 on the NAS."}),
@@ -488,4 +493,107 @@ fn a_superseded_version_no_longer_supports_graph_relations() {
         relations(&mut s, q, "acquired").is_empty(),
         "a fact only superseded versions stated has no support"
     );
+}
+
+/// A subcommand run from the shell beside `agent`: it reaches the
+/// directory's owner (no `ALAYASIKI_IN_PROCESS`).
+#[cfg(unix)]
+fn shell(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(args)
+        .arg("--data-dir")
+        .arg(dir)
+        .env("ALAYASIKI_LOG", "warn")
+        .env_remove("ALAYASIKI_DATA_DIR")
+        .env_remove("ALAYASIKI_MCP_TENANT")
+        .env_remove("ALAYASIKI_MCP_SUBJECT")
+        .stdin(std::process::Stdio::null());
+    for (k, v) in common::owner::SHARED {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run alayasiki-mcp")
+}
+
+/// The id after "stored " in a command's report.
+#[cfg(unix)]
+fn stored_id(out: &std::process::Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{:?}: {text}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text.split_whitespace()
+        .skip_while(|w| *w != "stored")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no id in {text}"))
+        .to_string()
+}
+
+#[cfg(unix)]
+#[test]
+fn the_command_line_updates_and_supersedes_through_the_owner() {
+    let dir = TempDir::new("versions-cli");
+    let mut agent = common::owner::client(dir.path());
+    let a = agent.ingest("The canteen serves lunch from noon.");
+
+    let out = shell(
+        dir.path(),
+        &["update", &a, "--text", "The canteen serves lunch from one."],
+    );
+    let b = stored_id(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!("superseding {a}")),
+        "{out:?}"
+    );
+    // The agent sees the new version and the chain at once.
+    let now = read(&mut agent, &b).unwrap();
+    assert_eq!(now["text"], "The canteen serves lunch from one.");
+    assert_eq!(
+        chain(&now["_meta"]),
+        vec![(a.clone(), false), (b.clone(), true)]
+    );
+
+    // Metadata and title only, from the shell.
+    let c = stored_id(&shell(
+        dir.path(),
+        &[
+            "update",
+            &b,
+            "--metadata",
+            r#"{"site": "north"}"#,
+            "--title",
+            "Canteen",
+        ],
+    ));
+    assert_eq!(
+        original(&mut agent, &c),
+        "The canteen serves lunch from one."
+    );
+
+    // A file ingested as a new version of the current one.
+    let file = dir.path().join("canteen.md");
+    std::fs::write(&file, "# Canteen\n\nLunch from half past twelve.\n").unwrap();
+    let path = file.to_str().unwrap();
+    let d = stored_id(&shell(dir.path(), &["ingest", path, "--supersedes", &c]));
+    let was = read(&mut agent, &c).unwrap();
+    assert_eq!(was["_meta"]["superseded_by"], d.as_str(), "{was}");
+
+    // Refusals: a superseded version (exit 1, naming the current one),
+    // and bad command lines (exit 2).
+    let out = shell(dir.path(), &["update", &a, "--text", "x"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&d), "{out:?}");
+    for bad in [
+        vec!["update", &d],
+        vec!["update", &d, "--text", "x", "--file", path],
+        vec!["update", &d, "--metadata", "[1]"],
+        vec!["ingest", path, path, "--supersedes", &d],
+        vec!["query", "x", "--supersedes", &d],
+    ] {
+        let out = shell(dir.path(), &bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {out:?}");
+    }
+    agent.close();
 }

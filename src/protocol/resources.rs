@@ -5,8 +5,9 @@
 //! `alayasiki://communities`; the caller's working-memory sessions as
 //! `alayasiki://sessions/{id}`.
 //!
-//! A document read names its versions in the content's `_meta` (see
-//! [`version_meta`]): any version can be read, superseded ones included.
+//! A document with other versions names them in its content's `_meta`
+//! (see [`version_meta`]); any version can be read, superseded ones
+//! included.
 //!
 //! `resources/list` pages through the caller's ready current documents with an
 //! opaque cursor; `resources/read` answers after the same tenant-bound
@@ -39,8 +40,9 @@ pub fn templates() -> Vec<Value> {
             "uriTemplate": "alayasiki://documents/{id}",
             "name": "document",
             "description": "A stored document's extracted text, by document id (as returned by \
-        alayasiki_ingest and in query evidence). Its `_meta` lists its `versions` (oldest first) \
-        and, for a version a newer one replaced, `superseded_by` and `superseded_at`.",
+        alayasiki_ingest and in query evidence). A document with other versions names them in \
+        `_meta`: `versions` (oldest first) and, once a newer one replaced it, `superseded_by` \
+        and `superseded_at`.",
             "mimeType": "text/plain"
         }),
         json!({
@@ -168,11 +170,16 @@ pub fn read(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, F
         Err(Error::NotFound(_)) => return Err(not_found()),
         Err(e) => return Err(service_fault(e)),
     };
-    let history = version_meta(doc.superseded_by, doc.superseded_at, &versions);
     match (doc.state.as_str(), doc.text) {
-        ("ready", Some(text)) => Ok(json!({
-            "contents": [{"uri": uri, "mimeType": "text/plain", "text": text, "_meta": history}]
-        })),
+        ("ready", Some(text)) => {
+            let mut content = json!({"uri": uri, "mimeType": "text/plain", "text": text});
+            // A document that never had another version reads as before
+            // versions existed (recorded sessions replay unchanged).
+            if versions.len() > 1 {
+                content["_meta"] = version_meta(doc.superseded_by, doc.superseded_at, &versions);
+            }
+            Ok(json!({"contents": [content]}))
+        }
         ("failed", _) => Err(Fault::new(
             RESOURCE_NOT_FOUND,
             format!(

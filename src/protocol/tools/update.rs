@@ -5,7 +5,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::ingest::{content_form, output_schema};
+use super::ingest::content_form;
 use super::schema::{choice, free_form, label, object, text};
 use super::{Args, Tool};
 use crate::error::{Error, Result};
@@ -107,6 +107,17 @@ pub fn parse(map: &Map<String, Value>) -> Result<UpdateRequest> {
         wait: args.boolean("wait")?.unwrap_or(true),
         idempotency_key: args.string("idempotency_key")?.map(str::to_string),
     })
+}
+
+/// The new version's receipt: an ingest's, but never a duplicate's (an
+/// update stores its version whatever else holds the same content).
+fn output_schema() -> Value {
+    let mut schema = super::ingest::output_schema();
+    if let Some(props) = schema["properties"].as_object_mut() {
+        props.remove("duplicate_of");
+    }
+    schema["description"] = json!("The new version's receipt.");
+    schema
 }
 
 fn run(memory: &Memory<'_>, req: UpdateRequest) -> Result<Value> {

@@ -241,6 +241,7 @@ function documentFilters() {
     const v = $(id).value.trim();
     if (v) f[name] = v;
   }
+  if ($("history-filter").checked) f.include_history = "true";
   return f;
 }
 
@@ -270,6 +271,10 @@ async function loadDocuments(more) {
       li.append(el("p", d.title || d.document_id, "item-title"));
       li.append(el("p", iso(d.source || "no source") + " · " + d.media_type + " · " + bytes(d.bytes) + " · " +
         iso(d.provenance || "") + " · " + d.created_at, "meta"));
+      if (d.superseded_at) {
+        li.classList.add("superseded");
+        li.append(el("p", "Superseded " + d.superseded_at, "meta"));
+      }
       li.append(openButton(d.document_id, "Open"));
       list.append(li);
     }
@@ -298,6 +303,7 @@ async function openDocument(id) {
     fact(dl, "Stored by", d.created_by);
     fact(dl, "State", d.state);
     if (d.error) fact(dl, "Error", d.error);
+    showVersions(d);
     $("document-metadata").textContent = JSON.stringify({ metadata: d.metadata, provenance: d.provenance }, null, 2);
     $("document-text").textContent = (d.text || "") +
       (d.text_truncated ? "\n\n[The text is cut here: it is too long to show whole. Download the original for all of it.]" : "");
@@ -309,6 +315,30 @@ async function openDocument(id) {
     $("forget-note").hidden = mayForget;
     $("forget-note").textContent = mayForget ? "" : "This token cannot forget documents (it needs the ingest:write scope or the ingestor or admin role).";
   } catch (e) { failed(e); }
+}
+
+// The open document's chain of versions, oldest first: each opens, the
+// superseded ones are marked, and a superseded document says so above all.
+function showVersions(d) {
+  const note = $("document-superseded");
+  note.hidden = !d.superseded_by;
+  note.textContent = d.superseded_by
+    ? "This version was superseded on " + d.superseded_at + " by " + d.superseded_by + "; it is kept as history."
+    : "";
+  const versions = d.versions || [];
+  $("versions-section").hidden = versions.length < 2;
+  const list = $("document-versions");
+  list.replaceChildren();
+  for (const v of versions) {
+    const li = el("li");
+    li.dataset.documentId = v.document_id;
+    li.classList.add(v.current ? "current" : "superseded");
+    li.append(el("span", v.document_id + " · stored " + v.created_at + " · " +
+      (v.current ? "current" : "superseded " + v.superseded_at)));
+    if (v.document_id === d.document_id) li.append(el("span", " (this version)", "muted"));
+    else li.append(openButton(v.document_id, "Open"));
+    list.append(li);
+  }
 }
 
 // One page of the open document's chunks, each with the entities it
