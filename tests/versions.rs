@@ -597,3 +597,61 @@ fn the_command_line_updates_and_supersedes_through_the_owner() {
     }
     agent.close();
 }
+
+#[test]
+fn an_export_imported_keeps_every_version_and_which_is_current() {
+    let from = TempDir::new("versions-export");
+    let mut s = Server::ready(from.path());
+    let a = s.ingest("The ferry leaves at seven.");
+    let b = id_of(&s.ok(
+        "alayasiki_update",
+        json!({"document_id": a, "content": "The ferry leaves at eight."}),
+    ));
+    let c = s.ingest("The ferry returns at noon.");
+    let d = id_of(&s.ok(
+        "alayasiki_ingest",
+        json!({"content": "The ferry runs from eight to noon.", "supersedes": [b, c]}),
+    ));
+    s.close();
+    let export = from.path().join("memory.jsonl");
+    std::fs::write(&export, cli_ok(from.path(), &["export"])).unwrap();
+
+    let to = TempDir::new("versions-import");
+    cli_ok(to.path(), &["import", export.to_str().unwrap()]);
+    let mut s = Server::ready(to.path());
+    let all = vec![
+        (a.clone(), false),
+        (b.clone(), false),
+        (c.clone(), false),
+        (d.clone(), true),
+    ];
+    for id in [&a, &b, &c, &d] {
+        let doc = read(&mut s, id).unwrap();
+        assert_eq!(chain(&doc["_meta"]), all, "{id}: {doc}");
+    }
+    assert_eq!(
+        read(&mut s, &a).unwrap()["_meta"]["superseded_by"],
+        b.as_str()
+    );
+    assert_eq!(
+        read(&mut s, &c).unwrap()["_meta"]["superseded_by"],
+        d.as_str()
+    );
+    assert_eq!(listed(&mut s), vec![d.clone()]);
+    s.close();
+}
+
+#[test]
+fn a_version_is_not_reported_as_a_copy_of_the_one_it_replaced() {
+    let dir = TempDir::new("versions-dup-report");
+    let mut s = Server::ready(dir.path());
+    let a = s.ingest("The staging database is rebuilt every Sunday night.");
+    s.ok(
+        "alayasiki_update",
+        json!({"document_id": a, "metadata": {"env": "staging"}}),
+    );
+    s.close();
+    let listed: Value =
+        serde_json::from_str(&cli_ok(dir.path(), &["status", "--duplicates", "--json"])).unwrap();
+    assert_eq!(listed["copies"], 0, "{listed}");
+}

@@ -105,6 +105,7 @@ pub fn ingest_version(
             replaces: Replaces {
                 documents: supersedes,
                 source: false,
+                if_current: false,
             },
             title: None,
         })

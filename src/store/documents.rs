@@ -179,8 +179,8 @@ impl TenantWriter<'_> {
         // versions racing for the same document cannot both win.
         let replaced = self.supersede_targets(&doc.replaces, doc.source.as_deref(), now)?;
         if doc.dedupe {
-            let not: Vec<i64> = replaced.iter().map(|(key, _)| *key).collect();
-            if let Some(found) = self.live_with_content(doc.content_key.as_deref(), &not, now)? {
+            let keys: Vec<i64> = replaced.iter().map(|(key, _)| *key).collect();
+            if let Some(found) = self.live_with_content(doc.content_key.as_deref(), &keys, now)? {
                 return Ok(found);
             }
         }

@@ -31,6 +31,10 @@ pub struct Replaces {
     /// Also every current document of the tenant with the new document's
     /// `source`.
     pub source: bool,
+    /// Of `documents`, supersede those present and current and pass over
+    /// the others, however many: an import restoring the chain an export
+    /// recorded, some of whose versions may have been skipped.
+    pub if_current: bool,
 }
 
 impl Replaces {
@@ -122,11 +126,18 @@ impl TenantWriter<'_> {
                     Ok((r.get(0)?, r.get(1)?))
                 })
                 .optional()?;
-            let Some((key, superseded_by)) = found else {
-                return Err(Error::NotFound(format!(
-                    "no document {doc_id:?} in this memory to supersede"
-                )));
+            let (key, superseded_by) = match found {
+                Some(found) => found,
+                None if replaces.if_current => continue,
+                None => {
+                    return Err(Error::NotFound(format!(
+                        "no document {doc_id:?} in this memory to supersede"
+                    )))
+                }
             };
+            if superseded_by.is_some() && replaces.if_current {
+                continue;
+            }
             if superseded_by.is_some() {
                 let current = self.current_version(key)?.unwrap_or_default();
                 return Err(Error::Conflict(format!(
@@ -138,7 +149,7 @@ impl TenantWriter<'_> {
                 targets.push((key, doc_id.clone()));
             }
         }
-        if targets.len() > MAX_SUPERSEDES {
+        if targets.len() > MAX_SUPERSEDES && !replaces.if_current {
             return Err(too_many(targets.len()));
         }
         Ok(targets)
@@ -289,5 +300,81 @@ impl TenantReader<'_> {
         )?;
         let rows = stmt.query_map(params![tenant_id, doc_id], |r| r.get(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Replaces;
+    use crate::clock::now_ms;
+    use crate::store::test_support::{plain_document, temp_store};
+    use crate::store::{NewDocument, Store, Tenant};
+
+    /// Admits `text` as if written at `at`, expiring at `expires_at`, as a
+    /// new version of `replaces`; its external id.
+    fn admit(
+        store: &Store,
+        t: &Tenant,
+        text: &str,
+        at: i64,
+        expires_at: Option<i64>,
+        replaces: &[&str],
+    ) -> String {
+        let doc = NewDocument {
+            expires_at,
+            replaces: Replaces {
+                documents: replaces.iter().map(|s| s.to_string()).collect(),
+                ..Replaces::default()
+            },
+            ..plain_document(text.as_bytes().to_vec())
+        };
+        store.write(t, move |w| w.admit(doc, at)).unwrap().doc_id
+    }
+
+    fn chain(store: &Store, t: &Tenant, id: &str) -> Vec<String> {
+        let versions = store.reader(t).unwrap().versions(id).unwrap();
+        versions.into_iter().map(|v| v.doc_id).collect()
+    }
+
+    #[test]
+    fn retention_purging_a_current_version_purges_its_history() {
+        let (dir, store) = temp_store("alayasiki-versions-expiry");
+        let t = Tenant::new("t").unwrap();
+        let now = now_ms();
+        let a = admit(&store, &t, "a", now - 10_000, None, &[]);
+        let b = admit(&store, &t, "b", now - 9_000, Some(now - 1_000), &[&a]);
+        let other = admit(&store, &t, "other", now - 9_000, None, &[]);
+        let mut purged: Vec<String> = store
+            .purge_expired(&t, 256, 64)
+            .unwrap()
+            .into_iter()
+            .map(|f| f.document_id)
+            .collect();
+        purged.sort();
+        let mut both = vec![a.clone(), b];
+        both.sort();
+        assert_eq!(purged, both, "the expired current version and its history");
+        assert!(chain(&store, &t, &a).is_empty());
+        assert_eq!(chain(&store, &t, &other), vec![other]);
+        store.close();
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn an_old_version_expiring_alone_leaves_the_chain_without_it() {
+        let (dir, store) = temp_store("alayasiki-versions-splice");
+        let t = Tenant::new("t").unwrap();
+        let now = now_ms();
+        let a = admit(&store, &t, "a", now - 10_000, None, &[]);
+        let b = admit(&store, &t, "b", now - 9_000, Some(now - 1_000), &[&a]);
+        let c = admit(&store, &t, "c", now - 8_000, None, &[&b]);
+        let purged = store.purge_expired(&t, 256, 64).unwrap();
+        assert_eq!(purged.len(), 1);
+        assert_eq!(purged[0].document_id, b);
+        assert_eq!(chain(&store, &t, &a), vec![a.clone(), c.clone()]);
+        let row = store.reader(&t).unwrap().document(&a).unwrap().unwrap();
+        assert_eq!(row.superseded_by.as_deref(), Some(c.as_str()));
+        store.close();
+        std::fs::remove_dir_all(dir).ok();
     }
 }

@@ -186,6 +186,7 @@ pub fn parse(map: &Map<String, Value>) -> Result<IngestRequest> {
         replaces: Replaces {
             documents: supersedes(&args)?,
             source: args.boolean("replace_source")?.unwrap_or(false),
+            if_current: false,
         },
         title: None,
     })

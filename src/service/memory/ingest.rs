@@ -491,7 +491,7 @@ impl Memory<'_> {
 /// to replace when it asks to replace one. Whether each document exists
 /// and is current is the writer's to check, as it admits the new version.
 fn check_replaces(replaces: &Replaces, has_source: bool) -> Result<()> {
-    if replaces.documents.len() > MAX_SUPERSEDES {
+    if replaces.documents.len() > MAX_SUPERSEDES && !replaces.if_current {
         return Err(Error::LimitExceeded(format!(
             "`supersedes` names {} documents; at most {MAX_SUPERSEDES} (MAX_SUPERSEDES)",
             replaces.documents.len()

@@ -113,6 +113,7 @@ impl Memory<'_> {
             replaces: Replaces {
                 documents: vec![req.document_id],
                 source: false,
+                if_current: false,
             },
             title,
         })
