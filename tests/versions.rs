@@ -9,7 +9,7 @@
 
 mod common;
 
-use alayasiki_mcp::limits::MAX_SUPERSEDES;
+use alayasiki_mcp::limits::{MAX_SUPERSEDES, MAX_TITLE_BYTES};
 use common::*;
 use serde_json::{json, Value};
 
@@ -181,6 +181,23 @@ fn an_update_of_the_metadata_alone_keeps_the_original_bytes_and_title() {
     let why = refused(&mut s, "alayasiki_update", json!({"document_id": new}));
     assert!(why.starts_with("invalid_input"), "{why}");
     assert_eq!(documents(&mut s), 2);
+
+    // A title of MAX_TITLE_BYTES is taken, one byte more is not.
+    let why = refused(
+        &mut s,
+        "alayasiki_update",
+        json!({"document_id": new, "title": "t".repeat(MAX_TITLE_BYTES + 1)}),
+    );
+    assert!(
+        why.starts_with("limit_exceeded") && why.contains(&MAX_TITLE_BYTES.to_string()),
+        "{why}"
+    );
+    assert_eq!(documents(&mut s), 2);
+    let titled = s.ok(
+        "alayasiki_update",
+        json!({"document_id": new, "title": "t".repeat(MAX_TITLE_BYTES)}),
+    );
+    assert_eq!(titled["supersedes"], json!([new]));
 }
 
 #[test]
