@@ -406,6 +406,8 @@ function askForget() {
   fact(dl, "Id", current.document_id);
   fact(dl, "Source", current.source);
   fact(dl, "Size", bytes(current.bytes));
+  const versions = (current.versions || []).length;
+  if (versions > 1) fact(dl, "Versions", versions + ", all forgotten with it");
   $("forget-dialog").returnValue = "";
   $("forget-dialog").showModal();
 }
@@ -426,10 +428,13 @@ async function askForgetSource() {
   if (!listed || !listed.filters.source) return;
   const source = listed.filters.source;
   try {
-    // The exact count and the first titles, read now, not from the list.
-    const r = await api("GET", "/v1/documents?" + new URLSearchParams({ source, limit: "10" }).toString());
+    // The exact count and the first titles, read now, not from the list:
+    // superseded versions of the source too, since they go as well.
+    const q = new URLSearchParams({ source, limit: "10", include_history: "true" });
+    const r = await api("GET", "/v1/documents?" + q.toString());
     $("source-forget-what").textContent = "This deletes, for good, all " + r.total +
-      " document(s) whose source is exactly \u201c" + iso(source) + "\u201d:";
+      " document(s) whose source is exactly \u201c" + iso(source) + "\u201d, superseded versions " +
+      "included, with every other version of each:";
     const ul = $("source-forget-list");
     ul.replaceChildren();
     for (const d of r.documents) ul.append(el("li", iso(d.title || "(untitled)") + " · " + d.document_id + " · " + bytes(d.bytes)));
