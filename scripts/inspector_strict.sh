@@ -66,7 +66,7 @@ tools=$(node -e '
 ' "$work/stdout") || fail "no tools/list result, or schema findings in it"
 for expected in alayasiki_ingest alayasiki_query alayasiki_status alayasiki_forget \
   alayasiki_memory_write alayasiki_memory_read alayasiki_memory_promote \
-  alayasiki_memory_delete; do
+  alayasiki_memory_delete alayasiki_update; do
   case " $tools " in
     *" $expected "*) ;;
     *) fail "tools/list lacks $expected (got: $tools)" ;;

@@ -15,7 +15,8 @@ Runs the same session twice, with `mcp.Client` in each of its eras:
 The connect is timed (a server that does not answer the probe at once
 costs every client a 10 s timeout). Then: list tools, prompts and resource
 templates, ingest, query, read the document back as a resource, ingest a
-copy (named its `duplicate_of`, nothing stored), and use working memory
+copy (named its `duplicate_of`, nothing stored), update it (the old
+version read back with its history in `_meta`), and use working memory
 (write, merged query, session resource, delete); every tool result
 also carries structuredContent equal to its text. Exits non-zero with a
 message on any failure.
@@ -72,7 +73,7 @@ async def session(binary, mode, version):
             fail("initialize instructions do not mention alayasiki_query")
 
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        for name in ("alayasiki_ingest", "alayasiki_query", "alayasiki_status"):
+        for name in ("alayasiki_ingest", "alayasiki_update", "alayasiki_query", "alayasiki_status"):
             if name not in tools:
                 fail(f"tool {name} not listed (got {sorted(tools)})")
         prompts = [p.name for p in (await client.list_prompts()).prompts]
@@ -110,6 +111,21 @@ async def session(binary, mode, version):
         status = text_json(await client.call_tool("alayasiki_status", {}))
         if status["documents"] != 1:
             fail(f"status counts: {status}")
+
+        # A new version of the note: the old one stays readable as history,
+        # its `_meta` naming the version that replaced it and the chain.
+        newer = text_json(await client.call_tool("alayasiki_update", {
+            "document_id": doc,
+            "content": "The observatory on Mauna Kea reopened in July after the storm repairs."}))
+        if newer.get("supersedes") != [doc] or newer["state"] != "ready":
+            fail(f"update: {newer}")
+        old = (await client.read_resource(f"alayasiki://documents/{doc}")).contents[0]
+        meta = old.model_dump(by_alias=True).get("_meta") or {}
+        chain = [v["document_id"] for v in meta.get("versions", [])]
+        if meta.get("superseded_by") != newer["document_id"] or chain != [doc, newer["document_id"]]:
+            fail(f"the superseded version does not name its history: {meta}")
+        if "June" not in old.text:
+            fail("the superseded version's text changed")
 
         # Working memory: write a note, find it merged into a query, read the
         # session as a resource.

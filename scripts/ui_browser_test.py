@@ -6,7 +6,9 @@ the page, searches and checks the evidence shown, opens a document, its
 chunks and entities, and downloads its original (bytes compared), opens
 an entity in the graph (relations with confidence and evidence), expands
 the neighbourhood and zooms, sees the communities and the caller's
-working-memory sessions, filters documents, forgets one document and then
+working-memory sessions, filters documents, follows a document's versions
+(the current one listed, the history on request, the superseded version
+marked and naming its successor), forgets one document and then
 a whole source through confirmations that name what goes, checks that
 stored `<script>` and `<img onerror>` payloads render as text and run
 nothing, that a token of tenant A sees nothing of tenant B, that a reader
@@ -377,6 +379,48 @@ def forget_source(page, base, admin, shot, tag):
     return 1
 
 
+def version_history(page, base, admin, shot, tag):
+    """A document updated (PATCH): the list shows its current version, the
+    history filter both; either version opens with the chain, the old one
+    marked superseded and naming its successor."""
+    source = f"roster-{tag}.txt"
+    old = call(base, admin, "POST", "/v1/ingest",
+               {"content": "Dana leads the platform team.", "source": source, "wait": True})["document_id"]
+    new = call(base, admin, "PATCH", f"/v1/documents/{old}",
+               {"content": "Lee leads the platform team."})["document_id"]
+    page.get_by_role("button", name="Documents", exact=True).click()
+    page.get_by_label("Source", exact=True).fill(source)
+    page.locator("#documents-form").get_by_role("button", name="Show", exact=True).click()
+    expect(page.locator("#documents-total")).to_contain_text("1 document(s) match")
+    expect(page.locator(f'#documents > li[data-document-id="{new}"]')).to_have_count(1)
+    page.get_by_label("Superseded versions too", exact=True).check()
+    page.locator("#documents-form").get_by_role("button", name="Show", exact=True).click()
+    expect(page.locator("#documents-total")).to_contain_text("2 document(s) match")
+    old_row = page.locator(f'#documents > li[data-document-id="{old}"]')
+    expect(old_row).to_contain_text("Superseded")
+    old_row.get_by_role("button", name="Open", exact=True).click()
+    expect(page.locator("#document-superseded")).to_contain_text(f"by {new}")
+    versions = page.locator("#document-versions > li")
+    expect(versions).to_have_count(2)
+    expect(versions.first).to_contain_text("superseded")
+    expect(versions.first).to_contain_text("(this version)")
+    expect(versions.last).to_contain_text("current")
+    shot("versions")
+    versions.last.get_by_role("button", name="Open", exact=True).click()
+    expect(page.locator("#document-facts")).to_contain_text(new)
+    expect(page.locator("#document-superseded")).to_be_hidden()
+    expect(page.locator("#document-text")).to_contain_text("Lee leads")
+    expect(page.locator("#document-versions > li").last).to_contain_text("(this version)")
+    page.get_by_role("button", name="Forget…", exact=True).click()
+    expect(page.locator("#forget-facts")).to_contain_text("2, all forgotten with it")
+    page.keyboard.press("Escape")
+    expect(page.locator("#forget-dialog")).to_be_hidden()
+    page.get_by_role("button", name="Documents", exact=True).click()
+    page.get_by_label("Superseded versions too", exact=True).uncheck()
+    page.get_by_label("Source", exact=True).fill("")
+    return 1
+
+
 def run_views(page, base, admin, reader, other, secret_doc, full, tag):
     checks = 0
     shot = lambda name: page.screenshot(path=os.path.join(SHOTS, f"{name}-{tag}.png"), full_page=True)
@@ -472,6 +516,7 @@ def run_views(page, base, admin, reader, other, secret_doc, full, tag):
     checks += sessions_view(page, shot, tag)
     checks += upload_file(page, base, admin, tag)
     checks += forget_source(page, base, admin, shot, tag)
+    checks += version_history(page, base, admin, shot, tag)
     # Back to the note for the single-document forget below.
     page.get_by_role("button", name="Documents", exact=True).click()
     page.locator(f'#documents > li[data-document-id="{note_id}"]').get_by_role("button", name="Open", exact=True).click()

@@ -38,6 +38,16 @@ pub const MAX_IDEMPOTENCY_KEY_BYTES: usize = 256;
 /// Longest `source` label (bytes).
 pub const MAX_SOURCE_BYTES: usize = 1024;
 
+/// Most documents one ingest (or update) may supersede: the ids in its
+/// `supersedes`, or the current documents of its `source` with
+/// `replace_source`. Each one's graph evidence is withdrawn in the
+/// transaction that admits the new version, so the bound keeps that
+/// transaction short.
+pub const MAX_SUPERSEDES: usize = 64;
+
+/// Longest `title` given to `alayasiki_update` (bytes).
+pub const MAX_TITLE_BYTES: usize = 1024;
+
 /// Longest `filename` of a File upload (bytes).
 pub const MAX_FILENAME_BYTES: usize = 1024;
 
@@ -402,6 +412,8 @@ mod tests {
             ),
             ("`MAX_SOURCE_BYTES`", MAX_SOURCE_BYTES.to_string()),
             ("`MAX_FILENAME_BYTES`", MAX_FILENAME_BYTES.to_string()),
+            ("`MAX_SUPERSEDES`", MAX_SUPERSEDES.to_string()),
+            ("`MAX_TITLE_BYTES`", MAX_TITLE_BYTES.to_string()),
             ("`MAX_QUERY_BYTES`", MAX_QUERY_BYTES.to_string()),
             ("`MAX_QUERY_TERMS`", MAX_QUERY_TERMS.to_string()),
             (

@@ -32,6 +32,7 @@ impl Rng {
 
 const TOOLS: &[&str] = &[
     "alayasiki_ingest",
+    "alayasiki_update",
     "alayasiki_query",
     "alayasiki_status",
     "alayasiki_forget",

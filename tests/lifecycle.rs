@@ -119,6 +119,7 @@ fn discovery_lists_tools_resources_templates_and_prompts() {
         names,
         [
             "alayasiki_ingest",
+            "alayasiki_update",
             "alayasiki_query",
             "alayasiki_status",
             "alayasiki_forget",

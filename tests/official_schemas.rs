@@ -54,7 +54,7 @@ const REVISIONS: [&str; 5] = [
 const MODERN: &str = "2026-07-28";
 
 /// The tools `tools/list` must list: the session calls each of them.
-const TOOLS: [&str; 8] = [
+const TOOLS: [&str; 9] = [
     "alayasiki_forget",
     "alayasiki_ingest",
     "alayasiki_memory_delete",
@@ -63,6 +63,7 @@ const TOOLS: [&str; 8] = [
     "alayasiki_memory_write",
     "alayasiki_query",
     "alayasiki_status",
+    "alayasiki_update",
 ];
 
 /// The one known divergence: before 2025-11-25, an error reply to a
@@ -945,6 +946,15 @@ fn drive(d: &mut Driver) {
         "alayasiki_query",
         json!({"query": "When is high tide?", "search_mode": "local"}),
     );
+    // A new version of the first document: both are read below, the old
+    // one with `_meta` naming its successor.
+    let doc_v2 = d.tool(
+        "alayasiki_update",
+        json!({"document_id": doc, "metadata": {"tags": ["sea", "tide"]}}),
+    )["document_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let session = format!("schemas.{tag}");
     d.tool(
         "alayasiki_memory_write",
@@ -983,6 +993,10 @@ fn drive(d: &mut Driver) {
     d.request("all", "resources/templates/list", json!({}));
     for (what, uri) in [
         ("a document's text", format!("alayasiki://documents/{doc}")),
+        (
+            "a document's current version",
+            format!("alayasiki://documents/{doc_v2}"),
+        ),
         (
             "a text original",
             format!("alayasiki://documents/{doc}/original"),

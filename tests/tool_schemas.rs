@@ -233,9 +233,31 @@ fn walk(path: &str, schema: &Value, visit: &mut dyn FnMut(&str, &Value)) {
     }
 }
 
+/// What a valid call names as a stored document's id (`document_id` of an
+/// update, an ingest's `supersedes`): the document the call before it
+/// stored, bound by [`bind_stored`] when the call is sent.
+const STORED: &str = "$stored";
+
+/// `args` with every [`STORED`] replaced by `stored`.
+fn bind_stored(args: &Value, stored: Option<&str>) -> Value {
+    match args {
+        Value::String(s) if s == STORED => {
+            json!(stored.expect("a document was stored before the call naming it"))
+        }
+        Value::Array(items) => items.iter().map(|v| bind_stored(v, stored)).collect(),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), bind_stored(v, stored)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// Calls that match the schemas, in an order that works on a fresh data
-/// directory (forget removes what ingest stored; read and promote find the
-/// session written before). Every tool has at least one.
+/// directory (forget removes what ingest stored; an update or a
+/// superseding ingest names the document the call before stored; read and
+/// promote find the session written before). Every tool has at least one.
 fn valid_calls() -> Vec<(&'static str, Value)> {
     vec![
         ("alayasiki_status", json!({})),
@@ -270,6 +292,32 @@ fn valid_calls() -> Vec<(&'static str, Value)> {
         ),
         // 5.0 is an integer to JSON Schema, so it must be one to the server.
         ("alayasiki_query", json!({"query": "tide", "top_k": 5.0})),
+        // New versions of what the call before stored ([`STORED`]).
+        (
+            "alayasiki_update",
+            json!({"document_id": STORED, "content": "The keeper logs the tide at dusk.",
+                   "media_type": "text/plain", "metadata": {"tags": ["sea"]}, "title": "Log",
+                   "source": "log.txt", "wait": true, "idempotency_key": "schema-update"}),
+        ),
+        (
+            "alayasiki_update",
+            json!({"document_id": STORED,
+                   "Text": {"content": "# Tides\n\nLow tide at six.", "media_type": "text/markdown"}}),
+        ),
+        (
+            "alayasiki_update",
+            json!({"document_id": STORED,
+                   "File": {"filename": "c.txt", "mime_type": "text/plain", "content": [72, 105, 33]}}),
+        ),
+        (
+            "alayasiki_ingest",
+            json!({"content": "The keeper logs the tide at night.", "supersedes": [STORED]}),
+        ),
+        (
+            "alayasiki_ingest",
+            json!({"content": "The keeper logs every tide.", "source": "log.txt",
+                   "replace_source": true}),
+        ),
         (
             "alayasiki_forget",
             json!({"idempotency_key": "schema-text"}),
@@ -524,10 +572,15 @@ fn calls_that_match_the_schema_are_accepted() {
     for (tool, _) in &schemas {
         first_valid_call(tool);
     }
+    let mut stored: Option<String> = None;
     for (tool, args) in valid_calls() {
         let schema = &schemas[tool];
         validate(schema, &args, tool).unwrap_or_else(|e| panic!("example does not match: {e}"));
+        let args = bind_stored(&args, stored.as_deref());
         let (is_error, value) = server.call(tool, args.clone());
+        if let Some(id) = value["document_id"].as_str() {
+            stored = Some(id.to_string());
+        }
         assert!(
             !is_error,
             "{tool} refused a call its schema allows: {args}: {value}"
@@ -788,6 +841,10 @@ const NOT_PRODUCED: &[(&str, &str)] = &[
         "needs a failed or deferred index job",
     ),
     (
+        "alayasiki_update.error",
+        "needs a failed or deferred index job",
+    ),
+    (
         "alayasiki_memory_promote.documents[].error",
         "needs a failed index job",
     ),
@@ -904,8 +961,12 @@ fn run_every_tool() -> Vec<(String, Value, Value)> {
         assert_eq!(receipt["state"], "ready", "{receipt}");
     }
     // The input schema's examples: every argument form of every tool.
+    let mut stored: Option<String> = None;
     for (tool, args) in valid_calls() {
-        r.ok(&mut s, tool, args);
+        let result = r.ok(&mut s, tool, bind_stored(&args, stored.as_deref()));
+        if let Some(id) = result["document_id"].as_str() {
+            stored = Some(id.to_string());
+        }
     }
     let pdf = common::fixture_bytes("pdf/libreoffice-report.pdf");
     let pdf_receipt = r.ok(
@@ -1211,7 +1272,7 @@ fn output_schemas_are_open_object_schemas_in_the_shared_subset() {
     let dir = TempDir::new("output-shape");
     let mut server = structured_server(dir.path(), &[]);
     let schemas = output_schemas(&mut server);
-    assert_eq!(schemas.len(), 8, "every tool lists an outputSchema");
+    assert_eq!(schemas.len(), 9, "every tool lists an outputSchema");
     for (tool, schema) in &schemas {
         assert_eq!(
             schema["type"], "object",

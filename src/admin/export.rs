@@ -164,5 +164,8 @@ pub fn document_line(row: &ExportRow) -> Value {
     if let Some(at) = row.expires_at {
         line["expires_at"] = at.into();
     }
+    if !row.supersedes.is_empty() {
+        line["supersedes"] = json!(row.supersedes);
+    }
     line
 }

@@ -35,6 +35,7 @@ pub mod query;
 mod regular_file;
 pub mod status;
 pub mod task;
+pub mod version;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

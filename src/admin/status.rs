@@ -113,8 +113,9 @@ pub fn render(s: &Status) -> String {
     out
 }
 
-/// Live documents grouped by content key, groups of two or more, oldest
-/// document first in each (the one a new copy is found to duplicate).
+/// Live documents (current versions that did not fail) grouped by content
+/// key, groups of two or more, oldest document first in each (the one a
+/// new copy is found to duplicate).
 fn duplicate_groups(memory: &Memory<'_>) -> crate::error::Result<Vec<Vec<String>>> {
     let mut groups: BTreeMap<String, Vec<(i64, String)>> = BTreeMap::new();
     let mut after = 0;
@@ -123,7 +124,8 @@ fn duplicate_groups(memory: &Memory<'_>) -> crate::error::Result<Vec<Vec<String>
         let Some(last) = page.last() else { break };
         after = last.cursor;
         for row in page {
-            if row.state == "failed" {
+            // A superseded version is history, not a copy of its successor.
+            if row.state == "failed" || row.superseded {
                 continue;
             }
             let Some(kind) = crate::ingest::media::from_media_type(&row.media_type) else {

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::console::{errln, outln};
+use super::version::Change;
 use super::{check_dir, open_here, Console, Context, Exit, Missing};
 use crate::cli::ForgetBy;
 use crate::config::{self, Config};
@@ -33,6 +34,15 @@ pub enum Task {
     Ingest {
         tenant: Option<String>,
         paths: Vec<PathBuf>,
+        /// With one file: store it as a new version of these documents.
+        #[serde(default)]
+        supersedes: Vec<String>,
+    },
+    /// A new version of a document (`alayasiki_update`).
+    Update {
+        tenant: Option<String>,
+        document_id: String,
+        change: Change,
     },
     Query {
         tenant: Option<String>,
@@ -75,6 +85,7 @@ impl Task {
     pub fn program(&self) -> &'static str {
         match self {
             Task::Ingest { .. } => "ingest",
+            Task::Update { .. } => "update",
             Task::Query { .. } => "query",
             Task::Forget { .. } => "forget",
             Task::Export { .. } => "export",
@@ -118,10 +129,27 @@ impl Task {
     fn absolute(self) -> Task {
         let absolute = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
         match self {
-            Task::Ingest { tenant, paths } => Task::Ingest {
+            Task::Ingest {
+                tenant,
+                paths,
+                supersedes,
+            } => Task::Ingest {
                 tenant,
                 paths: paths.into_iter().map(absolute).collect(),
+                supersedes,
             },
+            Task::Update {
+                tenant,
+                document_id,
+                mut change,
+            } => {
+                change.file = change.file.map(absolute);
+                Task::Update {
+                    tenant,
+                    document_id,
+                    change,
+                }
+            }
             Task::Import { tenant, file } => Task::Import {
                 tenant,
                 file: absolute(file),
@@ -133,7 +161,19 @@ impl Task {
     /// Runs the task on `ctx`'s memory; its exit status.
     pub fn run_on(self, ctx: &Context) -> Exit {
         match self {
-            Task::Ingest { tenant, paths } => super::bulk::ingest(ctx, tenant, &paths),
+            Task::Ingest {
+                tenant,
+                paths,
+                supersedes,
+            } if !supersedes.is_empty() && paths.len() == 1 => {
+                super::version::ingest_version(ctx, tenant, &paths[0], supersedes)
+            }
+            Task::Ingest { tenant, paths, .. } => super::bulk::ingest(ctx, tenant, &paths),
+            Task::Update {
+                tenant,
+                document_id,
+                change,
+            } => super::version::update(ctx, tenant, document_id, change),
             Task::Query {
                 tenant,
                 text,

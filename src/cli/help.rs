@@ -34,6 +34,9 @@ USAGE:
                                               deleted chunks
     alayasiki-mcp ingest PATH...              store files and folders (walked
                                               recursively; resumable)
+    alayasiki-mcp update ID [--file PATH | --text TEXT] [--metadata JSON]
+                     [--title T]              store a new version of a
+                                              document, superseding it
     alayasiki-mcp query TEXT [--top-k N]      print the evidence for a question
     alayasiki-mcp forget --id ID | --key KEY | --source SOURCE
                                               delete documents for good
@@ -54,12 +57,12 @@ USAGE:
                                               temporary store, recording the
                                               session as a fixture
 
-    ingest, query, forget, export, import and status also take
+    ingest, update, query, forget, export, import and status also take
     [--data-dir DIR] and [--tenant T]. Subcommands that open a memory run
     in the directory's memory owner, beside the agents it serves (started
     when none runs); with --in-process they open it themselves and need it
     to themselves. reindex asks an owner with no agent connected to make
-    way. ingest, query, forget, export, import, cluster and replay each
+    way. ingest, update, query, forget, export, import, cluster and replay each
     have a page of their own: SUBCOMMAND --help.
 
 OPTIONS:
@@ -142,6 +145,7 @@ alayasiki-mcp ingest: store files and folders in the memory.
 
 USAGE:
     alayasiki-mcp ingest PATH... [--data-dir DIR] [--tenant T]
+    alayasiki-mcp ingest PATH --supersedes ID [--supersedes ID]...
 
 Every PATH must exist and be readable, or the command stops before storing
 anything. Folders are walked recursively in name order; hidden entries and
@@ -159,6 +163,12 @@ the files in progress finish, everything stored is made durable, and a
 summary on stderr gives what was stored, what was not, and the command that
 resumes.
 
+With --supersedes (at most MAX_SUPERSEDES, 64), the one file PATH is stored
+as a new version of the documents named, as alayasiki_ingest's `supersedes`
+does: they are kept as its history. The command waits until it is
+searchable and prints its id; a document unknown or already superseded is
+refused (exit 1) and nothing is stored.
+
 EXIT STATUS:
     0    every file found is stored (by this run or an earlier one) or was
          skipped for its content, and at least one is stored; or the
@@ -171,6 +181,37 @@ EXIT STATUS:
          (alayasiki-api, or a command run with --in-process)
     130  interrupted by SIGINT (Ctrl-C)
     143  interrupted by SIGTERM
+";
+
+/// `alayasiki-mcp update --help`.
+pub const UPDATE_HELP: &str = "\
+alayasiki-mcp update: store a new version of a document.
+
+USAGE:
+    alayasiki-mcp update ID [--file PATH | --text TEXT] [--metadata JSON]
+                            [--title T] [--data-dir DIR] [--tenant T]
+
+    --file PATH      new content: the file's bytes, typed as `ingest` types
+                     them (its name becomes the title unless --title)
+    --text TEXT      new content: plain text
+    --metadata JSON  new metadata, a JSON object replacing the old whole
+    --title T        new title
+
+Does what the alayasiki_update tool does: the document ID (its current
+version) is superseded by a new version holding what is given and what is
+not given kept (content kept is the same original bytes). The old version
+stays readable as history. The command waits until the new version is
+searchable and prints its id.
+
+EXIT STATUS:
+    0    stored
+    1    refused: no such document, a version already superseded (the
+         message names the current one), content that cannot be stored; or
+         there is no memory in the data directory
+    2    bad command line (no ID, nothing to change, --file with --text,
+         --metadata that is not a JSON object)
+    3    the data directory is kept by a process that serves it alone
+         (alayasiki-api, or a command run with --in-process)
 ";
 
 /// `alayasiki-mcp replay --help`.
@@ -325,6 +366,7 @@ EXIT STATUS:
 pub(super) fn subcommand_help(subcommand: Option<&str>) -> Option<&'static str> {
     match subcommand {
         Some("ingest") => Some(INGEST_HELP),
+        Some("update") => Some(UPDATE_HELP),
         Some("cluster") => Some(crate::admin::cluster::HELP),
         Some("replay") => Some(REPLAY_HELP),
         Some("query") => Some(QUERY_HELP),

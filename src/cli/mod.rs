@@ -14,8 +14,9 @@ use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use crate::admin::version::Change;
 use crate::admin::Task;
-use crate::limits::{MAX_TOP_K, MIN_TOP_K};
+use crate::limits::{MAX_SUPERSEDES, MAX_TOP_K, MIN_TOP_K};
 use crate::replay;
 
 /// Exit status for usage errors (bad flags or values), as is customary.
@@ -63,8 +64,8 @@ pub enum Command {
         data_dir: Option<PathBuf>,
         in_process: bool,
     },
-    /// A subcommand that runs on a memory (`ingest`, `query`, `forget`,
-    /// `export`, `import`, `status`, `retry-failed`, `compact`): through
+    /// A subcommand that runs on a memory (`ingest`, `update`, `query`,
+    /// `forget`, `export`, `import`, `status`, `retry-failed`, `compact`): through
     /// the directory's owner, or in this process with `--in-process`.
     Run {
         data_dir: Option<PathBuf>,
@@ -123,6 +124,10 @@ struct Given {
     json: bool,
     duplicates: bool,
     through_owner: bool,
+    /// `ingest PATH --supersedes ID`.
+    supersedes: Vec<String>,
+    /// `update ID`: what changes.
+    change: Change,
     positional: Vec<OsString>,
 }
 
@@ -211,6 +216,25 @@ where
                         .ok_or_else(|| UsageError("--format is text, junit or tap".into()))?,
                 );
             }
+            Long("supersedes") => given
+                .supersedes
+                .push(text_value(&mut parser, "--supersedes")?),
+            Long("file") => {
+                let value = parser
+                    .value()
+                    .map_err(|_| UsageError("--file needs a file".into()))?;
+                if value.is_empty() {
+                    return Err(UsageError("--file needs a non-empty path".into()));
+                }
+                given.change.file = Some(PathBuf::from(value));
+            }
+            Long("text") => given.change.text = Some(text_value(&mut parser, "--text")?),
+            Long("metadata") => {
+                let text = text_value(&mut parser, "--metadata")?;
+                crate::admin::version::metadata_object(&text).map_err(UsageError)?;
+                given.change.metadata = Some(text);
+            }
+            Long("title") => given.change.title = Some(text_value(&mut parser, "--title")?),
             Long("id") => given
                 .forget
                 .push(ForgetBy::Id(text_value(&mut parser, "--id")?)),
@@ -240,7 +264,7 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
     let refuse = |flag: &str| UsageError(format!("{flag} does not apply to {name}"));
     let takes_tenant = matches!(
         subcommand,
-        Some("ingest" | "query" | "forget" | "export" | "import" | "status")
+        Some("ingest" | "update" | "query" | "forget" | "export" | "import" | "status")
     );
     if given.tenant.is_some() && !takes_tenant {
         return Err(refuse("--tenant"));
@@ -255,6 +279,22 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
             ForgetBy::Source(_) => "--source",
         };
         return Err(refuse(flag));
+    }
+    if !given.supersedes.is_empty() && subcommand != Some("ingest") {
+        return Err(refuse("--supersedes"));
+    }
+    if subcommand != Some("update") {
+        let c = &given.change;
+        for (flag, set) in [
+            ("--file", c.file.is_some()),
+            ("--text", c.text.is_some()),
+            ("--metadata", c.metadata.is_some()),
+            ("--title", c.title.is_some()),
+        ] {
+            if set {
+                return Err(refuse(flag));
+            }
+        }
     }
     if given.seed.is_some() && !matches!(subcommand, Some("replay" | "record")) {
         return Err(refuse("--seed"));
@@ -329,6 +369,8 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
         json,
         duplicates,
         through_owner,
+        supersedes,
+        change,
         mut positional,
     } = given;
     let run = |task: Task| Command::Run {
@@ -399,9 +441,43 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
             if positional.is_empty() {
                 return Err(UsageError("ingest needs at least one PATH".into()));
             }
+            if !supersedes.is_empty() && positional.len() != 1 {
+                return Err(UsageError(
+                    "ingest --supersedes stores one file: give exactly one PATH".into(),
+                ));
+            }
+            if supersedes.len() > MAX_SUPERSEDES {
+                return Err(UsageError(format!(
+                    "--supersedes names at most {MAX_SUPERSEDES} documents (MAX_SUPERSEDES)"
+                )));
+            }
             run(Task::Ingest {
                 tenant,
                 paths: positional.into_iter().map(PathBuf::from).collect(),
+                supersedes,
+            })
+        }
+        Some("update") => {
+            if positional.len() != 1 {
+                return Err(UsageError("update needs exactly one document ID".into()));
+            }
+            if change.file.is_some() && change.text.is_some() {
+                return Err(UsageError("give --file or --text, not both".into()));
+            }
+            if change == Change::default() {
+                return Err(UsageError(
+                    "update needs something to change: --file, --text, --metadata or --title"
+                        .into(),
+                ));
+            }
+            let document_id = positional
+                .remove(0)
+                .into_string()
+                .map_err(|_| UsageError("the document ID must be valid UTF-8".into()))?;
+            run(Task::Update {
+                tenant,
+                document_id,
+                change,
             })
         }
         Some("import") => {
@@ -501,6 +577,7 @@ const SUBCOMMANDS: &[&str] = &[
     "compact",
     "status",
     "ingest",
+    "update",
     "query",
     "forget",
     "export",

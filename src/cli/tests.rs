@@ -130,6 +130,7 @@ fn file_subcommands_take_their_arguments() {
     assert_eq!(
         parse(["ingest", "a", "b/c", "--tenant", "t"]),
         Ok(run(Task::Ingest {
+            supersedes: Vec::new(),
             tenant: Some("t".into()),
             paths: vec![PathBuf::from("a"), PathBuf::from("b/c")],
         }))

@@ -109,7 +109,14 @@ impl Catalog for MemoryCatalog {
     fn tool_kind(&self, name: &str, arguments: Option<&Value>) -> Kind {
         match tools::find(name) {
             Some(t) if !t.mutates => Kind::Read,
-            Some(t) if t.name == tools::INGEST => {
+            // An ingest that supersedes reads what it replaces: ordered
+            // as any other write, after every earlier request.
+            Some(t)
+                if t.name == tools::INGEST
+                    && !arguments.is_some_and(|a| {
+                        a.get("supersedes").is_some() || a.get("replace_source").is_some()
+                    }) =>
+            {
                 let key = ["Text", "File"]
                     .iter()
                     .filter_map(|shape| arguments.and_then(|a| a.get(shape)))

@@ -5,7 +5,11 @@
 //! `alayasiki://communities`; the caller's working-memory sessions as
 //! `alayasiki://sessions/{id}`.
 //!
-//! `resources/list` pages through the caller's ready documents with an
+//! A document with other versions names them in its content's `_meta`
+//! (see [`version_meta`]); any version can be read, superseded ones
+//! included.
+//!
+//! `resources/list` pages through the caller's ready current documents with an
 //! opaque cursor; `resources/read` answers after the same tenant-bound
 //! lookup every other read uses, so another tenant's id reads exactly like
 //! an unknown one. Originals are checked against their SHA-256 on every
@@ -20,7 +24,7 @@ use super::mcp::{Fault, FORBIDDEN};
 use crate::base64;
 use crate::error::Error;
 use crate::limits::RESOURCES_PAGE_SIZE;
-use crate::service::Memory;
+use crate::service::{Memory, Version};
 
 const DOCUMENT_PREFIX: &str = "alayasiki://documents/";
 /// The caller's community summaries.
@@ -36,7 +40,9 @@ pub fn templates() -> Vec<Value> {
             "uriTemplate": "alayasiki://documents/{id}",
             "name": "document",
             "description": "A stored document's extracted text, by document id (as returned by \
-        alayasiki_ingest and in query evidence).",
+        alayasiki_ingest and in query evidence). A document with other versions names them in \
+        `_meta`: `versions` (oldest first) and, once a newer one replaced it, `superseded_by` \
+        and `superseded_at`.",
             "mimeType": "text/plain"
         }),
         json!({
@@ -159,10 +165,21 @@ pub fn read(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, F
         Err(Error::NotFound(_)) => return Err(not_found()),
         Err(e) => return Err(service_fault(e)),
     };
+    let versions = match memory.versions(id) {
+        Ok(v) => v,
+        Err(Error::NotFound(_)) => return Err(not_found()),
+        Err(e) => return Err(service_fault(e)),
+    };
     match (doc.state.as_str(), doc.text) {
-        ("ready", Some(text)) => Ok(json!({
-            "contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]
-        })),
+        ("ready", Some(text)) => {
+            let mut content = json!({"uri": uri, "mimeType": "text/plain", "text": text});
+            // A document that never had another version reads as before
+            // versions existed (recorded sessions replay unchanged).
+            if versions.len() > 1 {
+                content["_meta"] = version_meta(doc.superseded_by, doc.superseded_at, &versions);
+            }
+            Ok(json!({"contents": [content]}))
+        }
         ("failed", _) => Err(Fault::new(
             RESOURCE_NOT_FOUND,
             format!(
@@ -177,6 +194,36 @@ pub fn read(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, F
         )
         .with_data(json!({"uri": uri}))),
     }
+}
+
+/// A document's place among its versions, as the `_meta` of its content:
+/// `superseded_by` and `superseded_at` (RFC 3339) when a newer version
+/// replaced it, and `versions`, the whole chain oldest first.
+pub fn version_meta(
+    superseded_by: Option<String>,
+    superseded_at: Option<i64>,
+    versions: &[Version],
+) -> Value {
+    let mut meta = json!({
+        "versions": versions
+            .iter()
+            .map(|v| {
+                json!({
+                    "document_id": v.doc_id,
+                    "created_at": crate::clock::rfc3339(v.created_at),
+                    "superseded_at": v.superseded_at.map(crate::clock::rfc3339),
+                    "current": v.is_current(),
+                })
+            })
+            .collect::<Vec<_>>()
+    });
+    if let Some(by) = superseded_by {
+        meta["superseded_by"] = json!(by);
+    }
+    if let Some(at) = superseded_at {
+        meta["superseded_at"] = json!(crate::clock::rfc3339(at));
+    }
+    meta
 }
 
 fn read_original(memory: &Memory<'_>, uri: &str, id: &str) -> Result<Value, Fault> {

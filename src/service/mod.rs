@@ -8,13 +8,13 @@ mod memory;
 pub mod principal;
 pub mod working_memory;
 
-pub use crate::store::{DocumentFilter, DocumentSelector, Forgotten};
+pub use crate::store::{DocumentFilter, DocumentSelector, Forgotten, Replaces, Version};
 pub use memory::{
     metadata_source, vector_spec, BrowserStatus, ChunkEntity, ChunkPage, ChunkView, CommunityRef,
     Content, EntityCard, EntityRef, EntityView, EvidenceView, ForgetReport, GraphEdgeView,
     GraphNode, GraphView, IngestReceipt, IngestRequest, Memory, MemoryService, Original,
     OwnerProcess, OwnerStatus, PreparedIngest, QueuedIngest, RelationView, Restore, Status,
-    FORGET_BATCH, FORGET_REPORT_ITEMS, STRANDED,
+    UpdateRequest, FORGET_BATCH, FORGET_REPORT_ITEMS, STRANDED,
 };
 pub use principal::{Permission, Principal, Role};
 pub use working_memory::{

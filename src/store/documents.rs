@@ -5,6 +5,7 @@ use rusqlite::{params, OptionalExtension, Row};
 
 use super::journal::JobState;
 use super::tenant::{TenantReader, TenantWriter, VISIBLE};
+use super::versions::Replaces;
 use crate::error::{Error, Result};
 
 /// Everything stored when an ingest is acknowledged.
@@ -28,8 +29,11 @@ pub struct NewDocument {
     /// is not compared).
     pub content_key: Option<String>,
     /// Return a live document of the tenant with the same content key
-    /// instead of storing this one.
+    /// instead of storing this one (a document it supersedes, or one
+    /// superseded before, is not live for this).
     pub dedupe: bool,
+    /// The documents this one is a new version of (`store::versions`).
+    pub replaces: Replaces,
 }
 
 /// The result of admitting a document.
@@ -46,6 +50,9 @@ pub struct AdmitOutcome {
     pub replayed: bool,
     /// The earlier document returned has the same content.
     pub duplicate: bool,
+    /// External ids of the documents the new one superseded (empty for a
+    /// replay or a duplicate: nothing was stored).
+    pub superseded: Vec<String>,
 }
 
 /// A stored document as readers see it.
@@ -64,6 +71,13 @@ pub struct DocumentRow {
     pub state: String,
     pub text: Option<String>,
     pub error: Option<String>,
+    /// The external id of the version that replaced this one (`None` while
+    /// it is current).
+    pub superseded_by: Option<String>,
+    /// When it was replaced (Unix ms).
+    pub superseded_at: Option<i64>,
+    /// When it expires (Unix ms).
+    pub expires_at: Option<i64>,
 }
 
 /// One line of a document listing.
@@ -99,11 +113,14 @@ pub struct DocumentListing {
     pub provenance: Option<String>,
     /// Milliseconds since the epoch.
     pub created_at: i64,
+    /// When a newer version replaced it (listed with `include_history`).
+    pub superseded_at: Option<i64>,
 }
 
 /// Which ready documents a newest-first listing (and its count) takes:
 /// each field that is set must hold; times are Unix milliseconds compared
-/// with `created_at`, `since` inclusive and `until` exclusive.
+/// with `created_at`, `since` inclusive and `until` exclusive. Only current
+/// versions unless `include_history`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DocumentFilter {
     pub source: Option<String>,
@@ -111,13 +128,15 @@ pub struct DocumentFilter {
     pub provenance: Option<String>,
     pub since: Option<i64>,
     pub until: Option<i64>,
+    /// Superseded versions too.
+    pub include_history: bool,
 }
 
 /// The conditions of a [`DocumentFilter`] on a document aliased `d`
-/// (parameters `?3` to `?7`; `?8`, `?9` are [`VISIBLE`]'s).
+/// (parameters `?3` to `?7` and `?11`; `?8`, `?9` are [`VISIBLE`]'s).
 const FILTERED: &str = "(?3 IS NULL OR d.source = ?3) AND (?4 IS NULL OR d.media_type = ?4)
      AND (?5 IS NULL OR d.provenance = ?5) AND (?6 IS NULL OR d.created_at >= ?6)
-     AND (?7 IS NULL OR d.created_at < ?7)";
+     AND (?7 IS NULL OR d.created_at < ?7) AND (?11 OR d.superseded_by IS NULL)";
 
 impl TenantWriter<'_> {
     /// Stores the document, its original, its idempotency record and its
@@ -152,11 +171,16 @@ impl TenantWriter<'_> {
                     job_state,
                     replayed: true,
                     duplicate: false,
+                    superseded: Vec::new(),
                 });
             }
         }
+        // Checked here, in the transaction that marks them, so two
+        // versions racing for the same document cannot both win.
+        let replaced = self.supersede_targets(&doc.replaces, doc.source.as_deref(), now)?;
         if doc.dedupe {
-            if let Some(found) = self.live_with_content(doc.content_key.as_deref(), now)? {
+            let keys: Vec<i64> = replaced.iter().map(|(key, _)| *key).collect();
+            if let Some(found) = self.live_with_content(doc.content_key.as_deref(), &keys, now)? {
                 return Ok(found);
             }
         }
@@ -198,6 +222,7 @@ impl TenantWriter<'_> {
         }
         let job_id = self.enqueue_job(document_id, super::journal::JobKind::Ingest, now)?;
         self.audit(&doc.created_by, "ingest", &doc.doc_id, "{}", now)?;
+        self.supersede(&replaced, document_id, &doc.doc_id, &doc.created_by, now)?;
         Ok(AdmitOutcome {
             doc_id: doc.doc_id,
             document_key: document_id,
@@ -205,28 +230,39 @@ impl TenantWriter<'_> {
             job_state: JobState::Pending,
             replayed: false,
             duplicate: false,
+            superseded: replaced.into_iter().map(|(_, id)| id).collect(),
         })
     }
 
-    /// A live document of this tenant with content `key` (pending or
-    /// ready, not expired), as the outcome of admitting its duplicate.
-    fn live_with_content(&mut self, key: Option<&str>, now: i64) -> Result<Option<AdmitOutcome>> {
+    /// A live document of this tenant with content `key` (current, pending
+    /// or ready, not expired, and not one of `replaced`, the keys of the
+    /// documents the new one supersedes), as the outcome of admitting its
+    /// duplicate.
+    fn live_with_content(
+        &mut self,
+        key: Option<&str>,
+        replaced: &[i64],
+        now: i64,
+    ) -> Result<Option<AdmitOutcome>> {
         let Some(key) = key else {
             return Ok(None);
         };
-        let found: Option<(i64, String)> = self
-            .conn
-            .prepare_cached(
+        let found: Vec<(i64, String)> = {
+            let mut stmt = self.conn.prepare_cached(
                 "SELECT id, doc_id FROM documents
                   WHERE tenant_id = ?1 AND content_key = ?2 AND state != 'failed'
-                    AND (expires_at IS NULL OR expires_at > ?3)
-                  ORDER BY id LIMIT 1",
-            )?
-            .query_row(params![self.tenant_id, key, now], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .optional()?;
-        let Some((document_id, doc_id)) = found else {
+                    AND superseded_by IS NULL AND (expires_at IS NULL OR expires_at > ?3)
+                  ORDER BY id LIMIT ?4",
+            )?;
+            // One more than can be replaced: then at least one is not.
+            let rows = stmt.query_map(
+                params![self.tenant_id, key, now, replaced.len() as i64 + 1],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        let Some((document_id, doc_id)) = found.into_iter().find(|(k, _)| !replaced.contains(k))
+        else {
             return Ok(None);
         };
         let (job_id, job_state) = self.latest_job(document_id)?;
@@ -237,6 +273,7 @@ impl TenantWriter<'_> {
             job_state,
             replayed: true,
             duplicate: true,
+            superseded: Vec::new(),
         }))
     }
 
@@ -266,7 +303,9 @@ impl TenantWriter<'_> {
 /// is NULL and the original stands in.
 const DOCUMENT_COLUMNS: &str = "d.doc_id, d.source, d.title, d.media_type, d.sha256, d.byte_size,
      d.metadata, d.provenance, d.created_by, d.created_at, d.state,
-     CASE WHEN d.state = 'ready' THEN COALESCE(d.text, CAST(o.bytes AS TEXT)) END, d.error";
+     CASE WHEN d.state = 'ready' THEN COALESCE(d.text, CAST(o.bytes AS TEXT)) END, d.error,
+     (SELECT s.doc_id FROM documents s WHERE s.id = d.superseded_by), d.superseded_at,
+     d.expires_at";
 
 fn document_row(r: &Row<'_>) -> rusqlite::Result<DocumentRow> {
     Ok(DocumentRow {
@@ -283,6 +322,9 @@ fn document_row(r: &Row<'_>) -> rusqlite::Result<DocumentRow> {
         state: r.get(10)?,
         text: r.get(11)?,
         error: r.get(12)?,
+        superseded_by: r.get(13)?,
+        superseded_at: r.get(14)?,
+        expires_at: r.get(15)?,
     })
 }
 
@@ -315,14 +357,15 @@ impl TenantReader<'_> {
             .optional()?)
     }
 
-    /// Ready documents after `cursor`, in creation order.
+    /// Ready current versions after `cursor`, in creation order.
     pub fn list_documents(&self, after: i64, limit: usize) -> Result<Vec<DocumentSummary>> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(Vec::new());
         };
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT d.id, d.doc_id, d.title, d.source, d.media_type, d.byte_size FROM documents d
-              WHERE d.tenant_id = ?1 AND d.id > ?2 AND d.state = 'ready' AND {VISIBLE}
+              WHERE d.tenant_id = ?1 AND d.id > ?2 AND d.state = 'ready'
+                AND d.superseded_by IS NULL AND {VISIBLE}
               ORDER BY d.id LIMIT ?3"
         ))?;
         let v = self.visible;
@@ -346,7 +389,7 @@ impl TenantReader<'_> {
         };
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT d.id, d.doc_id, d.title, d.source, d.media_type, d.byte_size, d.created_at,
-                    d.provenance
+                    d.provenance, d.superseded_at
                FROM documents d
               WHERE d.tenant_id = ?1 AND d.id < ?2 AND d.state = 'ready'
                 AND {FILTERED} AND {VISIBLE}
@@ -365,13 +408,15 @@ impl TenantReader<'_> {
                 f.until,
                 v.now,
                 v.since,
-                limit as i64
+                limit as i64,
+                f.include_history
             ],
             |r| {
                 Ok(DocumentListing {
                     summary: summary_row(r)?,
                     created_at: r.get(6)?,
                     provenance: r.get(7)?,
+                    superseded_at: r.get(8)?,
                 })
             },
         )?;
@@ -402,7 +447,9 @@ impl TenantReader<'_> {
                     f.since,
                     f.until,
                     v.now,
-                    v.since
+                    v.since,
+                    0,
+                    f.include_history
                 ],
                 |r| r.get(0),
             )?)

@@ -15,7 +15,10 @@
 //! - the neighbour context it lent the next document from the same source
 //!   (that document's first chunk is re-indexed and queued for a new
 //!   vector), so its words do not live on in another document's index;
-//! - knowledge-graph contributions (`TenantWriter::forget_graph`).
+//! - knowledge-graph contributions (`TenantWriter::forget_graph`);
+//! - its place in a chain of versions: the versions it replaced lead to
+//!   its successor (forgetting a document through any of the ways above
+//!   forgets every version, `TenantWriter::forget_versions`).
 //!
 //! An audit row records who forgot which document and when, with sizes but
 //! no content. Deletions run with SQLite's `secure_delete` on, so freed
@@ -92,6 +95,8 @@ impl Drop for SecureDelete<'_> {
 /// What forgetting a document needs to know of its row.
 struct DocumentToForget {
     doc_id: String,
+    /// The version that replaced it, if one did.
+    superseded_by: Option<i64>,
     source: Option<String>,
     original_id: Option<i64>,
     media_type: String,
@@ -140,7 +145,7 @@ impl TenantWriter<'_> {
         let doc = self
             .conn
             .prepare_cached(
-                "SELECT doc_id, source, original_id, media_type, byte_size, state
+                "SELECT doc_id, source, original_id, media_type, byte_size, state, superseded_by
                    FROM documents WHERE tenant_id = ?1 AND id = ?2",
             )?
             .query_row(params![self.tenant_id, document_key], |r| {
@@ -151,11 +156,13 @@ impl TenantWriter<'_> {
                     media_type: r.get(3)?,
                     byte_size: r.get(4)?,
                     state: r.get(5)?,
+                    superseded_by: r.get(6)?,
                 })
             })
             .optional()?;
         let Some(DocumentToForget {
             doc_id,
+            superseded_by,
             source,
             original_id,
             media_type,
@@ -206,6 +213,14 @@ impl TenantWriter<'_> {
             params![self.tenant_id, document_key],
         )?;
 
+        // Versions it replaced now lead to the one that replaced it (when
+        // the whole chain goes, `forget_versions`, this is moot).
+        self.exec(
+            "UPDATE documents SET superseded_by = ?3,
+                    superseded_at = CASE WHEN ?3 IS NULL THEN NULL ELSE superseded_at END
+              WHERE tenant_id = ?1 AND superseded_by = ?2",
+            params![self.tenant_id, document_key, superseded_by],
+        )?;
         self.exec(
             "DELETE FROM documents WHERE tenant_id = ?1 AND id = ?2",
             params![self.tenant_id, document_key],

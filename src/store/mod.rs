@@ -13,6 +13,7 @@
 //!   as methods on the tenant handles.
 //! - `originals`: reading original bytes back, page spans, export rows.
 //! - `forget`: deleting a document and everything derived from it.
+//! - `versions`: documents superseded by newer versions, their chains.
 //! - `retention`: expiry, the retention period, and the sweep that purges.
 //! - `resolution`: entity resolution across documents (the name-term
 //!   index, merges recorded as aliases).
@@ -52,6 +53,7 @@ mod tenant;
 mod test_support;
 mod usage;
 pub mod vectors;
+mod versions;
 mod write_log;
 mod writer;
 
@@ -78,6 +80,7 @@ pub use scope::{RecallFilter, Scope, SourceMatch, TagMatch, MAX_LISTED_CHUNKS};
 pub use tenant::{Tenant, TenantReader, TenantWriter};
 pub use usage::{UsageRecord, UsageTotals};
 pub use vectors::VectorSpec;
+pub use versions::{Replaces, Version};
 pub use write_log::{Recorded, Refusal, Replicator, WriteTap, VECTOR_CLEAR, VECTOR_PUT};
 pub use writer::{Batching, Commit, QueuedWrite};
 

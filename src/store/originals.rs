@@ -37,6 +37,11 @@ pub struct ExportRow {
     pub original: Vec<u8>,
     /// When the document expires (Unix ms), if it does.
     pub expires_at: Option<i64>,
+    /// The documents it superseded (their ids, oldest first): each is
+    /// exported before it.
+    pub supersedes: Vec<String>,
+    /// A newer version replaced it.
+    pub superseded: bool,
 }
 
 /// A page of a paginated document: its number and byte span in the
@@ -165,7 +170,11 @@ impl TenantReader<'_> {
                     (SELECT i.key FROM idempotency i
                       WHERE i.tenant_id = d.tenant_id AND i.document_id = d.id
                       ORDER BY i.created_at LIMIT 1),
-                    o.bytes, d.expires_at
+                    o.bytes, d.expires_at,
+                    (SELECT json_group_array(s.doc_id) FROM
+                        (SELECT doc_id FROM documents
+                          WHERE superseded_by = d.id AND tenant_id = d.tenant_id ORDER BY id) s),
+                    d.superseded_by IS NOT NULL
                FROM documents d JOIN originals o ON o.id = d.original_id
               WHERE d.tenant_id = ?1 AND d.id > ?2 AND {VISIBLE}
               ORDER BY d.id LIMIT ?3"
@@ -188,6 +197,8 @@ impl TenantReader<'_> {
                     idempotency_key: r.get(10)?,
                     original: r.get(11)?,
                     expires_at: r.get(12)?,
+                    supersedes: serde_json::from_str(&r.get::<_, String>(13)?).unwrap_or_default(),
+                    superseded: r.get(14)?,
                 })
             },
         )?;

@@ -79,13 +79,22 @@ impl Store {
         self.write(tenant, move |w| {
             let mut done = Vec::new();
             for key in w.expired_documents(v, limit)? {
-                done.extend(w.forget_document(
-                    key,
-                    RETENTION_SUBJECT,
-                    "retention",
-                    context_bytes,
-                    v.now,
-                )?);
+                // A current version takes its history with it; an old
+                // version that ages out alone leaves the chain shorter.
+                let versions = if w.is_superseded(key)? {
+                    vec![key]
+                } else {
+                    w.version_chain(key)?
+                };
+                for key in versions {
+                    done.extend(w.forget_document(
+                        key,
+                        RETENTION_SUBJECT,
+                        "retention",
+                        context_bytes,
+                        v.now,
+                    )?);
+                }
             }
             Ok(done)
         })

@@ -44,6 +44,7 @@ pub fn plain_document(original: Vec<u8>) -> NewDocument {
         expires_at: None,
         content_key: None,
         dedupe: false,
+        replaces: Default::default(),
     }
 }
 

@@ -385,8 +385,9 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
     }
     let beyond_the_head =
         body::declared_length(&request).is_some_and(|n| n > super::request::READ_WITH_THE_HEAD);
-    if *request.method() != Method::Post && (body::may_wait_for_body(&request) || beyond_the_head) {
-        // Only POST routes read a body; one sent to another route is
+    let reads_body = matches!(request.method(), Method::Post | Method::Patch);
+    if !reads_body && (body::may_wait_for_body(&request) || beyond_the_head) {
+        // Only POST and PATCH routes read a body; one sent to another route is
         // refused at once rather than read or waited for (whether or not
         // it happened to arrive with the head).
         let r = error(400, "unexpected_body", "this route takes no request body");

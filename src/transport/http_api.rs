@@ -36,11 +36,20 @@ pub const MEMORY_DELETE_TOOL: &str = "alayasiki_memory_delete";
 /// [`FORGET_ID_ARGUMENT`].
 pub const FORGET_TOOL: &str = "alayasiki_forget";
 pub const FORGET_ID_ARGUMENT: &str = "document_id";
+/// `PATCH /v1/documents/{id}` calls this tool with the body's arguments
+/// and the id as [`UPDATE_ID_ARGUMENT`].
+pub const UPDATE_TOOL: &str = "alayasiki_update";
+pub const UPDATE_ID_ARGUMENT: &str = "document_id";
 
 /// Tools a convenience route names. Should one be missing from the tool
 /// table (a build without it), its route answers 501 with a stable code
 /// instead of 404, so clients can tell "not in this version" from a typo.
-const ROUTED_TOOLS: &[&str] = &[MEMORY_WRITE_TOOL, MEMORY_READ_TOOL, FORGET_TOOL];
+const ROUTED_TOOLS: &[&str] = &[
+    MEMORY_WRITE_TOOL,
+    MEMORY_READ_TOOL,
+    FORGET_TOOL,
+    UPDATE_TOOL,
+];
 
 pub(super) type Reply = Response;
 
@@ -117,15 +126,39 @@ pub(super) fn tool(ctx: &Arc<Context>, request: Request, principal: Principal, n
     if !principal.permits(tool.permission) {
         return request.respond(forbidden(tool.permission));
     }
-    let started = Instant::now();
-    let holder = Holder::of(&principal);
     if *request.method() == Method::Get {
-        let call = call_tool(tool, principal, Map::new(), 0, started);
+        let holder = Holder::of(&principal);
+        let call = call_tool(tool, principal, Map::new(), 0, Instant::now());
         return run(ctx, request, holder, call);
     }
+    call_with_body(ctx, request, principal, tool, Map::new());
+}
+
+/// Reads the body (the tool's arguments, a JSON object) and calls `tool`
+/// with it and `from_path` (arguments the route's path gives, such as a
+/// document id, which the body may not give again).
+pub(super) fn call_with_body(
+    ctx: &Arc<Context>,
+    request: Request,
+    principal: Principal,
+    tool: &'static tools::Tool,
+    from_path: Map<String, Value>,
+) {
+    let started = Instant::now();
+    let holder = Holder::of(&principal);
     let caller = caller_key(principal.tenant.name(), &principal.subject);
     body_readers::read_then(ctx, request, &caller, move |ctx, request, body| {
-        match json_object(&request, &body) {
+        let read = json_object(&request, &body).and_then(|(mut arguments, parsed)| {
+            for (name, value) in from_path {
+                if arguments.contains_key(&name) {
+                    let why = format!("`{name}` is given by the path; leave it out of the body");
+                    return Err(error(400, "invalid_input", &why));
+                }
+                arguments.insert(name, value);
+            }
+            Ok((arguments, parsed))
+        });
+        match read {
             Ok((arguments, parsed)) => {
                 let call = call_tool(tool, principal, arguments, body.len() as u64, started);
                 // The parsed arguments' share of the parse budget is held

@@ -1,6 +1,6 @@
 //! Document routes of the JSON API: `GET /v1/documents` (newest first,
-//! filtered, with the filter's total), `GET` and `DELETE
-//! /v1/documents/{id}`, `GET /v1/documents/{id}/chunks` (the chunks with
+//! filtered, with the filter's total), `GET`, `PATCH` (a new version:
+//! `alayasiki_update`) and `DELETE /v1/documents/{id}`, `GET /v1/documents/{id}/chunks` (the chunks with
 //! the entities they mention) and `GET /v1/documents/{id}/original`.
 //!
 //! The original is served as the exact stored bytes (not JSON), with the
@@ -12,12 +12,14 @@
 use super::admission::Holder;
 use super::http::{Context, Method};
 use super::http_api::{
-    forbidden, not_implemented, run, service_error, Charge, FORGET_ID_ARGUMENT, FORGET_TOOL,
+    call_with_body, forbidden, not_implemented, run, service_error, Charge, FORGET_ID_ARGUMENT,
+    FORGET_TOOL, UPDATE_ID_ARGUMENT, UPDATE_TOOL,
 };
 use super::query_string::{limit_param, query_pairs};
 use super::reply_fit::fit;
 use super::request::Request;
 use crate::limits::{CHUNKS_DEFAULT_LIMIT, CHUNKS_MAX_LIMIT, MAX_REPLY_BYTES};
+use crate::protocol::resources::version_meta;
 use crate::protocol::tools::{self, Tool};
 use crate::service::{DocumentFilter, Memory, Permission, Principal};
 use serde_json::{json, Map, Value};
@@ -45,7 +47,7 @@ pub const ORIGINAL_OPERATION: &str = "document.original";
 /// value.
 const FALLBACK_MEDIA_TYPE: &str = "application/octet-stream";
 
-/// `GET` and `DELETE /v1/documents/{id}`.
+/// `GET`, `PATCH` and `DELETE /v1/documents/{id}`.
 pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principal, id: &str) {
     if *request.method() == Method::Delete {
         let Some(forget) = tools::find(FORGET_TOOL) else {
@@ -54,6 +56,18 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
         };
         return delete(ctx, request, principal, forget, id);
     }
+    if *request.method() == Method::Patch {
+        let Some(update) = tools::find(UPDATE_TOOL) else {
+            let r = not_implemented("updating documents (alayasiki_update)");
+            return request.respond(r);
+        };
+        if !principal.permits(update.permission) {
+            return request.respond(forbidden(update.permission));
+        }
+        let mut from_path = Map::new();
+        from_path.insert(UPDATE_ID_ARGUMENT.into(), Value::String(id.to_string()));
+        return call_with_body(ctx, request, principal, update, from_path);
+    }
     if !principal.permits(Permission::Query) {
         return request.respond(forbidden(Permission::Query));
     }
@@ -61,8 +75,11 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
     let id = id.to_string();
     run(ctx, request, Holder::of(&principal), move |ctx| {
         let memory = ctx.service.for_caller(&principal);
-        match memory.document(&id) {
-            Ok(d) => {
+        match memory
+            .document(&id)
+            .and_then(|d| Ok((memory.versions(&id)?, d)))
+        {
+            Ok((versions, d)) => {
                 let metadata: Value = serde_json::from_str(&d.metadata).unwrap_or(Value::Null);
                 let mut body = json!({
                     "document_id": d.doc_id,
@@ -80,6 +97,11 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
                     "text_truncated": false,
                     "error": d.error,
                 });
+                if let Value::Object(history) =
+                    version_meta(d.superseded_by, d.superseded_at, &versions)
+                {
+                    body.as_object_mut().expect("an object").extend(history);
+                }
                 // A text whose escaping passes the cap is cut (and
                 // `text_truncated` set), so every accepted document can be
                 // opened, and so forgotten; the original and chunks stay whole.
@@ -145,10 +167,17 @@ fn list_query(query: &str) -> Result<ListQuery, String> {
             "provenance" => q.filter.provenance = Some(filter_value(name, value)?),
             "since" => q.filter.since = Some(time_bound(name, &value, false)?),
             "until" => q.filter.until = Some(time_bound(name, &value, true)?),
+            "include_history" => {
+                q.filter.include_history = match value.as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err("include_history must be true or false".into()),
+                }
+            }
             _ => {
                 return Err(format!(
                     "unknown parameter {name:?} (limit, before, source, media_type, provenance, \
-                     since, until)"
+                     since, until, include_history)"
                 ))
             }
         }
@@ -157,8 +186,9 @@ fn list_query(query: &str) -> Result<ListQuery, String> {
 }
 
 /// `GET /v1/documents[?limit=N&before=CURSOR&source=S&media_type=M&
-/// provenance=P&since=T&until=T]`: this tenant's ready documents the
-/// filters take, newest first; `next_before` pages on (null at the end);
+/// provenance=P&since=T&until=T&include_history=B]`: this tenant's ready
+/// documents the filters take (current versions only unless
+/// `include_history=true`), newest first; `next_before` pages on (null at the end);
 /// `total` counts every document the filters take, whatever the cursor.
 pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, query: &str) {
     if !principal.permits(Permission::Query) {
@@ -192,6 +222,7 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, q
                             "provenance": r.provenance,
                             "bytes": r.summary.byte_size,
                             "created_at": crate::clock::rfc3339(r.created_at),
+                            "superseded_at": r.superseded_at.map(crate::clock::rfc3339),
                         })
                     })
                     .collect();

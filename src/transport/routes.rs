@@ -73,7 +73,7 @@ pub(super) fn resolve(path: &str) -> Option<(Route, &'static [Method])> {
             } else if let Some(name) = single_segment(path, "/v1/tools/") {
                 (Route::Tool(name), &[Post])
             } else if let Some(id) = single_segment(path, "/v1/documents/") {
-                (Route::Document(id), &[Get, Delete])
+                (Route::Document(id), &[Get, Delete, Patch])
             } else if let Some(id) = path
                 .strip_suffix(ORIGINAL_SUFFIX)
                 .and_then(|p| single_segment(p, "/v1/documents/"))
@@ -137,6 +137,9 @@ pub(super) fn route_permission(route: &Route, method: &Method) -> Option<Permiss
         Route::Tool(name) => tools::find(name).map(|t| t.permission),
         Route::Document(_) if *method == Method::Delete => {
             tools::find(http_api::FORGET_TOOL).map(|t| t.permission)
+        }
+        Route::Document(_) if *method == Method::Patch => {
+            tools::find(http_api::UPDATE_TOOL).map(|t| t.permission)
         }
         Route::Session(_) if *method == Method::Delete => {
             tools::find(http_api::MEMORY_DELETE_TOOL).map(|t| t.permission)

@@ -244,7 +244,7 @@ fn run(ctx: &Context, tenant: Option<String>, paths: &[PathBuf]) -> Result<Endin
 
 /// What reading a walked path found.
 #[derive(Debug, PartialEq)]
-enum Read {
+pub(super) enum Read {
     Bytes(Vec<u8>),
     /// Over the limit (read no further than one byte past it).
     TooLarge,
@@ -257,7 +257,7 @@ enum Read {
 /// is a regular file ([`open_regular`]: a pipe put in its place would wait
 /// forever for a writer, a link swapped to `/dev/zero` never ends), and
 /// read no further than `max` + 1 bytes.
-fn read_regular(path: &std::path::Path, max: usize) -> std::io::Result<Read> {
+pub(super) fn read_regular(path: &std::path::Path, max: usize) -> std::io::Result<Read> {
     use std::io::Read as _;
     let Some(file) = open_regular(path)? else {
         return Ok(Read::NotAFile);
@@ -366,6 +366,8 @@ fn ingest_file(
         provenance: None,
         wait: false,
         allow_duplicate: false,
+        replaces: Default::default(),
+        title: None,
     };
     match memory.ingest(request) {
         Ok(r) if r.idempotent_replay => Outcome::AlreadyStored,

@@ -9,7 +9,21 @@ use crate::base64;
 use crate::clock::LATEST_TIME_MS;
 use crate::ids;
 use crate::limits::MAX_CONTENT_BYTES;
-use crate::service::{Content, IngestRequest, Restore};
+use crate::service::{Content, IngestRequest, Replaces, Restore};
+
+/// The ids a document line says it superseded (`supersedes`, absent in
+/// exports made before versions existed).
+fn supersedes(v: &Value) -> Result<Vec<String>, String> {
+    let refused = || "`supersedes` must be a list of document ids".to_string();
+    match v.get("supersedes") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(ids)) => ids
+            .iter()
+            .map(|id| id.as_str().map(str::to_string).ok_or_else(refused))
+            .collect(),
+        Some(_) => Err(refused()),
+    }
+}
 
 /// An export's document line as an ingest request. Every line after the
 /// header of a version-1 export is a document: anything else is refused
@@ -87,6 +101,14 @@ pub fn export_document(v: &Value) -> Result<(IngestRequest, Restore), String> {
         wait: false,
         // An export is restored as it was, documents of equal content too.
         allow_duplicate: true,
+        // And so are its versions: each document supersedes those it did
+        // (exported before it, so imported already unless skipped).
+        replaces: Replaces {
+            documents: supersedes(v)?,
+            source: false,
+            if_current: true,
+        },
+        title: None,
     };
     Ok((
         request,

@@ -122,6 +122,8 @@ pub fn mcp_memory_document(
         provenance: None,
         wait: false,
         allow_duplicate: false,
+        replaces: Default::default(),
+        title: None,
     };
     Ok(Some((request, Restore::default())))
 }

@@ -16,9 +16,9 @@ use crate::ingest::media::{SUPPORTED_MEDIA_TYPES, TEXT_MEDIA_TYPES};
 use crate::limits::MAX_BYTE_ARRAY_ITEMS;
 use crate::limits::{
     MAX_CONTENT_BYTES, MAX_FILENAME_BYTES, MAX_IDEMPOTENCY_KEY_BYTES, MAX_METADATA_BYTES,
-    MAX_SOURCE_BYTES,
+    MAX_SOURCE_BYTES, MAX_SUPERSEDES,
 };
-use crate::service::{Content, IngestRequest, Memory, Permission};
+use crate::service::{Content, IngestRequest, Memory, Permission, Replaces};
 
 pub static TOOL: Tool = Tool {
     name: super::INGEST,
@@ -28,7 +28,10 @@ with alayasiki_query. Give `content` (text; Markdown or JSON via `media_type`), 
 text, and images or audio described in `metadata` (`caption`, `alt_text`, `ocr_text`, \
 `description`, `transcript`); the exact bytes are kept and can be read back. The write is durable when this returns; by default it also waits \
 until the content is searchable. Reusing an `idempotency_key` with the same content returns the \
-first document instead of storing a duplicate.",
+first document instead of storing a duplicate. To replace stored documents with this one (a \
+new version), name them in `supersedes`, or send `replace_source` to replace every current \
+document of its `source`: they stay readable as its history (alayasiki_update changes one \
+document in place of this).",
     input_schema: schema,
     output_schema,
     permission: Permission::Ingest,
@@ -46,6 +49,8 @@ const ARGS: &[&str] = &[
     "expires_at",
     "wait",
     "allow_duplicate",
+    "supersedes",
+    "replace_source",
     "Text",
     "File",
 ];
@@ -81,7 +86,9 @@ fn schema() -> Value {
             "provenance": choice("Who asserted this: an external source, the user, or the agent itself.", PROVENANCES),
             "expires_at": {"type": "string", "minLength": 1, "description": "When to forget this document (RFC 3339, e.g. 2027-01-31T00:00:00Z, or a date): from then on no query or resource returns it, and it is purged."},
             "wait": {"type": "boolean", "description": "Wait until the document is searchable (default true); false returns at once with state `pending`."},
-            "allow_duplicate": {"type": "boolean", "description": "Store it even if a document with the same content is already stored (default false: that document is returned, named in `duplicate_of`, and nothing new is stored). Text is compared after normalising white space and line endings; PDFs by their bytes."},
+            "allow_duplicate": {"type": "boolean", "description": "Store it even if a document with the same content is already stored (default false: that document is returned, named in `duplicate_of`, and nothing new is stored). Text is compared after normalising white space and line endings; PDFs by their bytes. Documents this one supersedes, and superseded versions, do not count."},
+            "supersedes": supersedes_schema(),
+            "replace_source": {"type": "boolean", "description": format!("Supersede every current document whose `source` is this document's (default false; needs `source`, as the argument or in metadata; at most {MAX_SUPERSEDES} documents, MAX_SUPERSEDES).")},
             "Text": object(
                 Some("Canonical text upload: {content, media_type?, metadata?, idempotency_key?, source?}."),
                 json!({
@@ -110,8 +117,19 @@ fn schema() -> Value {
     })
 }
 
-/// The receipt of a stored document (`IngestReceipt`).
-fn output_schema() -> Value {
+/// `supersedes`: the documents an ingest replaces.
+fn supersedes_schema() -> Value {
+    json!({
+        "type": "array",
+        "items": label("A document id (as alayasiki_ingest returned it).", MAX_SOURCE_BYTES),
+        "maxItems": MAX_SUPERSEDES,
+        "description": format!("Ids of stored documents this one is a new version of (at most {MAX_SUPERSEDES}, MAX_SUPERSEDES). Each must be current: a document superseded before is refused, naming its current version. They are kept as history, leave default search, and lose their support in the knowledge graph.")
+    })
+}
+
+/// The receipt of a stored document (`IngestReceipt`), also of a new
+/// version stored by alayasiki_update.
+pub(super) fn output_schema() -> Value {
     output::record(
         "The stored document's receipt.",
         json!({
@@ -122,7 +140,8 @@ fn output_schema() -> Value {
             "bytes": output::count("Size of the stored original, in bytes."),
             "chunks": output::count("Searchable chunks the document was split into; present when state is ready."),
             "idempotent_replay": output::boolean("True when this is the receipt of a document stored earlier with the same idempotency_key and content: nothing new was stored."),
-            "duplicate_of": output::string("Present when a document with the same content was already stored: its id (this receipt is that document's) and nothing new was stored. Send `allow_duplicate` to store it anyway.")
+            "duplicate_of": output::string("Present when a document with the same content was already stored: its id (this receipt is that document's) and nothing new was stored. Send `allow_duplicate` to store it anyway."),
+            "supersedes": output::list("Present when this document superseded others: their ids. They are kept as its history (alayasiki://documents/{id} lists the versions).", output::string("A superseded document's id."))
         }),
         &[
             "document_id",
@@ -164,7 +183,41 @@ pub fn parse(map: &Map<String, Value>) -> Result<IngestRequest> {
         provenance,
         wait,
         allow_duplicate: args.boolean("allow_duplicate")?.unwrap_or(false),
+        replaces: Replaces {
+            documents: supersedes(&args)?,
+            source: args.boolean("replace_source")?.unwrap_or(false),
+            if_current: false,
+        },
+        title: None,
     })
+}
+
+/// The ids in `supersedes`, refused past [`MAX_SUPERSEDES`] before any is
+/// read.
+fn supersedes(args: &Args<'_>) -> Result<Vec<String>> {
+    let items = match args.value("supersedes") {
+        None => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            return Err(Error::invalid(
+                "`supersedes` must be a list of document ids",
+            ))
+        }
+    };
+    if items.len() > MAX_SUPERSEDES {
+        return Err(Error::LimitExceeded(format!(
+            "`supersedes` names {} documents; at most {MAX_SUPERSEDES} (MAX_SUPERSEDES)",
+            items.len()
+        )));
+    }
+    items
+        .iter()
+        .map(|v| {
+            v.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| Error::invalid("`supersedes` must be a list of document ids"))
+        })
+        .collect()
 }
 
 const ONE_FORM: &str = "give exactly one of `content`, `Text` or `File`";

@@ -23,6 +23,7 @@ mod query;
 mod recall_filter;
 mod schema;
 mod status;
+mod update;
 
 pub use args::Args;
 
@@ -65,6 +66,7 @@ pub const INGEST: &str = "alayasiki_ingest";
 /// Every tool the server offers, in listing order.
 pub static TOOLS: &[&Tool] = &[
     &ingest::TOOL,
+    &update::TOOL,
     &query::TOOL,
     &status::TOOL,
     &forget::TOOL,

@@ -126,6 +126,7 @@ mod tests {
         "alayasiki_ingest.metadata",
         "alayasiki_ingest.Text.metadata",
         "alayasiki_ingest.File.metadata",
+        "alayasiki_update.metadata",
         "alayasiki_memory_write.metadata",
         "alayasiki_query.filter.metadata",
         "alayasiki_memory_write.Text.metadata",

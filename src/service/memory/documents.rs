@@ -9,7 +9,9 @@ use crate::ids;
 use crate::ingest::media::{self, MediaKind};
 use crate::limits::CHUNKS_MAX_LIMIT;
 use crate::service::principal::Permission;
-use crate::store::{DocumentFilter, DocumentListing, DocumentRow, DocumentSummary, ExportRow};
+use crate::store::{
+    DocumentFilter, DocumentListing, DocumentRow, DocumentSummary, ExportRow, Version,
+};
 
 /// One page of a document's chunks, in reading order.
 #[derive(Debug, Clone)]
@@ -67,7 +69,24 @@ impl Memory<'_> {
             .ok_or_else(|| Error::NotFound(format!("no document {doc_id:?} in this memory")))
     }
 
-    /// Ready documents after the pagination position `after`.
+    /// Every visible version in the chain of `doc_id` (itself included),
+    /// oldest first; not found like [`Memory::document`].
+    pub fn versions(&self, doc_id: &str) -> Result<Vec<Version>> {
+        self.require(Permission::Query)?;
+        let versions = self
+            .service
+            .store
+            .reader(&self.principal.tenant)?
+            .versions(doc_id)?;
+        if versions.is_empty() {
+            return Err(Error::NotFound(format!(
+                "no document {doc_id:?} in this memory"
+            )));
+        }
+        Ok(versions)
+    }
+
+    /// Ready current versions after the pagination position `after`.
     pub fn list_documents(&self, after: i64, limit: usize) -> Result<Vec<DocumentSummary>> {
         self.require(Permission::Query)?;
         self.service

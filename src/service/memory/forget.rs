@@ -45,8 +45,9 @@ impl Memory<'_> {
     /// Deletes the selected documents and everything derived from them:
     /// chunks, full-text rows, vectors, jobs, idempotency records, originals
     /// no other document shares, and the context they lent a neighbour (see
-    /// `store::forget`). Forgetting by source deletes every document from
-    /// that source, [`FORGET_BATCH`] per transaction. Each deletion is
+    /// `store::forget`), with every other version of each (`store::versions`).
+    /// Forgetting by source deletes every document from that source,
+    /// [`FORGET_BATCH`] per transaction. Each deletion is
     /// audited (who, which document, when; no content).
     pub fn forget(&self, selector: &DocumentSelector) -> Result<ForgetReport> {
         self.require(Permission::Ingest)?;
@@ -72,9 +73,10 @@ impl Memory<'_> {
             let batch = self.service.store.write(&self.principal.tenant, move |w| {
                 let now = now_ms();
                 let mut done = Vec::new();
-                for key in w.select_documents(&wanted, FORGET_BATCH)? {
-                    let forgotten = w.forget_document(
-                        key,
+                let selected = w.select_documents(&wanted, FORGET_BATCH)?;
+                for key in &selected {
+                    let forgotten = w.forget_versions(
+                        *key,
                         &subject,
                         wanted.kind(),
                         crate::ingest::chunk::CONTEXT_BYTES,
@@ -82,9 +84,10 @@ impl Memory<'_> {
                     )?;
                     done.extend(forgotten);
                 }
-                Ok(done)
+                Ok((selected.len(), done))
             })?;
-            let more = batch.len() == FORGET_BATCH;
+            let (selected, batch) = batch;
+            let more = selected == FORGET_BATCH;
             for f in batch {
                 shared.forgotten(&f.document_id);
                 report.documents += 1;

@@ -17,10 +17,10 @@ use crate::ingest::worker::{deferred_reason, JobOutcome};
 use crate::ingest::Prepared;
 use crate::limits::{
     INGEST_FAULT_GRACE_MS, INGEST_WAIT_MS, MAX_IDEMPOTENCY_KEY_BYTES, MAX_METADATA_BYTES,
-    MAX_SOURCE_BYTES,
+    MAX_SOURCE_BYTES, MAX_SUPERSEDES, MAX_TITLE_BYTES,
 };
 use crate::service::principal::Permission;
-use crate::store::{AdmitOutcome, JobState, NewDocument, QueuedWrite};
+use crate::store::{AdmitOutcome, JobState, NewDocument, QueuedWrite, Replaces};
 
 /// A request to store one document.
 #[derive(Debug, Clone)]
@@ -39,6 +39,10 @@ pub struct IngestRequest {
     /// content (default false: that document is returned, `duplicate_of`
     /// naming it).
     pub allow_duplicate: bool,
+    /// The documents this one is a new version of.
+    pub replaces: Replaces,
+    /// The title to show, instead of one taken from the content.
+    pub title: Option<String>,
 }
 
 /// What an ingest did.
@@ -59,6 +63,9 @@ pub struct IngestReceipt {
     /// of storing this one again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duplicate_of: Option<String>,
+    /// The documents this one superseded (now its history).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub supersedes: Vec<String>,
 }
 
 /// The `source` a document's metadata names, if it names one as a
@@ -148,15 +155,10 @@ impl Memory<'_> {
         // caller gave one explicitly, which wins.
         let source = req.source.or_else(|| metadata_source(&req.metadata));
         check_optional_len("source", &source, MAX_SOURCE_BYTES)?;
+        check_replaces(&req.replaces, source.is_some())?;
+        check_optional_len("title", &req.title, MAX_TITLE_BYTES)?;
         let metadata = Value::Object(req.metadata);
-        let metadata_json = metadata.to_string();
-        if metadata_json.len() > MAX_METADATA_BYTES {
-            return Err(Error::LimitExceeded(format!(
-                "metadata is {} bytes as JSON; the limit is {MAX_METADATA_BYTES} \
-                 (MAX_METADATA_BYTES)",
-                metadata_json.len()
-            )));
-        }
+        let metadata_json = checked_metadata(&metadata)?;
         let provenance = req.provenance.or_else(|| {
             metadata
                 .get("provenance")
@@ -194,6 +196,13 @@ impl Memory<'_> {
             if let Some(at) = req.expires_at {
                 fields.push(at.into());
             }
+            if !req.replaces.is_empty() || req.title.is_some() {
+                fields.push(serde_json::json!({
+                    "supersedes": req.replaces.documents,
+                    "replace_source": req.replaces.source,
+                    "title": req.title,
+                }));
+            }
             let digest = ids::sha256_hex(serde_json::Value::from(fields).to_string().as_bytes());
             (key, digest)
         });
@@ -201,7 +210,9 @@ impl Memory<'_> {
             Some(id) if ids::is_document_id(&id) && !self.document_exists(&id)? => id,
             _ => ids::new_document_id(),
         };
-        let title = title_for(&filename, prepared.text.as_deref(), &bytes, kind);
+        let title = req
+            .title
+            .or_else(|| title_for(&filename, prepared.text.as_deref(), &bytes, kind));
         if let Some(at) = req.expires_at {
             if at <= now_ms() {
                 return Err(Error::invalid(
@@ -223,6 +234,7 @@ impl Memory<'_> {
             expires_at: req.expires_at,
             content_key,
             dedupe: !req.allow_duplicate,
+            replaces: req.replaces,
         };
         Ok(PreparedIngest {
             doc,
@@ -325,6 +337,8 @@ impl Memory<'_> {
                     );
                     let mut receipt = self.receipt_from_store(&earlier.doc_id, byte_len, false)?;
                     receipt.duplicate_of = Some(earlier.doc_id);
+                    // Nothing was superseded now.
+                    receipt.supersedes.clear();
                     return Ok(receipt);
                 }
                 return self.receipt_from_store(&earlier.doc_id, byte_len, true);
@@ -358,6 +372,7 @@ impl Memory<'_> {
             chunks,
             idempotent_replay: false,
             duplicate_of: None,
+            supersedes: admitted.superseded,
         })
     }
 
@@ -456,6 +471,7 @@ impl Memory<'_> {
         if row.state == "pending" {
             self.note_unindexed(&row.doc_id);
         }
+        let supersedes = reader.superseded_by_document(&row.doc_id)?;
         Ok(IngestReceipt {
             document_id: row.doc_id,
             state: row.state,
@@ -465,6 +481,43 @@ impl Memory<'_> {
             chunks,
             idempotent_replay: replayed,
             duplicate_of: None,
+            supersedes,
         })
     }
+}
+
+/// Checks what a request supersedes before anything is prepared: at most
+/// [`MAX_SUPERSEDES`] ids, each no longer than an id can be, and a source
+/// to replace when it asks to replace one. Whether each document exists
+/// and is current is the writer's to check, as it admits the new version.
+fn check_replaces(replaces: &Replaces, has_source: bool) -> Result<()> {
+    if replaces.documents.len() > MAX_SUPERSEDES && !replaces.if_current {
+        return Err(Error::LimitExceeded(format!(
+            "`supersedes` names {} documents; at most {MAX_SUPERSEDES} (MAX_SUPERSEDES)",
+            replaces.documents.len()
+        )));
+    }
+    for id in &replaces.documents {
+        check_optional_len("supersedes", &Some(id.clone()), MAX_SOURCE_BYTES)?;
+    }
+    if replaces.source && !has_source {
+        return Err(Error::invalid(
+            "`replace_source` needs a `source` (the argument, or `source` in metadata): it \
+             supersedes the current documents with that source",
+        ));
+    }
+    Ok(())
+}
+
+/// `metadata` as compact JSON, refused past [`MAX_METADATA_BYTES`].
+pub(super) fn checked_metadata(metadata: &Value) -> Result<String> {
+    let json = metadata.to_string();
+    if json.len() > MAX_METADATA_BYTES {
+        return Err(Error::LimitExceeded(format!(
+            "metadata is {} bytes as JSON; the limit is {MAX_METADATA_BYTES} \
+             (MAX_METADATA_BYTES)",
+            json.len()
+        )));
+    }
+    Ok(json)
 }

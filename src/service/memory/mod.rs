@@ -9,6 +9,7 @@
 //! split by concern:
 //! - [`content`]: what is stored, its type, extraction and title.
 //! - [`ingest`]: storing a document and the receipt for it.
+//! - [`update`]: storing a new version of a document, superseding it.
 //! - [`documents`]: reading stored documents, their chunks and originals
 //!   back.
 //! - [`graph_view`]: the knowledge graph as the memory browser shows it.
@@ -23,6 +24,7 @@ mod graph_view;
 mod ingest;
 mod recall;
 mod status;
+mod update;
 
 pub use content::Content;
 pub use documents::{ChunkEntity, ChunkPage, ChunkView, Original};
@@ -35,6 +37,7 @@ pub use ingest::{
     metadata_source, IngestReceipt, IngestRequest, PreparedIngest, QueuedIngest, Restore,
 };
 pub use status::{BrowserStatus, OwnerProcess, OwnerStatus, Status, STRANDED};
+pub use update::UpdateRequest;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -371,5 +371,7 @@ fn promotion_request(subject: &str, session: &SessionId, note: &Note, wait: bool
         provenance: None,
         wait,
         allow_duplicate: false,
+        replaces: Default::default(),
+        title: None,
     }
 }

@@ -1,8 +1,8 @@
 //! Removing one document's contributions to the graph: its evidence (and
 //! the relations left with none, whose superseded facts become current
-//! again), its mentions, the entities no longer mentioned, the names only
-//! it gave the others (`forget_names`), and the community snapshots that
-//! may quote it.
+//! again; a superseded document version loses only this), its mentions,
+//! the entities no longer mentioned, the names only it gave the others
+//! (`forget_names`), and the community snapshots that may quote it.
 
 use rusqlite::{params, OptionalExtension};
 use std::collections::HashSet;
@@ -18,35 +18,9 @@ impl TenantWriter<'_> {
     /// evidence go; the others' confidence is recomputed), its mentions,
     /// and entities no longer mentioned anywhere.
     pub(in crate::store) fn forget_graph(&mut self, document_key: i64) -> Result<()> {
-        let evidence: Vec<(i64, bool, String)> = {
-            let mut stmt = self.conn.prepare_cached(
-                "SELECT relation_id, supports, provenance FROM relation_evidence WHERE document_id = ?1",
-            )?;
-            let rows = stmt.query_map([document_key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-            rows.collect::<rusqlite::Result<_>>()?
-        };
-        if evidence.is_empty() && !self.has_mentions(document_key)? {
+        let withdrew = self.withdraw_evidence(document_key)?;
+        if !withdrew && !self.has_mentions(document_key)? {
             return Ok(());
-        }
-        self.exec(
-            "DELETE FROM relation_evidence WHERE document_id = ?1",
-            [document_key],
-        )?;
-        for (relation, supports, provenance) in evidence {
-            let remaining: i64 = self.conn.query_row(
-                "SELECT count(*) FROM relation_evidence WHERE relation_id = ?1",
-                [relation],
-                |r| r.get(0),
-            )?;
-            if remaining == 0 {
-                self.restore_superseded(relation)?;
-                self.exec("DELETE FROM relations WHERE id = ?1", [relation])?;
-            } else {
-                let at = counter_index(supports, Provenance::parse(Some(&provenance)));
-                let mut counts = self.relation_counts(relation)?;
-                counts[at] = (counts[at] - 1).max(0);
-                self.write_counts(relation, counts)?;
-            }
         }
         // Only the entities this document mentions can change count: a
         // recount of the whole tenant would make forgetting (and a
@@ -71,8 +45,54 @@ impl TenantWriter<'_> {
             self.drop_forgotten_names(entity, &surfaces)?;
         }
         // Summaries may quote the forgotten document (its entities, its
-        // facts): drop every snapshot; the next build starts from what is
-        // left.
+        // facts).
+        self.graph_changed_under_summaries()
+    }
+
+    /// Withdraws a document's relation evidence: relations left without
+    /// any go (the facts they superseded are current again), the others'
+    /// counts and confidence are recomputed. Forgetting a document does
+    /// this, and so does superseding it with a newer version (whose own
+    /// evidence then stands alone). Returns whether it had any evidence.
+    pub(in crate::store) fn withdraw_evidence(&mut self, document_key: i64) -> Result<bool> {
+        let evidence: Vec<(i64, bool, String)> = {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT relation_id, supports, provenance FROM relation_evidence WHERE document_id = ?1",
+            )?;
+            let rows = stmt.query_map([document_key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        if evidence.is_empty() {
+            return Ok(false);
+        }
+        self.exec(
+            "DELETE FROM relation_evidence WHERE document_id = ?1",
+            [document_key],
+        )?;
+        for (relation, supports, provenance) in evidence {
+            let remaining: i64 = self.conn.query_row(
+                "SELECT count(*) FROM relation_evidence WHERE relation_id = ?1",
+                [relation],
+                |r| r.get(0),
+            )?;
+            if remaining == 0 {
+                self.restore_superseded(relation)?;
+                self.exec("DELETE FROM relations WHERE id = ?1", [relation])?;
+            } else {
+                let at = counter_index(supports, Provenance::parse(Some(&provenance)));
+                let mut counts = self.relation_counts(relation)?;
+                counts[at] = (counts[at] - 1).max(0);
+                self.write_counts(relation, counts)?;
+            }
+        }
+        Ok(true)
+    }
+
+    /// After the graph lost something (a forgotten document, withdrawn
+    /// evidence): community summaries may quote it, so every snapshot is
+    /// dropped and the next build starts from what is left; readers'
+    /// graph caches and name hints are told.
+    pub(in crate::store) fn graph_changed_under_summaries(&mut self) -> Result<()> {
         self.exec(
             "DELETE FROM communities WHERE tenant_id = ?1",
             [self.tenant_id],

@@ -385,6 +385,7 @@ impl TenantWriter<'_> {
             provenance,
             now,
         )?;
+        self.unsupport_if_superseded(document_key)?;
         if vectors.is_none() && !chunks.is_empty() {
             self.enqueue_job(document_key, JobKind::Embed, now)?;
         }
@@ -463,6 +464,7 @@ impl TenantWriter<'_> {
             job.provenance,
             now,
         )?;
+        self.unsupport_if_superseded(job.document_key)?;
         self.exec(
             "UPDATE jobs SET state = 'done', error = ?3, updated_at = ?4
               WHERE tenant_id = ?1 AND id = ?2",

@@ -241,6 +241,7 @@ function documentFilters() {
     const v = $(id).value.trim();
     if (v) f[name] = v;
   }
+  if ($("history-filter").checked) f.include_history = "true";
   return f;
 }
 
@@ -270,6 +271,10 @@ async function loadDocuments(more) {
       li.append(el("p", d.title || d.document_id, "item-title"));
       li.append(el("p", iso(d.source || "no source") + " · " + d.media_type + " · " + bytes(d.bytes) + " · " +
         iso(d.provenance || "") + " · " + d.created_at, "meta"));
+      if (d.superseded_at) {
+        li.classList.add("superseded");
+        li.append(el("p", "Superseded " + d.superseded_at, "meta"));
+      }
       li.append(openButton(d.document_id, "Open"));
       list.append(li);
     }
@@ -298,6 +303,7 @@ async function openDocument(id) {
     fact(dl, "Stored by", d.created_by);
     fact(dl, "State", d.state);
     if (d.error) fact(dl, "Error", d.error);
+    showVersions(d);
     $("document-metadata").textContent = JSON.stringify({ metadata: d.metadata, provenance: d.provenance }, null, 2);
     $("document-text").textContent = (d.text || "") +
       (d.text_truncated ? "\n\n[The text is cut here: it is too long to show whole. Download the original for all of it.]" : "");
@@ -309,6 +315,30 @@ async function openDocument(id) {
     $("forget-note").hidden = mayForget;
     $("forget-note").textContent = mayForget ? "" : "This token cannot forget documents (it needs the ingest:write scope or the ingestor or admin role).";
   } catch (e) { failed(e); }
+}
+
+// The open document's chain of versions, oldest first: each opens, the
+// superseded ones are marked, and a superseded document says so above all.
+function showVersions(d) {
+  const note = $("document-superseded");
+  note.hidden = !d.superseded_by;
+  note.textContent = d.superseded_by
+    ? "This version was superseded on " + d.superseded_at + " by " + d.superseded_by + "; it is kept as history."
+    : "";
+  const versions = d.versions || [];
+  $("versions-section").hidden = versions.length < 2;
+  const list = $("document-versions");
+  list.replaceChildren();
+  for (const v of versions) {
+    const li = el("li");
+    li.dataset.documentId = v.document_id;
+    li.classList.add(v.current ? "current" : "superseded");
+    li.append(el("span", v.document_id + " · stored " + v.created_at + " · " +
+      (v.current ? "current" : "superseded " + v.superseded_at)));
+    if (v.document_id === d.document_id) li.append(el("span", " (this version)", "muted"));
+    else li.append(openButton(v.document_id, "Open"));
+    list.append(li);
+  }
 }
 
 // One page of the open document's chunks, each with the entities it
@@ -376,6 +406,8 @@ function askForget() {
   fact(dl, "Id", current.document_id);
   fact(dl, "Source", current.source);
   fact(dl, "Size", bytes(current.bytes));
+  const versions = (current.versions || []).length;
+  if (versions > 1) fact(dl, "Versions", versions + ", all forgotten with it");
   $("forget-dialog").returnValue = "";
   $("forget-dialog").showModal();
 }
@@ -396,10 +428,13 @@ async function askForgetSource() {
   if (!listed || !listed.filters.source) return;
   const source = listed.filters.source;
   try {
-    // The exact count and the first titles, read now, not from the list.
-    const r = await api("GET", "/v1/documents?" + new URLSearchParams({ source, limit: "10" }).toString());
+    // The exact count and the first titles, read now, not from the list:
+    // superseded versions of the source too, since they go as well.
+    const q = new URLSearchParams({ source, limit: "10", include_history: "true" });
+    const r = await api("GET", "/v1/documents?" + q.toString());
     $("source-forget-what").textContent = "This deletes, for good, all " + r.total +
-      " document(s) whose source is exactly \u201c" + iso(source) + "\u201d:";
+      " document(s) whose source is exactly \u201c" + iso(source) + "\u201d, superseded versions " +
+      "included, with every other version of each:";
     const ul = $("source-forget-list");
     ul.replaceChildren();
     for (const d of r.documents) ul.append(el("li", iso(d.title || "(untitled)") + " · " + d.document_id + " · " + bytes(d.bytes)));
