@@ -672,3 +672,52 @@ fn a_version_is_not_reported_as_a_copy_of_the_one_it_replaced() {
         serde_json::from_str(&cli_ok(dir.path(), &["status", "--duplicates", "--json"])).unwrap();
     assert_eq!(listed["copies"], 0, "{listed}");
 }
+
+#[test]
+fn queries_search_current_versions_and_include_history_reaches_the_old_ones() {
+    let dir = TempDir::new("versions-recall");
+    let mut s = Server::ready(dir.path());
+    let first = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "The quarterly offsite is in Lisbon, near the river.",
+               "source": "notes/offsite.md", "metadata": {"tags": ["travel"]}}),
+    );
+    let old = id_of(&first);
+    let new = id_of(&s.ok(
+        "alayasiki_update",
+        json!({"document_id": old, "content": "The quarterly offsite moved to Porto, by the sea."}),
+    ));
+    let ids = |q: &Value| -> Vec<String> {
+        q["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["document_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Even a question in the old version's words finds the current one
+    // only: the old left default search in every lane.
+    for q in ["Lisbon river offsite", "Where is the quarterly offsite?"] {
+        let found = s.ok("alayasiki_query", json!({"query": q, "mode": "evidence"}));
+        assert_eq!(ids(&found), [new.clone()], "{q}: {found}");
+    }
+    let both = s.ok(
+        "alayasiki_query",
+        json!({"query": "Lisbon river offsite", "mode": "evidence", "include_history": true}),
+    );
+    let got = ids(&both);
+    assert!(got.contains(&old) && got.contains(&new), "{both}");
+    assert_eq!(got[0], old, "in its own words the old version ranks first: {both}");
+    // With a filter too: history is filtered like the rest.
+    let tagged = s.ok(
+        "alayasiki_query",
+        json!({"query": "Lisbon river offsite", "mode": "evidence", "include_history": true,
+               "filter": {"tags": ["travel"], "source": "notes/offsite.md"}}),
+    );
+    assert_eq!(ids(&tagged).len(), 2, "{tagged}");
+    let (failed, why) = s.call(
+        "alayasiki_query",
+        json!({"query": "offsite", "include_history": "yes"}),
+    );
+    assert!(failed, "{why}");
+}
