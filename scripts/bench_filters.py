@@ -110,7 +110,8 @@ def note(rng, vocab, weights, i):
     tags = [t for t, p in zip(TAGS, [0.3, 0.2, 0.1, 0.1, 0.05, 0.005]) if rng.random() < p]
     day = rng.randrange(365)
     date = time.strftime("%Y-%m-%d", time.gmtime(1_735_689_600 + day * 86_400))  # 2025
-    prefix = rng.choices(PREFIXES, weights=[50, 30, 19, 1])[0]
+    # 50 / 30 / 19 / 1 % by position, so that `runbook/51.txt` exists.
+    prefix = PREFIXES[next(j for j, edge in enumerate([50, 80, 99, 100]) if i % 100 < edge)]
     media = "text/markdown" if rng.random() < 0.2 else "text/plain"
     text = " ".join(zipf_words(rng, vocab, weights, 16))
     return {"Text": {"content": f"Note {i}: {text}.", "media_type": media,
@@ -139,7 +140,7 @@ def fill(server, rng, vocab, weights, start, end, window=64):
 
 FILTERS = [
     ("none", None),
-    ("source exact (1 doc)", {"source": "runbook/7.txt"}),
+    ("source exact (1 doc)", {"source": "runbook/51.txt"}),
     ("source_prefix 1%", {"source_prefix": "archive/"}),
     ("source_prefix 50%", {"source_prefix": "notes/"}),
     ("media_type 20%", {"media_type": "text/markdown"}),
