@@ -166,3 +166,38 @@ fn status_lists_the_copies_a_store_holds_and_deletes_none() {
     let status: Value = serde_json::from_str(&cli_ok(dir.path(), &["status", "--json"])).unwrap();
     assert_eq!(status["documents"], 3, "{status}");
 }
+
+#[test]
+fn an_ingest_reply_names_the_documents_it_nearly_duplicates() {
+    let dir = TempDir::new("dup-near");
+    let mut s = Server::ready(dir.path());
+    let base = "The nightly backup of the build server runs at 03:00 and copies the \
+                artifacts to the NAS in the basement; it takes about an hour and mails \
+                the ops channel when it is done, or when it fails for any reason.";
+    let first = s.ok("alayasiki_ingest", json!({"content": base}));
+    assert!(first.get("near_duplicates").is_none(), "{first}");
+    let other = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "The restore drill is on the first Monday of each month, in room 4."}),
+    );
+    assert!(other.get("near_duplicates").is_none(), "{other}");
+    // One word changed: stored (it is not the same content), and named.
+    let edited = s.ok(
+        "alayasiki_ingest",
+        json!({"content": base.replace("about an hour", "about one hour")}),
+    );
+    assert!(edited.get("duplicate_of").is_none(), "{edited}");
+    assert_eq!(edited["near_duplicates"], json!([first["document_id"]]), "{edited}");
+    // A longer text that quotes it is not a near-duplicate.
+    let longer = s.ok(
+        "alayasiki_ingest",
+        json!({"content": format!("{base} The restore drill is on the first Monday of each month.")}),
+    );
+    assert!(longer.get("near_duplicates").is_none(), "{longer}");
+    // Not waited for, nothing is judged yet.
+    let unwaited = s.ok(
+        "alayasiki_ingest",
+        json!({"content": base.replace("03:00", "03:30"), "wait": false}),
+    );
+    assert!(unwaited.get("near_duplicates").is_none(), "{unwaited}");
+}

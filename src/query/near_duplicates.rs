@@ -8,6 +8,10 @@
 //! at least [`NEAR_DUPLICATE_SIMILARITY`] of all their trigrams (Jaccard).
 //! Texts of fewer than three words are one "trigram" of all their words, so
 //! short texts match only when their words are the same.
+//!
+//! An ingest that waited for its document is told of the current
+//! documents it nearly duplicates ([`of_document`]): its first chunk's
+//! words are searched, and the best few keyword matches compared.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashSet;
@@ -19,6 +23,43 @@ use std::hash::{Hash, Hasher};
 /// matches from about 30 words on (shorter texts must be nearer still); a
 /// second sentence added to a one-sentence note never does.
 pub const NEAR_DUPLICATE_SIMILARITY: f64 = 0.8;
+
+/// Keyword matches of a new document's first chunk compared with it.
+pub const NEAR_DUPLICATE_CANDIDATES: usize = 10;
+
+/// Most near-duplicates an ingest reply names.
+pub const MAX_NEAR_DUPLICATES_REPORTED: usize = 5;
+
+/// The current documents (ids) whose text the document `doc_id` nearly
+/// duplicates, judged on its first chunk: at most
+/// [`MAX_NEAR_DUPLICATES_REPORTED`], best match first.
+pub fn of_document(
+    reader: &crate::store::TenantReader<'_>,
+    doc_id: &str,
+) -> crate::error::Result<Vec<String>> {
+    let Some(first) = reader
+        .chunks_of_document(doc_id, None, 1)?
+        .and_then(|c| c.into_iter().next())
+    else {
+        return Ok(Vec::new());
+    };
+    let terms = super::terms::analyze(&first.text);
+    let plan = super::retrieve::plan(reader, &terms)?;
+    let scope = crate::store::Scope::current();
+    let hits = super::retrieve::keyword(reader, &plan, NEAR_DUPLICATE_CANDIDATES, &scope)?;
+    let mine = Shingles::of(&first.text);
+    let mut found: Vec<String> = Vec::new();
+    for hit in hits {
+        if hit.doc_id != doc_id
+            && !found.contains(&hit.doc_id)
+            && found.len() < MAX_NEAR_DUPLICATES_REPORTED
+            && mine.near(&Shingles::of(&hit.text))
+        {
+            found.push(hit.doc_id);
+        }
+    }
+    Ok(found)
+}
 
 /// A text's word trigrams, hashed.
 pub struct Shingles(HashSet<u64>);

@@ -141,7 +141,8 @@ pub(super) fn output_schema() -> Value {
             "chunks": output::count("Searchable chunks the document was split into; present when state is ready."),
             "idempotent_replay": output::boolean("True when this is the receipt of a document stored earlier with the same idempotency_key and content: nothing new was stored."),
             "duplicate_of": output::string("Present when a document with the same content was already stored: its id (this receipt is that document's) and nothing new was stored. Send `allow_duplicate` to store it anyway."),
-            "supersedes": output::list("Present when this document superseded others: their ids. They are kept as its history (alayasiki://documents/{id} lists the versions).", output::string("A superseded document's id."))
+            "supersedes": output::list("Present when this document superseded others: their ids. They are kept as its history (alayasiki://documents/{id} lists the versions).", output::string("A superseded document's id.")),
+            "near_duplicates": output::list("Present when the stored document, once indexed (wait), repeats current documents with small edits (judged on its first chunk): their ids. It is stored anyway; a query gives such a pair one evidence slot.", output::string("A nearly duplicated document's id."))
         }),
         &[
             "document_id",

@@ -66,6 +66,11 @@ pub struct IngestReceipt {
     /// The documents this one superseded (now its history).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub supersedes: Vec<String>,
+    /// Current documents whose text this one repeats with small edits
+    /// (judged on its first chunk, once it is indexed): stored anyway; a
+    /// query gives such a pair one evidence slot.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub near_duplicates: Vec<String>,
 }
 
 /// The `source` a document's metadata names, if it names one as a
@@ -363,6 +368,13 @@ impl Memory<'_> {
         if state == "pending" {
             self.note_unindexed(&admitted.doc_id);
         }
+        let near_duplicates = match state {
+            "ready" => {
+                let reader = self.service.store.reader(&self.principal.tenant)?;
+                crate::query::near_duplicates::of_document(&reader, &admitted.doc_id)?
+            }
+            _ => Vec::new(),
+        };
         Ok(IngestReceipt {
             document_id: admitted.doc_id,
             state: state.to_string(),
@@ -373,6 +385,7 @@ impl Memory<'_> {
             idempotent_replay: false,
             duplicate_of: None,
             supersedes: admitted.superseded,
+            near_duplicates,
         })
     }
 
@@ -482,6 +495,7 @@ impl Memory<'_> {
             idempotent_replay: replayed,
             duplicate_of: None,
             supersedes,
+            near_duplicates: Vec::new(),
         })
     }
 }
