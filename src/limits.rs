@@ -44,6 +44,10 @@ pub const MAX_FILENAME_BYTES: usize = 1024;
 /// Longest `query` accepted by `alayasiki_query` (bytes).
 pub const MAX_QUERY_BYTES: usize = 4096;
 
+/// Longest `as_of` accepted by `alayasiki_query` (bytes): an RFC 3339
+/// time with fractional seconds and an offset fits with room to spare.
+pub const MAX_AS_OF_BYTES: usize = 64;
+
 /// Most query terms used for retrieval; later terms are ignored.
 pub const MAX_QUERY_TERMS: usize = 32;
 
@@ -395,6 +399,7 @@ mod tests {
             ("`MAX_FILENAME_BYTES`", MAX_FILENAME_BYTES.to_string()),
             ("`MAX_QUERY_BYTES`", MAX_QUERY_BYTES.to_string()),
             ("`MAX_QUERY_TERMS`", MAX_QUERY_TERMS.to_string()),
+            ("`MAX_AS_OF_BYTES`", MAX_AS_OF_BYTES.to_string()),
             (
                 "`MIN_TOP_K` / `MAX_TOP_K` / `DEFAULT_TOP_K`",
                 format!("{MIN_TOP_K} / {MAX_TOP_K} / {DEFAULT_TOP_K}"),

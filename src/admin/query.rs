@@ -43,6 +43,7 @@ fn run_query(
         budget_chars: DEFAULT_BUDGET_CHARS as usize,
         lanes: LaneSet::ALL,
         session_id: None,
+        as_of: None,
     };
     if text.len() > MAX_QUERY_BYTES {
         errln!(

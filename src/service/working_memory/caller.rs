@@ -179,6 +179,7 @@ impl Memory<'_> {
             budget_chars: DEFAULT_BUDGET_CHARS as usize,
             lanes: LaneSet::ALL,
             session_id: Some(session_id.to_string()),
+            as_of: None,
         };
         let terms = terms::analyze(question);
         let (fused, lane_errors) = self.session_candidates(&snapshot, &spec, &terms);
@@ -197,6 +198,7 @@ impl Memory<'_> {
                 fused,
                 lane_errors,
                 relations: Default::default(),
+                facts: Default::default(),
                 search_mode: query::ModeReport {
                     requested: query::SearchMode::Local,
                     ran: query::SearchMode::Local,

@@ -495,6 +495,7 @@ fn two_identities_in_one_process_cannot_see_each_others_sessions() {
         budget_chars: 1000,
         lanes: crate::query::LaneSet::ALL,
         session_id: Some(session.into()),
+        as_of: None,
     };
     let attempts = [
         bob.memory_session("task").map(|_| ()),
@@ -554,6 +555,7 @@ fn promotion_is_idempotent_and_found_by_persistent_queries() {
             budget_chars: 1000,
             lanes: crate::query::LaneSet::ALL,
             session_id: None,
+            as_of: None,
         })
         .unwrap();
     assert_eq!(

@@ -1,0 +1,288 @@
+//! Facts that change, in the evidence: when the question's entities hold
+//! a single-valued fact ("where Dana lives", "who leads the platform
+//! team") that documents state with different values, the statement that
+//! holds ranks first and the older ones are marked as superseded (or
+//! ended, for "no longer ..."), each with its dates and the item that
+//! superseded it. Which statement holds is decided by the documents' own
+//! time (see `knowledge::facts`), as of now or as of the time the query
+//! asks about (`as_of`).
+//!
+//! Only facts that are already part of the candidates are reordered: a
+//! fact none of whose statements the lanes found is not what the question
+//! is about. Of those, the statement that holds and the latest one it
+//! superseded are brought in if the lanes missed them, so that both are
+//! cited.
+//!
+//! Must never: drop a candidate, or move one that states no such fact.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+
+use super::fuse::Fused;
+use crate::clock::rfc3339;
+use crate::error::Result;
+use crate::knowledge::facts::{timeline, Validity};
+use crate::store::{EntityRow, FactStatement, TenantReader};
+
+/// Most statements of one fact brought into the candidates when the lanes
+/// missed them: the one that holds and the latest one it superseded.
+pub const MAX_FACT_CHUNKS_ADDED: usize = 2;
+
+/// How one statement of a changing fact stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Standing {
+    /// It holds (now, or at the query's `as_of`).
+    Current,
+    /// A later statement of another value replaced it.
+    Superseded,
+    /// A later statement denied it ("no longer ..."), naming no new value.
+    Ended,
+}
+
+/// The statement that replaced a superseded one.
+#[derive(Debug, Clone, Serialize)]
+pub struct Successor {
+    pub value: String,
+    pub document_id: String,
+    pub chunk_id: String,
+    /// When its document says it was so (RFC 3339).
+    pub stated_at: String,
+}
+
+/// One statement of a single-valued fact whose value changed, as shown
+/// with the evidence item that states it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FactUse {
+    /// Who or what holds the fact ("Dana Scully", "Platform Team").
+    pub holder: String,
+    /// The fact: the single-valued family ("place", "employer", "leader",
+    /// "role", "time", "deadline", "version", "owner", ...).
+    pub relation: &'static str,
+    /// The predicate as the document put it ("lives in", "led by").
+    pub predicate: String,
+    pub value: String,
+    pub status: Standing,
+    /// When this item's document says it was so (RFC 3339).
+    pub stated_at: String,
+    /// When the value was first stated (RFC 3339).
+    pub valid_from: String,
+    /// When it stopped holding (RFC 3339); absent while it holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub valid_to: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<Successor>,
+}
+
+/// The candidates with each changing fact's current statement first among
+/// its statements, and the marks to show on each item (by chunk key).
+pub fn settle(
+    reader: &TenantReader<'_>,
+    entities: &[EntityRow],
+    mut fused: Vec<Fused>,
+    as_of: Option<i64>,
+) -> Result<(Vec<Fused>, HashMap<i64, Vec<FactUse>>)> {
+    let mut marks: HashMap<i64, Vec<FactUse>> = HashMap::new();
+    let mut done: HashSet<(i64, &'static str)> = HashSet::new();
+    for entity in entities {
+        let statements = reader.fact_statements(entity.id)?;
+        let mut families: Vec<&'static str> = statements.iter().map(|s| s.family).collect();
+        families.sort_unstable();
+        families.dedup();
+        for family in families {
+            if !done.insert((entity.id, family)) {
+                continue;
+            }
+            let said: Vec<&FactStatement> = statements
+                .iter()
+                .filter(|s| s.family == family && as_of.is_none_or(|t| s.at <= t))
+                .collect();
+            let fact = Fact::of(&said, as_of);
+            if !fact.changed() {
+                continue;
+            }
+            fused = fact.rank(reader, fused)?;
+            for (chunk, mark) in fact.marks(reader, &fused)? {
+                marks.entry(chunk).or_default().push(mark);
+            }
+        }
+    }
+    Ok((fused, marks))
+}
+
+/// One holder's statements of one family, with their validity.
+struct Fact<'a> {
+    said: Vec<&'a FactStatement>,
+    validity: Vec<Validity>,
+}
+
+impl<'a> Fact<'a> {
+    fn of(said: &[&'a FactStatement], as_of: Option<i64>) -> Fact<'a> {
+        let statements: Vec<_> = said.iter().map(|s| s.statement()).collect();
+        Fact {
+            said: said.to_vec(),
+            validity: timeline(&statements, as_of),
+        }
+    }
+
+    fn validity(&self, relation: i64) -> Option<&Validity> {
+        self.validity.iter().find(|v| v.relation == relation)
+    }
+
+    /// More than one value was stated, or the one stated was denied since.
+    fn changed(&self) -> bool {
+        let mut values: Vec<i64> = self.validity.iter().map(|v| v.value).collect();
+        values.sort_unstable();
+        values.dedup();
+        values.len() > 1 || self.validity.iter().any(|v| v.valid_to.is_some())
+    }
+
+    /// Supporting statements, the ones that hold first, then newest first.
+    fn ordered(&self) -> Vec<&'a FactStatement> {
+        let mut out: Vec<&FactStatement> = self
+            .said
+            .iter()
+            .copied()
+            .filter(|s| s.supports && self.validity(s.relation).is_some())
+            .collect();
+        out.sort_by_key(|s| {
+            let holds = self.validity(s.relation).is_some_and(|v| v.valid_to.is_none());
+            (!holds, std::cmp::Reverse(s.statement().order_key()))
+        });
+        out
+    }
+
+    /// Moves this fact's statements to where the best of them ranked, the
+    /// ones that hold first; brings in the one that holds and the latest
+    /// superseded one if the lanes missed them.
+    fn rank(&self, reader: &TenantReader<'_>, fused: Vec<Fused>) -> Result<Vec<Fused>> {
+        let ordered = self.ordered();
+        let chunks: Vec<i64> = ordered.iter().map(|s| s.chunk_key).collect();
+        let Some(best) = fused.iter().position(|f| chunks.contains(&f.hit.chunk_key)) else {
+            return Ok(fused);
+        };
+        let score = fused[best].score;
+        let mut block: Vec<i64> = Vec::new();
+        for c in &chunks {
+            if !block.contains(c) {
+                block.push(*c);
+            }
+        }
+        // Which of the block's chunks to keep: the ones found, plus the
+        // first holding statement and the first superseded one.
+        let found: HashSet<i64> = fused.iter().map(|f| f.hit.chunk_key).collect();
+        let mut wanted: Vec<i64> = Vec::new();
+        if let Some(s) = ordered.first() {
+            wanted.push(s.chunk_key);
+        }
+        if let Some(s) = ordered
+            .iter()
+            .find(|s| self.validity(s.relation).is_some_and(|v| v.valid_to.is_some()))
+        {
+            wanted.push(s.chunk_key);
+        }
+        wanted.truncate(MAX_FACT_CHUNKS_ADDED);
+        let missing: Vec<(i64, f64)> = wanted
+            .iter()
+            .filter(|c| !found.contains(c))
+            .map(|&c| (c, score))
+            .collect();
+        let mut pool: HashMap<i64, Fused> = HashMap::new();
+        let mut rest: Vec<Fused> = Vec::with_capacity(fused.len() + missing.len());
+        for f in fused {
+            if block.contains(&f.hit.chunk_key) {
+                pool.insert(f.hit.chunk_key, f);
+            } else {
+                rest.push(f);
+            }
+        }
+        for hit in reader.chunks_by_keys(&missing)? {
+            // Found by no lane: brought in for the fact alone.
+            let fused = Fused {
+                hit,
+                score,
+                lanes: Default::default(),
+                origin: None,
+            };
+            pool.insert(fused.hit.chunk_key, fused);
+        }
+        let at = best.min(rest.len());
+        let moved: Vec<Fused> = block
+            .iter()
+            .filter_map(|c| pool.remove(c))
+            .map(|f| Fused { score, ..f })
+            .collect();
+        rest.splice(at..at, moved);
+        Ok(rest)
+    }
+
+    /// The marks of this fact's statements among the candidates.
+    fn marks(&self, reader: &TenantReader<'_>, fused: &[Fused]) -> Result<Vec<(i64, FactUse)>> {
+        let shown: HashMap<i64, &Fused> = fused.iter().map(|f| (f.hit.chunk_key, f)).collect();
+        let mut out = Vec::new();
+        for s in self.ordered() {
+            if !shown.contains_key(&s.chunk_key) {
+                continue;
+            }
+            let Some(v) = self.validity(s.relation) else {
+                continue;
+            };
+            let status = match (v.valid_to, v.superseded_by) {
+                (None, _) => Standing::Current,
+                (Some(_), Some(_)) => Standing::Superseded,
+                (Some(_), None) => Standing::Ended,
+            };
+            let superseded_by = match v.superseded_by {
+                Some(next) => self.successor(reader, next, &shown)?,
+                None => None,
+            };
+            out.push((
+                s.chunk_key,
+                FactUse {
+                    holder: s.holder_name.clone(),
+                    relation: s.family,
+                    predicate: s.label.clone(),
+                    value: s.value_name.clone(),
+                    status,
+                    stated_at: rfc3339(s.at),
+                    valid_from: rfc3339(v.valid_from),
+                    valid_to: v.valid_to.map(rfc3339),
+                    superseded_by,
+                },
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Where the statement of `relation` that superseded another is cited.
+    fn successor(
+        &self,
+        reader: &TenantReader<'_>,
+        relation: i64,
+        shown: &HashMap<i64, &Fused>,
+    ) -> Result<Option<Successor>> {
+        // Its earliest statement is the one that did the superseding.
+        let Some(s) = self
+            .said
+            .iter()
+            .filter(|s| s.relation == relation && s.supports)
+            .min_by_key(|s| s.statement().order_key())
+        else {
+            return Ok(None);
+        };
+        let (doc_id, ordinal) = match shown.get(&s.chunk_key) {
+            Some(f) => (f.hit.doc_id.clone(), f.hit.ordinal),
+            None => match reader.chunks_by_keys(&[(s.chunk_key, 0.0)])?.pop() {
+                Some(hit) => (hit.doc_id, hit.ordinal),
+                None => return Ok(None),
+            },
+        };
+        Ok(Some(Successor {
+            value: s.value_name.clone(),
+            chunk_id: format!("{doc_id}:{ordinal}"),
+            document_id: doc_id,
+            stated_at: rfc3339(s.at),
+        }))
+    }
+}
