@@ -10,6 +10,8 @@
 //!   from its evidence (pure math), decayed with age.
 //! - [`resolution`]: the evidence of a cross-document merge, the kinds
 //!   that are resolved, and the bounds and version of the name-term index.
+//! - [`calendar`]: dates written in text, and the day a document is
+//!   about.
 //! - [`community`]: community summaries and the graph they are built from.
 //! - [`stem`]: the Porter stemmer (as SQLite's FTS5 applies it), which
 //!   relation keys and query terms share.
@@ -19,6 +21,7 @@
 //! algorithms that produce these values are in `graph` (extraction,
 //! resolution policy, community detection); storing them is `store`'s.
 
+pub mod calendar;
 pub mod community;
 pub mod confidence;
 pub mod facts;

@@ -165,8 +165,9 @@ impl TenantWriter<'_> {
         self.conn.insert_new(
             "INSERT INTO documents(tenant_id, doc_id, source, title, media_type, sha256,
                                    byte_size, metadata, provenance, created_by, created_at, state,
-                                   expires_at, original_id, id, content_key)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending', ?12, ?13, ?14, ?15)
+                                   expires_at, original_id, id, content_key, observed_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, 'pending', ?12, ?13, ?14, ?15,
+                     ?16)
              ON CONFLICT DO NOTHING",
             params![
                 self.tenant_id,
@@ -183,9 +184,11 @@ impl TenantWriter<'_> {
                 doc.expires_at,
                 original_id,
                 document_id,
-                doc.content_key
+                doc.content_key,
+                crate::knowledge::calendar::metadata_day(&doc.metadata).map(|d| d * 86_400_000)
             ],
         )?;
+        self.record_fields(document_id, &doc.metadata)?;
         if let Some((key, digest)) = &doc.idempotency {
             self.conn.insert_new(
                 "INSERT INTO idempotency(tenant_id, key, request_digest, document_id, created_at)

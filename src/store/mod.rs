@@ -35,6 +35,7 @@ pub mod cluster;
 mod communities;
 mod db;
 mod documents;
+pub mod fields;
 mod forget;
 mod graph;
 mod journal;
