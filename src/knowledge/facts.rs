@@ -86,6 +86,8 @@ const FAMILIES: &[(&str, &[Wording])] = &[
             w("headquartered in", S, Any),
             w("relocated to", S, Any),
             w("moved to", S, Place),
+            w("changed to", S, Place),
+            w("migrated to", S, Place),
             w("is in", S, Place),
             w("is at", S, Place),
             w("office at", S, Any),
@@ -172,6 +174,8 @@ const FAMILIES: &[(&str, &[Wording])] = &[
             w("postponed until", S, Any),
             w("pushed to", S, Any),
             w("moved to", S, Time),
+            w("changed to", S, Time),
+            w("shifted to", S, Time),
             w("is on", S, Time),
             w("is at", S, Time),
             w("is", S, Time),
@@ -217,9 +221,28 @@ const FAMILIES: &[(&str, &[Wording])] = &[
             w("updated to", S, Any),
             w("bumped to", S, Any),
             w("current version", S, Any),
+            w("upgraded to version", S, Any),
+            w("updated to version", S, Any),
+            w("runs version", S, Any),
+            w("is on version", S, Any),
+            w("at version", S, Any),
         ],
     ),
 ];
+
+/// Nouns that name a single-valued attribute ("Hermes's deadline is
+/// June 30", "the current version of Orion is 5.2"): the extractor
+/// writes the attribute as the predicate.
+const ATTRIBUTES: &[&str] = &[
+    "address", "location", "headquarters", "employer", "lead", "leader", "head", "manager",
+    "owner", "maintainer", "ceo", "cto", "title", "role", "position", "time", "date",
+    "schedule", "deadline", "version",
+];
+
+/// Whether `word` (lowercase) names a single-valued attribute.
+pub fn is_attribute(word: &str) -> bool {
+    ATTRIBUTES.contains(&word)
+}
 
 /// Where a relation belongs among the single-valued families.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -247,18 +270,34 @@ pub fn single_valued(predicate: &str, subject: EntityKind, object: EntityKind) -
             }
         }
     }
-    FAMILIES.iter().find_map(|(family, wordings)| {
-        wordings.iter().find_map(|w| {
-            let value = match w.holder {
-                Holder::Subject => object,
-                Holder::Object => subject,
-            };
-            (predicate_key(w.predicate) == keyed && w.value.admits(value)).then_some(SingleValued {
-                family,
-                holder: w.holder,
+    let find = |keyed: &str| {
+        FAMILIES.iter().find_map(|(family, wordings)| {
+            wordings.iter().find_map(|w| {
+                let value = match w.holder {
+                    Holder::Subject => object,
+                    Holder::Object => subject,
+                };
+                (predicate_key(w.predicate) == keyed && w.value.admits(value)).then_some(
+                    SingleValued {
+                        family,
+                        holder: w.holder,
+                    },
+                )
             })
         })
-    })
+    };
+    // "report moved to", "filing due on": a noun the extractor left in
+    // front of a two-word wording.
+    let mut rest = keyed;
+    loop {
+        if let Some(found) = find(rest) {
+            return Some(found);
+        }
+        match rest.split_once(' ') {
+            Some((_, tail)) if tail.contains(' ') => rest = tail,
+            _ => return None,
+        }
+    }
 }
 
 /// Every predicate key that may state a family's fact with the holder at
@@ -346,12 +385,22 @@ pub fn timeline(statements: &[Statement], as_of: Option<i64>) -> Vec<Validity> {
             let end = said.iter().find(|s| {
                 s.order_key() > last && ((s.supports && s.value != value) || (!s.supports && s.value == value))
             });
+            // "No longer at Acme; now at Initech": a denial and a new value
+            // in one document, the new value supersedes.
+            let successor = end.and_then(|e| {
+                said.iter().find(|s| {
+                    s.order_key() >= e.order_key()
+                        && s.supports
+                        && s.value != value
+                        && (s.at, s.order.0) == (e.at, e.order.0)
+                })
+            });
             Validity {
                 relation,
                 value,
                 valid_from,
                 valid_to: end.map(|s| s.at),
-                superseded_by: end.filter(|s| s.supports).map(|s| s.relation),
+                superseded_by: successor.map(|s| s.relation),
             }
         })
         .collect()
@@ -359,7 +408,7 @@ pub fn timeline(statements: &[Statement], as_of: Option<i64>) -> Vec<Validity> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::{predicate_keys, single_valued, timeline, EntityKind, Holder, Statement};
     use EntityKind::*;
 
     fn st(relation: i64, value: i64, supports: bool, at: i64) -> Statement {
@@ -368,7 +417,8 @@ mod tests {
             value,
             supports,
             at,
-            order: (relation, 0),
+            // One document per time; statements in relation order.
+            order: (at, relation),
         }
     }
 
@@ -414,6 +464,13 @@ mod tests {
         );
         assert_eq!(again.iter().find(|v| v.relation == 1).unwrap().valid_to, None);
         assert_eq!(again.iter().find(|v| v.relation == 2).unwrap().valid_to, Some(30));
+        // Denied and replaced in one document: superseded by the new value.
+        let replaced = timeline(
+            &[st(1, 100, true, 10), st(1, 100, false, 20), st(2, 200, true, 20)],
+            None,
+        );
+        let old = replaced.iter().find(|v| v.relation == 1).unwrap();
+        assert_eq!((old.valid_to, old.superseded_by), (Some(20), Some(2)));
         // Only denied: never a fact.
         assert!(timeline(&[st(1, 100, false, 10)], None).is_empty());
     }

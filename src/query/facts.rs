@@ -75,14 +75,44 @@ pub struct FactUse {
     pub superseded_by: Option<Successor>,
 }
 
+/// Words of a question that ask about a family's fact (Porter stems):
+/// a changing fact the question asks about goes first, not only before
+/// its own older statements.
+const CUES: &[(&str, &[&str])] = &[
+    ("place", &["where", "live", "base", "locat", "citi", "resid", "headquart", "offic", "move"]),
+    ("employer", &["work", "employ", "compani", "employer", "job"]),
+    ("leader", &["lead", "head", "manag", "run", "report", "boss", "leader"]),
+    ("owner", &["own", "owner", "maintain", "maintain"]),
+    ("ceo", &["ceo"]),
+    ("cto", &["cto"]),
+    ("role", &["role", "titl", "posit", "job"]),
+    ("time", &["when", "time", "schedul", "dai", "date", "run", "hour"]),
+    ("deadline", &["deadlin", "due", "when"]),
+    ("version", &["version", "releas"]),
+];
+
+/// Whether the question asks about `family`'s fact.
+fn asks_about(question: &[String], family: &str) -> bool {
+    CUES.iter()
+        .find(|(f, _)| *f == family)
+        .is_some_and(|(_, cues)| question.iter().any(|w| cues.contains(&w.as_str())))
+}
+
 /// The candidates with each changing fact's current statement first among
-/// its statements, and the marks to show on each item (by chunk key).
+/// its statements (first of all when the question asks about that fact),
+/// and the marks to show on each item (by chunk key).
 pub fn settle(
     reader: &TenantReader<'_>,
+    question: &str,
     entities: &[EntityRow],
     mut fused: Vec<Fused>,
     as_of: Option<i64>,
 ) -> Result<(Vec<Fused>, HashMap<i64, Vec<FactUse>>)> {
+    let words: Vec<String> = question
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| super::stem::stem(&w.to_lowercase()))
+        .collect();
     let mut marks: HashMap<i64, Vec<FactUse>> = HashMap::new();
     let mut done: HashSet<(i64, &'static str)> = HashSet::new();
     for entity in entities {
@@ -94,15 +124,12 @@ pub fn settle(
             if !done.insert((entity.id, family)) {
                 continue;
             }
-            let said: Vec<&FactStatement> = statements
-                .iter()
-                .filter(|s| s.family == family && as_of.is_none_or(|t| s.at <= t))
-                .collect();
-            let fact = Fact::of(&said, as_of);
+            let all: Vec<&FactStatement> = statements.iter().filter(|s| s.family == family).collect();
+            let fact = Fact::of(&all, as_of);
             if !fact.changed() {
                 continue;
             }
-            fused = fact.rank(reader, fused)?;
+            fused = fact.rank(reader, fused, asks_about(&words, family))?;
             for (chunk, mark) in fact.marks(reader, &fused)? {
                 marks.entry(chunk).or_default().push(mark);
             }
@@ -113,16 +140,27 @@ pub fn settle(
 
 /// One holder's statements of one family, with their validity.
 struct Fact<'a> {
+    /// Every statement, also those made after `as_of`.
+    all: Vec<&'a FactStatement>,
+    /// Those made up to `as_of`.
     said: Vec<&'a FactStatement>,
     validity: Vec<Validity>,
+    as_of: Option<i64>,
 }
 
 impl<'a> Fact<'a> {
-    fn of(said: &[&'a FactStatement], as_of: Option<i64>) -> Fact<'a> {
+    fn of(all: &[&'a FactStatement], as_of: Option<i64>) -> Fact<'a> {
+        let said: Vec<&FactStatement> = all
+            .iter()
+            .copied()
+            .filter(|s| as_of.is_none_or(|t| s.at <= t))
+            .collect();
         let statements: Vec<_> = said.iter().map(|s| s.statement()).collect();
         Fact {
-            said: said.to_vec(),
+            all: all.to_vec(),
+            said,
             validity: timeline(&statements, as_of),
+            as_of,
         }
     }
 
@@ -130,38 +168,62 @@ impl<'a> Fact<'a> {
         self.validity.iter().find(|v| v.relation == relation)
     }
 
-    /// More than one value was stated, or the one stated was denied since.
+    /// More than one value was stated, or the one stated was denied
+    /// since (counting statements after `as_of`).
     fn changed(&self) -> bool {
-        let mut values: Vec<i64> = self.validity.iter().map(|v| v.value).collect();
+        let statements: Vec<_> = self.all.iter().map(|s| s.statement()).collect();
+        let all = timeline(&statements, None);
+        let mut values: Vec<i64> = all.iter().map(|v| v.value).collect();
         values.sort_unstable();
         values.dedup();
-        values.len() > 1 || self.validity.iter().any(|v| v.valid_to.is_some())
+        values.len() > 1 || all.iter().any(|v| v.valid_to.is_some())
     }
 
-    /// Supporting statements, the ones that hold first, then newest first.
+    /// Where a statement goes among the fact's statements: 0 says what
+    /// holds (the current value, or the denial that ended the last one),
+    /// 1 what held before, 2 what was said after `as_of`.
+    fn class(&self, s: &FactStatement) -> u8 {
+        if self.as_of.is_some_and(|t| s.at > t) {
+            return 2;
+        }
+        if !s.supports {
+            let ended = self.validity.iter().any(|v| {
+                v.value == s.value && v.valid_to == Some(s.at) && v.superseded_by.is_none()
+            });
+            let current = self.validity.iter().any(|v| v.valid_to.is_none());
+            return if ended && !current { 0 } else { 3 };
+        }
+        match self.validity(s.relation) {
+            Some(v) if v.valid_to.is_none() => 0,
+            Some(_) => 1,
+            None => 3,
+        }
+    }
+
+    /// The statements worth showing, the ones that say what holds first,
+    /// then newest first.
     fn ordered(&self) -> Vec<&'a FactStatement> {
         let mut out: Vec<&FactStatement> = self
-            .said
+            .all
             .iter()
             .copied()
-            .filter(|s| s.supports && self.validity(s.relation).is_some())
+            .filter(|s| self.class(s) < 3)
             .collect();
-        out.sort_by_key(|s| {
-            let holds = self.validity(s.relation).is_some_and(|v| v.valid_to.is_none());
-            (!holds, std::cmp::Reverse(s.statement().order_key()))
-        });
+        out.sort_by_key(|s| (self.class(s), std::cmp::Reverse(s.statement().order_key())));
         out
     }
 
     /// Moves this fact's statements to where the best of them ranked, the
     /// ones that hold first; brings in the one that holds and the latest
     /// superseded one if the lanes missed them.
-    fn rank(&self, reader: &TenantReader<'_>, fused: Vec<Fused>) -> Result<Vec<Fused>> {
+    fn rank(&self, reader: &TenantReader<'_>, fused: Vec<Fused>, asked: bool) -> Result<Vec<Fused>> {
         let ordered = self.ordered();
         let chunks: Vec<i64> = ordered.iter().map(|s| s.chunk_key).collect();
         let Some(best) = fused.iter().position(|f| chunks.contains(&f.hit.chunk_key)) else {
             return Ok(fused);
         };
+        // A fact the question asks about goes first.
+        let best = if asked { 0 } else { best };
         let score = fused[best].score;
         let mut block: Vec<i64> = Vec::new();
         for c in &chunks {
@@ -176,10 +238,7 @@ impl<'a> Fact<'a> {
         if let Some(s) = ordered.first() {
             wanted.push(s.chunk_key);
         }
-        if let Some(s) = ordered
-            .iter()
-            .find(|s| self.validity(s.relation).is_some_and(|v| v.valid_to.is_some()))
-        {
+        if let Some(s) = ordered.iter().find(|s| self.class(s) == 1) {
             wanted.push(s.chunk_key);
         }
         wanted.truncate(MAX_FACT_CHUNKS_ADDED);
@@ -222,7 +281,7 @@ impl<'a> Fact<'a> {
         let shown: HashMap<i64, &Fused> = fused.iter().map(|f| (f.hit.chunk_key, f)).collect();
         let mut out = Vec::new();
         for s in self.ordered() {
-            if !shown.contains_key(&s.chunk_key) {
+            if !shown.contains_key(&s.chunk_key) || !s.supports || self.class(s) == 2 {
                 continue;
             }
             let Some(v) = self.validity(s.relation) else {

@@ -64,12 +64,18 @@ pub(in crate::store) fn statements_of(
     tenant_id: i64,
     holder: i64,
 ) -> Result<Vec<FactStatement>> {
-    let list = |side: Holder| {
-        facts::predicate_keys(side)
-            .iter()
-            .map(|k| format!("'{}'", k.replace('\'', "''")))
-            .collect::<Vec<_>>()
-            .join(",")
+    // A wording matches exactly, or (two words or more) at the end of a
+    // longer predicate: "report moved to" (see `facts::single_valued`).
+    let filter = |side: Holder| {
+        let keys = facts::predicate_keys(side);
+        let quote = |k: &str| k.replace('\'', "''");
+        let exact: Vec<String> = keys.iter().map(|k| format!("'{}'", quote(k))).collect();
+        let mut sql = format!("(predicate IN ({})", exact.join(","));
+        for k in keys.iter().filter(|k| k.contains(' ')) {
+            sql.push_str(&format!(" OR predicate LIKE '% {}'", quote(k)));
+        }
+        sql.push(')');
+        sql
     };
     // The predicate lists are the family table's constants, not input.
     let mut stmt = conn.prepare_cached(&format!(
@@ -82,15 +88,15 @@ pub(in crate::store) fn statements_of(
            JOIN entities s ON s.id = r.subject_id
            JOIN entities o ON o.id = r.object_id
           WHERE r.id IN (SELECT id FROM relations WHERE tenant_id = ?1 AND subject_id = ?2
-                            AND predicate IN ({}) AND kind = 'pattern'
+                            AND {} AND kind = 'pattern'
                          UNION ALL
                          SELECT id FROM relations WHERE object_id = ?2
-                            AND predicate IN ({}) AND kind = 'pattern')
+                            AND {} AND kind = 'pattern')
             AND +r.tenant_id = ?1
           ORDER BY 10 DESC, ev.document_id DESC, ev.byte_start DESC
           LIMIT {MAX_FACT_STATEMENTS}",
-        list(Holder::Subject),
-        list(Holder::Object),
+        filter(Holder::Subject),
+        filter(Holder::Object),
     ))?;
     let rows = stmt.query_map(params![tenant_id, holder], |r| {
         let subject: i64 = r.get(1)?;
