@@ -38,6 +38,8 @@ enum Value {
     Place,
     Time,
     Organization,
+    /// A quantity or version: the extractor gives these no kind.
+    Number,
 }
 
 impl Value {
@@ -47,6 +49,7 @@ impl Value {
             Value::Place => kind == EntityKind::Place,
             Value::Time => kind == EntityKind::Date,
             Value::Organization => matches!(kind, EntityKind::Organization | EntityKind::Unknown),
+            Value::Number => kind == EntityKind::Unknown,
         }
     }
 }
@@ -67,7 +70,7 @@ const fn w(predicate: &'static str, holder: Holder, value: Value) -> Wording {
 }
 
 use Holder::{Object as O, Subject as S};
-use Value::{Any, Organization as Org, Place, Time};
+use Value::{Any, Number, Organization as Org, Place, Time};
 
 /// The single-valued families, by name, with the predicates (as the
 /// extractor writes them; compared by relation key, so inflections match)
@@ -186,6 +189,25 @@ const FAMILIES: &[(&str, &[Wording])] = &[
         ],
     ),
     (
+        "version",
+        &[
+            w("version", S, Any),
+            // "Atlas is at version 2.3" reads as "is" 2.3: a number.
+            w("is", S, Number),
+            w("is at version", S, Any),
+            w("is on version", S, Any),
+            w("upgraded to", S, Any),
+            w("updated to", S, Any),
+            w("bumped to", S, Any),
+            w("current version", S, Any),
+            w("upgraded to version", S, Any),
+            w("updated to version", S, Any),
+            w("runs version", S, Any),
+            w("is on version", S, Any),
+            w("at version", S, Any),
+        ],
+    ),
+    (
         "role",
         &[
             w("is", S, Any),
@@ -209,23 +231,6 @@ const FAMILIES: &[(&str, &[Wording])] = &[
             w("due date", S, Any),
             w("deadline moved to", S, Any),
             w("report due on", S, Any),
-        ],
-    ),
-    (
-        "version",
-        &[
-            w("version", S, Any),
-            w("is at version", S, Any),
-            w("is on version", S, Any),
-            w("upgraded to", S, Any),
-            w("updated to", S, Any),
-            w("bumped to", S, Any),
-            w("current version", S, Any),
-            w("upgraded to version", S, Any),
-            w("updated to version", S, Any),
-            w("runs version", S, Any),
-            w("is on version", S, Any),
-            w("at version", S, Any),
         ],
     ),
 ];

@@ -52,7 +52,7 @@ fn schema() -> Value {
                 "uniqueItems": true,
                 "description": "Retrieval lanes to use (default all): keyword (BM25), vector (meaning) and graph (entities and relations). For evaluation and debugging."
             },
-            "as_of": {"type": "string", "maxLength": MAX_AS_OF_BYTES, "description": "Judge facts that change as of this time (RFC 3339 or a date, e.g. 2024-03-01): the statement that held then ranks first and later ones are not current. Default: now."},
+            "as_of": {"type": "string", "maxLength": MAX_AS_OF_BYTES, "description": format!("Judge facts that change as of this time (RFC 3339 or a date, e.g. 2024-03-01; at most {MAX_AS_OF_BYTES} bytes, MAX_AS_OF_BYTES): the statement that held then ranks first and later ones are not current. Default: now.")},
             "session_id": session_id("Also search this working-memory session (see alayasiki_memory_write): its notes are ranked with persistent evidence, and every item then has `origin` `session` or `memory`.")
         },
         "required": ["query"],
