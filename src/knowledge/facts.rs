@@ -209,8 +209,9 @@ const FAMILIES: &[(&str, &[Wording])] = &[
     ),
     (
         "role",
+        // Not a plain "is": "Dana is a nurse" and "Dana is a runner" are
+        // both true at once.
         &[
-            w("is", S, Any),
             w("promoted to", S, Any),
             w("became", S, Any),
             w("works as", S, Any),

@@ -9,11 +9,14 @@
 //!
 //! Only facts that are already part of the candidates are reordered: a
 //! fact none of whose statements the lanes found is not what the question
-//! is about. Of those, the statement that holds and the latest one it
-//! superseded are brought in if the lanes missed them, so that both are
-//! cited.
+//! is about. When the question asks about the fact (its words name it:
+//! "where", "lives", "leads", "version", ...), the fact's statements go
+//! first, and the one that holds and the latest one it superseded are
+//! brought in if the lanes missed them, so that both are cited. Otherwise
+//! the fact's statements only trade places among themselves.
 //!
-//! Must never: drop a candidate, or move one that states no such fact.
+//! Must never: drop a candidate, or move one that states no such fact
+//! past one that does not, unless the question asks about the fact.
 
 use std::collections::{HashMap, HashSet};
 
@@ -106,6 +109,7 @@ pub fn settle(
     question: &str,
     entities: &[EntityRow],
     mut fused: Vec<Fused>,
+    top_k: usize,
     as_of: Option<i64>,
 ) -> Result<(Vec<Fused>, HashMap<i64, Vec<FactUse>>)> {
     let words: Vec<String> = question
@@ -129,7 +133,7 @@ pub fn settle(
             if !fact.changed() {
                 continue;
             }
-            fused = fact.rank(reader, fused, asks_about(&words, family))?;
+            fused = fact.rank(reader, fused, top_k, asks_about(&words, family))?;
             for (chunk, mark) in fact.marks(reader, &fused)? {
                 marks.entry(chunk).or_default().push(mark);
             }
@@ -213,26 +217,54 @@ impl<'a> Fact<'a> {
         out
     }
 
-    /// Moves this fact's statements to where the best of them ranked, the
-    /// ones that hold first; brings in the one that holds and the latest
-    /// superseded one if the lanes missed them.
-    fn rank(&self, reader: &TenantReader<'_>, fused: Vec<Fused>, asked: bool) -> Result<Vec<Fused>> {
+    /// Puts the statement that holds first among this fact's statements.
+    /// When the question asks about the fact, its statements go first of
+    /// all, and the one that holds and the latest superseded one are
+    /// brought in if the lanes missed them; otherwise those among the
+    /// first `top_k` only trade places among themselves, and nothing else
+    /// moves.
+    fn rank(
+        &self,
+        reader: &TenantReader<'_>,
+        fused: Vec<Fused>,
+        top_k: usize,
+        asked: bool,
+    ) -> Result<Vec<Fused>> {
         let ordered = self.ordered();
-        let chunks: Vec<i64> = ordered.iter().map(|s| s.chunk_key).collect();
-        let Some(best) = fused.iter().position(|f| chunks.contains(&f.hit.chunk_key)) else {
-            return Ok(fused);
-        };
-        // A fact the question asks about goes first.
-        let best = if asked { 0 } else { best };
-        let score = fused[best].score;
         let mut block: Vec<i64> = Vec::new();
-        for c in &chunks {
-            if !block.contains(c) {
-                block.push(*c);
+        for s in &ordered {
+            if !block.contains(&s.chunk_key) {
+                block.push(s.chunk_key);
             }
         }
-        // Which of the block's chunks to keep: the ones found, plus the
-        // first holding statement and the first superseded one.
+        let place = |f: &Fused| block.iter().position(|c| *c == f.hit.chunk_key);
+        if !fused.iter().any(|f| place(f).is_some()) {
+            return Ok(fused);
+        }
+        if !asked {
+            // Among the results returned: one from further down would
+            // take a place the lanes gave something else.
+            let slots: Vec<usize> = (0..fused.len().min(top_k))
+                .filter(|&i| place(&fused[i]).is_some())
+                .collect();
+            let mut cells: Vec<Option<Fused>> = fused.into_iter().map(Some).collect();
+            let mut mine: Vec<Fused> = slots.iter().filter_map(|&i| cells[i].take()).collect();
+            mine.sort_by_key(|f| place(f));
+            for (&i, f) in slots.iter().zip(mine) {
+                cells[i] = Some(f);
+            }
+            let mut out: Vec<Fused> = cells.into_iter().flatten().collect();
+            // Each place keeps its score, so the list stays in order.
+            let mut scores: Vec<f64> = slots.iter().map(|&i| out[i].score).collect();
+            scores.sort_by(|a, b| b.total_cmp(a));
+            for (&i, score) in slots.iter().zip(scores) {
+                out[i].score = score;
+            }
+            return Ok(out);
+        }
+        let score = fused[0].score;
+        // The first holding statement and the first superseded one are
+        // cited even if the lanes missed them.
         let found: HashSet<i64> = fused.iter().map(|f| f.hit.chunk_key).collect();
         let mut wanted: Vec<i64> = Vec::new();
         if let Some(s) = ordered.first() {
@@ -250,7 +282,7 @@ impl<'a> Fact<'a> {
         let mut pool: HashMap<i64, Fused> = HashMap::new();
         let mut rest: Vec<Fused> = Vec::with_capacity(fused.len() + missing.len());
         for f in fused {
-            if block.contains(&f.hit.chunk_key) {
+            if place(&f).is_some() {
                 pool.insert(f.hit.chunk_key, f);
             } else {
                 rest.push(f);
@@ -266,13 +298,12 @@ impl<'a> Fact<'a> {
             };
             pool.insert(fused.hit.chunk_key, fused);
         }
-        let at = best.min(rest.len());
         let moved: Vec<Fused> = block
             .iter()
             .filter_map(|c| pool.remove(c))
             .map(|f| Fused { score, ..f })
             .collect();
-        rest.splice(at..at, moved);
+        rest.splice(0..0, moved);
         Ok(rest)
     }
 
