@@ -46,7 +46,8 @@ impl Value {
     fn admits(self, kind: EntityKind) -> bool {
         match self {
             Value::Any => true,
-            Value::Place => kind == EntityKind::Place,
+            // A town the gazetteer does not know has no kind.
+            Value::Place => matches!(kind, EntityKind::Place | EntityKind::Unknown),
             Value::Time => kind == EntityKind::Date,
             Value::Organization => matches!(kind, EntityKind::Organization | EntityKind::Unknown),
             Value::Number => kind == EntityKind::Unknown,
