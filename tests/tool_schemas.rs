@@ -961,7 +961,10 @@ fn run_every_tool() -> Vec<(String, Value, Value)> {
         "alayasiki_query",
         json!({"query": "Where is the tide gauge located?", "mode": "evidence", "as_of": "2025-01-01"}),
     );
-    assert_eq!(facts["evidence"][1]["facts"][0]["status"], "superseded", "{facts}");
+    assert_eq!(
+        facts["evidence"][1]["facts"][0]["status"], "superseded",
+        "{facts}"
+    );
     r.ok(
         &mut s,
         "alayasiki_ingest",

@@ -241,9 +241,26 @@ const FAMILIES: &[(&str, &[Wording])] = &[
 /// June 30", "the current version of Orion is 5.2"): the extractor
 /// writes the attribute as the predicate.
 const ATTRIBUTES: &[&str] = &[
-    "address", "location", "headquarters", "employer", "lead", "leader", "head", "manager",
-    "owner", "maintainer", "ceo", "cto", "title", "role", "position", "time", "date",
-    "schedule", "deadline", "version",
+    "address",
+    "location",
+    "headquarters",
+    "employer",
+    "lead",
+    "leader",
+    "head",
+    "manager",
+    "owner",
+    "maintainer",
+    "ceo",
+    "cto",
+    "title",
+    "role",
+    "position",
+    "time",
+    "date",
+    "schedule",
+    "deadline",
+    "version",
 ];
 
 /// Whether `word` (lowercase) names a single-valued attribute.
@@ -263,7 +280,11 @@ pub struct SingleValued {
 /// The single-valued family a relation with this predicate (as written or
 /// as its key) and this value kind states, if any. The value is the
 /// object for a subject-held wording and the subject otherwise.
-pub fn single_valued(predicate: &str, subject: EntityKind, object: EntityKind) -> Option<SingleValued> {
+pub fn single_valued(
+    predicate: &str,
+    subject: EntityKind,
+    object: EntityKind,
+) -> Option<SingleValued> {
     let key = predicate_key(predicate);
     let mut keyed = key.as_str();
     // "was based in", "is now led by": a copula in front says nothing more.
@@ -376,7 +397,11 @@ pub fn timeline(statements: &[Statement], as_of: Option<i64>) -> Vec<Validity> {
         .filter(|s| as_of.is_none_or(|t| s.at <= t))
         .collect();
     said.sort_by_key(|s| s.order_key());
-    let mut relations: Vec<i64> = said.iter().filter(|s| s.supports).map(|s| s.relation).collect();
+    let mut relations: Vec<i64> = said
+        .iter()
+        .filter(|s| s.supports)
+        .map(|s| s.relation)
+        .collect();
     relations.sort_unstable();
     relations.dedup();
     relations
@@ -390,7 +415,8 @@ pub fn timeline(statements: &[Statement], as_of: Option<i64>) -> Vec<Validity> {
             // The first statement after the last support that is either
             // another value asserted or this value denied.
             let end = said.iter().find(|s| {
-                s.order_key() > last && ((s.supports && s.value != value) || (!s.supports && s.value == value))
+                s.order_key() > last
+                    && ((s.supports && s.value != value) || (!s.supports && s.value == value))
             });
             // "No longer at Acme; now at Initech": a denial and a new value
             // in one document, the new value supersedes.
@@ -453,7 +479,10 @@ mod tests {
         let v = timeline(&said, None);
         let boston = v.iter().find(|v| v.relation == 1).unwrap();
         let denver = v.iter().find(|v| v.relation == 2).unwrap();
-        assert_eq!((boston.valid_from, boston.valid_to, boston.superseded_by), (10, Some(20), Some(2)));
+        assert_eq!(
+            (boston.valid_from, boston.valid_to, boston.superseded_by),
+            (10, Some(20), Some(2))
+        );
         assert_eq!(denver.valid_to, None);
         // As of t=15 only Boston had been said.
         let then = timeline(&said, Some(15));
@@ -464,16 +493,33 @@ mod tests {
     #[test]
     fn a_denial_ends_a_value_and_saying_it_again_restores_it() {
         let ended = timeline(&[st(1, 100, true, 10), st(1, 100, false, 20)], None);
-        assert_eq!((ended[0].valid_to, ended[0].superseded_by), (Some(20), None));
+        assert_eq!(
+            (ended[0].valid_to, ended[0].superseded_by),
+            (Some(20), None)
+        );
         let again = timeline(
-            &[st(1, 100, true, 10), st(2, 200, true, 20), st(1, 100, true, 30)],
+            &[
+                st(1, 100, true, 10),
+                st(2, 200, true, 20),
+                st(1, 100, true, 30),
+            ],
             None,
         );
-        assert_eq!(again.iter().find(|v| v.relation == 1).unwrap().valid_to, None);
-        assert_eq!(again.iter().find(|v| v.relation == 2).unwrap().valid_to, Some(30));
+        assert_eq!(
+            again.iter().find(|v| v.relation == 1).unwrap().valid_to,
+            None
+        );
+        assert_eq!(
+            again.iter().find(|v| v.relation == 2).unwrap().valid_to,
+            Some(30)
+        );
         // Denied and replaced in one document: superseded by the new value.
         let replaced = timeline(
-            &[st(1, 100, true, 10), st(1, 100, false, 20), st(2, 200, true, 20)],
+            &[
+                st(1, 100, true, 10),
+                st(1, 100, false, 20),
+                st(2, 200, true, 20),
+            ],
             None,
         );
         let old = replaced.iter().find(|v| v.relation == 1).unwrap();

@@ -78,18 +78,43 @@ pub struct FactUse {
     pub superseded_by: Option<Successor>,
 }
 
+/// The marks of the changing facts each candidate states, by chunk key.
+pub type FactMarks = HashMap<i64, Vec<FactUse>>;
+
 /// Words of a question that ask about a family's fact (Porter stems):
 /// a changing fact the question asks about goes first, not only before
 /// its own older statements.
 const CUES: &[(&str, &[&str])] = &[
-    ("place", &["where", "live", "base", "locat", "citi", "resid", "headquart", "offic", "move"]),
-    ("employer", &["work", "employ", "compani", "employer", "job"]),
-    ("leader", &["lead", "head", "manag", "run", "report", "boss", "leader"]),
+    (
+        "place",
+        &[
+            "where",
+            "live",
+            "base",
+            "locat",
+            "citi",
+            "resid",
+            "headquart",
+            "offic",
+            "move",
+        ],
+    ),
+    (
+        "employer",
+        &["work", "employ", "compani", "employer", "job"],
+    ),
+    (
+        "leader",
+        &["lead", "head", "manag", "run", "report", "boss", "leader"],
+    ),
     ("owner", &["own", "owner", "maintain", "maintain"]),
     ("ceo", &["ceo"]),
     ("cto", &["cto"]),
     ("role", &["role", "titl", "posit", "job"]),
-    ("time", &["when", "time", "schedul", "dai", "date", "run", "hour"]),
+    (
+        "time",
+        &["when", "time", "schedul", "dai", "date", "run", "hour"],
+    ),
     ("deadline", &["deadlin", "due", "when"]),
     ("version", &["version", "releas"]),
 ];
@@ -111,13 +136,13 @@ pub fn settle(
     mut fused: Vec<Fused>,
     top_k: usize,
     as_of: Option<i64>,
-) -> Result<(Vec<Fused>, HashMap<i64, Vec<FactUse>>)> {
+) -> Result<(Vec<Fused>, FactMarks)> {
     let words: Vec<String> = question
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(|w| super::stem::stem(&w.to_lowercase()))
         .collect();
-    let mut marks: HashMap<i64, Vec<FactUse>> = HashMap::new();
+    let mut marks = FactMarks::new();
     let mut done: HashSet<(i64, &'static str)> = HashSet::new();
     for entity in entities {
         let statements = reader.fact_statements(entity.id)?;
@@ -128,7 +153,8 @@ pub fn settle(
             if !done.insert((entity.id, family)) {
                 continue;
             }
-            let all: Vec<&FactStatement> = statements.iter().filter(|s| s.family == family).collect();
+            let all: Vec<&FactStatement> =
+                statements.iter().filter(|s| s.family == family).collect();
             let fact = Fact::of(&all, as_of);
             if !fact.changed() {
                 continue;

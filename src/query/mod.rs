@@ -352,7 +352,8 @@ pub fn candidates(
         neighbours::LENDING_CANDIDATES,
         spec.top_k,
     )?;
-    let (fused, fact_marks) = facts::settle(reader, &spec.text, &entities, fused, asked, spec.as_of)?;
+    let (fused, fact_marks) =
+        facts::settle(reader, &spec.text, &entities, fused, asked, spec.as_of)?;
     Ok(Candidates {
         terms,
         ignored_terms: round.ignored_terms,

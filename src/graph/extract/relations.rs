@@ -300,8 +300,18 @@ fn preamble(before: &[Token], first: &Slot) -> Option<(String, usize)> {
 /// Verbs that move a thing from one value to another: "moved the
 /// standup from 09:00 to 09:30".
 const MOVE_VERBS: &[&str] = &[
-    "moved", "changed", "shifted", "rescheduled", "pushed", "switched", "updated", "upgraded",
-    "bumped", "postponed", "migrated", "relocated",
+    "moved",
+    "changed",
+    "shifted",
+    "rescheduled",
+    "pushed",
+    "switched",
+    "updated",
+    "upgraded",
+    "bumped",
+    "postponed",
+    "migrated",
+    "relocated",
 ];
 
 /// "<move verb> [the] X from A to B" over three slots X, A, B: the verb.
@@ -317,10 +327,10 @@ fn moved_from_to(toks: &[Token], three: &[Slot]) -> Option<String> {
         return None;
     }
     let before = words(x.tok_start.saturating_sub(3), x.tok_start);
-    let verb = before
-        .iter()
-        .rev()
-        .find(|w| !lexicon::contains(DETERMINERS, w) && !matches!(w.as_str(), "our" | "its" | "their" | "his" | "her"))?;
+    let verb = before.iter().rev().find(|w| {
+        !lexicon::contains(DETERMINERS, w)
+            && !matches!(w.as_str(), "our" | "its" | "their" | "his" | "her")
+    })?;
     MOVE_VERBS.contains(&verb.as_str()).then(|| verb.clone())
 }
 
@@ -421,12 +431,21 @@ fn link(
     // Corrections of the value just stated: "is not at 09:00 but at
     // 09:30" (the new value), "in Kyoto, not Osaka" and "at 03:00 instead
     // of 02:00" (the old value, denied).
-    if let Some(l) = last.as_ref().filter(|l| l.object_slot == a_index && !b.pronoun) {
+    if let Some(l) = last
+        .as_ref()
+        .filter(|l| l.object_slot == a_index && !b.pronoun)
+    {
         let words: Vec<&str> = w.iter().copied().filter(|x| *x != ",").collect();
-        let particles_after = |from: usize| words[from..].iter().all(|x| lexicon::contains(PARTICLES, x));
+        let particles_after = |from: usize| {
+            words[from..]
+                .iter()
+                .all(|x| lexicon::contains(PARTICLES, x))
+        };
         let but = words.first() == Some(&"but") && particles_after(1) && l.negated;
-        let not = matches!(words.as_slice(), ["not"] | ["instead", "of"] | ["rather", "than"])
-            && !l.negated;
+        let not = matches!(
+            words.as_slice(),
+            ["not"] | ["instead", "of"] | ["rather", "than"]
+        ) && !l.negated;
         if but || not {
             return Link::Predicate {
                 text: l.predicate.clone(),
@@ -554,11 +573,15 @@ fn possessed_attribute(w: &[&str]) -> Option<Link> {
         return None;
     }
     let verb = |x: &str| {
-        matches!(x, "is" | "was" | "has" | "had" | "been" | "be" | "will" | "now" | "still" | "actually")
-            || MOVE_VERBS.contains(&x)
+        matches!(
+            x,
+            "is" | "was" | "has" | "had" | "been" | "be" | "will" | "now" | "still" | "actually"
+        ) || MOVE_VERBS.contains(&x)
             || lexicon::contains(PARTICLES, x)
     };
-    let negated = rest.iter().any(|x| matches!(*x, "not" | "no" | "never" | "isn't" | "wasn't"));
+    let negated = rest
+        .iter()
+        .any(|x| matches!(*x, "not" | "no" | "never" | "isn't" | "wasn't"));
     let plain = rest
         .iter()
         .all(|x| verb(x) || matches!(*x, "not" | "no" | "never" | "isn't" | "wasn't" | "longer"));

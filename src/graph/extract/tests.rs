@@ -483,14 +483,3 @@ fn throughput() {
         x.relations.len()
     );
 }
-
-#[test]
-#[ignore]
-fn zz_dump_for_exploration() {
-    let path = std::env::var("DUMP").unwrap();
-    for line in std::fs::read_to_string(path).unwrap().lines() {
-        let x = extract(line);
-        let kinds: Vec<_> = x.entities.iter().map(|e| (e.key.clone(), e.kind)).collect();
-        println!("{line}\n   {:?}\n   {:?}", triples(&x), kinds);
-    }
-}

@@ -44,7 +44,14 @@ pub(super) fn match_value(toks: &[Token], i: usize) -> Option<ValueMatch> {
 /// Words that make a dotted number near them a version ("version 2.4",
 /// "upgraded to 2.0").
 const VERSION_CONTEXT: &[&str] = &[
-    "version", "release", "upgraded", "updated", "bumped", "downgraded", "upgrade", "update",
+    "version",
+    "release",
+    "upgraded",
+    "updated",
+    "bumped",
+    "downgraded",
+    "upgrade",
+    "update",
 ];
 
 /// How many tokens back [`VERSION_CONTEXT`] is looked for.
@@ -58,7 +65,9 @@ fn version_at(toks: &[Token], i: usize) -> Option<ValueMatch> {
     let text = t.text.trim_end_matches('.');
     let digits = text.strip_prefix(['v', 'V']).unwrap_or(text);
     let dotted = digits.contains('.')
-        && digits.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        && digits
+            .split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     if !dotted {
         return None;
     }

@@ -106,11 +106,20 @@ pub(in crate::store) fn statements_of(
         let label: String = r.get(7)?;
         let kind = |k: &str| EntityKind::parse(k).unwrap_or(EntityKind::Unknown);
         let found = facts::single_valued(&label, kind(&subject_kind), kind(&object_kind));
-        let Some(SingleValued { family, holder: side }) = found else {
+        let Some(SingleValued {
+            family,
+            holder: side,
+        }) = found
+        else {
             return Ok(None);
         };
         let (holder_id, value, holder_name, value_name) = match side {
-            Holder::Subject => (subject, object, r.get::<_, String>(2)?, r.get::<_, String>(5)?),
+            Holder::Subject => (
+                subject,
+                object,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(5)?,
+            ),
             Holder::Object => (object, subject, r.get(5)?, r.get(2)?),
         };
         if holder_id != holder {

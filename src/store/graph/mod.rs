@@ -28,6 +28,6 @@ mod numbering;
 mod read;
 mod record;
 
-pub use facts::{FactStatement, MAX_FACT_STATEMENTS};
 pub use browse::{EntityDetail, EntityRelation, GraphEdge, RelationEvidence};
+pub use facts::{FactStatement, MAX_FACT_STATEMENTS};
 pub use read::{EntityRow, RelationRow};
