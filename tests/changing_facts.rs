@@ -187,3 +187,46 @@ fn as_of_must_be_a_time_or_a_date_within_its_limit() {
     assert!(v.to_string().contains("MAX_AS_OF_BYTES"), "{v}");
     s.close();
 }
+
+#[test]
+fn the_cli_query_judges_facts_as_of_a_date_and_shows_their_standing() {
+    let dir = TempDir::new("facts-cli");
+    let mut s = Server::ready(dir.path());
+    ingest(
+        &mut s,
+        &json!({"text": "Omar Reyes leads the mobile team.", "date": "2022-03-01"}),
+    );
+    ingest(
+        &mut s,
+        &json!({"text": "Keiko Ito now leads the mobile team.", "date": "2024-03-01"}),
+    );
+    s.close();
+    let now = cli_ok(dir.path(), &["query", "Who leads the mobile team?"]);
+    let first = now.split("\n[2]").next().unwrap();
+    assert!(first.contains("Keiko Ito now leads"), "{now}");
+    assert!(
+        now.contains("superseded: mobile team leads Omar Reyes (from 2022-03-01T00:00:00.000Z until 2024-03-01T00:00:00.000Z), then Keiko Ito"),
+        "{now}"
+    );
+    let then = cli_ok(
+        dir.path(),
+        &[
+            "query",
+            "Who leads the mobile team?",
+            "--as-of",
+            "2023-01-01",
+        ],
+    );
+    let first = then.split("\n[2]").next().unwrap();
+    assert!(first.contains("Omar Reyes leads"), "{then}");
+    assert!(
+        first.contains("current: mobile team leads Omar Reyes"),
+        "{then}"
+    );
+    let bad = cli(dir.path(), &["query", "Who leads it?", "--as-of", "soon"]);
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("--as-of must be an RFC 3339 time"),
+        "{bad:?}"
+    );
+}

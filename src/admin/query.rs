@@ -16,9 +16,15 @@ use crate::service::DocumentSelector;
 /// Evidence text is wrapped to this many columns (plus the indent).
 const WRAP_COLUMNS: usize = 88;
 
-/// `alayasiki-mcp query TEXT [--top-k N] [--tenant T] [--data-dir DIR]`.
-pub fn query(ctx: &Context, tenant: Option<String>, text: &str, top_k: Option<u32>) -> Exit {
-    match run_query(ctx, tenant, text, top_k) {
+/// `alayasiki-mcp query TEXT [--top-k N] [--as-of TIME] [--tenant T] [--data-dir DIR]`.
+pub fn query(
+    ctx: &Context,
+    tenant: Option<String>,
+    text: &str,
+    top_k: Option<u32>,
+    as_of: Option<i64>,
+) -> Exit {
+    match run_query(ctx, tenant, text, top_k, as_of) {
         Ok(out) => {
             let _ = ctx.console.out(out.as_bytes());
             0
@@ -32,6 +38,7 @@ fn run_query(
     tenant: Option<String>,
     text: &str,
     top_k: Option<u32>,
+    as_of: Option<i64>,
 ) -> Result<String, Exit> {
     let principal = ctx.principal(tenant, "query")?;
     let memory = ctx.service.for_caller(&principal);
@@ -43,7 +50,7 @@ fn run_query(
         budget_chars: DEFAULT_BUDGET_CHARS as usize,
         lanes: LaneSet::ALL,
         session_id: None,
-        as_of: None,
+        as_of,
     };
     if text.len() > MAX_QUERY_BYTES {
         errln!(
@@ -91,6 +98,23 @@ pub fn render(outcome: &QueryOutcome) -> String {
         }
         let _ = writeln!(out, "  ({})", e.chunk_id);
         let _ = writeln!(out, "{}", wrap(&e.text, "    "));
+        for f in &e.facts {
+            let status = match f.status {
+                crate::query::facts::Standing::Current => "current",
+                crate::query::facts::Standing::Superseded => "superseded",
+                crate::query::facts::Standing::Ended => "ended",
+            };
+            let until = f.valid_to.as_deref().unwrap_or("now");
+            let _ = write!(
+                out,
+                "    {status}: {} {} {} (from {} until {until})",
+                f.holder, f.predicate, f.value, f.valid_from
+            );
+            if let Some(next) = &f.superseded_by {
+                let _ = write!(out, ", then {} ({})", next.value, next.chunk_id);
+            }
+            out.push('\n');
+        }
     }
     out
 }

@@ -38,6 +38,9 @@ pub enum Task {
         tenant: Option<String>,
         text: String,
         top_k: Option<u32>,
+        /// `--as-of`: facts that change judged as of then (Unix ms).
+        #[serde(default)]
+        as_of: Option<i64>,
     },
     Forget {
         tenant: Option<String>,
@@ -133,7 +136,8 @@ impl Task {
                 tenant,
                 text,
                 top_k,
-            } => super::query::query(ctx, tenant, &text, top_k),
+                as_of,
+            } => super::query::query(ctx, tenant, &text, top_k, as_of),
             Task::Forget { tenant, by } => super::query::forget(ctx, tenant, by),
             Task::Export { tenant } => super::export::export(ctx, tenant),
             Task::Import { tenant, file } => super::import::import(ctx, tenant, &file),

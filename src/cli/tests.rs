@@ -140,6 +140,7 @@ fn file_subcommands_take_their_arguments() {
             tenant: None,
             text: "what is x?".into(),
             top_k: Some(3),
+            as_of: None,
         }))
     );
     assert_eq!(
