@@ -81,7 +81,11 @@ pub fn parse_time_bound(value: &str, end: bool) -> Option<i64> {
     }
     let ms = parse_rfc3339(value)?;
     let bare_date = !value.contains(['T', 't', ' ']);
-    Some(if end && bare_date { ms + 86_400_000 } else { ms })
+    Some(if end && bare_date {
+        ms + 86_400_000
+    } else {
+        ms
+    })
 }
 
 /// Parses an RFC 3339 timestamp (`2026-12-01T09:30:00Z`, fractional

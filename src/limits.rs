@@ -63,6 +63,10 @@ pub const MAX_FILTER_TAGS: usize = 32;
 /// Longest `media_type` in a query's `filter` (bytes).
 pub const MAX_FILTER_MEDIA_TYPE_BYTES: usize = 255;
 
+/// Longest `as_of` accepted by `alayasiki_query` (bytes): an RFC 3339
+/// time with fractional seconds and an offset fits with room to spare.
+pub const MAX_AS_OF_BYTES: usize = 64;
+
 /// Most query terms used for retrieval; later terms are ignored.
 pub const MAX_QUERY_TERMS: usize = 32;
 
@@ -416,6 +420,7 @@ mod tests {
             ("`MAX_TITLE_BYTES`", MAX_TITLE_BYTES.to_string()),
             ("`MAX_QUERY_BYTES`", MAX_QUERY_BYTES.to_string()),
             ("`MAX_QUERY_TERMS`", MAX_QUERY_TERMS.to_string()),
+            ("`MAX_AS_OF_BYTES`", MAX_AS_OF_BYTES.to_string()),
             (
                 "`MIN_TOP_K` / `MAX_TOP_K` / `DEFAULT_TOP_K`",
                 format!("{MIN_TOP_K} / {MAX_TOP_K} / {DEFAULT_TOP_K}"),

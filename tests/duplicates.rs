@@ -187,7 +187,11 @@ fn an_ingest_reply_names_the_documents_it_nearly_duplicates() {
         json!({"content": base.replace("about an hour", "about one hour")}),
     );
     assert!(edited.get("duplicate_of").is_none(), "{edited}");
-    assert_eq!(edited["near_duplicates"], json!([first["document_id"]]), "{edited}");
+    assert_eq!(
+        edited["near_duplicates"],
+        json!([first["document_id"]]),
+        "{edited}"
+    );
     // A longer text that quotes it is not a near-duplicate.
     let longer = s.ok(
         "alayasiki_ingest",

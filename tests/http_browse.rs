@@ -707,6 +707,72 @@ fn entities_relations_graph_and_communities_are_browsed_within_the_tenant() {
 }
 
 #[test]
+fn a_fact_that_changed_shows_its_history_by_the_documents_own_dates() {
+    let dir = TempDir::new("browse-history");
+    let api = Api::start(dir.path(), &[]);
+    let alice = admin("alice", "acme");
+    // The newer note is stored first: the older one becomes history.
+    ingest(
+        &api,
+        &alice,
+        json!({"content": "Ines Moreau lives in Lyon.", "metadata": {"date": "2024-04-01"}}),
+    );
+    ingest(
+        &api,
+        &alice,
+        json!({"content": "Ines Moreau lives in Nantes.", "metadata": {"date": "2021-04-01"}}),
+    );
+    let found = get(&api, "/v1/entities?q=ines", &alice);
+    let ines = entity_named(&found, "entities", "Ines Moreau").unwrap_or_else(|| panic!("{found}"));
+    let id = ines["entity_id"].as_str().unwrap();
+    let e = get(&api, &format!("/v1/entities/{id}"), &alice);
+    let lives = |town: &str| {
+        e["relations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["other"]["name"] == town)
+            .cloned()
+            .unwrap_or_else(|| panic!("{town}: {e}"))
+    };
+    let (lyon, nantes) = (lives("Lyon"), lives("Nantes"));
+    assert_eq!(lyon["valid_from"], "2024-04-01T00:00:00.000Z", "{lyon}");
+    assert_eq!(lyon["valid_to"], Value::Null, "{lyon}");
+    assert_eq!(lyon["superseded_by"], Value::Null, "{lyon}");
+    assert_eq!(nantes["valid_from"], "2021-04-01T00:00:00.000Z", "{nantes}");
+    assert_eq!(nantes["valid_to"], "2024-04-01T00:00:00.000Z", "{nantes}");
+    assert_eq!(nantes["superseded_by"], lyon["relation_id"], "{nantes}");
+    // The query says the same, and as of 2022 Nantes held.
+    let q = |body: Value| {
+        let r = api.call("POST", "/v1/query", &alice, Some(&body));
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        r.json()
+    };
+    let now = q(json!({"query": "Where does Ines Moreau live?", "mode": "evidence"}));
+    assert!(
+        now["evidence"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Lyon"),
+        "{now}"
+    );
+    let then = q(
+        json!({"query": "Where does Ines Moreau live?", "mode": "evidence", "as_of": "2022-01-01"}),
+    );
+    assert!(
+        then["evidence"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Nantes"),
+        "{then}"
+    );
+    assert_eq!(
+        then["evidence"][0]["facts"][0]["status"], "current",
+        "{then}"
+    );
+}
+
+#[test]
 fn an_entity_is_found_and_shown_by_another_of_its_names() {
     let dir = TempDir::new("browse-alias");
     let api = Api::start(dir.path(), &[]);
@@ -1047,6 +1113,9 @@ fn a_query_filter_holds_over_the_json_api_and_a_bad_one_is_a_clear_400() {
     );
     assert_eq!(r.status, 400, "{}", String::from_utf8_lossy(&r.body));
     let body = String::from_utf8_lossy(&r.body);
-    assert!(body.contains("`filter.since` must be an RFC 3339"), "{body}");
+    assert!(
+        body.contains("`filter.since` must be an RFC 3339"),
+        "{body}"
+    );
     assert!(!body.contains("SELECT") && !body.contains(dir.path().to_str().unwrap()));
 }

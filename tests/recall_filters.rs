@@ -22,14 +22,30 @@ fn seeded(dir: &std::path::Path) -> Server {
         );
     }
     let notes = [
-        ("runbook/backups.md", "text/markdown", json!({"tags": ["ops", "backups"], "team": "platform", "date": "2026-11-28"}),
-         "# Backups\nRestore a backup with `restic restore latest`; backups live on the NAS."),
-        ("runbook/dns.md", "text/markdown", json!({"tags": ["ops"], "team": "network", "date": "2026-12-02"}),
-         "# DNS\nThe backup resolver is 10.0.0.53 when the primary is down."),
-        ("notes/standup.txt", "text/plain", json!({"tags": ["meeting"], "team": "platform", "priority": 2, "date": "2026-12-03"}),
-         "Standup: Dana said the backup window moves to 02:00 next week."),
-        ("notes/retro.json", "application/json", json!({"tags": ["meeting", "ops"], "team": "platform", "urgent": true}),
-         r#"{"retro": "We lost a backup because the disk filled up."}"#),
+        (
+            "runbook/backups.md",
+            "text/markdown",
+            json!({"tags": ["ops", "backups"], "team": "platform", "date": "2026-11-28"}),
+            "# Backups\nRestore a backup with `restic restore latest`; backups live on the NAS.",
+        ),
+        (
+            "runbook/dns.md",
+            "text/markdown",
+            json!({"tags": ["ops"], "team": "network", "date": "2026-12-02"}),
+            "# DNS\nThe backup resolver is 10.0.0.53 when the primary is down.",
+        ),
+        (
+            "notes/standup.txt",
+            "text/plain",
+            json!({"tags": ["meeting"], "team": "platform", "priority": 2, "date": "2026-12-03"}),
+            "Standup: Dana said the backup window moves to 02:00 next week.",
+        ),
+        (
+            "notes/retro.json",
+            "application/json",
+            json!({"tags": ["meeting", "ops"], "team": "platform", "urgent": true}),
+            r#"{"retro": "We lost a backup because the disk filled up."}"#,
+        ),
     ];
     for (source, media_type, metadata, content) in notes {
         s.ok(
@@ -76,23 +92,72 @@ fn every_filter_selects_inside_the_lanes_alone_and_combined() {
     // Each filter alone, asked for fewer results than it admits or more.
     let cases: Vec<(Value, Vec<&str>)> = vec![
         (json!({"source": "runbook/dns.md"}), vec!["runbook/dns.md"]),
-        (json!({"source_prefix": "runbook/"}), vec!["runbook/backups.md", "runbook/dns.md"]),
-        (json!({"source_prefix": "notes/"}), vec!["notes/retro.json", "notes/standup.txt"]),
-        (json!({"media_type": "text/markdown"}), vec!["runbook/backups.md", "runbook/dns.md"]),
-        (json!({"media_type": "application/json"}), vec!["notes/retro.json"]),
-        (json!({"metadata": {"team": "network"}}), vec!["runbook/dns.md"]),
-        (json!({"metadata": {"priority": 2}}), vec!["notes/standup.txt"]),
-        (json!({"metadata": {"urgent": true}}), vec!["notes/retro.json"]),
-        (json!({"tags": ["meeting"]}), vec!["notes/retro.json", "notes/standup.txt"]),
-        (json!({"tags": ["backups", "meeting"]}), vec!["notes/retro.json", "notes/standup.txt", "runbook/backups.md"]),
-        (json!({"tags": ["ops", "meeting"], "tags_match": "all"}), vec!["notes/retro.json"]),
+        (
+            json!({"source_prefix": "runbook/"}),
+            vec!["runbook/backups.md", "runbook/dns.md"],
+        ),
+        (
+            json!({"source_prefix": "notes/"}),
+            vec!["notes/retro.json", "notes/standup.txt"],
+        ),
+        (
+            json!({"media_type": "text/markdown"}),
+            vec!["runbook/backups.md", "runbook/dns.md"],
+        ),
+        (
+            json!({"media_type": "application/json"}),
+            vec!["notes/retro.json"],
+        ),
+        (
+            json!({"metadata": {"team": "network"}}),
+            vec!["runbook/dns.md"],
+        ),
+        (
+            json!({"metadata": {"priority": 2}}),
+            vec!["notes/standup.txt"],
+        ),
+        (
+            json!({"metadata": {"urgent": true}}),
+            vec!["notes/retro.json"],
+        ),
+        (
+            json!({"tags": ["meeting"]}),
+            vec!["notes/retro.json", "notes/standup.txt"],
+        ),
+        (
+            json!({"tags": ["backups", "meeting"]}),
+            vec![
+                "notes/retro.json",
+                "notes/standup.txt",
+                "runbook/backups.md",
+            ],
+        ),
+        (
+            json!({"tags": ["ops", "meeting"], "tags_match": "all"}),
+            vec!["notes/retro.json"],
+        ),
         // The time a document is about: the date in its metadata.
-        (json!({"since": "2026-12-01", "until": "2026-12-02"}), vec!["runbook/dns.md"]),
-        (json!({"since": "2026-11-28", "until": "2026-11-28"}), vec!["runbook/backups.md"]),
+        (
+            json!({"since": "2026-12-01", "until": "2026-12-02"}),
+            vec!["runbook/dns.md"],
+        ),
+        (
+            json!({"since": "2026-11-28", "until": "2026-11-28"}),
+            vec!["runbook/backups.md"],
+        ),
         // Combined: every condition holds.
-        (json!({"source_prefix": "runbook/", "metadata": {"team": "platform"}}), vec!["runbook/backups.md"]),
-        (json!({"tags": ["ops"], "media_type": "text/markdown", "since": "2026-12-01"}), vec!["runbook/dns.md"]),
-        (json!({"metadata": {"team": "platform"}, "tags": ["meeting"], "until": "2026-12-04"}), vec!["notes/standup.txt"]),
+        (
+            json!({"source_prefix": "runbook/", "metadata": {"team": "platform"}}),
+            vec!["runbook/backups.md"],
+        ),
+        (
+            json!({"tags": ["ops"], "media_type": "text/markdown", "since": "2026-12-01"}),
+            vec!["runbook/dns.md"],
+        ),
+        (
+            json!({"metadata": {"team": "platform"}, "tags": ["meeting"], "until": "2026-12-04"}),
+            vec!["notes/standup.txt"],
+        ),
     ];
     for (filter, want) in cases {
         let mut want: Vec<String> = want.into_iter().map(String::from).collect();
@@ -134,7 +199,10 @@ fn a_filter_matching_nothing_finds_nothing_and_says_so() {
         );
         assert_eq!(q["evidence"], json!([]), "filter {filter}: {q}");
         assert!(
-            q["answer"]["text"].as_str().unwrap().contains("No stored evidence"),
+            q["answer"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("No stored evidence"),
             "{q}"
         );
     }
@@ -145,13 +213,28 @@ fn bad_filters_are_refused_with_a_clear_message() {
     let dir = TempDir::new("filters-bad");
     let mut s = Server::ready(dir.path());
     for (filter, says) in [
-        (json!({"since": "last monday"}), "`filter.since` must be an RFC 3339"),
-        (json!({"until": "2026-02-30"}), "`filter.until` must be an RFC 3339"),
-        (json!({"since": "2026-12-05", "until": "2026-12-01"}), "`filter.since` must be before `filter.until`"),
+        (
+            json!({"since": "last monday"}),
+            "`filter.since` must be an RFC 3339",
+        ),
+        (
+            json!({"until": "2026-02-30"}),
+            "`filter.until` must be an RFC 3339",
+        ),
+        (
+            json!({"since": "2026-12-05", "until": "2026-12-01"}),
+            "`filter.since` must be before `filter.until`",
+        ),
         (json!({"tag": ["ops"]}), "unknown argument `filter.tag`"),
         (json!({"source": "a", "source_prefix": "a"}), "not both"),
-        (json!({"metadata": {"team": ["a"]}}), "strings, numbers or booleans"),
-        (json!({"tags": (0..33).map(|i| i.to_string()).collect::<Vec<_>>()}), "MAX_FILTER_TAGS"),
+        (
+            json!({"metadata": {"team": ["a"]}}),
+            "strings, numbers or booleans",
+        ),
+        (
+            json!({"tags": (0..33).map(|i| i.to_string()).collect::<Vec<_>>()}),
+            "MAX_FILTER_TAGS",
+        ),
     ] {
         let (failed, reply) = s.call(
             "alayasiki_query",
@@ -169,16 +252,31 @@ fn the_cli_query_reads_the_same_filter() {
     seeded(dir.path()).close();
     let out = cli(
         dir.path(),
-        &["query", "backups", "--filter", r#"{"source_prefix": "runbook/", "tags": ["backups"]}"#],
+        &[
+            "query",
+            "backups",
+            "--filter",
+            r#"{"source_prefix": "runbook/", "tags": ["backups"]}"#,
+        ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("runbook/backups.md"), "{stdout}");
     assert!(!stdout.contains("reports/"), "{stdout}");
-    let bad = cli(dir.path(), &["query", "backups", "--filter", r#"{"since": "soon"}"#]);
+    let bad = cli(
+        dir.path(),
+        &["query", "backups", "--filter", r#"{"since": "soon"}"#],
+    );
     assert_eq!(bad.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&bad.stderr);
-    assert!(stderr.contains("`filter.since` must be an RFC 3339"), "{stderr}");
+    assert!(
+        stderr.contains("`filter.since` must be an RFC 3339"),
+        "{stderr}"
+    );
     let not_json = cli(dir.path(), &["query", "backups", "--filter", "tags=ops"]);
     assert_eq!(not_json.status.code(), Some(2));
 }

@@ -882,6 +882,10 @@ const NOT_PRODUCED: &[(&str, &str)] = &[
         "notes carry no graph facts",
     ),
     (
+        "alayasiki_memory_read.evidence[].facts",
+        "notes carry no graph facts",
+    ),
+    (
         "alayasiki_memory_read.evidence[].lanes.graph",
         "the session search has no graph lane",
     ),
@@ -1005,6 +1009,27 @@ fn run_every_tool() -> Vec<(String, Value, Value)> {
         json!({"query": "When does the harbour dredger work the north channel?", "mode": "evidence"}),
     );
     assert!(near["evidence"][0]["near_duplicates"].is_array(), "{near}");
+    // A fact that changed: the current statement and the superseded one,
+    // both marked.
+    for (text, date) in [
+        ("The tide gauge is located in Dover.", "2023-01-01"),
+        ("The tide gauge was moved to Calais.", "2024-01-01"),
+    ] {
+        r.ok(
+            &mut s,
+            "alayasiki_ingest",
+            json!({"content": text, "metadata": {"date": date}}),
+        );
+    }
+    let facts = r.ok(
+        &mut s,
+        "alayasiki_query",
+        json!({"query": "Where is the tide gauge located?", "mode": "evidence", "as_of": "2025-01-01"}),
+    );
+    assert_eq!(
+        facts["evidence"][1]["facts"][0]["status"], "superseded",
+        "{facts}"
+    );
     r.ok(
         &mut s,
         "alayasiki_ingest",

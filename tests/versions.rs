@@ -707,7 +707,10 @@ fn queries_search_current_versions_and_include_history_reaches_the_old_ones() {
     );
     let got = ids(&both);
     assert!(got.contains(&old) && got.contains(&new), "{both}");
-    assert_eq!(got[0], old, "in its own words the old version ranks first: {both}");
+    assert_eq!(
+        got[0], old,
+        "in its own words the old version ranks first: {both}"
+    );
     // With a filter too: history is filtered like the rest.
     let tagged = s.ok(
         "alayasiki_query",

@@ -29,20 +29,30 @@ fn recall_filter(
     crate::protocol::tools::recall_filter(&arguments).map_err(|e| e.client_message())
 }
 
+/// What `query` was asked beyond the question and `--top-k`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Asked<'a> {
+    /// `--filter JSON`.
+    pub filter: Option<&'a str>,
+    /// `--include-history`.
+    pub include_history: bool,
+    /// `--as-of TIME` (Unix ms).
+    pub as_of: Option<i64>,
+}
+
 /// Evidence text is wrapped to this many columns (plus the indent).
 const WRAP_COLUMNS: usize = 88;
 
 /// `alayasiki-mcp query TEXT [--top-k N] [--filter JSON] [--include-history]
-/// [--tenant T] [--data-dir DIR]`.
+/// [--as-of TIME] [--tenant T] [--data-dir DIR]`.
 pub fn query(
     ctx: &Context,
     tenant: Option<String>,
     text: &str,
     top_k: Option<u32>,
-    filter: Option<&str>,
-    include_history: bool,
+    asked: Asked<'_>,
 ) -> Exit {
-    match run_query(ctx, tenant, text, top_k, filter, include_history) {
+    match run_query(ctx, tenant, text, top_k, asked) {
         Ok(out) => {
             let _ = ctx.console.out(out.as_bytes());
             0
@@ -56,10 +66,9 @@ fn run_query(
     tenant: Option<String>,
     text: &str,
     top_k: Option<u32>,
-    filter: Option<&str>,
-    include_history: bool,
+    asked: Asked<'_>,
 ) -> Result<String, Exit> {
-    let filter = recall_filter(filter, include_history).map_err(|why| {
+    let filter = recall_filter(asked.filter, asked.include_history).map_err(|why| {
         errln!(ctx.console, "alayasiki-mcp query: --filter: {why}");
         crate::cli::USAGE_EXIT as Exit
     })?;
@@ -74,6 +83,7 @@ fn run_query(
         lanes: LaneSet::ALL,
         session_id: None,
         filter,
+        as_of: asked.as_of,
     };
     if text.len() > MAX_QUERY_BYTES {
         errln!(
@@ -121,6 +131,23 @@ pub fn render(outcome: &QueryOutcome) -> String {
         }
         let _ = writeln!(out, "  ({})", e.chunk_id);
         let _ = writeln!(out, "{}", wrap(&e.text, "    "));
+        for f in &e.facts {
+            let status = match f.status {
+                crate::query::facts::Standing::Current => "current",
+                crate::query::facts::Standing::Superseded => "superseded",
+                crate::query::facts::Standing::Ended => "ended",
+            };
+            let until = f.valid_to.as_deref().unwrap_or("now");
+            let _ = write!(
+                out,
+                "    {status}: {} {} {} (from {} until {until})",
+                f.holder, f.predicate, f.value, f.valid_from
+            );
+            if let Some(next) = &f.superseded_by {
+                let _ = write!(out, ", then {} ({})", next.value, next.chunk_id);
+            }
+            out.push('\n');
+        }
     }
     out
 }

@@ -53,6 +53,9 @@ pub enum Task {
         filter: Option<String>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         include_history: bool,
+        /// `--as-of`: facts that change judged as of then (Unix ms).
+        #[serde(default)]
+        as_of: Option<i64>,
     },
     Forget {
         tenant: Option<String>,
@@ -180,13 +183,17 @@ impl Task {
                 top_k,
                 filter,
                 include_history,
+                as_of,
             } => super::query::query(
                 ctx,
                 tenant,
                 &text,
                 top_k,
-                filter.as_deref(),
-                include_history,
+                super::query::Asked {
+                    filter: filter.as_deref(),
+                    include_history,
+                    as_of,
+                },
             ),
             Task::Forget { tenant, by } => super::query::forget(ctx, tenant, by),
             Task::Export { tenant } => super::export::export(ctx, tenant),

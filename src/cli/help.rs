@@ -258,7 +258,7 @@ alayasiki-mcp query: print the answer and the evidence for a question.
 
 USAGE:
     alayasiki-mcp query TEXT [--top-k N] [--filter JSON] [--include-history]
-                             [--data-dir DIR] [--tenant T]
+                             [--as-of TIME] [--data-dir DIR] [--tenant T]
 
 Searches the memory as the alayasiki_query tool does (every lane, answer
 mode) and prints, for a person to read, the extractive answer and each
@@ -271,12 +271,17 @@ its text. TEXT is at most MAX_QUERY_BYTES (4096) bytes.
                          '{\"source_prefix\": \"notes/\", \"tags\": [\"ops\"],
                            \"since\": \"2026-11-30\"}'
     --include-history    also search versions a newer one superseded
+    --as-of TIME         judge facts that change as of TIME (RFC 3339 or a
+                         date, at most MAX_AS_OF_BYTES (64) bytes): the value
+                         that held then ranks first; each statement of such
+                         a fact is shown as current, superseded or ended,
+                         with its dates
 
 EXIT STATUS:
     0    answered (also when nothing in memory matches: it says so)
     1    there is no memory in the data directory, or the search failed
     2    bad command line (no TEXT, a TEXT over the limit, a bad --top-k
-         or --filter)
+         --filter or --as-of)
     3    the data directory is kept by a process that serves it alone
          (alayasiki-api, or a command run with --in-process)
 ";

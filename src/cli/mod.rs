@@ -111,6 +111,7 @@ struct Given {
     top_k: Option<u32>,
     filter: Option<String>,
     include_history: bool,
+    as_of: Option<i64>,
     forget: Vec<ForgetBy>,
     seed: Option<PathBuf>,
     format: Option<replay::Format>,
@@ -185,6 +186,20 @@ where
                         ))
                     })?;
                 given.top_k = Some(n);
+            }
+            Long("as-of") => {
+                let v = text_value(&mut parser, "--as-of")?;
+                let at = (v.len() <= crate::limits::MAX_AS_OF_BYTES)
+                    .then(|| crate::clock::parse_rfc3339(&v))
+                    .flatten()
+                    .ok_or_else(|| {
+                        UsageError(format!(
+                            "--as-of must be an RFC 3339 time or a date (2024-03-01), at most \
+                             {} bytes (MAX_AS_OF_BYTES)",
+                            crate::limits::MAX_AS_OF_BYTES
+                        ))
+                    })?;
+                given.as_of = Some(at);
             }
             Long("seed") => {
                 let value = parser
@@ -272,6 +287,9 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
     if given.top_k.is_some() && subcommand != Some("query") {
         return Err(refuse("--top-k"));
     }
+    if given.as_of.is_some() && subcommand != Some("query") {
+        return Err(refuse("--as-of"));
+    }
     if !given.forget.is_empty() && subcommand != Some("forget") {
         let flag = match given.forget[0] {
             ForgetBy::Id(_) => "--id",
@@ -356,6 +374,7 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
         top_k,
         filter,
         include_history,
+        as_of,
         mut forget,
         seed,
         format,
@@ -504,6 +523,7 @@ fn build(subcommand: Option<&str>, given: Given) -> Result<Command, UsageError> 
                 top_k,
                 filter,
                 include_history,
+                as_of,
             })
         }
         Some("forget") => {

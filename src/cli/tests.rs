@@ -143,6 +143,7 @@ fn file_subcommands_take_their_arguments() {
             top_k: Some(3),
             filter: None,
             include_history: false,
+            as_of: None,
         }))
     );
     assert_eq!(
@@ -159,6 +160,7 @@ fn file_subcommands_take_their_arguments() {
             top_k: None,
             filter: Some(r#"{"tags": ["ops"]}"#.into()),
             include_history: true,
+            as_of: None,
         }))
     );
     assert!(parse(["status", "--filter", "{}"]).is_err());

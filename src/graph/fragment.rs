@@ -32,16 +32,37 @@ pub(crate) fn is_node(kind: EntityKind, key: &str) -> bool {
     }
 }
 
+/// The dates and quantities of an extraction that are the value of a
+/// single-valued fact ("runs at 03:00", "upgraded to version 2.4", "due
+/// on May 15"): nodes after all, so that the fact's history can be kept
+/// (see `knowledge::facts`). Only as such a value: a date named in
+/// passing still makes no node.
+fn fact_values(found: &extract::Extraction) -> Vec<usize> {
+    let kind = |i: usize| found.entities[i].kind;
+    found
+        .relations
+        .iter()
+        .filter(|r| r.kind == RelationKind::Pattern)
+        .filter(|r| is_node(kind(r.subject), &found.entities[r.subject].key))
+        .filter(|r| {
+            crate::knowledge::facts::single_valued(&r.predicate, kind(r.subject), kind(r.object))
+                .is_some()
+        })
+        .map(|r| r.object)
+        .collect()
+}
+
 /// Extracts the graph fragment of a document's chunks.
 pub fn from_chunks(chunks: &[NewChunk]) -> Fragment {
     let mut out = Fragment::default();
     let mut by_key: HashMap<String, usize> = HashMap::new();
     for (ordinal, chunk) in chunks.iter().enumerate() {
         let found = extract::extract(&chunk.text);
+        let values = fact_values(&found);
         // Extraction-local entity index → fragment entity index.
         let mut local: Vec<Option<usize>> = Vec::with_capacity(found.entities.len());
-        for e in &found.entities {
-            if !is_node(e.kind, &e.key) {
+        for (i, e) in found.entities.iter().enumerate() {
+            if !is_node(e.kind, &e.key) && !values.contains(&i) {
                 local.push(None);
                 continue;
             }

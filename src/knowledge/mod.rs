@@ -4,6 +4,8 @@
 //! - [`fragment`]: a document's contribution to the graph (entities and
 //!   their kinds, mentions, relations and what found them) and the key a
 //!   relation is recorded under.
+//! - [`facts`]: the single-valued relation families and which of a
+//!   fact's statements holds at a time (facts that change).
 //! - [`confidence`]: provenance, and the Beta confidence of a relation
 //!   from its evidence (pure math), decayed with age.
 //! - [`resolution`]: the evidence of a cross-document merge, the kinds
@@ -22,6 +24,7 @@
 pub mod calendar;
 pub mod community;
 pub mod confidence;
+pub mod facts;
 pub mod fragment;
 pub mod resolution;
 pub mod stem;

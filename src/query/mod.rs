@@ -15,6 +15,7 @@
 
 pub mod answer;
 pub mod communities;
+pub mod facts;
 pub mod fuse;
 pub mod graph;
 pub mod labels;
@@ -106,6 +107,9 @@ pub struct QuerySpec {
     /// Which stored documents every lane draws from (a session's notes
     /// are not filtered).
     pub filter: RecallFilter,
+    /// Facts that change are judged as of this time (Unix ms; `None`:
+    /// now): see [`facts`].
+    pub as_of: Option<i64>,
 }
 
 /// Where a piece of evidence came from. Reported only by queries that
@@ -158,6 +162,10 @@ pub struct Evidence {
     /// (`near_duplicates`): they took no slot of their own.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub near_duplicates: Vec<String>,
+    /// The changing facts this item states, current or superseded (see
+    /// [`facts`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<facts::FactUse>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -240,6 +248,8 @@ pub struct Candidates {
     pub lane_errors: BTreeMap<&'static str, String>,
     /// Graph relations whose evidence is in each chunk (by chunk key).
     pub relations: std::collections::HashMap<i64, Vec<graph::RelationUse>>,
+    /// Marks of the changing facts each chunk states (by chunk key).
+    pub facts: std::collections::HashMap<i64, Vec<facts::FactUse>>,
     pub search_mode: ModeReport,
     pub communities: Vec<communities::CommunityUse>,
     pub explain: modes::Explain,
@@ -303,7 +313,9 @@ pub fn candidates(
             "; no community summaries are built yet, so local ran instead"
         });
     }
-    let mut round = Round::run(reader, spec, &terms, &entities, &scope, embedder, settings, 1)?;
+    let mut round = Round::run(
+        reader, spec, &terms, &entities, &scope, embedder, settings, 1,
+    )?;
     let mut community_uses = Vec::new();
     if let Some(snapshot) = &snapshot {
         let (hits, uses) = communities::lane(reader, snapshot, &terms, &entities, &scope)?;
@@ -350,12 +362,16 @@ pub fn candidates(
         spec.top_k,
         &scope,
     )?;
+    let (fused, fact_marks) = facts::settle(
+        reader, &spec.text, &entities, fused, asked, spec.as_of, &scope,
+    )?;
     Ok(Candidates {
         terms,
         ignored_terms: round.ignored_terms,
         fused,
         lane_errors: round.lane_errors,
         relations: round.relations,
+        facts: fact_marks,
         search_mode: ModeReport {
             requested: spec.search_mode,
             ran: choice.ran,
@@ -414,6 +430,7 @@ pub fn finish(spec: &QuerySpec, candidates: Candidates) -> QueryOutcome {
         fused,
         lane_errors,
         relations,
+        facts,
         search_mode,
         communities,
         explain,
@@ -424,6 +441,9 @@ pub fn finish(spec: &QuerySpec, candidates: Candidates) -> QueryOutcome {
         if e.origin != Some(Origin::Session) {
             if let Some(r) = relations.get(&e.chunk_key) {
                 e.relations = r.clone();
+            }
+            if let Some(f) = facts.get(&e.chunk_key) {
+                e.facts = f.clone();
             }
         }
     }
@@ -593,6 +613,7 @@ mod tests {
             fused: vec![fused("doc_a", 1.0), fused("doc_b", 0.5)],
             lane_errors: BTreeMap::new(),
             relations: Default::default(),
+            facts: Default::default(),
             search_mode: ModeReport {
                 requested: SearchMode::Auto,
                 ran: SearchMode::Local,

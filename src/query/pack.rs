@@ -132,6 +132,7 @@ fn to_evidence(fused: Fused, rank: usize, cut: Option<usize>) -> Evidence {
         truncated,
         origin,
         near_duplicates: Vec::new(),
+        facts: Vec::new(),
     }
 }
 

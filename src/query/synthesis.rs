@@ -215,6 +215,7 @@ mod tests {
             truncated: false,
             origin: None,
             near_duplicates: Vec::new(),
+            facts: Vec::new(),
         }
     }
 

@@ -308,7 +308,6 @@ impl TenantReader<'_> {
         }
         Ok(out)
     }
-
 }
 
 impl TenantReader<'_> {

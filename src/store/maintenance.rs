@@ -351,7 +351,9 @@ mod tests {
         let reader = store.reader(t).unwrap();
         for text in &texts {
             let q = BuiltinEmbedder.embed_batch(&[text]).unwrap().remove(0);
-            let hit = &reader.vector_search(&q, 1, &crate::store::Scope::current()).unwrap()[0];
+            let hit = &reader
+                .vector_search(&q, 1, &crate::store::Scope::current())
+                .unwrap()[0];
             assert_eq!(&hit.text, text);
             assert!(-hit.bm25 > 0.99, "{text}: {}", -hit.bm25);
         }

@@ -65,8 +65,8 @@ pub use documents::{
 };
 pub use forget::{DocumentSelector, Forgotten};
 pub use graph::{
-    EntityDetail, EntityRelation, EntityRow, GraphEdge, RelationEvidence, RelationRow,
-    FUNCTIONAL_PREDICATES,
+    EntityDetail, EntityRelation, EntityRow, FactStatement, GraphEdge, RelationEvidence,
+    RelationRow, MAX_FACT_STATEMENTS,
 };
 pub use journal::{
     interrupted_reason, Attempt, FailureKind, IndexedDocument, JobInput, JobKind, JobQueue,

@@ -335,8 +335,10 @@ impl TenantReader<'_> {
             // to the listing bound).
             let mut best: Option<(usize, String, Vec<Value>)> = None;
             for (sql, params) in drivers(filter) {
-                let count_sql =
-                    format!("SELECT count(*) FROM ({sql} LIMIT {})", MAX_LISTED_CHUNKS + 1);
+                let count_sql = format!(
+                    "SELECT count(*) FROM ({sql} LIMIT {})",
+                    MAX_LISTED_CHUNKS + 1
+                );
                 let mut bound = vec![Value::Integer(tenant_id)];
                 bound.extend(params.iter().cloned());
                 let n: i64 = self

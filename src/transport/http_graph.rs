@@ -142,6 +142,7 @@ pub(super) fn entity(ctx: &Arc<Context>, request: Request, principal: Principal,
                     "contradict": r.contradict,
                     "valid_from": rfc3339(r.valid_from),
                     "valid_to": r.valid_to.map(rfc3339),
+                    "superseded_by": r.superseded_by,
                     "evidence": evidence,
                     "evidence_truncated": r.evidence_truncated,
                 })

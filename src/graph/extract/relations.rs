@@ -109,6 +109,9 @@ struct Walk {
     /// A sentence-initial participle clause ("Born in Warsaw, ...") waiting
     /// for its subject: (predicate, object).
     preamble: Option<(String, usize)>,
+    /// "The deadline for X is ...": (attribute, the slot of X), whose
+    /// next predicate is the attribute.
+    attribute: Option<(String, usize)>,
 }
 
 /// Extracts relations from one sentence's slots (sorted by position).
@@ -142,14 +145,50 @@ pub(super) fn extract(
         preamble: slots
             .first()
             .and_then(|s0| preamble(&toks[..s0.tok_start], s0)),
+        attribute: attribute_opening(toks, slots),
         ..Walk::default()
     };
+    // "We moved the standup from 09:00 to 09:30": the pairs it reads are
+    // not read again below.
+    let mut moved_pairs: Vec<usize> = Vec::new();
+    for i in 0..slots.len().saturating_sub(2) {
+        if let Some(verb) = moved_from_to(toks, &slots[i..i + 3]) {
+            let (x, from, to) = (slots[i].entity, slots[i + 1].entity, slots[i + 2].entity);
+            let p = format!("{verb} to");
+            emit(x, &p, to, false, out);
+            emit(x, &p, from, true, out);
+            moved_pairs.extend([i + 1, i + 2]);
+        }
+    }
     for k in 1..slots.len() {
         let (a, b) = (slots[k - 1], slots[k]);
-        if a.tok_end > b.tok_start {
+        if a.tok_end > b.tok_start || moved_pairs.contains(&k) {
             continue;
         }
         let between = &toks[a.tok_end..b.tok_start];
+        if let Some((attr, holder)) = w.attribute.clone() {
+            // "The deadline for [the] X": the concept names the attribute,
+            // not a thing X belongs to.
+            if k == holder {
+                continue;
+            }
+            if k == holder + 1 && !b.pronoun {
+                if let Link::Predicate { negated, .. } =
+                    link(between, a, b, &w.last, k - 1, w.in_apposition)
+                {
+                    emit(a.entity, &attr, b.entity, negated, out);
+                    w.main = Some(vec![a.entity]);
+                    w.last = Some(LastRelation {
+                        subjects: vec![a.entity],
+                        predicate: attr,
+                        negated,
+                        object_slot: k,
+                    });
+                    w.attribute = None;
+                    continue;
+                }
+            }
+        }
         // "acquired the podcast network Gimlet Media": the name renames the
         // concept, so it inherits the concept's relation.
         if between.is_empty() && a.concept && !b.value && !b.pronoun && !b.concept {
@@ -258,6 +297,63 @@ fn preamble(before: &[Token], first: &Slot) -> Option<(String, usize)> {
         .then(|| (format!("{v} {p}"), first.entity))
 }
 
+/// Verbs that move a thing from one value to another: "moved the
+/// standup from 09:00 to 09:30".
+const MOVE_VERBS: &[&str] = &[
+    "moved",
+    "changed",
+    "shifted",
+    "rescheduled",
+    "pushed",
+    "switched",
+    "updated",
+    "upgraded",
+    "bumped",
+    "postponed",
+    "migrated",
+    "relocated",
+];
+
+/// "<move verb> [the] X from A to B" over three slots X, A, B: the verb.
+fn moved_from_to(toks: &[Token], three: &[Slot]) -> Option<String> {
+    let [x, from, to] = three else {
+        return None;
+    };
+    if x.value || x.pronoun || x.tok_end > from.tok_start || from.tok_end > to.tok_start {
+        return None;
+    }
+    let words = |a: usize, b: usize| -> Vec<String> { toks[a..b].iter().map(lower).collect() };
+    if words(x.tok_end, from.tok_start) != ["from"] || words(from.tok_end, to.tok_start) != ["to"] {
+        return None;
+    }
+    let before = words(x.tok_start.saturating_sub(3), x.tok_start);
+    let verb = before.iter().rev().find(|w| {
+        !lexicon::contains(DETERMINERS, w)
+            && !matches!(w.as_str(), "our" | "its" | "their" | "his" | "her")
+    })?;
+    MOVE_VERBS.contains(&verb.as_str()).then(|| verb.clone())
+}
+
+/// "The deadline for [the] X ...", "The current version of X ...": a
+/// sentence opening with a concept that names an attribute of the next
+/// slot. Returns the attribute and that slot's index.
+fn attribute_opening(toks: &[Token], slots: &[Slot]) -> Option<(String, usize)> {
+    let (s0, s1) = (slots.first()?, slots.get(1)?);
+    if !s0.concept || s1.value || s1.pronoun || s0.tok_end > s1.tok_start {
+        return None;
+    }
+    let attr = lower(&toks[s0.tok_end.checked_sub(1)?]);
+    if !crate::knowledge::facts::is_attribute(&attr) {
+        return None;
+    }
+    let between: Vec<String> = toks[s0.tok_end..s1.tok_start]
+        .iter()
+        .map(lower)
+        .filter(|w| !lexicon::contains(DETERMINERS, w))
+        .collect();
+    matches!(between.as_slice(), [p] if p == "of" || p == "for").then_some((attr, 1))
+}
+
 /// Pairs every two distinct entities of the sentence not linked above.
 fn cooccurrences(
     slots: &[Slot],
@@ -331,6 +427,41 @@ fn link(
         return Link::Coordination {
             comma_only: w.iter().all(|x| *x == ","),
         };
+    }
+    // Corrections of the value just stated: "is not at 09:00 but at
+    // 09:30" (the new value), "in Kyoto, not Osaka" and "at 03:00 instead
+    // of 02:00" (the old value, denied).
+    if let Some(l) = last
+        .as_ref()
+        .filter(|l| l.object_slot == a_index && !b.pronoun)
+    {
+        let words: Vec<&str> = w.iter().copied().filter(|x| *x != ",").collect();
+        let particles_after = |from: usize| {
+            words[from..]
+                .iter()
+                .all(|x| lexicon::contains(PARTICLES, x))
+        };
+        let but = words.first() == Some(&"but") && particles_after(1) && l.negated;
+        let not = matches!(
+            words.as_slice(),
+            ["not"] | ["instead", "of"] | ["rather", "than"]
+        ) && !l.negated;
+        if but || not {
+            return Link::Predicate {
+                text: l.predicate.clone(),
+                negated: not,
+                main: true,
+                apposition: false,
+                prepositional: false,
+            };
+        }
+    }
+    // "Hermes's deadline is June 30", "Omar's title is now Principal
+    // Engineer": an attribute of the possessor.
+    if a.possessive && !b.pronoun {
+        if let Some(link) = possessed_attribute(&w) {
+            return link;
+        }
     }
     // Any punctuation but a leading comma (or a closing one after a role)
     // crosses a clause or parenthetical boundary.
@@ -432,6 +563,35 @@ fn link(
         },
         other => other,
     }
+}
+
+/// "deadline is", "title is now", "deadline was pushed to": an
+/// attribute noun, then a copula or a verb of change.
+fn possessed_attribute(w: &[&str]) -> Option<Link> {
+    let (attr, rest) = w.split_first()?;
+    if !crate::knowledge::facts::is_attribute(attr) || rest.is_empty() {
+        return None;
+    }
+    let verb = |x: &str| {
+        matches!(
+            x,
+            "is" | "was" | "has" | "had" | "been" | "be" | "will" | "now" | "still" | "actually"
+        ) || MOVE_VERBS.contains(&x)
+            || lexicon::contains(PARTICLES, x)
+    };
+    let negated = rest
+        .iter()
+        .any(|x| matches!(*x, "not" | "no" | "never" | "isn't" | "wasn't"));
+    let plain = rest
+        .iter()
+        .all(|x| verb(x) || matches!(*x, "not" | "no" | "never" | "isn't" | "wasn't" | "longer"));
+    plain.then(|| Link::Predicate {
+        text: attr.to_string(),
+        negated,
+        main: false,
+        apposition: false,
+        prepositional: false,
+    })
 }
 
 /// The previous predicate carried over to a new preposition: "moved from

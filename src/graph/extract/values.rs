@@ -36,7 +36,50 @@ pub(super) struct ValueMatch {
 
 /// Tries every value pattern at token `i`.
 pub(super) fn match_value(toks: &[Token], i: usize) -> Option<ValueMatch> {
-    date_at(toks, i).or_else(|| quantity_at(toks, i))
+    date_at(toks, i)
+        .or_else(|| version_at(toks, i))
+        .or_else(|| quantity_at(toks, i))
+}
+
+/// Words that make a dotted number near them a version ("version 2.4",
+/// "upgraded to 2.0").
+const VERSION_CONTEXT: &[&str] = &[
+    "version",
+    "release",
+    "upgraded",
+    "updated",
+    "bumped",
+    "downgraded",
+    "upgrade",
+    "update",
+];
+
+/// How many tokens back [`VERSION_CONTEXT`] is looked for.
+const VERSION_CONTEXT_TOKENS: usize = 6;
+
+/// A version number: dotted digits ("2.4", "3.0.1", "v1.8") with a
+/// version word shortly before it (or a `v` of its own). Keyed without
+/// the `v`.
+fn version_at(toks: &[Token], i: usize) -> Option<ValueMatch> {
+    let t = toks.get(i)?;
+    let text = t.text.trim_end_matches('.');
+    let digits = text.strip_prefix(['v', 'V']).unwrap_or(text);
+    let dotted = digits.contains('.')
+        && digits
+            .split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    if !dotted {
+        return None;
+    }
+    let prefixed = digits.len() < text.len();
+    let context = toks[i.saturating_sub(VERSION_CONTEXT_TOKENS)..i]
+        .iter()
+        .any(|w| VERSION_CONTEXT.contains(&w.text.to_ascii_lowercase().as_str()));
+    (prefixed || context).then(|| ValueMatch {
+        end: i + 1,
+        key: digits.to_string(),
+        kind: ValueKind::Quantity,
+    })
 }
 
 fn text_is(t: Option<&Token>, word: &str) -> bool {

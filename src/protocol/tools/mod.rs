@@ -29,9 +29,7 @@ pub use args::Args;
 
 /// A query's `filter` and `include_history` arguments, as the query tool
 /// reads them (the CLI's `query --filter` reads them the same way).
-pub fn recall_filter(
-    arguments: &Map<String, Value>,
-) -> Result<crate::store::RecallFilter> {
+pub fn recall_filter(arguments: &Map<String, Value>) -> Result<crate::store::RecallFilter> {
     recall_filter::parse(&Args::new(arguments, &["filter", "include_history"])?)
 }
 

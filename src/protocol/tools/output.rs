@@ -155,6 +155,31 @@ pub fn evidence(description: &str) -> Value {
             "extractor",
         ],
     );
+    let successor = record(
+        "The statement that superseded this one.",
+        json!({
+            "value": string("The value it states."),
+            "document_id": string("Its document's id."),
+            "chunk_id": string("Its chunk's id."),
+            "stated_at": time("When its document says it was so")
+        }),
+        &["value", "document_id", "chunk_id", "stated_at"],
+    );
+    let fact = record(
+        "A statement of a single-valued fact whose value changed (where someone lives, who leads a team, when a job runs, a version, a deadline ...).",
+        json!({
+            "holder": string("Who or what holds the fact."),
+            "relation": string("The fact: place, employer, leader, owner, ceo, cto, time, role, deadline or version."),
+            "predicate": string("The relation as the document put it, e.g. `lives in`."),
+            "value": string("The value this item states."),
+            "status": one_of("current: it holds (now, or at `as_of`); superseded: a later statement of another value replaced it; ended: a later statement denied it (\"no longer ...\").", &["current", "superseded", "ended"]),
+            "stated_at": time("When this item's document says it was so (its observed date, else when it was stored)"),
+            "valid_from": time("When the value was first stated"),
+            "valid_to": time("When it stopped holding; absent while it holds"),
+            "superseded_by": successor
+        }),
+        &["holder", "relation", "predicate", "value", "status", "stated_at", "valid_from"],
+    );
     list(
         description,
         record(
@@ -180,7 +205,8 @@ pub fn evidence(description: &str) -> Value {
                 "relations": list("Knowledge-graph relations whose evidence this item is; absent if none.", relation),
                 "truncated": boolean("Present (true) when the budget cut `text` short; `span` says where."),
                 "origin": one_of("Where the item came from: memory (a stored document) or session (a working-memory note). Present when a working-memory session was searched.", &["memory", "session"]),
-                "near_duplicates": list("Other documents whose matching text is this item's with small edits; they take no evidence slot of their own. Absent if none.", string("A document's id."))
+                "near_duplicates": list("Other documents whose matching text is this item's with small edits; they take no evidence slot of their own. Absent if none.", string("A document's id.")),
+                "facts": list("Single-valued facts this item states whose value changed: the current statement ranks before the ones it superseded, which are marked. Absent if none.", fact)
             }),
             &[
                 "rank",

@@ -34,6 +34,7 @@ const ARGS: &[&str] = &[
     "session_id",
     "filter",
     "include_history",
+    "as_of",
 ];
 
 fn schema() -> Value {
@@ -53,6 +54,7 @@ fn schema() -> Value {
                 "uniqueItems": true,
                 "description": "Retrieval lanes to use (default all): keyword (BM25), vector (meaning) and graph (entities and relations). For evaluation and debugging."
             },
+            "as_of": {"type": "string", "maxLength": MAX_AS_OF_BYTES, "description": format!("Judge facts that change as of this time (RFC 3339 or a date, e.g. 2024-03-01; at most {MAX_AS_OF_BYTES} bytes, MAX_AS_OF_BYTES): the statement that held then ranks first and later ones are not current. Default: now.")},
             "session_id": session_id("Also search this working-memory session (see alayasiki_memory_write): its notes are ranked with persistent evidence, and every item then has `origin` `session` or `memory`."),
             "filter": recall_filter::schema(),
             "include_history": recall_filter::include_history_schema()
@@ -217,6 +219,25 @@ pub fn parse(map: &Map<String, Value>) -> Result<QuerySpec> {
         lanes,
         session_id: args.string("session_id")?.map(str::to_string),
         filter: recall_filter::parse(&args)?,
+        as_of: as_of(&args)?,
+    })
+}
+
+/// The `as_of` argument, if given: an RFC 3339 time or a date.
+fn as_of(args: &Args<'_>) -> Result<Option<i64>> {
+    let Some(text) = args.string("as_of")? else {
+        return Ok(None);
+    };
+    if text.len() > MAX_AS_OF_BYTES {
+        return Err(Error::LimitExceeded(format!(
+            "`as_of` is {} bytes; the limit is {MAX_AS_OF_BYTES} (MAX_AS_OF_BYTES)",
+            text.len()
+        )));
+    }
+    crate::clock::parse_rfc3339(text).map(Some).ok_or_else(|| {
+        Error::invalid(
+            "`as_of` must be an RFC 3339 time (2024-03-01T09:00:00Z) or a date (2024-03-01)",
+        )
     })
 }
 

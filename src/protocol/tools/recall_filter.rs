@@ -34,7 +34,7 @@ pub fn schema() -> Value {
     json!({
         "type": "object",
         "description": "Search only stored documents that match every condition given; each \
-lane applies it before ranking. A working-memory session's notes are not filtered.",
+    lane applies it before ranking. A working-memory session's notes are not filtered.",
         "properties": {
             "source": {"type": "string", "minLength": 1, "maxLength": MAX_SOURCE_BYTES,
                        "description": "Exactly this `source`."},
@@ -47,8 +47,8 @@ lane applies it before ranking. A working-memory session's notes are not filtere
                 "maxProperties": MAX_FILTER_FIELDS,
                 "additionalProperties": true,
                 "description": format!("Top-level metadata members equal to these values (a \
-string, number or boolean; a list member matches when it holds the value). At most \
-{MAX_FILTER_FIELDS} (MAX_FILTER_FIELDS); values over {MAX_FIELD_VALUE_BYTES} bytes are not indexed.")
+    string, number or boolean; a list member matches when it holds the value). At most \
+    {MAX_FILTER_FIELDS} (MAX_FILTER_FIELDS); values over {MAX_FIELD_VALUE_BYTES} bytes are not indexed.")
             },
             "tags": {
                 "type": "array",
@@ -56,7 +56,7 @@ string, number or boolean; a list member matches when it holds the value). At mo
                 "minItems": 1,
                 "maxItems": MAX_FILTER_TAGS,
                 "description": format!("Documents whose metadata `tags` list holds these (see \
-`tags_match`). At most {MAX_FILTER_TAGS} (MAX_FILTER_TAGS).")
+    `tags_match`). At most {MAX_FILTER_TAGS} (MAX_FILTER_TAGS).")
             },
             "tags_match": {"type": "string", "enum": ["any", "all"],
                            "description": "any (default): at least one of `tags`; all: every one."},
@@ -117,12 +117,14 @@ pub fn parse(args: &Args<'_>) -> Result<RecallFilter> {
         let Some(s) = f.string(key).map_err(|e| in_filter(&e))? else {
             return Ok(None);
         };
-        crate::clock::parse_time_bound(s, end).map(Some).ok_or_else(|| {
-            Error::invalid(format!(
+        crate::clock::parse_time_bound(s, end)
+            .map(Some)
+            .ok_or_else(|| {
+                Error::invalid(format!(
                 "`filter.{key}` must be an RFC 3339 date (YYYY-MM-DD) or date-time with offset \
                  (YYYY-MM-DDTHH:MM:SSZ)"
             ))
-        })
+            })
     };
     filter.since = time("since", false)?;
     filter.until = time("until", true)?;
@@ -290,7 +292,9 @@ mod tests {
         };
         assert!(parse_json(fields(MAX_FILTER_FIELDS)).is_ok());
         assert_eq!(
-            parse_json(fields(MAX_FILTER_FIELDS + 1)).unwrap_err().code(),
+            parse_json(fields(MAX_FILTER_FIELDS + 1))
+                .unwrap_err()
+                .code(),
             "limit_exceeded"
         );
         let value = |n: usize| json!({"filter": {"metadata": {"k": "v".repeat(n)}}});

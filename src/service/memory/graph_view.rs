@@ -79,6 +79,9 @@ pub struct RelationView {
     /// Unix ms; `valid_to` once superseded.
     pub valid_from: i64,
     pub valid_to: Option<i64>,
+    /// The relation that replaced it, for a fact that holds one value at
+    /// a time.
+    pub superseded_by: Option<String>,
     pub evidence: Vec<EvidenceView>,
     /// More documents bear on it than [`RELATION_MAX_EVIDENCE`].
     pub evidence_truncated: bool,
@@ -259,6 +262,7 @@ impl Memory<'_> {
                 contradict: r.contradict,
                 valid_from: r.valid_from,
                 valid_to: r.valid_to,
+                superseded_by: r.superseded_by.map(|id| ids.relation_id(id)),
                 evidence: evidence.into_iter().map(evidence_view).collect(),
                 evidence_truncated,
             });

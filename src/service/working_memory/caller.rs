@@ -180,6 +180,7 @@ impl Memory<'_> {
             lanes: LaneSet::ALL,
             session_id: Some(session_id.to_string()),
             filter: Default::default(),
+            as_of: None,
         };
         let terms = terms::analyze(question);
         let (fused, lane_errors) = self.session_candidates(&snapshot, &spec, &terms);
@@ -198,6 +199,7 @@ impl Memory<'_> {
                 fused,
                 lane_errors,
                 relations: Default::default(),
+                facts: Default::default(),
                 search_mode: query::ModeReport {
                     requested: query::SearchMode::Local,
                     ran: query::SearchMode::Local,

@@ -496,6 +496,7 @@ fn two_identities_in_one_process_cannot_see_each_others_sessions() {
         lanes: crate::query::LaneSet::ALL,
         session_id: Some(session.into()),
         filter: Default::default(),
+        as_of: None,
     };
     let attempts = [
         bob.memory_session("task").map(|_| ()),
@@ -556,6 +557,7 @@ fn promotion_is_idempotent_and_found_by_persistent_queries() {
             lanes: crate::query::LaneSet::ALL,
             session_id: None,
             filter: Default::default(),
+            as_of: None,
         })
         .unwrap();
     assert_eq!(

@@ -36,6 +36,9 @@ pub struct EntityRelation {
     pub contradict: i64,
     pub valid_from: i64,
     pub valid_to: Option<i64>,
+    /// The relation whose statement replaced this one (a fact that holds
+    /// one value at a time).
+    pub superseded_by: Option<i64>,
 }
 
 /// One document's evidence for or against a relation.
@@ -202,7 +205,7 @@ impl TenantReader<'_> {
                     r.support_external + r.support_user + r.support_agent,
                     r.contra_external + r.contra_user + r.contra_agent,
                     r.valid_from, r.valid_to,
-                    o.id, o.key, o.name, o.kind, o.mention_count
+                    o.id, o.key, o.name, o.kind, o.mention_count, r.superseded_by
                FROM relations r
                JOIN entities o
                  ON o.id = CASE WHEN r.subject_id = ?2 THEN r.object_id ELSE r.subject_id END
@@ -236,6 +239,7 @@ impl TenantReader<'_> {
                     contradict: r.get(6)?,
                     valid_from: r.get(7)?,
                     valid_to: r.get(8)?,
+                    superseded_by: r.get(14)?,
                     other: EntityRow {
                         id: r.get(9)?,
                         key: r.get(10)?,

@@ -1,10 +1,9 @@
 //! Removing one document's contributions to the graph: its evidence (and
-//! the relations left with none, whose superseded facts become current
-//! again; a superseded document version loses only this), its mentions,
-//! the entities no longer mentioned, the names only it gave the others
-//! (`forget_names`), and the community snapshots that may quote it.
+//! the relations left with none; the facts it stated are settled again
+//! without it; a superseded document version loses only this), its
+//! mentions, the entities no longer mentioned, the names only it gave the
+//! others (`forget_names`), and the community snapshots that may quote it.
 
-use rusqlite::{params, OptionalExtension};
 use std::collections::HashSet;
 
 use super::evidence::counter_index;
@@ -50,7 +49,7 @@ impl TenantWriter<'_> {
     }
 
     /// Withdraws a document's relation evidence: relations left without
-    /// any go (the facts they superseded are current again), the others'
+    /// any go, the facts it stated are settled again, the others'
     /// counts and confidence are recomputed. Forgetting a document does
     /// this, and so does superseding it with a newer version (whose own
     /// evidence then stands alone). Returns whether it had any evidence.
@@ -65,6 +64,17 @@ impl TenantWriter<'_> {
         if evidence.is_empty() {
             return Ok(false);
         }
+        // The facts this document stated are settled again without it:
+        // forgetting "Dana works at Initech" brings back what it had
+        // superseded instead of leaving Dana with no current employer.
+        let mut facts: Vec<(i64, &'static str)> = Vec::new();
+        for (relation, _, _) in &evidence {
+            if let Some(fact) = self.fact_of(*relation)? {
+                if !facts.contains(&fact) {
+                    facts.push(fact);
+                }
+            }
+        }
         self.exec(
             "DELETE FROM relation_evidence WHERE document_id = ?1",
             [document_key],
@@ -76,7 +86,6 @@ impl TenantWriter<'_> {
                 |r| r.get(0),
             )?;
             if remaining == 0 {
-                self.restore_superseded(relation)?;
                 self.exec("DELETE FROM relations WHERE id = ?1", [relation])?;
             } else {
                 let at = counter_index(supports, Provenance::parse(Some(&provenance)));
@@ -84,6 +93,9 @@ impl TenantWriter<'_> {
                 counts[at] = (counts[at] - 1).max(0);
                 self.write_counts(relation, counts)?;
             }
+        }
+        for (holder, family) in facts {
+            self.settle_fact(holder, family)?;
         }
         Ok(true)
     }
@@ -113,48 +125,6 @@ impl TenantWriter<'_> {
             [document_key],
             |r| r.get(0),
         )?)
-    }
-
-    /// Before `relation` is deleted: the newest fact it superseded (same
-    /// subject and predicate) is current again, and older ones it
-    /// superseded now name that one as their successor. Forgetting the
-    /// document behind "Dana works at Initech" brings back "Dana works at
-    /// Acme" instead of leaving Dana with no current employer.
-    fn restore_superseded(&mut self, relation: i64) -> Result<()> {
-        // Look-ups by (tenant, subject, predicate) use the unique index;
-        // `superseded_by` alone has none.
-        let key: Option<(i64, String)> = self
-            .conn
-            .prepare_cached("SELECT subject_id, predicate FROM relations WHERE id = ?1")?
-            .query_row([relation], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?;
-        let Some((subject, predicate)) = key else {
-            return Ok(());
-        };
-        let newest: Option<i64> = self
-            .conn
-            .prepare_cached(
-                "SELECT id FROM relations
-                  WHERE tenant_id = ?1 AND subject_id = ?2 AND predicate = ?3 AND superseded_by = ?4
-                  ORDER BY valid_to DESC, id DESC LIMIT 1",
-            )?
-            .query_row(params![self.tenant_id, subject, predicate, relation], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        let Some(newest) = newest else {
-            return Ok(());
-        };
-        self.exec(
-            "UPDATE relations SET valid_to = NULL, superseded_by = NULL WHERE id = ?1",
-            [newest],
-        )?;
-        self.exec(
-            "UPDATE relations SET superseded_by = ?5
-              WHERE tenant_id = ?1 AND subject_id = ?2 AND predicate = ?3 AND superseded_by = ?4",
-            params![self.tenant_id, subject, predicate, relation, newest],
-        )?;
-        Ok(())
     }
 }
 

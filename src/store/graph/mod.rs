@@ -9,6 +9,8 @@
 //! - [`forget`]: removing one document's contributions again, bringing
 //!   back the facts it had superseded; [`forget_names`]: the names only
 //!   it gave an entity that outlives it.
+//! - [`facts`]: facts that change: the statements of a single-valued
+//!   fact and which of them holds, by document time.
 //! - [`evidence`]: a relation's evidence counters and the Beta confidence
 //!   computed from them.
 //! - [`numbering`]: entity and relation keys numbered within their
@@ -19,6 +21,7 @@
 
 mod browse;
 mod evidence;
+mod facts;
 mod forget;
 mod forget_names;
 mod numbering;
@@ -26,24 +29,5 @@ mod read;
 mod record;
 
 pub use browse::{EntityDetail, EntityRelation, GraphEdge, RelationEvidence};
+pub use facts::{FactStatement, MAX_FACT_STATEMENTS};
 pub use read::{EntityRow, RelationRow};
-
-/// Predicates that hold one value at a time: a new object supersedes the
-/// old fact (which gets `valid_to` and stays as history) instead of
-/// contradicting it.
-pub const FUNCTIONAL_PREDICATES: &[&str] = &[
-    "is",
-    "is based in",
-    "is located in",
-    "lives in",
-    "located in",
-    "based in",
-    "works at",
-    "works for",
-    "moved to",
-    "ceo of",
-    "cto of",
-    "married to",
-    "born in",
-    "owned by",
-];

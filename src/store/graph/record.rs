@@ -1,16 +1,16 @@
 //! Writing one document's graph fragment: its entities (found by key or
 //! alias, merged with a stored one by name, or new), its mentions, and its
-//! relations with one piece of evidence each, superseding the old value
-//! of a functional predicate.
+//! relations with one piece of evidence each, settling which value of a
+//! single-valued fact holds (`facts`).
 
 use rusqlite::{params, OptionalExtension};
 use std::collections::HashSet;
 
 use super::evidence::{beta_from_counts, counter, counter_index};
 use super::numbering::Numbered;
-use super::FUNCTIONAL_PREDICATES;
 use crate::error::Result;
 use crate::knowledge::confidence::Provenance;
+use crate::knowledge::facts::{single_valued, Holder};
 use crate::knowledge::fragment::{predicate_key, Fragment, FragmentEntity, FragmentRelation};
 use crate::store::name_hints::{NameAnswer, NameHints};
 use crate::store::tenant::{TenantCount, TenantWriter};
@@ -91,6 +91,7 @@ impl TenantWriter<'_> {
         // Relations of an entity this call created can only be ones this
         // call inserted: they are looked up here, not in the store.
         let mut inserted_here: HashSet<(i64, String, i64, &str)> = HashSet::new();
+        let mut facts: Vec<(i64, &'static str)> = Vec::new();
         for r in &fragment.relations {
             let kind = if r.pattern { "pattern" } else { "cooccurrence" };
             let (subject, object) = (ids[r.subject], ids[r.object]);
@@ -139,8 +140,7 @@ impl TenantWriter<'_> {
                     )
                     .optional()?
             };
-            let inserted = found.is_none();
-            let relation = match found {
+            match found {
                 Some((relation, mut counts)) => {
                     // One piece of evidence per document: repeating a
                     // claim inside one document does not corroborate it.
@@ -165,7 +165,6 @@ impl TenantWriter<'_> {
                         ),
                         params![relation, now, alpha, beta, counts[at]],
                     )?;
-                    relation
                 }
                 None => {
                     let mut counts = [0i64; 6];
@@ -200,25 +199,26 @@ impl TenantWriter<'_> {
                         provenance,
                         now,
                     )?;
-                    relation
-                }
-            };
-            if r.pattern && supports && FUNCTIONAL_PREDICATES.contains(&r.predicate.as_str()) {
-                self.exec(
-                    "UPDATE relations SET valid_to = ?5, superseded_by = ?4
-                      WHERE tenant_id = ?1 AND subject_id = ?2 AND predicate = ?3 AND kind = 'pattern'
-                        AND id != ?4 AND valid_to IS NULL",
-                    params![self.tenant_id, subject, predicate, relation, now],
-                )?;
-                // A fact asserted again is current again (a new one is).
-                if !inserted {
-                    self.exec(
-                        "UPDATE relations SET valid_to = NULL, superseded_by = NULL
-                          WHERE id = ?1 AND valid_to IS NOT NULL",
-                        [relation],
-                    )?;
                 }
             }
+            if r.pattern {
+                let kind = |i: usize| fragment.entities[i].kind;
+                if let Some(f) = single_valued(&r.predicate, kind(r.subject), kind(r.object)) {
+                    let holder = match f.holder {
+                        Holder::Subject => subject,
+                        Holder::Object => object,
+                    };
+                    if !facts.contains(&(holder, f.family)) {
+                        facts.push((holder, f.family));
+                    }
+                }
+            }
+        }
+        // Which value of a single-valued fact holds is settled once the
+        // document's statements are all recorded, by document time (see
+        // `facts`), not by the order they were stored in.
+        for (holder, family) in facts {
+            self.settle_fact(holder, family)?;
         }
         self.add_to_tenant_count(TenantCount::GraphVersion, 1)?;
         Ok(true)

@@ -14,7 +14,11 @@ impl TenantVectors {
     /// exact re-scoring of the best candidates.
     pub fn search(&self, query: &[f32], k: usize) -> Vec<SlotScore> {
         let keep = (k * RESCORE_PER_RESULT).max(MIN_RESCORED);
-        let candidates: Vec<u64> = self.candidates(query, keep).iter().map(|c| c.slot).collect();
+        let candidates: Vec<u64> = self
+            .candidates(query, keep)
+            .iter()
+            .map(|c| c.slot)
+            .collect();
         self.rescore(query, k, &candidates)
     }
 

@@ -186,7 +186,8 @@ const Graph = (() => {
     else head.append(other, document.createTextNode(" " + r.predicate + " "), el("strong", self));
     li.append(head);
     let when = "";
-    if (r.valid_to) when = " · superseded " + r.valid_to;
+    if (r.valid_from) when = " · from " + r.valid_from;
+    if (r.valid_to) when += " · until " + r.valid_to + (r.superseded_by ? " (superseded)" : " (ended)");
     li.append(el("p", "confidence " + Number(r.confidence).toFixed(2) + " · supported by " + r.support +
       " · contradicted by " + r.contradict + when, "meta"));
     const ev = el("ul", null, "quotes");
