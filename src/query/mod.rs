@@ -313,9 +313,12 @@ pub fn candidates(
             "; no community summaries are built yet, so local ran instead"
         });
     }
-    let mut round = Round::run(
-        reader, spec, &terms, &entities, &scope, embedder, settings, 1,
-    )?;
+    let question = Question {
+        terms: &terms,
+        entities: &entities,
+        scope: &scope,
+    };
+    let mut round = Round::run(reader, spec, question, embedder, settings, 1)?;
     let mut community_uses = Vec::new();
     if let Some(snapshot) = &snapshot {
         let (hits, uses) = communities::lane(reader, snapshot, &terms, &entities, &scope)?;
@@ -337,9 +340,7 @@ pub fn candidates(
             top_k: spec.top_k * 2,
             ..spec.clone()
         };
-        round = Round::run(
-            reader, &wide, &terms, &entities, &scope, embedder, settings, 2,
-        )?;
+        round = Round::run(reader, &wide, question, embedder, settings, 2)?;
         explain.rounds = 2;
     }
     // The chunks beside the best borrow before the labels choose among
@@ -465,6 +466,15 @@ pub fn finish(spec: &QuerySpec, candidates: Candidates) -> QueryOutcome {
     }
 }
 
+/// What every round of one query searches with: the question's terms and
+/// entities, and the scope its lanes read through.
+#[derive(Clone, Copy)]
+struct Question<'q> {
+    terms: &'q [String],
+    entities: &'q [crate::store::EntityRow],
+    scope: &'q Scope,
+}
+
 /// One retrieval round: every enabled lane, fused.
 struct Round {
     lanes: Vec<fuse::Lane>,
@@ -484,13 +494,16 @@ impl Round {
     fn run(
         reader: &TenantReader<'_>,
         spec: &QuerySpec,
-        terms: &[String],
-        entities: &[crate::store::EntityRow],
-        scope: &Scope,
+        question: Question<'_>,
         embedder: &dyn Embedder,
         settings: Settings,
         depth: usize,
     ) -> Result<Round> {
+        let Question {
+            terms,
+            entities,
+            scope,
+        } = question;
         let mut lanes = Vec::new();
         let mut lane_errors = BTreeMap::new();
         let mut ignored_terms = Vec::new();
