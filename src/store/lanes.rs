@@ -28,7 +28,12 @@ use crate::error::Result;
 /// soon as enough are admitted.
 pub const FILTERED_VECTOR_DEPTH: usize = 64;
 
-/// The least a further scan multiplies the depth by.
+/// The keyword lane under a filter first ranks this many matches per
+/// result it wants (a share of 1 in 16 is found in one look); a further
+/// look goes as deep as the share admitted says it needs.
+pub const FILTERED_KEYWORD_DEPTH: usize = 16;
+
+/// The least a further look multiplies the depth by.
 pub const DEEPER: usize = 2;
 
 /// Margin on the depth a further look estimates it needs.
@@ -191,12 +196,10 @@ impl TenantReader<'_> {
     /// Matches of `match_expr` in `order` that `scope` admits, until
     /// `limit` are kept or the matches run out.
     ///
-    /// Unfiltered, a look is one bounded ranking (FTS5's `ORDER BY rank
-    /// LIMIT` is optimised), and a second, deeper one runs only when
-    /// superseded versions took places. Filtered, every match is ranked
-    /// once (ranking costs the same at any depth; looking twice would rank
-    /// twice) and the ranked matches are checked a batch at a time until
-    /// enough are admitted.
+    /// A look is one bounded ranking (FTS5's `ORDER BY rank LIMIT` keeps
+    /// only the best), checked a batch at a time; a deeper one runs only
+    /// when too few were admitted (unfiltered: when superseded versions
+    /// took places). A listed scope ranks every match once instead.
     ///
     /// A depth is written into the SQL, not bound: SQLite plans a bound
     /// LIMIT by its value and re-prepares the statement whenever the value
@@ -216,45 +219,57 @@ impl TenantReader<'_> {
             return Ok(Vec::new());
         }
         let score = if order == "rank" { "rank" } else { "0.0" };
-        let kept = if scope.filters() {
+        let kept = if scope.is_listed() {
+            // Every match is ranked once and tested against the list (a
+            // lookup each): a listed scope admits a small share, which a
+            // bounded look would rarely hold enough of.
             let mut stmt = self.conn.prepare_cached(&format!(
                 "SELECT rowid, {score} FROM {fts} WHERE {fts} MATCH ?1 ORDER BY {order}"
             ))?;
             let mut rows = stmt.query([match_expr])?;
             let mut kept: Vec<(i64, f64)> = Vec::with_capacity(limit);
-            let mut batch: Vec<(i64, f64)> = Vec::new();
-            let mut batch_size = (limit * 2).min(CHECK_BATCH);
-            loop {
-                let row = rows.next()?;
-                if let Some(r) = row {
-                    batch.push((r.get(0)?, r.get(1)?));
-                }
-                if batch.len() >= batch_size || (row.is_none() && !batch.is_empty()) {
-                    self.keep_admitted(tenant_id, Key::Chunk, &mut batch, &mut kept, scope)?;
-                    batch_size = CHECK_BATCH;
-                }
-                if kept.len() >= limit || row.is_none() {
-                    break;
+            while let Some(r) = rows.next()? {
+                let key: i64 = r.get(0)?;
+                if scope.lists(key) == Some(true) {
+                    kept.push((key, r.get(1)?));
+                    if kept.len() == limit {
+                        break;
+                    }
                 }
             }
             kept
         } else {
-            let mut depth = limit;
+            // Bounded looks (sorting every match cost more than ranking
+            // it), checked a batch at a time, deeper only when too few
+            // were admitted.
+            let mut depth = if scope.filters() {
+                limit * FILTERED_KEYWORD_DEPTH
+            } else {
+                limit
+            };
+            let mut looked = 0;
+            let mut kept: Vec<(i64, f64)> = Vec::with_capacity(limit);
             loop {
                 let mut stmt = self.conn.prepare_cached(&format!(
                     "SELECT rowid, {score} FROM {fts} WHERE {fts} MATCH ?1
                       ORDER BY {order} LIMIT {depth}"
                 ))?;
-                let mut ranked: Vec<(i64, f64)> = stmt
+                let ranked: Vec<(i64, f64)> = stmt
                     .query_map([match_expr], |r| Ok((r.get(0)?, r.get(1)?)))?
                     .collect::<rusqlite::Result<_>>()?;
-                let found = ranked.len();
-                let mut kept = Vec::with_capacity(limit);
-                self.keep_admitted(tenant_id, Key::Chunk, &mut ranked, &mut kept, scope)?;
-                if kept.len() >= limit || found < depth {
+                let fresh = &ranked[looked.min(ranked.len())..];
+                let (mut at, mut size) = (0, (limit * 2).min(CHECK_BATCH));
+                while at < fresh.len() && kept.len() < limit {
+                    let end = (at + size).min(fresh.len());
+                    let mut batch = fresh[at..end].to_vec();
+                    self.keep_admitted(tenant_id, Key::Chunk, &mut batch, &mut kept, scope)?;
+                    (at, size) = (end, CHECK_BATCH);
+                }
+                if kept.len() >= limit || ranked.len() < depth {
                     break kept;
                 }
-                depth = deeper(depth, found, kept.len(), limit);
+                looked = ranked.len();
+                depth = deeper(depth, looked, kept.len(), limit);
             }
         };
         let mut hits = Vec::with_capacity(limit.min(kept.len()));
