@@ -215,12 +215,18 @@ impl TenantWriter<'_> {
 
         // Versions it replaced now lead to the one that replaced it (when
         // the whole chain goes, `forget_versions`, this is moot).
-        self.exec(
-            "UPDATE documents SET superseded_by = ?3,
-                    superseded_at = CASE WHEN ?3 IS NULL THEN NULL ELSE superseded_at END
-              WHERE tenant_id = ?1 AND superseded_by = ?2",
-            params![self.tenant_id, document_key, superseded_by],
-        )?;
+        match superseded_by {
+            Some(successor) => self.exec(
+                "UPDATE documents SET superseded_by = ?3
+                  WHERE tenant_id = ?1 AND superseded_by = ?2",
+                params![self.tenant_id, document_key, successor],
+            )?,
+            None => self.exec(
+                "UPDATE documents SET superseded_by = NULL, superseded_at = NULL
+                  WHERE tenant_id = ?1 AND superseded_by = ?2",
+                params![self.tenant_id, document_key],
+            )?,
+        };
         self.exec(
             "DELETE FROM documents WHERE tenant_id = ?1 AND id = ?2",
             params![self.tenant_id, document_key],
