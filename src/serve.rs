@@ -403,6 +403,15 @@ pub fn api(bind: SocketAddr, data_dir: Option<PathBuf>, store: Option<String>) -
         Ok(c) => c,
         Err(e) => return fail(&e.to_string(), EXIT_FAILURE),
     };
+    let mut settings = settings;
+    match oauth_facade(&config.data_dir) {
+        Ok(Some(facade)) => {
+            settings.auth = settings.auth.trusting_issuer(facade.issuer());
+            settings.oauth = Some(Arc::new(facade));
+        }
+        Ok(None) => {}
+        Err(e) => return fail(&e, EXIT_FAILURE),
+    }
     if let Err(e) = crate::transport::signals::install() {
         return fail(
             &format!("cannot install signal handlers: {e}"),
@@ -521,7 +530,18 @@ fn api_settings() -> Result<crate::transport::http::Settings, String> {
     Ok(crate::transport::http::Settings {
         auth: crate::transport::auth::Authenticator::from_env()?,
         rate: crate::transport::admission::RateLimiter::from_env()?,
+        oauth: None,
     })
+}
+
+/// The authorization server for MCP clients, if configured; its state file
+/// lives in the data directory unless configured elsewhere.
+fn oauth_facade(data_dir: &Path) -> Result<Option<crate::transport::oauth::Facade>, String> {
+    if config::env(crate::transport::oauth::UPSTREAM_ENV).is_none() {
+        return Ok(None);
+    }
+    config::ensure_data_dir(data_dir)?;
+    crate::transport::oauth::Facade::from_env(data_dir)
 }
 
 /// Creates the data directory, takes ownership of it for `program` and

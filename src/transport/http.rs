@@ -90,6 +90,8 @@ pub(super) struct Context {
     pub server: Server,
     pub service: Arc<MemoryService>,
     pub auth: Authenticator,
+    /// The authorization server for MCP clients, when configured.
+    pub oauth: Option<Arc<super::oauth::Facade>>,
     pub origins: OriginPolicy,
     pub rate: RateLimiter,
     /// Dispatches, in all, per tenant and per caller.
@@ -124,6 +126,8 @@ pub(super) struct Context {
 pub struct Settings {
     pub auth: Authenticator,
     pub rate: RateLimiter,
+    /// The authorization server for MCP clients ([`super::oauth`]).
+    pub oauth: Option<Arc<super::oauth::Facade>>,
 }
 
 impl Context {
@@ -181,6 +185,7 @@ pub fn serve_until(
         server,
         service,
         auth: settings.auth,
+        oauth: settings.oauth,
         origins: OriginPolicy::from_env(bound),
         rate: settings.rate,
         dispatch: Shares::dispatches(),
@@ -369,6 +374,12 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
         // Answered at once from the header: none of the body is read and
         // the connection ends.
         return request.respond_and_close(too_large());
+    }
+    if let Some(facade) = &ctx.oauth {
+        if let Some(endpoint) = super::oauth::Endpoint::of(path) {
+            let facade = facade.clone();
+            return super::oauth::serve(ctx, &facade, request, endpoint, query);
+        }
     }
     let Some((route, methods)) = resolve(path) else {
         return request.respond(error(404, "no_route", "no such route"));
@@ -645,6 +656,7 @@ mod tests {
     /// API.md's limits table quotes these values; keep them in step.
     #[test]
     fn api_md_limits_table_matches_the_constants() {
+        use super::super::oauth::{self, claims_map, clients, fetch};
         use super::super::{
             acceptor::*, admission::*, auth::*, body::*, body_readers::*, jwks::*, listener::*,
             sse::*, streamable::*, wire::*,
@@ -706,6 +718,80 @@ mod tests {
                 secs(JWKS_MIN_REFRESH_INTERVAL),
             ),
             ("`JWKS_MAX_AGE`", secs(JWKS_MAX_AGE)),
+            (
+                "`ACCESS_TOKEN_TTL_SECS`",
+                format!("{} s", oauth::ACCESS_TOKEN_TTL_SECS),
+            ),
+            (
+                "`REFRESH_TOKEN_TTL_SECS`",
+                format!("{} s", oauth::REFRESH_TOKEN_TTL_SECS),
+            ),
+            (
+                "`AUTHORIZATION_CODE_TTL_SECS`",
+                format!("{} s", oauth::AUTHORIZATION_CODE_TTL_SECS),
+            ),
+            (
+                "`SIGN_IN_TTL_SECS`",
+                format!("{} s", oauth::SIGN_IN_TTL_SECS),
+            ),
+            ("`CLIENT_TTL_SECS`", format!("{} s", oauth::CLIENT_TTL_SECS)),
+            (
+                "`MAX_REGISTRATIONS_PER_MINUTE`",
+                oauth::MAX_REGISTRATIONS_PER_MINUTE.to_string(),
+            ),
+            (
+                "`MAX_REGISTERED_CLIENTS`",
+                oauth::MAX_REGISTERED_CLIENTS.to_string(),
+            ),
+            (
+                "`MAX_REGISTRATION_BYTES`",
+                oauth::MAX_REGISTRATION_BYTES.to_string(),
+            ),
+            (
+                "`MAX_REDIRECT_URIS`",
+                clients::MAX_REDIRECT_URIS.to_string(),
+            ),
+            (
+                "`MAX_REDIRECT_URI_BYTES`",
+                clients::MAX_REDIRECT_URI_BYTES.to_string(),
+            ),
+            (
+                "`MAX_CLIENT_NAME_BYTES`",
+                clients::MAX_CLIENT_NAME_BYTES.to_string(),
+            ),
+            (
+                "`MAX_CLIENT_STATE_BYTES`",
+                oauth::MAX_CLIENT_STATE_BYTES.to_string(),
+            ),
+            (
+                "`MAX_CLIENT_METADATA_BYTES`",
+                fetch::MAX_CLIENT_METADATA_BYTES.to_string(),
+            ),
+            (
+                "`CLIENT_METADATA_CACHE_TTL` / `CLIENT_METADATA_CACHE_ENTRIES`",
+                format!(
+                    "{} / {}",
+                    secs(clients::CLIENT_METADATA_CACHE_TTL),
+                    clients::CLIENT_METADATA_CACHE_ENTRIES
+                ),
+            ),
+            (
+                "`MAX_UPSTREAM_RESPONSE_BYTES`",
+                fetch::MAX_UPSTREAM_RESPONSE_BYTES.to_string(),
+            ),
+            ("`OAUTH_FETCH_TIMEOUT`", secs(fetch::OAUTH_FETCH_TIMEOUT)),
+            (
+                "`OAUTH_WORKERS` / `OAUTH_QUEUE`",
+                format!("{} / {}", oauth::OAUTH_WORKERS, oauth::OAUTH_QUEUE),
+            ),
+            (
+                "`MAX_CLAIMS_MAP_CLAUSES`",
+                claims_map::MAX_CLAIMS_MAP_CLAUSES.to_string(),
+            ),
+            (
+                "`DISCOVERY_MAX_AGE`",
+                secs(super::super::oauth::upstream::DISCOVERY_MAX_AGE),
+            ),
             (
                 "`METADATA_MAX_AGE_SECS`",
                 format!("{METADATA_MAX_AGE_SECS} s"),

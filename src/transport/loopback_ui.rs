@@ -102,6 +102,7 @@ impl LoopbackUi {
         let settings = Settings {
             auth: Authenticator::local(secret, principal),
             rate,
+            oauth: None,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();

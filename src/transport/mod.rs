@@ -46,6 +46,7 @@ pub mod local;
 pub mod local_secret;
 pub mod loopback_ui;
 pub mod mcp_http;
+pub mod oauth;
 pub mod origin;
 pub mod query_string;
 pub mod read_levels;

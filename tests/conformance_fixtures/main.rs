@@ -65,7 +65,11 @@ fn serve(bind: SocketAddr, data_dir: PathBuf) -> ExitCode {
         auth::Authenticator::from_env(),
         admission::RateLimiter::from_env(),
     ) {
-        (Ok(auth), Ok(rate)) => http::Settings { auth, rate },
+        (Ok(auth), Ok(rate)) => http::Settings {
+            auth,
+            rate,
+            oauth: None,
+        },
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("conformance_fixtures: {e}");
             return ExitCode::FAILURE;
@@ -145,6 +149,7 @@ fn check_http(service: &Arc<MemoryService>) -> Result<usize, String> {
     let settings = http::Settings {
         auth: auth::Authenticator::new(key, vec![], vec![], 0),
         rate: admission::RateLimiter::new(1000.0, 1000),
+        oauth: None,
     };
     let listener = listener::listen("127.0.0.1:0".parse().map_err(|e| format!("{e}"))?)
         .map_err(|e| format!("cannot listen: {e}"))?;

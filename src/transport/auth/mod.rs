@@ -117,12 +117,22 @@ impl VerifyingKey {
         token: &str,
         options: &VerificationOptions,
     ) -> Result<JWTClaims<AccessClaims>, jwt_simple::Error> {
+        self.verify_as::<AccessClaims>(token, options)
+    }
+
+    /// Verifies `token` with this key and reads its claims as `C` (the
+    /// facade reads the upstream provider's ID tokens with it).
+    pub(crate) fn verify_as<C: Serialize + serde::de::DeserializeOwned>(
+        &self,
+        token: &str,
+        options: &VerificationOptions,
+    ) -> Result<JWTClaims<C>, jwt_simple::Error> {
         let options = Some(options.clone());
         match self {
-            VerifyingKey::Hs256(k) => k.verify_token::<AccessClaims>(token, options),
-            VerifyingKey::Rs256(k) => k.verify_token::<AccessClaims>(token, options),
-            VerifyingKey::Es256(k) => k.verify_token::<AccessClaims>(token, options),
-            VerifyingKey::EdDsa(k) => k.verify_token::<AccessClaims>(token, options),
+            VerifyingKey::Hs256(k) => k.verify_token::<C>(token, options),
+            VerifyingKey::Rs256(k) => k.verify_token::<C>(token, options),
+            VerifyingKey::Es256(k) => k.verify_token::<C>(token, options),
+            VerifyingKey::EdDsa(k) => k.verify_token::<C>(token, options),
         }
     }
 }
@@ -262,6 +272,19 @@ impl Authenticator {
     /// The issuers advertised as `authorization_servers`.
     pub fn with_authorization_servers(mut self, servers: Vec<String>) -> Authenticator {
         self.authorization_servers = servers;
+        self
+    }
+
+    /// Advertises `issuer` (the facade's, [`super::oauth`]) as an
+    /// authorization server, and accepts its tokens where issuers are
+    /// checked.
+    pub fn trusting_issuer(mut self, issuer: &str) -> Authenticator {
+        if let Some(allowed) = self.options.allowed_issuers.as_mut() {
+            allowed.insert(issuer.to_string());
+        }
+        if !self.authorization_servers.iter().any(|s| s == issuer) {
+            self.authorization_servers.insert(0, issuer.to_string());
+        }
         self
     }
 
