@@ -10,7 +10,9 @@ and started here.
   discovery -> registration -> authorization -> token -> tools/call twice:
   once registering by RFC 7591 and once by a Client ID Metadata Document
   served over https on loopback (a throwaway CA the server is told to
-  trust). The browser part (this server's consent page, the provider's
+  trust); the official TypeScript SDK v1's OAuth client (pinned, installed
+  beside oidc-provider) does the same by RFC 7591
+  (scripts/oauth/ts_client.mjs). The browser part (this server's consent page, the provider's
   sign-in and consent) is driven in Debian's chromium by Playwright.
 - What a reviewer would try, by hand over HTTP: redirect URIs that are not
   the registered one (prefix and look-alike tricks), unknown clients,
@@ -55,6 +57,7 @@ from playwright.async_api import async_playwright
 
 NODE_VERSION = "22.23.3"
 OIDC_PROVIDER_VERSION = "9.13.3"
+TS_SDK_VERSION = "1.32.2"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 JWT_SECRET = "oauth-test-jwt-secret-0123456789abcdef"
@@ -99,11 +102,14 @@ def hs256(claims):
 
 def install_provider():
     """Node and oidc-provider at pinned versions under target/, once."""
-    prefix = os.path.join(ROOT, "target", "oidc-provider", f"node-{NODE_VERSION}-oidc-provider-{OIDC_PROVIDER_VERSION}")
+    prefix = os.path.join(ROOT, "target", "oidc-provider",
+                          f"node-{NODE_VERSION}-oidc-provider-{OIDC_PROVIDER_VERSION}-sdk-{TS_SDK_VERSION}")
     node = os.path.join(prefix, "node_modules", "node", "bin", "node")
-    manifest = os.path.join(prefix, "node_modules", "oidc-provider", "package.json")
-    if os.path.exists(node) and os.path.exists(manifest) and \
-            json.load(open(manifest))["version"] == OIDC_PROVIDER_VERSION:
+    manifests = {os.path.join(prefix, "node_modules", name, "package.json"): version
+                 for name, version in [("oidc-provider", OIDC_PROVIDER_VERSION),
+                                       ("@modelcontextprotocol/sdk", TS_SDK_VERSION)]}
+    if os.path.exists(node) and all(os.path.exists(m) and json.load(open(m))["version"] == v
+                                    for m, v in manifests.items()):
         return prefix, node
     if not shutil.which("npm"):
         fail("npm not found (needed once, to install Node and oidc-provider)")
@@ -112,7 +118,8 @@ def install_provider():
     with open(os.path.join(prefix, "package.json"), "w") as f:
         f.write('{"name": "alayasiki-oauth-upstream", "private": true, "type": "module"}\n')
     subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--save-exact", "--loglevel=error",
-                    f"node@{NODE_VERSION}", f"oidc-provider@{OIDC_PROVIDER_VERSION}"], cwd=prefix, check=True)
+                    f"node@{NODE_VERSION}", f"oidc-provider@{OIDC_PROVIDER_VERSION}",
+                    f"@modelcontextprotocol/sdk@{TS_SDK_VERSION}"], cwd=prefix, check=True)
     return prefix, node
 
 
@@ -329,6 +336,29 @@ async def sdk_flow(api, callback, browser, shots, name, metadata_url=None):
     return storage
 
 
+async def ts_flow(api, callback, browser, shots, prefix, node):
+    """The TypeScript SDK's OAuth client: it prints where to sign in, the
+    browser signs in, the code goes back on its stdin."""
+    proc = await asyncio.create_subprocess_exec(
+        node, os.path.join(HERE, "oauth", "ts_client.mjs"), prefix, f"{api.base}/mcp", callback.url,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+    line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
+    check(line.startswith("AUTHORIZE "), f"the TypeScript client did not ask to authorize: {line!r}")
+    await browser_sign_in(browser, line.split(" ", 1)[1].strip(), "dana", shots, "typescript")
+    for _ in range(100):
+        if callback.received:
+            break
+        await asyncio.sleep(0.1)
+    q = callback.received.pop()
+    check("code" in q, f"the TypeScript client got no code: {q}")
+    proc.stdin.write((q["code"] + "\n").encode())
+    await proc.stdin.drain()
+    line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
+    check(line.startswith("OK ") and await proc.wait() == 0, f"the TypeScript client failed: {line!r}")
+    done = json.loads(line[3:])
+    check(done["client_id"].startswith("c_") and done["refresh"], f"TypeScript client: {done}")
+
+
 def raw_authorize(c, api, client_id, redirect_uri, **extra):
     verifier, challenge = pkce()
     params = {"response_type": "code", "client_id": client_id, "redirect_uri": redirect_uri,
@@ -517,18 +547,21 @@ def main():
                 registered = await sdk_flow(api, callback, browser, shots, "registered")
                 await sdk_flow(api, callback, browser, shots, "metadata-document",
                                metadata_url=f"{docs.base}/client.json")
+                await ts_flow(api, callback, browser, shots, prefix, node)
                 await browser.close()
                 return registered
         storage = asyncio.run(with_sdk())
-        print("oauth_test: the Python SDK signed in through chromium (RFC 7591 and a metadata document)"
-              " and called tools")
+        print("oauth_test: the Python SDK (RFC 7591 and a metadata document) and the TypeScript SDK"
+              " (RFC 7591) signed in through chromium and called tools")
 
         # The memory written through the facade is tenant acme's, by dana.
         c = httpx.Client(timeout=20)
         admin = hs256({"sub": "ops", "tenant": "acme", "roles": ["admin"], "exp": int(time.time()) + 300,
                        "aud": f"{api.base}/mcp"})
         docs_list = c.get(f"{api.base}/v1/documents", headers={"Authorization": f"Bearer {admin}"}).json()
-        check(len(docs_list["documents"]) == 2, f"tenant acme should hold 2 documents: {docs_list}")
+        check(len(docs_list["documents"]) == 3, f"tenant acme should hold 3 documents: {docs_list}")
+        check({d["created_by"] for d in docs_list["documents"]} == {"dana"},
+              f"documents not written by the signed-in person: {docs_list}")
 
         cid, live = attacks(api, inward, docs, callback)
         print("oauth_test: redirect, PKCE, resource, consent, state, code, refresh and metadata attacks refused")
