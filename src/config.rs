@@ -27,6 +27,7 @@ pub const FUSION_ENV: &str = "ALAYASIKI_FUSION";
 pub const RANKING_DEPTH_ENV: &str = "ALAYASIKI_RANKING_DEPTH";
 pub const CHUNK_TARGET_ENV: &str = "ALAYASIKI_CHUNK_TARGET_BYTES";
 pub const WM_TTL_ENV: &str = "ALAYASIKI_WM_TTL_SECS";
+pub const UPLOAD_TTL_ENV: &str = "ALAYASIKI_UPLOAD_TTL_SECS";
 pub const RETENTION_ENV: &str = "ALAYASIKI_RETENTION_DAYS";
 pub const CLUSTER_LOG_RETENTION_ENV: &str = "ALAYASIKI_CLUSTER_LOG_RETENTION_SECS";
 /// The LLM server (see `llm::LlmConfig::from_env`); unset, no LLM is ever
@@ -350,6 +351,25 @@ pub fn wm_ttl_from_env() -> Result<std::time::Duration, String> {
             .filter(|s| (1..=MAX_WM_TTL_SECS).contains(s))
             .ok_or_else(|| {
                 format!("{WM_TTL_ENV}={v:?} is not a whole number of seconds from 1 to {MAX_WM_TTL_SECS}")
+            })?,
+    };
+    Ok(std::time::Duration::from_secs(secs))
+}
+
+/// How long an upload ticket waits for its upload, from
+/// `ALAYASIKI_UPLOAD_TTL_SECS`: 1 to [`UPLOAD_TICKET_TTL_SECS`] seconds
+/// (it can only shorten the default).
+pub fn upload_ttl_from_env() -> Result<std::time::Duration, String> {
+    use crate::limits::UPLOAD_TICKET_TTL_SECS;
+    let secs = match env(UPLOAD_TTL_ENV) {
+        None => UPLOAD_TICKET_TTL_SECS,
+        Some(v) => v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|s| (1..=UPLOAD_TICKET_TTL_SECS).contains(s))
+            .ok_or_else(|| {
+                format!("{UPLOAD_TTL_ENV}={v:?} is not a whole number of seconds from 1 to {UPLOAD_TICKET_TTL_SECS}")
             })?,
     };
     Ok(std::time::Duration::from_secs(secs))

@@ -61,6 +61,24 @@ fn document_id_at(ms: i64) -> String {
     id
 }
 
+/// Fills `out` from the operating system's random source, never from the
+/// deterministic sequence of [`random_bytes`]: for secrets a peer must not
+/// guess (a bearer token, an upload ticket), whatever mode the process runs
+/// in. No random-number crate is on the design card.
+#[cfg(unix)]
+pub fn secret_bytes(out: &mut [u8]) -> std::io::Result<()> {
+    use std::io::Read;
+    std::fs::File::open("/dev/urandom")?.read_exact(out)
+}
+
+#[cfg(not(unix))]
+pub fn os_random(_out: &mut [u8]) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "this platform has no /dev/urandom to draw secrets from",
+    ))
+}
+
 /// Unpredictable bytes. Cryptographic strength comes from the OS seed; the
 /// SHA-256 chain only stretches it. (In deterministic mode the seed is
 /// given, and the bytes are a fixed sequence: see [`seed_sequence`].)
@@ -121,10 +139,8 @@ fn seed() -> &'static [u8; 32] {
 }
 
 fn os_random() -> Option<[u8; 32]> {
-    use std::io::Read;
     let mut buf = [0u8; 32];
-    let mut f = std::fs::File::open("/dev/urandom").ok()?;
-    f.read_exact(&mut buf).ok()?;
+    secret_bytes(&mut buf).ok()?;
     Some(buf)
 }
 

@@ -29,6 +29,32 @@ pub const MAX_BATCH_MESSAGES: usize = 64;
 /// (4 MiB; a base64 file of this size still fits in one frame).
 pub const MAX_CONTENT_BYTES: usize = 4 * 1024 * 1024;
 
+/// Largest file an upload ticket accepts (`alayasiki_ingest` with
+/// `upload`, then `PUT /v1/uploads/{ticket}`), the same as
+/// [`MAX_CONTENT_BYTES`]: the store keeps each document whole (its original
+/// in one row, exported as one line that `import` reads back whole, indexed
+/// in one cluster write that [`MAX_CLUSTER_STATEMENTS`] bounds), so a
+/// larger upload would store a document the rest of the memory cannot
+/// carry. The upload itself streams to a temporary file through a fixed
+/// buffer; what the ticket adds is a way for the bytes to bypass the
+/// model's context and base64.
+pub const MAX_UPLOAD_BYTES: usize = MAX_CONTENT_BYTES;
+
+/// How long an upload ticket may wait for its `PUT` (seconds), unless
+/// `ALAYASIKI_UPLOAD_TTL_SECS` says less. Tickets live in memory only: a
+/// restart invalidates every one.
+pub const UPLOAD_TICKET_TTL_SECS: u64 = 900;
+
+/// Upload tickets one tenant may hold open (declared, neither used nor
+/// expired); one more declaration is refused (`limit_exceeded`) until one
+/// is used or expires.
+pub const MAX_OPEN_UPLOAD_TICKETS: usize = 64;
+
+/// Uploads being received at once, across tenants; one more `PUT` gets 503
+/// with `Retry-After`, its ticket still unused. Each holds a temporary file
+/// and, once verified, its bytes in memory while it is prepared.
+pub const MAX_UPLOADS_IN_PROGRESS: usize = 8;
+
 /// Largest `metadata` object, measured as compact JSON (64 KiB).
 pub const MAX_METADATA_BYTES: usize = 64 * 1024;
 
@@ -410,6 +436,19 @@ mod tests {
             ("`MAX_BATCH_MESSAGES`", MAX_BATCH_MESSAGES.to_string()),
             ("`MAX_CONTENT_BYTES`", MAX_CONTENT_BYTES.to_string()),
             ("`MAX_METADATA_BYTES`", MAX_METADATA_BYTES.to_string()),
+            ("`MAX_UPLOAD_BYTES`", MAX_UPLOAD_BYTES.to_string()),
+            (
+                "`UPLOAD_TICKET_TTL_SECS`",
+                UPLOAD_TICKET_TTL_SECS.to_string(),
+            ),
+            (
+                "`MAX_OPEN_UPLOAD_TICKETS`",
+                MAX_OPEN_UPLOAD_TICKETS.to_string(),
+            ),
+            (
+                "`MAX_UPLOADS_IN_PROGRESS`",
+                MAX_UPLOADS_IN_PROGRESS.to_string(),
+            ),
             (
                 "`MAX_IDEMPOTENCY_KEY_BYTES`",
                 MAX_IDEMPOTENCY_KEY_BYTES.to_string(),

@@ -436,6 +436,11 @@ pub fn api(bind: SocketAddr, data_dir: Option<PathBuf>, store: Option<String>) -
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_default();
+    let upload_ttl = match config::upload_ttl_from_env() {
+        Ok(ttl) => ttl,
+        Err(e) => return fail(&e, EXIT_FAILURE),
+    };
+    service.offer_uploads(&upload_base(&bound), upload_ttl);
     // Always on stderr, whatever the log level: scripts and tests started
     // with port 0 read the port from this line.
     eprintln!("alayasiki-api: listening on http://{bound}");
@@ -457,6 +462,19 @@ pub fn api(bind: SocketAddr, data_dir: Option<PathBuf>, store: Option<String>) -
         }
         Err(e) => fail(&format!("HTTP server failed: {e}"), EXIT_FAILURE),
     }
+}
+
+/// Where upload URLs point: the origin (scheme and authority) of
+/// `ALAYASIKI_RESOURCE` when set, since behind a TLS proxy that is the
+/// address clients reach; else this server's own address.
+fn upload_base(bound: &str) -> String {
+    let resource = std::env::var("ALAYASIKI_RESOURCE").ok();
+    let origin = resource.as_deref().and_then(|r| {
+        let (scheme, rest) = r.split_once("://")?;
+        let authority = rest.split(['/', '?', '#']).next()?;
+        (!authority.is_empty()).then(|| format!("{scheme}://{authority}"))
+    });
+    origin.unwrap_or_else(|| format!("http://{bound}"))
 }
 
 /// The environment variable that gives `--store` when the flag is absent.

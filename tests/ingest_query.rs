@@ -754,3 +754,26 @@ fn a_small_top_k_returns_the_first_results_of_a_deeper_ranking() {
         assert!(said, "{}", s.stderr());
     }
 }
+
+#[test]
+fn an_upload_declaration_over_stdio_says_to_send_the_file_instead() {
+    let dir = TempDir::new("upload-stdio");
+    let mut s = Server::ready(dir.path());
+    let digest = "0".repeat(64);
+    let (is_error, value) = s.call(
+        "alayasiki_ingest",
+        json!({"upload": {"filename": "big.pdf", "size": 1000, "sha256": digest}}),
+    );
+    assert!(is_error, "{value}");
+    let message = value
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or(value.to_string());
+    assert!(
+        message.contains("alayasiki-api") && message.contains("`File`"),
+        "{message}"
+    );
+    let status = s.ok("alayasiki_status", json!({}));
+    assert_eq!(status["documents"], 0, "{status}");
+    s.close();
+}

@@ -833,6 +833,30 @@ fn value_paths(path: &str, v: &Value, out: &mut std::collections::BTreeSet<Strin
 /// a real value.
 const NOT_PRODUCED: &[(&str, &str)] = &[
     (
+        "alayasiki_ingest.upload_url",
+        "an upload declaration's answer: these runs are on stdio, which gives no upload URL (tests/http_uploads.rs declares over HTTP)",
+    ),
+    (
+        "alayasiki_ingest.method",
+        "an upload declaration's answer: these runs are on stdio, which gives no upload URL (tests/http_uploads.rs declares over HTTP)",
+    ),
+    (
+        "alayasiki_ingest.expires_at",
+        "an upload declaration's answer: these runs are on stdio, which gives no upload URL (tests/http_uploads.rs declares over HTTP)",
+    ),
+    (
+        "alayasiki_ingest.max_bytes",
+        "an upload declaration's answer: these runs are on stdio, which gives no upload URL (tests/http_uploads.rs declares over HTTP)",
+    ),
+    (
+        "alayasiki_ingest.size",
+        "an upload declaration's answer: these runs are on stdio, which gives no upload URL (tests/http_uploads.rs declares over HTTP)",
+    ),
+    (
+        "alayasiki_ingest.sha256",
+        "an upload declaration's answer: these runs are on stdio, which gives no upload URL (tests/http_uploads.rs declares over HTTP)",
+    ),
+    (
         "alayasiki_memory_read.evidence[].near_duplicates",
         "needs two notes of one session that are near-duplicates (the query's are produced)",
     ),

@@ -9,6 +9,7 @@ pub mod principal;
 pub mod working_memory;
 
 pub use crate::store::{DocumentFilter, DocumentSelector, Forgotten, Replaces, Version};
+pub use memory::uploads::{Unclaimed, UploadDeclaration, UploadOffer, UploadTicket, UPLOAD_PATH};
 pub use memory::{
     metadata_source, vector_spec, BrowserStatus, ChunkEntity, ChunkPage, ChunkView, CommunityRef,
     Content, EntityCard, EntityRef, EntityView, EvidenceView, ForgetReport, GraphEdgeView,

@@ -126,8 +126,21 @@ pub(super) fn read_then<F>(ctx: &Arc<Context>, request: Request, caller: &str, t
 where
     F: FnOnce(&Arc<Context>, Request, Vec<u8>) + Send + 'static,
 {
+    on_reader(ctx, request, caller, move |ctx, request| {
+        read_and(ctx, request, then)
+    })
+}
+
+/// Calls `receive` with `request`, whose body it reads itself (an upload
+/// streamed to disk), on a body-reading thread of its own, or on this
+/// thread when the body is already [`in_memory`](body::in_memory); refused
+/// like [`read_then`] when no reader is free.
+pub(super) fn on_reader<F>(ctx: &Arc<Context>, request: Request, caller: &str, receive: F)
+where
+    F: FnOnce(&Arc<Context>, Request) + Send + 'static,
+{
     if body::in_memory(&request) {
-        return read_and(ctx, request, then);
+        return receive(ctx, request);
     }
     let permit = match ctx.body_readers.try_enter(caller) {
         Ok(permit) => permit,
@@ -144,7 +157,7 @@ where
             if let Ok(request) = rx.recv() {
                 let ctx = &reader_ctx;
                 let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    read_and(ctx, request, then)
+                    receive(ctx, request)
                 }));
                 if read.is_err() {
                     log::error!("handling a request body panicked");

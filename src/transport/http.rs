@@ -61,7 +61,8 @@ use super::sse::Sessions;
 use super::streamable::HttpSessions;
 pub use super::wire::{Header, Method, Response};
 use super::{
-    http_api, http_compact, http_documents, http_graph, http_sessions, signals, sse, streamable, ui,
+    http_api, http_compact, http_documents, http_graph, http_sessions, http_uploads, signals, sse,
+    streamable, ui,
 };
 use crate::heap::IdleRelease;
 use crate::protocol::mcp::Server;
@@ -100,6 +101,8 @@ pub(super) struct Context {
     pub position_waits: Arc<Gate>,
     /// Bodies being awaited off the routing threads ([`super::body_readers`]).
     pub body_readers: Arc<BodyReaders>,
+    /// Uploads being received ([`super::http_uploads`]).
+    pub uploads: Arc<Gate>,
     /// SSE streams, in all, per caller and per tenant.
     pub streams: Arc<Shares>,
     pub sessions: Sessions,
@@ -191,6 +194,7 @@ pub fn serve_until(
         dispatch: Shares::dispatches(),
         position_waits: Gate::new("position waits", MAX_POSITION_WAITS),
         body_readers: BodyReaders::new(),
+        uploads: http_uploads::gate(),
         streams: Shares::streams(),
         sessions: Sessions::default(),
         mcp_sessions: HttpSessions::default(),
@@ -396,9 +400,9 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
     }
     let beyond_the_head =
         body::declared_length(&request).is_some_and(|n| n > super::request::READ_WITH_THE_HEAD);
-    let reads_body = matches!(request.method(), Method::Post | Method::Patch);
+    let reads_body = matches!(request.method(), Method::Post | Method::Patch | Method::Put);
     if !reads_body && (body::may_wait_for_body(&request) || beyond_the_head) {
-        // Only POST and PATCH routes read a body; one sent to another route is
+        // Only POST, PATCH and PUT routes read a body; one sent to another route is
         // refused at once rather than read or waited for (whether or not
         // it happened to arrive with the head).
         let r = error(400, "unexpected_body", "this route takes no request body");
@@ -410,6 +414,10 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
     if let Route::ResourceMetadata(suffix) = &route {
         let r = resource_metadata(ctx, &request, suffix);
         return request.respond(r);
+    }
+    if let Route::Upload(ticket) = &route {
+        // The ticket is the grant: no token is asked for.
+        return super::http_uploads::receive(ctx, request, ticket);
     }
     if let Route::Ui(asset) = &route {
         // Static and the same for everyone: the page asks for a token
@@ -471,7 +479,7 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
         return; // closed to make room meanwhile
     }
     match route {
-        Route::Health | Route::ResourceMetadata(_) | Route::Ui(_) => {
+        Route::Health | Route::ResourceMetadata(_) | Route::Ui(_) | Route::Upload(_) => {
             unreachable!("answered above")
         }
         Route::Mcp => match request.method() {
@@ -494,6 +502,7 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
         Route::Sessions => http_sessions::list(ctx, request, principal),
         Route::Session(id) => http_sessions::session(ctx, request, principal, &id),
         Route::Compact => http_compact::compact(ctx, request, principal),
+        Route::Uploads => http_uploads::declare(ctx, request, principal),
     }
 }
 
@@ -661,7 +670,10 @@ mod tests {
             acceptor::*, admission::*, auth::*, body::*, body_readers::*, jwks::*, listener::*,
             sse::*, streamable::*, wire::*,
         };
-        use crate::limits::MAX_REPLY_BYTES;
+        use crate::limits::{
+            MAX_OPEN_UPLOAD_TICKETS, MAX_REPLY_BYTES, MAX_UPLOADS_IN_PROGRESS, MAX_UPLOAD_BYTES,
+            UPLOAD_TICKET_TTL_SECS,
+        };
         let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/API.md"))
             .expect("API.md");
         let secs = |d: Duration| format!("{} s", d.as_secs());
@@ -704,6 +716,19 @@ mod tests {
                 MAX_BODY_READERS_PER_CALLER.to_string(),
             ),
             ("`MAX_BODY_BYTES`", MAX_BODY_BYTES.to_string()),
+            ("`MAX_UPLOAD_BYTES`", MAX_UPLOAD_BYTES.to_string()),
+            (
+                "`UPLOAD_TICKET_TTL_SECS`",
+                UPLOAD_TICKET_TTL_SECS.to_string(),
+            ),
+            (
+                "`MAX_OPEN_UPLOAD_TICKETS`",
+                MAX_OPEN_UPLOAD_TICKETS.to_string(),
+            ),
+            (
+                "`MAX_UPLOADS_IN_PROGRESS`",
+                MAX_UPLOADS_IN_PROGRESS.to_string(),
+            ),
             ("`MAX_REPLY_BYTES`", MAX_REPLY_BYTES.to_string()),
             ("`MAX_TOKEN_BYTES`", MAX_TOKEN_BYTES.to_string()),
             (

@@ -252,7 +252,7 @@ pub(super) fn run(
 
 /// The JSON object `body` holds (an empty body means `{}`) with its share
 /// of the parse budget, or the answer refusing it.
-fn json_object(
+pub(super) fn json_object(
     request: &Request,
     body: &[u8],
 ) -> Result<(Map<String, Value>, Option<ParseCharge>), Reply> {

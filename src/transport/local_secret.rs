@@ -56,19 +56,18 @@ impl std::fmt::Debug for LocalSecret {
     }
 }
 
-#[cfg(unix)]
-pub(crate) fn random_bytes(out: &mut [u8]) -> std::io::Result<()> {
-    use std::io::Read;
-    std::fs::File::open("/dev/urandom")?.read_exact(out)
-}
-
-#[cfg(not(unix))]
-pub(crate) fn random_bytes(_out: &mut [u8]) -> std::io::Result<()> {
-    Err(std::io::Error::new(
-        std::io::ErrorKind::Unsupported,
-        "the loopback memory browser needs /dev/urandom, which this platform lacks; \
-         run alayasiki-api instead",
-    ))
+fn random_bytes(out: &mut [u8]) -> std::io::Result<()> {
+    crate::ids::secret_bytes(out).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::Unsupported {
+            std::io::Error::new(
+                e.kind(),
+                "the loopback memory browser needs /dev/urandom, which this platform lacks; \
+                 run alayasiki-api instead",
+            )
+        } else {
+            e
+        }
+    })
 }
 
 #[cfg(test)]

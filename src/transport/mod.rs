@@ -39,6 +39,7 @@ pub mod http_documents;
 pub mod http_graph;
 pub mod http_health;
 pub mod http_sessions;
+pub mod http_uploads;
 pub mod jwks;
 pub mod listener;
 #[cfg(unix)]

@@ -37,6 +37,10 @@ pub(super) enum Route {
     /// `POST /v1/compact`: the caller's tenant compacted.
     Compact,
     Session(String),
+    /// `POST /v1/uploads`: a file declared, an upload URL answered.
+    Uploads,
+    /// `PUT /v1/uploads/{ticket}`: a declared file's bytes (no token).
+    Upload(String),
     /// The memory browser's page and assets ([`ui`]): what follows `/ui`.
     Ui(String),
 }
@@ -61,6 +65,7 @@ pub(super) fn resolve(path: &str) -> Option<(Route, &'static [Method])> {
         "/v1/communities" => (Route::Communities, &[Get]),
         "/v1/sessions" => (Route::Sessions, &[Get]),
         "/v1/compact" => (Route::Compact, &[Post]),
+        "/v1/uploads" => (Route::Uploads, &[Post]),
         _ => {
             if let Some(asset) = ui::asset_path(path) {
                 return Some((Route::Ui(asset.to_string()), &[Get]));
@@ -88,6 +93,8 @@ pub(super) fn resolve(path: &str) -> Option<(Route, &'static [Method])> {
                 (Route::Entity(id), &[Get])
             } else if let Some(id) = single_segment(path, "/v1/sessions/") {
                 (Route::Session(id), &[Get, Delete])
+            } else if let Some(ticket) = single_segment(path, crate::service::UPLOAD_PATH) {
+                (Route::Upload(ticket), &[Put])
             } else {
                 return None;
             }
@@ -155,6 +162,7 @@ pub(super) fn route_permission(route: &Route, method: &Method) -> Option<Permiss
         | Route::Sessions
         | Route::Session(_) => Some(Permission::Query),
         Route::Compact => Some(Permission::Admin),
+        Route::Uploads => tools::find(http_api::INGEST_TOOL).map(|t| t.permission),
         _ => None,
     }
 }
@@ -176,6 +184,12 @@ mod tests {
             Route::Document("doc_1/2".into())
         );
         assert!(resolve("/v1/documents/").is_none());
+        assert_eq!(
+            resolve("/v1/uploads/ab12").unwrap(),
+            (Route::Upload("ab12".into()), &[Method::Put][..])
+        );
+        assert!(resolve("/v1/uploads/").is_none());
+        assert!(resolve("/v1/uploads/a/b").is_none());
         assert!(resolve("/v1/documents/a/b").is_none());
         assert_eq!(
             resolve("/v1/documents/doc_1/original").unwrap(),

@@ -4,6 +4,11 @@
 //! canonical externally tagged shape shared with the HTTP API:
 //! `{"Text": {"content", ...}}` or `{"File": {"filename", "mime_type",
 //! "content" (base64 or a byte array), ...}}`.
+//!
+//! With `upload` instead of content (a file's name, size and SHA-256), it
+//! stores nothing and answers with a one-time upload URL on the HTTP
+//! server (see `service::uploads`); the file's bytes then bypass the
+//! JSON-RPC message.
 
 use serde_json::{json, Map, Value};
 
@@ -18,6 +23,8 @@ use crate::limits::{
     MAX_CONTENT_BYTES, MAX_FILENAME_BYTES, MAX_IDEMPOTENCY_KEY_BYTES, MAX_METADATA_BYTES,
     MAX_SOURCE_BYTES, MAX_SUPERSEDES,
 };
+use crate::limits::{MAX_UPLOAD_BYTES, UPLOAD_TICKET_TTL_SECS};
+use crate::service::UploadDeclaration;
 use crate::service::{Content, IngestRequest, Memory, Permission, Replaces};
 
 pub static TOOL: Tool = Tool {
@@ -31,13 +38,25 @@ until the content is searchable. Reusing an `idempotency_key` with the same cont
 first document instead of storing a duplicate. To replace stored documents with this one (a \
 new version), name them in `supersedes`, or send `replace_source` to replace every current \
 document of its `source`: they stay readable as its history (alayasiki_update changes one \
-document in place of this).",
+document in place of this). Over HTTP, a file too large to send inline (or that need not pass \
+through the conversation) is declared with `upload` instead of content: nothing is stored yet, \
+and the answer's `upload_url` takes the bytes in one `PUT` (no token) before `expires_at`.",
     input_schema: schema,
-    output_schema,
+    output_schema: tool_output_schema,
     permission: Permission::Ingest,
     mutates: true,
-    call: |memory, args| run(memory, parse(args)?),
+    call,
 };
+
+fn call(memory: &Memory<'_>, args: &Map<String, Value>) -> Result<Value> {
+    if args.contains_key("upload") {
+        let (declaration, request) = parse_upload(args)?;
+        return Ok(serde_json::to_value(
+            memory.declare_upload(declaration, request)?,
+        )?);
+    }
+    run(memory, parse(args)?)
+}
 
 const ARGS: &[&str] = &[
     "content",
@@ -53,6 +72,7 @@ const ARGS: &[&str] = &[
     "replace_source",
     "Text",
     "File",
+    "upload",
 ];
 
 fn schema() -> Value {
@@ -76,7 +96,7 @@ fn schema() -> Value {
     let media_type = choice("Type of `content` (default text/plain).", TEXT_MEDIA_TYPES);
     json!({
         "type": "object",
-        "description": "Give exactly one of `content`, `Text` or `File`. With `Text` or `File`, `metadata`, `idempotency_key` and `source` go inside that object.",
+        "description": "Give exactly one of `content`, `Text`, `File` or `upload`. With `Text` or `File`, `metadata`, `idempotency_key` and `source` go inside that object.",
         "properties": {
             "content": content,
             "media_type": media_type,
@@ -111,10 +131,25 @@ fn schema() -> Value {
                     "source": source
                 }),
                 &["content"],
-            )
+            ),
+            "upload": upload_schema()
         },
         "additionalProperties": false
     })
+}
+
+/// `upload`: a file declared now and sent to the answer's `upload_url`.
+fn upload_schema() -> Value {
+    object(
+        Some(&format!("Declare a file instead of sending it (HTTP server only; over stdio send `File`): nothing is stored, and the answer gives a one-time `upload_url` to `PUT` exactly these bytes to, without a token, before `expires_at` ({UPLOAD_TICKET_TTL_SECS} s at most, UPLOAD_TICKET_TTL_SECS). The bytes are checked against `size` and `sha256`, then stored as this ingest's other arguments say (`wait` included). At most {MAX_UPLOAD_BYTES} bytes (MAX_UPLOAD_BYTES).")),
+        json!({
+            "filename": {"type": "string", "minLength": 1, "maxLength": MAX_FILENAME_BYTES, "description": format!("The file's name (at most {MAX_FILENAME_BYTES} bytes, MAX_FILENAME_BYTES); its extension types the bytes when media_type does not.")},
+            "media_type": {"type": "string", "description": format!("The file's media type; one of {}, or application/octet-stream to tell the type from the bytes.", SUPPORTED_MEDIA_TYPES.join(", "))},
+            "size": {"type": "integer", "minimum": 1, "maximum": MAX_UPLOAD_BYTES, "description": format!("The file's exact size in bytes (at most {MAX_UPLOAD_BYTES}, MAX_UPLOAD_BYTES): the upload's Content-Length.")},
+            "sha256": {"type": "string", "minLength": 64, "maxLength": 64, "description": "SHA-256 of the file's bytes, as 64 hex digits."}
+        }),
+        &["filename", "size", "sha256"],
+    )
 }
 
 /// `supersedes`: the documents an ingest replaces.
@@ -154,6 +189,58 @@ pub(super) fn output_schema() -> Value {
     )
 }
 
+/// The tool's result: a stored document's receipt or, for an `upload`
+/// declaration, where to send the file. One object schema with the fields
+/// of both, and an `anyOf` saying which set a result has.
+fn tool_output_schema() -> Value {
+    let mut schema = output_schema();
+    schema["description"] = json!("The stored document's receipt; for an `upload` declaration, where and until when to send the file.");
+    let required = schema
+        .as_object_mut()
+        .and_then(|o| o.remove("required"))
+        .unwrap_or_default();
+    if let Some(props) = schema["properties"].as_object_mut() {
+        props.insert("upload_url".into(), output::string("With `upload`: the one-time URL to PUT the file's bytes to (no token; the URL is the grant)."));
+        props.insert(
+            "method".into(),
+            output::one_of("With `upload`: the HTTP method of the upload.", &["PUT"]),
+        );
+        props.insert(
+            "expires_at".into(),
+            output::time("With `upload`: when the URL stops accepting the upload"),
+        );
+        props.insert(
+            "max_bytes".into(),
+            output::count("With `upload`: the largest file an upload accepts (MAX_UPLOAD_BYTES)."),
+        );
+        props.insert(
+            "size".into(),
+            output::count(
+                "With `upload`: the declared size, which the upload's Content-Length must equal.",
+            ),
+        );
+        props.insert(
+            "sha256".into(),
+            output::string("With `upload`: the declared SHA-256 (hex) the bytes must have."),
+        );
+    }
+    schema["anyOf"] = json!([
+        {"description": "A stored document's receipt.", "required": required},
+        {"description": "An upload declaration's answer.", "required": UPLOAD_OFFER}
+    ]);
+    schema
+}
+
+/// The fields of an upload declaration's answer (`UploadOffer`).
+const UPLOAD_OFFER: &[&str] = &[
+    "upload_url",
+    "method",
+    "expires_at",
+    "max_bytes",
+    "size",
+    "sha256",
+];
+
 /// `provenance` values: who asserted a document.
 const PROVENANCES: &[&str] = &["external", "user", "agent"];
 
@@ -167,6 +254,19 @@ pub fn parse(map: &Map<String, Value>) -> Result<IngestRequest> {
         "MAX_CONTENT_BYTES",
     )?
     .ok_or_else(|| Error::invalid(ONE_FORM))?;
+    Ok(IngestRequest {
+        content,
+        metadata: fields.object("metadata")?.cloned().unwrap_or_default(),
+        idempotency_key: fields.string("idempotency_key")?.map(str::to_string),
+        source: fields.string("source")?.map(str::to_string),
+        ..request_fields(&args)?
+    })
+}
+
+/// The arguments of an ingest besides its content, read at the top level
+/// (`metadata`, `idempotency_key` and `source` too: callers reading them
+/// from a canonical `Text` or `File` object override those).
+fn request_fields(args: &Args<'_>) -> Result<IngestRequest> {
     let wait = args.boolean("wait")?.unwrap_or(true);
     let provenance = args.choice("provenance", PROVENANCES)?.map(str::to_string);
     let expires_at = match args.string("expires_at")? {
@@ -177,20 +277,60 @@ pub fn parse(map: &Map<String, Value>) -> Result<IngestRequest> {
     };
     Ok(IngestRequest {
         expires_at,
-        content,
-        metadata: fields.object("metadata")?.cloned().unwrap_or_default(),
-        idempotency_key: fields.string("idempotency_key")?.map(str::to_string),
-        source: fields.string("source")?.map(str::to_string),
+        content: Content::Text {
+            text: String::new(),
+            media_type: None,
+        },
+        metadata: args.object("metadata")?.cloned().unwrap_or_default(),
+        idempotency_key: args.string("idempotency_key")?.map(str::to_string),
+        source: args.string("source")?.map(str::to_string),
         provenance,
         wait,
         allow_duplicate: args.boolean("allow_duplicate")?.unwrap_or(false),
         replaces: Replaces {
-            documents: supersedes(&args)?,
+            documents: supersedes(args)?,
             source: args.boolean("replace_source")?.unwrap_or(false),
             if_current: false,
         },
         title: None,
     })
+}
+
+/// Parses an `upload` declaration and the ingest it is for: every argument
+/// of an ingest but content, which the upload brings.
+pub fn parse_upload(map: &Map<String, Value>) -> Result<(UploadDeclaration, IngestRequest)> {
+    if ["content", "Text", "File", "media_type"]
+        .iter()
+        .any(|k| map.contains_key(*k))
+    {
+        return Err(Error::invalid(
+            "with `upload`, send no `content`, `Text`, `File` or `media_type`: the upload \
+             brings the content (its type goes in `upload.media_type`)",
+        ));
+    }
+    let args = Args::new(map, ARGS)?;
+    let inner_map = args
+        .object("upload")?
+        .ok_or_else(|| Error::invalid("`upload` must be an object"))?;
+    let inner = Args::new(inner_map, &["filename", "media_type", "size", "sha256"])
+        .map_err(|e| Error::invalid(format!("in `upload`: {}", e.client_message())))?;
+    let declaration = UploadDeclaration {
+        filename: inner.required_string("filename")?.to_string(),
+        media_type: inner.string("media_type")?.map(str::to_string),
+        size: inner
+            .integer("size", 0, u64::MAX)?
+            .ok_or_else(|| Error::invalid("`upload` needs `size`"))?,
+        sha256: inner.required_string("sha256")?.to_string(),
+    };
+    let request = IngestRequest {
+        content: Content::File {
+            filename: Some(declaration.filename.clone()),
+            mime_type: declaration.media_type.clone(),
+            bytes: Vec::new(),
+        },
+        ..request_fields(&args)?
+    };
+    Ok((declaration, request))
 }
 
 /// The ids in `supersedes`, refused past [`MAX_SUPERSEDES`] before any is
@@ -221,7 +361,7 @@ fn supersedes(args: &Args<'_>) -> Result<Vec<String>> {
         .collect()
 }
 
-const ONE_FORM: &str = "give exactly one of `content`, `Text` or `File`";
+const ONE_FORM: &str = "give exactly one of `content`, `Text`, `File` or `upload`";
 
 /// Reads the content of a request given in one of its forms: flat
 /// `content` (typed by `media_type`), or the canonical `Text` / `File`

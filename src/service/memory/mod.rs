@@ -25,6 +25,7 @@ mod ingest;
 mod recall;
 mod status;
 mod update;
+pub mod uploads;
 
 pub use content::Content;
 pub use documents::{ChunkEntity, ChunkPage, ChunkView, Original};
@@ -101,6 +102,8 @@ pub struct MemoryService {
     /// Community membership of each tenant's latest snapshot, for the
     /// graph views.
     memberships: graph_view::Memberships,
+    /// Open upload tickets ([`uploads`]).
+    uploads: uploads::UploadDesk,
 }
 
 /// The vectors `embedder` makes, as the store records them (a store built
@@ -157,6 +160,8 @@ impl MemoryService {
                     .into(),
             ));
         }
+        // Uploads a killed process was receiving were never stored.
+        uploads::remove_partial_uploads(data_dir);
         let spec = vector_spec(embedder.as_ref());
         // Before the worker starts: replayed jobs are chunked at this size.
         crate::ingest::chunk::set_target_bytes(
@@ -225,6 +230,7 @@ impl MemoryService {
             owner: Mutex::new(None),
             cluster: Mutex::new(None),
             memberships: graph_view::Memberships::default(),
+            uploads: uploads::UploadDesk::new(),
         })
     }
 

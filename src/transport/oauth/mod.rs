@@ -165,7 +165,7 @@ impl std::fmt::Debug for Facade {
 /// A random token: lower-case hex of [`TOKEN_BYTES`] bytes.
 fn random_token() -> Result<String, String> {
     let mut bytes = [0u8; TOKEN_BYTES];
-    super::local_secret::random_bytes(&mut bytes).map_err(|e| format!("no random source: {e}"))?;
+    crate::ids::secret_bytes(&mut bytes).map_err(|e| format!("no random source: {e}"))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 

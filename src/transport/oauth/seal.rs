@@ -87,7 +87,7 @@ impl Sealer {
     /// `plaintext` sealed, bound to `aad`: nonce ‖ ciphertext ‖ tag.
     pub fn seal(&self, aad: &[u8], plaintext: &[u8]) -> std::io::Result<Vec<u8>> {
         let mut nonce = [0u8; NONCE_BYTES];
-        super::super::local_secret::random_bytes(&mut nonce)?;
+        crate::ids::secret_bytes(&mut nonce)?;
         let mut out = Vec::with_capacity(NONCE_BYTES + plaintext.len() + TAG_BYTES);
         out.extend_from_slice(&nonce);
         out.extend_from_slice(plaintext);
