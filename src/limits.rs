@@ -171,6 +171,17 @@ pub const RESOURCES_PAGE_SIZE: usize = 100;
 /// Longest tenant or subject name (bytes).
 pub const MAX_IDENTITY_BYTES: usize = 128;
 
+/// Longest memory scope name (bytes of `[a-z0-9._-]`).
+pub const MAX_MEMORY_SCOPE_NAME_BYTES: usize = 64;
+
+/// Most memory scopes one token's `memory_scopes` claim may grant; a token
+/// granting more is refused (401), never cut short.
+pub const MAX_MEMORY_SCOPES_PER_TOKEN: usize = 32;
+
+/// Most documents one `alayasiki_share` call (or `POST /v1/share`) may
+/// name or its filter may match; a filter matching more is refused.
+pub const MAX_SHARE_DOCUMENTS: usize = 100;
+
 /// Longest working-memory `session_id` (bytes; the characters are
 /// `[A-Za-z0-9._:-]`).
 pub const MAX_SESSION_ID_BYTES: usize = 128;
@@ -552,6 +563,15 @@ mod tests {
             ),
             ("`RESOURCES_PAGE_SIZE`", RESOURCES_PAGE_SIZE.to_string()),
             ("`MAX_IDENTITY_BYTES`", MAX_IDENTITY_BYTES.to_string()),
+            (
+                "`MAX_MEMORY_SCOPE_NAME_BYTES`",
+                MAX_MEMORY_SCOPE_NAME_BYTES.to_string(),
+            ),
+            (
+                "`MAX_MEMORY_SCOPES_PER_TOKEN`",
+                MAX_MEMORY_SCOPES_PER_TOKEN.to_string(),
+            ),
+            ("`MAX_SHARE_DOCUMENTS`", MAX_SHARE_DOCUMENTS.to_string()),
             ("`MAX_SESSION_ID_BYTES`", MAX_SESSION_ID_BYTES.to_string()),
             (
                 "`DEFAULT_WM_TTL_SECS` / `MAX_WM_TTL_SECS`",

@@ -676,6 +676,8 @@ fn recorded_writes_replayed_make_the_same_store_here_and_on_the_cluster() {
         subject: "replayer".into(),
         roles: vec![Role::Admin],
         scopes: vec![],
+        memory: alayasiki_mcp::service::MemoryAccess::Unrestricted,
+        anonymous: false,
     });
     let call = |name: &str, args: serde_json::Value| {
         let r = mcp
@@ -915,6 +917,8 @@ fn a_follower_applies_what_the_writer_committed_through_the_cluster() {
                 subject: "writer".into(),
                 roles: vec![Role::Admin],
                 scopes: vec![],
+                memory: alayasiki_mcp::service::MemoryAccess::Unrestricted,
+                anonymous: false,
             });
             let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                 "protocolVersion": "2025-06-18", "capabilities": {},

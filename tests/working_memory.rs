@@ -312,6 +312,8 @@ fn two_identities_in_one_process_are_kept_apart() {
             subject: subject.into(),
             roles: vec![Role::Admin],
             scopes: vec![],
+            memory: alayasiki_mcp::service::MemoryAccess::Unrestricted,
+            anonymous: false,
         });
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": subject, "version": "1"}}});

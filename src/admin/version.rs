@@ -108,6 +108,7 @@ pub fn ingest_version(
                 if_current: false,
             },
             title: None,
+            scopes: Vec::new(),
         })
     });
     report(ctx, "ingest", receipt)

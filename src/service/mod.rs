@@ -14,10 +14,11 @@ pub use memory::{
     metadata_source, vector_spec, BrowserStatus, ChunkEntity, ChunkPage, ChunkView, CommunityRef,
     Content, EntityCard, EntityRef, EntityView, EvidenceView, ForgetReport, GraphEdgeView,
     GraphNode, GraphView, IngestReceipt, IngestRequest, Memory, MemoryService, Original,
-    OwnerProcess, OwnerStatus, PreparedIngest, QueuedIngest, RelationView, Restore, Status,
-    UpdateRequest, FORGET_BATCH, FORGET_REPORT_ITEMS, STRANDED,
+    OwnerProcess, OwnerStatus, PreparedIngest, QueuedIngest, RelationView, Restore, ShareReceipt,
+    ShareTarget, Status, UpdateRequest, ANONYMOUS_REFUSAL, FORGET_BATCH, FORGET_REPORT_ITEMS,
+    STRANDED,
 };
-pub use principal::{Permission, Principal, Role};
+pub use principal::{MemoryAccess, MemoryGrant, Permission, Principal, Role, ANONYMOUS_SUBJECT};
 pub use working_memory::{
     DeletedSession, MemoryWrite, PromoteReceipt, SessionListing, WriteReceipt,
 };

@@ -275,6 +275,25 @@ impl TenantReader<'_> {
                 summaries.push(s);
             }
         }
+        // A handle that sees part of the memory gets only the communities
+        // built wholly from what it sees: a summary quotes its members'
+        // mentions and relations, so one touching an unseen document is
+        // dropped (never recomputed: the stored text is what it is).
+        if self.is_limited() {
+            let mut seen = Vec::with_capacity(summaries.len());
+            for s in summaries {
+                let cited: Vec<i64> = s.citations.iter().map(|c| c.chunk_key).collect();
+                let llm_cited = s.llm_summary.as_ref().map(|l| l.citations.clone());
+                if !s.member_ids.is_empty()
+                    && self.sees_all_about(&s.member_ids)?
+                    && self.sees_chunks(&cited)?
+                    && self.sees_chunks(&llm_cited.unwrap_or_default())?
+                {
+                    seen.push(s);
+                }
+            }
+            summaries = seen;
+        }
         if self.expired_since(built_at)? {
             // The snapshot may name what retention now hides; it is withheld
             // until the sweep forgets those documents and it is rebuilt.

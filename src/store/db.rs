@@ -66,6 +66,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (13, include_str!("../../sql/013_browse_indexes.sql")),
     (14, include_str!("../../sql/014_content_keys.sql")),
     (15, include_str!("../../sql/015_versions_and_fields.sql")),
+    (16, include_str!("../../sql/016_memory_scopes.sql")),
 ];
 
 /// Prepared statements kept per connection. rusqlite's default (16) is
@@ -155,6 +156,8 @@ pub fn open_reader(dir: &Path) -> Result<Connection> {
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     configure(&conn)?;
+    conn.execute_batch("PRAGMA temp_store=MEMORY;")?;
+    super::sharing::prepare_connection(&conn)?;
     conn.execute_batch(&format!(
         "PRAGMA query_only=ON; PRAGMA temp_store=MEMORY;
          PRAGMA cache_size=-{READER_CACHE_KIB}; PRAGMA mmap_size={MMAP_BYTES};"

@@ -34,6 +34,11 @@ pub struct NewDocument {
     pub dedupe: bool,
     /// The documents this one is a new version of (`store::versions`).
     pub replaces: Replaces,
+    /// What the caller sees: duplicates, idempotent replays and versions
+    /// it supersedes are looked for among those documents only.
+    pub sight: super::Sight,
+    /// The memory scopes it is stored into (`store::sharing`).
+    pub scopes: Vec<super::MemoryScope>,
 }
 
 /// The result of admitting a document.
@@ -157,6 +162,13 @@ impl TenantWriter<'_> {
                 })
                 .optional()?;
             if let Some((prior_digest, document_id, doc_id)) = prior {
+                if !self.admits(&doc.sight, document_id)? {
+                    // Another's document the caller cannot see: its id is
+                    // not the caller's to learn.
+                    return Err(Error::Conflict(format!(
+                        "idempotency_key {key:?} was already used in this memory; use a new key"
+                    )));
+                }
                 if &prior_digest != digest {
                     return Err(Error::Conflict(format!(
                         "idempotency_key {key:?} was already used for a different request \
@@ -177,10 +189,13 @@ impl TenantWriter<'_> {
         }
         // Checked here, in the transaction that marks them, so two
         // versions racing for the same document cannot both win.
-        let replaced = self.supersede_targets(&doc.replaces, doc.source.as_deref(), now)?;
+        let replaced =
+            self.supersede_targets(&doc.replaces, doc.source.as_deref(), &doc.sight, now)?;
         if doc.dedupe {
             let keys: Vec<i64> = replaced.iter().map(|(key, _)| *key).collect();
-            if let Some(found) = self.live_with_content(doc.content_key.as_deref(), &keys, now)? {
+            if let Some(found) =
+                self.live_with_content(doc.content_key.as_deref(), &keys, &doc.sight, now)?
+            {
                 return Ok(found);
             }
         }
@@ -213,6 +228,9 @@ impl TenantWriter<'_> {
             ],
         )?;
         self.record_fields(document_id, &doc.metadata)?;
+        for scope in &doc.scopes {
+            self.grant_scope(document_id, scope, &doc.created_by, now)?;
+        }
         if let Some((key, digest)) = &doc.idempotency {
             self.conn.insert_new(
                 "INSERT INTO idempotency(tenant_id, key, request_digest, document_id, created_at)
@@ -242,10 +260,18 @@ impl TenantWriter<'_> {
         &mut self,
         key: Option<&str>,
         replaced: &[i64],
+        sight: &super::Sight,
         now: i64,
     ) -> Result<Option<AdmitOutcome>> {
         let Some(key) = key else {
             return Ok(None);
+        };
+        // A caller that sees part of the memory reads every copy, to find
+        // one it sees (a copy it cannot see is no duplicate of its own).
+        let wanted = if sight.is_limited() {
+            i64::MAX
+        } else {
+            replaced.len() as i64 + 1
         };
         let found: Vec<(i64, String)> = {
             let mut stmt = self.conn.prepare_cached(
@@ -255,14 +281,19 @@ impl TenantWriter<'_> {
                   ORDER BY id LIMIT ?4",
             )?;
             // One more than can be replaced: then at least one is not.
-            let rows = stmt.query_map(
-                params![self.tenant_id, key, now, replaced.len() as i64 + 1],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
+            let rows = stmt.query_map(params![self.tenant_id, key, now, wanted], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
             rows.collect::<rusqlite::Result<_>>()?
         };
-        let Some((document_id, doc_id)) = found.into_iter().find(|(k, _)| !replaced.contains(k))
-        else {
+        let mut live = None;
+        for (k, id) in found {
+            if !replaced.contains(&k) && self.admits(sight, k)? {
+                live = Some((k, id));
+                break;
+            }
+        }
+        let Some((document_id, doc_id)) = live else {
             return Ok(None);
         };
         let (job_id, job_state) = self.latest_job(document_id)?;

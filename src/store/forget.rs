@@ -108,24 +108,42 @@ impl TenantWriter<'_> {
     /// Internal keys of up to `limit` documents matching `selector`,
     /// newest first: forgetting a whole source then never re-links (and
     /// drops the vector of) a document the same forget is about to delete.
-    pub fn select_documents(&self, selector: &DocumentSelector, limit: usize) -> Result<Vec<i64>> {
+    pub fn select_documents(
+        &self,
+        selector: &DocumentSelector,
+        sight: &super::Sight,
+        limit: usize,
+    ) -> Result<Vec<i64>> {
+        use super::sharing::ADMITTED;
         let (sql, value) = match selector {
             DocumentSelector::Id(id) => (
-                "SELECT id FROM documents WHERE tenant_id = ?1 AND doc_id = ?2 LIMIT ?3",
+                format!(
+                    "SELECT d.id FROM documents d WHERE d.tenant_id = ?1 AND d.doc_id = ?2
+                        AND {ADMITTED} LIMIT ?3"
+                ),
                 id,
             ),
             DocumentSelector::IdempotencyKey(key) => (
-                "SELECT document_id FROM idempotency WHERE tenant_id = ?1 AND key = ?2 LIMIT ?3",
+                format!(
+                    "SELECT i.document_id FROM idempotency i JOIN documents d ON d.id = i.document_id
+                      WHERE i.tenant_id = ?1 AND i.key = ?2 AND {ADMITTED} LIMIT ?3"
+                ),
                 key,
             ),
             DocumentSelector::Source(source) => (
-                "SELECT id FROM documents WHERE tenant_id = ?1 AND source = ?2
-                  ORDER BY id DESC LIMIT ?3",
+                format!(
+                    "SELECT d.id FROM documents d WHERE d.tenant_id = ?1 AND d.source = ?2
+                        AND {ADMITTED} ORDER BY d.id DESC LIMIT ?3"
+                ),
                 source,
             ),
         };
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let rows = stmt.query_map(params![self.tenant_id, value, limit as i64], |r| r.get(0))?;
+        let (subject, scopes) = super::sharing::sight_params(sight);
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(
+            params![self.tenant_id, value, limit as i64, subject, scopes],
+            |r| r.get(0),
+        )?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 

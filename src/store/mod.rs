@@ -48,6 +48,7 @@ pub mod owner;
 mod resolution;
 mod retention;
 mod scope;
+mod sharing;
 mod tenant;
 #[cfg(test)]
 mod test_support;
@@ -77,6 +78,7 @@ pub use name_hints::{NameAnswer, NameHint, NameHints};
 pub use originals::{ExportRow, PageSpan, StoredOriginal};
 pub use retention::RETENTION_SUBJECT;
 pub use scope::{RecallFilter, Scope, SourceMatch, TagMatch, MAX_LISTED_CHUNKS};
+pub use sharing::{MemoryScope, ScopeGrant, Sight};
 pub use tenant::{Tenant, TenantReader, TenantWriter};
 pub use usage::{UsageRecord, UsageTotals};
 pub use vectors::VectorSpec;
@@ -276,19 +278,28 @@ impl Store {
         *self.tap.write().unwrap_or_else(|p| p.into_inner()) = tap;
     }
 
-    /// Read access bound to `tenant`.
+    /// Read access bound to `tenant`, seeing all of it.
     pub fn reader(&self, tenant: &Tenant) -> Result<TenantReader<'_>> {
+        self.reader_seeing(tenant, &Sight::Whole)
+    }
+
+    /// Read access bound to `tenant` that sees only what `sight` admits
+    /// (see `sharing`).
+    pub fn reader_seeing(&self, tenant: &Tenant, sight: &Sight) -> Result<TenantReader<'_>> {
         let tenant_id = self
             .tenants
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .get(tenant.name())
             .copied();
+        let mut conn = PooledConn::new(self.readers.get()?, &self.readers);
+        conn.see(sight)?;
         Ok(TenantReader {
-            conn: PooledConn::new(self.readers.get()?, &self.readers),
+            conn,
             tenant_id,
             vectors: &self.vectors,
             visible: self.visibility(),
+            limited: sight.is_limited(),
             resolver: self.resolver,
         })
     }

@@ -32,6 +32,8 @@ impl Tenant {
 pub(super) struct PooledConn<'s> {
     conn: Option<Connection>,
     pool: &'s ReaderPool,
+    /// Its sight tables hold a limited sight, to empty before reuse.
+    sighted: bool,
 }
 
 impl<'s> PooledConn<'s> {
@@ -39,7 +41,18 @@ impl<'s> PooledConn<'s> {
         PooledConn {
             conn: Some(conn),
             pool,
+            sighted: false,
         }
+    }
+
+    /// Limits what statements on this connection see to `sight` (see
+    /// `sharing`), until it goes back to the pool.
+    pub(super) fn see(&mut self, sight: &super::sharing::Sight) -> rusqlite::Result<()> {
+        if sight.is_limited() {
+            self.sighted = true;
+            super::sharing::install(self, sight)?;
+        }
+        Ok(())
     }
 }
 
@@ -53,6 +66,14 @@ impl Deref for PooledConn<'_> {
 impl Drop for PooledConn<'_> {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.take() {
+            // A connection whose sight cannot be emptied is closed rather
+            // than handed to the next caller with it.
+            if self.sighted {
+                if let Err(e) = super::sharing::clear(&conn) {
+                    log::warn!("closing a read connection whose sight could not be cleared: {e}");
+                    return;
+                }
+            }
             self.pool.put_back(conn);
         }
     }
@@ -68,6 +89,8 @@ pub struct TenantReader<'s> {
     pub(super) vectors: &'s super::vectors::VectorIndex,
     /// Which documents reads may see (retention).
     pub(super) visible: Visibility,
+    /// Whether the connection holds a limited sight (see `sharing`).
+    pub(super) limited: bool,
     /// The entity-resolution policy name lookups run.
     pub(super) resolver: &'static dyn crate::knowledge::resolution::NamePolicy,
 }
@@ -82,9 +105,29 @@ pub struct Visibility {
     pub since: i64,
 }
 
-/// The SQL condition on a document aliased `d` (parameters `?8`, `?9`).
-pub(super) const VISIBLE: &str =
-    "(d.expires_at IS NULL OR d.expires_at > ?8) AND d.created_at >= ?9";
+/// The memory-scope condition on a document aliased `d` (see `sharing`):
+/// true for every document when the handle's sight tables are empty (the
+/// whole tenant), else for those its subject wrote and those in one of its
+/// scopes. Binds no parameters.
+macro_rules! seen_condition {
+    () => {
+        "(NOT EXISTS (SELECT 1 FROM temp.sight)
+          OR d.created_by IN (SELECT subject FROM temp.sight)
+          OR EXISTS (SELECT 1 FROM temp.sight_scopes s CROSS JOIN document_scopes g
+                      WHERE g.tenant_id = d.tenant_id AND g.scope = s.scope
+                        AND g.document_id = d.id))"
+    };
+}
+
+/// What a handle's sight admits, alone (see [`seen_condition`]).
+pub(super) const SEEN: &str = seen_condition!();
+
+/// The SQL condition on a document aliased `d` (parameters `?8`, `?9`):
+/// retention, then the handle's sight.
+pub(super) const VISIBLE: &str = concat!(
+    "(d.expires_at IS NULL OR d.expires_at > ?8) AND d.created_at >= ?9 AND ",
+    seen_condition!()
+);
 
 /// Write access to one tenant's data, inside the writer's transaction.
 pub struct TenantWriter<'c> {

@@ -45,6 +45,8 @@ pub fn plain_document(original: Vec<u8>) -> NewDocument {
         content_key: None,
         dedupe: false,
         replaces: Default::default(),
+        sight: crate::store::Sight::Whole,
+        scopes: Vec::new(),
     }
 }
 

@@ -86,6 +86,7 @@ impl TenantWriter<'_> {
         &self,
         replaces: &Replaces,
         source: Option<&str>,
+        sight: &super::Sight,
         now: i64,
     ) -> Result<Vec<(i64, String)>> {
         let too_many = |n: usize| {
@@ -110,6 +111,14 @@ impl TenantWriter<'_> {
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )?;
             targets = rows.collect::<rusqlite::Result<_>>()?;
+            // Documents of the source the caller cannot see stay current.
+            let mut seen = Vec::with_capacity(targets.len());
+            for t in targets {
+                if self.admits(sight, t.0)? {
+                    seen.push(t);
+                }
+            }
+            targets = seen;
             if targets.len() > MAX_SUPERSEDES {
                 return Err(too_many(targets.len()));
             }
@@ -126,6 +135,10 @@ impl TenantWriter<'_> {
                     Ok((r.get(0)?, r.get(1)?))
                 })
                 .optional()?;
+            let found = match found {
+                Some((key, _)) if !self.admits(sight, key)? => None,
+                found => found,
+            };
             let (key, superseded_by) = match found {
                 Some(found) => found,
                 None if replaces.if_current => continue,

@@ -26,6 +26,7 @@ use crate::service::{Memory, Permission, Principal};
 
 pub const INGEST_TOOL: &str = "alayasiki_ingest";
 pub const QUERY_TOOL: &str = "alayasiki_query";
+pub const SHARE_TOOL: &str = "alayasiki_share";
 pub const STATUS_TOOL: &str = "alayasiki_status";
 /// Working memory, behind `/v1/memory/write` and `/v1/memory/read`.
 pub const MEMORY_WRITE_TOOL: &str = "alayasiki_memory_write";

@@ -78,8 +78,9 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
         match memory
             .document(&id)
             .and_then(|d| Ok((memory.versions(&id)?, d)))
+            .and_then(|(v, d)| Ok((memory.document_scopes(&id)?, v, d)))
         {
-            Ok((versions, d)) => {
+            Ok((scopes, versions, d)) => {
                 let metadata: Value = serde_json::from_str(&d.metadata).unwrap_or(Value::Null);
                 let mut body = json!({
                     "document_id": d.doc_id,
@@ -96,6 +97,11 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
                     "text": d.text,
                     "text_truncated": false,
                     "error": d.error,
+                    "scopes": scopes.iter().map(|g| json!({
+                        "scope": g.scope,
+                        "granted_by": g.granted_by,
+                        "granted_at": crate::clock::rfc3339(g.granted_at),
+                    })).collect::<Vec<_>>(),
                 });
                 if let Value::Object(history) =
                     version_meta(d.superseded_by, d.superseded_at, &versions)

@@ -59,6 +59,7 @@ pub(super) fn resolve(path: &str) -> Option<(Route, &'static [Method])> {
         "/v1/status" => (Route::Tool(http_api::STATUS_TOOL.into()), &[Get]),
         "/v1/memory/write" => (Route::Tool(http_api::MEMORY_WRITE_TOOL.into()), &[Post]),
         "/v1/memory/read" => (Route::Tool(http_api::MEMORY_READ_TOOL.into()), &[Post]),
+        "/v1/share" => (Route::Tool(http_api::SHARE_TOOL.into()), &[Post]),
         "/v1/documents" => (Route::Documents, &[Get]),
         "/v1/entities" => (Route::Entities, &[Get]),
         "/v1/graph" => (Route::Graph, &[Get]),

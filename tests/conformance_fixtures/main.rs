@@ -172,6 +172,8 @@ fn check(service: &Arc<MemoryService>) -> Result<usize, String> {
         subject: "self-check".into(),
         roles: vec![Role::Admin],
         scopes: vec![],
+        memory: alayasiki_mcp::service::MemoryAccess::Unrestricted,
+        anonymous: false,
     };
     let mut sent = 0;
     let mut expect = |what: &str, reply: Option<Value>, ok: &dyn Fn(&Value) -> bool| {

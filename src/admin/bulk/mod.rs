@@ -368,6 +368,7 @@ fn ingest_file(
         allow_duplicate: false,
         replaces: Default::default(),
         title: None,
+        scopes: Vec::new(),
     };
     match memory.ingest(request) {
         Ok(r) if r.idempotent_replay => Outcome::AlreadyStored,

@@ -109,6 +109,7 @@ pub fn export_document(v: &Value) -> Result<(IngestRequest, Restore), String> {
             if_current: true,
         },
         title: None,
+        scopes: Vec::new(),
     };
     Ok((
         request,

@@ -124,6 +124,7 @@ pub fn mcp_memory_document(
         allow_duplicate: false,
         replaces: Default::default(),
         title: None,
+        scopes: Vec::new(),
     };
     Ok(Some((request, Restore::default())))
 }

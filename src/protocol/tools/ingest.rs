@@ -20,8 +20,8 @@ use crate::error::{Error, Result};
 use crate::ingest::media::{SUPPORTED_MEDIA_TYPES, TEXT_MEDIA_TYPES};
 use crate::limits::MAX_BYTE_ARRAY_ITEMS;
 use crate::limits::{
-    MAX_CONTENT_BYTES, MAX_FILENAME_BYTES, MAX_IDEMPOTENCY_KEY_BYTES, MAX_METADATA_BYTES,
-    MAX_SOURCE_BYTES, MAX_SUPERSEDES,
+    MAX_CONTENT_BYTES, MAX_FILENAME_BYTES, MAX_IDEMPOTENCY_KEY_BYTES, MAX_MEMORY_SCOPES_PER_TOKEN,
+    MAX_MEMORY_SCOPE_NAME_BYTES, MAX_METADATA_BYTES, MAX_SOURCE_BYTES, MAX_SUPERSEDES,
 };
 use crate::limits::{MAX_UPLOAD_BYTES, UPLOAD_TICKET_TTL_SECS};
 use crate::service::UploadDeclaration;
@@ -70,6 +70,8 @@ const ARGS: &[&str] = &[
     "allow_duplicate",
     "supersedes",
     "replace_source",
+    "scope",
+    "scopes",
     "Text",
     "File",
     "upload",
@@ -108,6 +110,8 @@ fn schema() -> Value {
             "wait": {"type": "boolean", "description": "Wait until the document is searchable (default true); false returns at once with state `pending`."},
             "allow_duplicate": {"type": "boolean", "description": "Store it even if a document with the same content is already stored (default false: that document is returned, named in `duplicate_of`, and nothing new is stored). Text is compared after normalising white space and line endings; PDFs by their bytes. Documents this one supersedes, and superseded versions, do not count."},
             "supersedes": supersedes_schema(),
+            "scope": label(&format!("The memory scope to store it into (a team's or a project's part of this memory; at most {MAX_MEMORY_SCOPE_NAME_BYTES} bytes of a-z, 0-9, '.', '_', '-'). A token limited to memory scopes must be allowed to write it, and stores into its first writable scope when none is named; an unrestricted caller's document is otherwise in no scope."), MAX_MEMORY_SCOPE_NAME_BYTES),
+            "scopes": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": MAX_MEMORY_SCOPE_NAME_BYTES}, "maxItems": MAX_MEMORY_SCOPES_PER_TOKEN, "description": "Several memory scopes to store it into (instead of `scope`)."},
             "replace_source": {"type": "boolean", "description": format!("Supersede every current document whose `source` is this document's (default false; needs `source`, as the argument or in metadata; at most {MAX_SUPERSEDES} documents, MAX_SUPERSEDES).")},
             "Text": object(
                 Some("Canonical text upload: {content, media_type?, metadata?, idempotency_key?, source?}."),
@@ -293,6 +297,7 @@ fn request_fields(args: &Args<'_>) -> Result<IngestRequest> {
             if_current: false,
         },
         title: None,
+        scopes: scopes(&args)?,
     })
 }
 
@@ -331,6 +336,37 @@ pub fn parse_upload(map: &Map<String, Value>) -> Result<(UploadDeclaration, Inge
         ..request_fields(&args)?
     };
     Ok((declaration, request))
+}
+
+/// The memory scopes named by `scope` or `scopes` (not both), at most
+/// [`MAX_MEMORY_SCOPES_PER_TOKEN`] (no token could write more).
+fn scopes(args: &Args<'_>) -> Result<Vec<String>> {
+    if let Some(one) = args.string("scope")? {
+        if args.has("scopes") {
+            return Err(Error::invalid("give `scope` or `scopes`, not both"));
+        }
+        return Ok(vec![one.to_string()]);
+    }
+    let Some(items) = args.value("scopes").filter(|v| !v.is_null()) else {
+        return Ok(Vec::new());
+    };
+    let items = items
+        .as_array()
+        .ok_or_else(|| Error::invalid("`scopes` must be a list of memory scope names"))?;
+    if items.len() > MAX_MEMORY_SCOPES_PER_TOKEN {
+        return Err(Error::LimitExceeded(format!(
+            "`scopes` names {} memory scopes; at most {MAX_MEMORY_SCOPES_PER_TOKEN} (MAX_MEMORY_SCOPES_PER_TOKEN)",
+            items.len()
+        )));
+    }
+    items
+        .iter()
+        .map(|v| {
+            v.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| Error::invalid("`scopes` must be a list of memory scope names"))
+        })
+        .collect()
 }
 
 /// The ids in `supersedes`, refused past [`MAX_SUPERSEDES`] before any is

@@ -22,10 +22,12 @@ mod output;
 mod query;
 mod recall_filter;
 mod schema;
+mod share;
 mod status;
 mod update;
 
 pub use args::Args;
+pub use share::parse as parse_share;
 
 /// A query's `filter` and `include_history` arguments, as the query tool
 /// reads them (the CLI's `query --filter` reads them the same way).
@@ -68,6 +70,7 @@ pub static TOOLS: &[&Tool] = &[
     &query::TOOL,
     &status::TOOL,
     &forget::TOOL,
+    &share::TOOL,
     &memory_write::TOOL,
     &memory_read::TOOL,
     &memory_promote::TOOL,
@@ -137,6 +140,9 @@ pub fn call(memory: &Memory<'_>, params: &Map<String, Value>) -> std::result::Re
 /// Runs `tool` for the caller of `memory` after checking its permission:
 /// the one way every transport (MCP `tools/call`, the HTTP API) runs a tool.
 pub fn invoke(tool: &Tool, memory: &Memory<'_>, arguments: &Map<String, Value>) -> Result<Value> {
+    if tool.mutates && memory.principal().anonymous {
+        return Err(Error::Forbidden(crate::service::ANONYMOUS_REFUSAL.into()));
+    }
     if !memory.principal().permits(tool.permission) {
         return Err(Error::Forbidden(format!(
             "this identity may not call {} (needs scope {} or a role granting it)",

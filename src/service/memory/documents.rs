@@ -62,9 +62,7 @@ impl Memory<'_> {
     /// A stored document of this tenant.
     pub fn document(&self, doc_id: &str) -> Result<DocumentRow> {
         self.require(Permission::Query)?;
-        self.service
-            .store
-            .reader(&self.principal.tenant)?
+        self.reader()?
             .document(doc_id)?
             .ok_or_else(|| Error::NotFound(format!("no document {doc_id:?} in this memory")))
     }
@@ -73,11 +71,7 @@ impl Memory<'_> {
     /// oldest first; not found like [`Memory::document`].
     pub fn versions(&self, doc_id: &str) -> Result<Vec<Version>> {
         self.require(Permission::Query)?;
-        let versions = self
-            .service
-            .store
-            .reader(&self.principal.tenant)?
-            .versions(doc_id)?;
+        let versions = self.reader()?.versions(doc_id)?;
         if versions.is_empty() {
             return Err(Error::NotFound(format!(
                 "no document {doc_id:?} in this memory"
@@ -89,10 +83,7 @@ impl Memory<'_> {
     /// Ready current versions after the pagination position `after`.
     pub fn list_documents(&self, after: i64, limit: usize) -> Result<Vec<DocumentSummary>> {
         self.require(Permission::Query)?;
-        self.service
-            .store
-            .reader(&self.principal.tenant)?
-            .list_documents(after, limit)
+        self.reader()?.list_documents(after, limit)
     }
 
     /// Ready documents stored before the position `before` (from the
@@ -104,19 +95,13 @@ impl Memory<'_> {
         limit: usize,
     ) -> Result<Vec<DocumentListing>> {
         self.require(Permission::Query)?;
-        self.service
-            .store
-            .reader(&self.principal.tenant)?
-            .list_documents_newest(before, filter, limit)
+        self.reader()?.list_documents_newest(before, filter, limit)
     }
 
     /// How many ready documents `filter` takes in all, whatever the page.
     pub fn count_documents(&self, filter: &DocumentFilter) -> Result<i64> {
         self.require(Permission::Query)?;
-        self.service
-            .store
-            .reader(&self.principal.tenant)?
-            .count_documents(filter)
+        self.reader()?.count_documents(filter)
     }
 
     /// Up to `limit` (at most [`CHUNKS_MAX_LIMIT`]) chunks of a document
@@ -130,7 +115,7 @@ impl Memory<'_> {
     ) -> Result<ChunkPage> {
         self.require(Permission::Query)?;
         let limit = limit.clamp(1, CHUNKS_MAX_LIMIT);
-        let reader = self.service.store.reader(&self.principal.tenant)?;
+        let reader = self.reader()?;
         let mut chunks = reader
             .chunks_of_document(doc_id, after, limit + 1)?
             .ok_or_else(|| Error::NotFound(format!("no document {doc_id:?} in this memory")))?;
@@ -173,9 +158,7 @@ impl Memory<'_> {
     pub fn original(&self, doc_id: &str) -> Result<Original> {
         self.require(Permission::Query)?;
         let row = self
-            .service
-            .store
-            .reader(&self.principal.tenant)?
+            .reader()?
             .original(doc_id)?
             .ok_or_else(|| Error::NotFound(format!("no document {doc_id:?} in this memory")))?;
         if ids::sha256_hex(&row.bytes) != row.sha256 {
@@ -206,20 +189,14 @@ impl Memory<'_> {
     /// ingestion skip files it stored before without preparing them).
     pub fn document_for_key(&self, key: &str) -> Result<Option<String>> {
         self.require(Permission::Query)?;
-        self.service
-            .store
-            .reader(&self.principal.tenant)?
-            .doc_id_by_idempotency_key(key)
+        self.reader()?.doc_id_by_idempotency_key(key)
     }
 
     /// Documents (any state) after `after`, with their originals, in
     /// creation order: one page of an export.
     pub fn export_page(&self, after: i64, limit: usize) -> Result<Vec<ExportRow>> {
         self.require(Permission::Query)?;
-        self.service
-            .store
-            .reader(&self.principal.tenant)?
-            .export_documents(after, limit)
+        self.reader()?.export_documents(after, limit)
     }
 
     /// Whether this caller's tenant has ever written to this memory (an
@@ -227,15 +204,10 @@ impl Memory<'_> {
     /// misspelt `--tenant` does not make an empty backup).
     pub fn tenant_exists(&self) -> Result<bool> {
         self.require(Permission::Query)?;
-        Ok(self.service.store.reader(&self.principal.tenant)?.exists())
+        Ok(self.reader()?.exists())
     }
 
     pub(super) fn document_exists(&self, doc_id: &str) -> Result<bool> {
-        Ok(self
-            .service
-            .store
-            .reader(&self.principal.tenant)?
-            .document(doc_id)?
-            .is_some())
+        Ok(self.reader()?.document(doc_id)?.is_some())
     }
 }

@@ -50,7 +50,7 @@ impl Memory<'_> {
     /// [`FORGET_BATCH`] per transaction. Each deletion is
     /// audited (who, which document, when; no content).
     pub fn forget(&self, selector: &DocumentSelector) -> Result<ForgetReport> {
-        self.require(Permission::Ingest)?;
+        self.require_write(Permission::Ingest)?;
         let (field, value, max) = match selector {
             DocumentSelector::Id(v) => ("document_id", v, MAX_SOURCE_BYTES),
             DocumentSelector::IdempotencyKey(v) => {
@@ -70,10 +70,12 @@ impl Memory<'_> {
         loop {
             let wanted = selector.clone();
             let subject = self.principal.subject.clone();
+            // A caller forgets only what it sees: the rest is not found.
+            let sight = self.principal.sight();
             let batch = self.service.store.write(&self.principal.tenant, move |w| {
                 let now = now_ms();
                 let mut done = Vec::new();
-                let selected = w.select_documents(&wanted, FORGET_BATCH)?;
+                let selected = w.select_documents(&wanted, &sight, FORGET_BATCH)?;
                 for key in &selected {
                     let forgotten = w.forget_versions(
                         *key,

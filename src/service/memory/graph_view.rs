@@ -197,6 +197,11 @@ fn read_membership(reader: &TenantReader<'_>) -> Result<Membership> {
 
 impl Memory<'_> {
     fn memberships(&self, reader: &TenantReader<'_>) -> Result<Arc<Membership>> {
+        // The cache holds the whole tenant's; a limited sight reads its own
+        // (`latest_communities` leaves out what it must not see).
+        if reader.is_limited() {
+            return Ok(Arc::new(read_membership(reader)?));
+        }
         let tenant = self.principal.tenant.name();
         self.service.memberships.of(reader, tenant)
     }
@@ -207,7 +212,7 @@ impl Memory<'_> {
     pub fn entities(&self, text: Option<&str>, limit: usize) -> Result<Vec<EntityCard>> {
         self.require(Permission::Query)?;
         let limit = limit.clamp(1, ENTITIES_MAX_LIMIT);
-        let reader = self.service.store.reader(&self.principal.tenant)?;
+        let reader = self.reader()?;
         let rows = match text.map(str::trim).filter(|t| !t.is_empty()) {
             Some(t) if t.len() > MAX_ENTITY_QUERY_BYTES => {
                 return Err(Error::invalid(format!(
@@ -231,7 +236,7 @@ impl Memory<'_> {
     /// relation's newest evidence (at most [`RELATION_MAX_EVIDENCE`]).
     pub fn entity(&self, entity_id: &str) -> Result<EntityView> {
         self.require(Permission::Query)?;
-        let reader = self.service.store.reader(&self.principal.tenant)?;
+        let reader = self.reader()?;
         let ids = reader.graph_ids();
         let key = reader
             .entity_key(entity_id)?
@@ -286,7 +291,7 @@ impl Memory<'_> {
         self.require(Permission::Query)?;
         let limit = limit.clamp(1, GRAPH_MAX_NODES);
         let depth = depth.clamp(1, GRAPH_MAX_DEPTH);
-        let reader = self.service.store.reader(&self.principal.tenant)?;
+        let reader = self.reader()?;
         let mut truncated = false;
         let nodes: Vec<EntityRow> = match centre {
             Some(id) => {

@@ -43,6 +43,10 @@ pub struct IngestRequest {
     pub replaces: Replaces,
     /// The title to show, instead of one taken from the content.
     pub title: Option<String>,
+    /// The memory scopes to store it into (names, checked against what
+    /// the caller may write). None: a scoped caller's first writable
+    /// scope; for an unrestricted caller, no scope.
+    pub scopes: Vec<String>,
 }
 
 /// What an ingest did.
@@ -150,6 +154,7 @@ impl Memory<'_> {
     /// the writer admits them in the order they were queued.
     pub fn prepare_ingest(&self, req: IngestRequest, restore: Restore) -> Result<PreparedIngest> {
         self.require(Permission::Ingest)?;
+        let scopes = self.scopes_to_store_into(&req.scopes)?;
         let (kind, bytes, filename) = resolve_content(req.content)?;
         check_optional_len(
             "idempotency_key",
@@ -240,6 +245,8 @@ impl Memory<'_> {
             content_key,
             dedupe: !req.allow_duplicate,
             replaces: req.replaces,
+            sight: self.principal.sight(),
+            scopes,
         };
         Ok(PreparedIngest {
             doc,
@@ -370,7 +377,7 @@ impl Memory<'_> {
         }
         let near_duplicates = match state {
             "ready" => {
-                let reader = self.service.store.reader(&self.principal.tenant)?;
+                let reader = self.reader()?;
                 crate::query::near_duplicates::of_document(&reader, &admitted.doc_id)?
             }
             _ => Vec::new(),
@@ -401,9 +408,7 @@ impl Memory<'_> {
         // Registered after the commit: the worker may be done already, and
         // then the store says so (it commits before it tells waiters).
         let pending = self
-            .service
-            .store
-            .reader(&self.principal.tenant)?
+            .reader()?
             .document(doc_id)?
             .is_some_and(|row| row.state == "pending");
         if !pending
@@ -473,7 +478,7 @@ impl Memory<'_> {
         bytes: usize,
         replayed: bool,
     ) -> Result<IngestReceipt> {
-        let reader = self.service.store.reader(&self.principal.tenant)?;
+        let reader = self.reader()?;
         let row = reader
             .document(doc_id)?
             .ok_or_else(|| Error::internal("admitted document vanished"))?;

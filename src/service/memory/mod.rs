@@ -23,6 +23,7 @@ mod forget;
 mod graph_view;
 mod ingest;
 mod recall;
+mod sharing;
 mod status;
 mod update;
 pub mod uploads;
@@ -37,6 +38,7 @@ pub use graph_view::{
 pub use ingest::{
     metadata_source, IngestReceipt, IngestRequest, PreparedIngest, QueuedIngest, Restore,
 };
+pub use sharing::{ShareReceipt, ShareTarget, ANONYMOUS_REFUSAL};
 pub use status::{BrowserStatus, OwnerProcess, OwnerStatus, Status, STRANDED};
 pub use update::UpdateRequest;
 
@@ -407,9 +409,7 @@ impl Memory<'_> {
         let began = Instant::now();
         while confirmed < doc_ids.len() {
             let settled = self
-                .service
-                .store
-                .reader(&self.principal.tenant)
+                .reader()
                 .and_then(|r| r.document(&doc_ids[confirmed]))
                 .map(|row| row.is_none_or(|d| d.state != "pending"));
             match settled {
@@ -441,6 +441,14 @@ impl Memory<'_> {
             pause = (pause * 2).min(MAX_SEARCHABLE_POLL);
         }
         confirmed
+    }
+
+    /// Read access to what this caller may see: its tenant, limited to
+    /// its memory scopes when its token names any (see `store::sharing`).
+    pub(super) fn reader(&self) -> Result<crate::store::TenantReader<'_>> {
+        self.service
+            .store
+            .reader_seeing(&self.principal.tenant, &self.principal.sight())
     }
 
     pub(super) fn require(&self, p: Permission) -> Result<()> {

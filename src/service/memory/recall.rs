@@ -21,7 +21,7 @@ impl Memory<'_> {
         let mut outcome = match &spec.session_id {
             Some(session_id) => self.query_with_session(spec, session_id)?,
             None => {
-                let reader = self.service.store.reader(&self.principal.tenant)?;
+                let reader = self.reader()?;
                 query::run(
                     &reader,
                     spec,
@@ -60,7 +60,7 @@ impl Memory<'_> {
     fn community_summaries(&self, members: bool) -> Result<Value> {
         self.require(Permission::Query)?;
         crate::graph::communities::refresh(&self.service.store, &self.principal.tenant)?;
-        let reader = self.service.store.reader(&self.principal.tenant)?;
+        let reader = self.reader()?;
         let snapshot = match reader.latest_communities()? {
             Some(snapshot) => snapshot,
             // The stored snapshot may quote documents that have expired

@@ -249,9 +249,24 @@ impl super::MemoryService {
 impl Memory<'_> {
     pub fn status(&self) -> Result<Status> {
         self.require(Permission::Query)?;
-        let reader = self.service.store.reader(&self.principal.tenant)?;
+        let reader = self.reader()?;
         let (pending, failed, llm_pending) = reader.job_counts()?;
         let (by_reason, recent_failures) = reader.failures(STATUS_RECENT_FAILURES)?;
+        // A caller limited to memory scopes counts what it sees, and is not
+        // told which documents of others failed.
+        let ((documents, chunks), by_reason, recent_failures) = if reader.is_limited() {
+            (
+                reader.seen_counts()?,
+                Default::default(),
+                Default::default(),
+            )
+        } else {
+            (
+                (reader.document_count()?, reader.chunk_count()?),
+                by_reason,
+                recent_failures,
+            )
+        };
         Ok(Status {
             version: env!("CARGO_PKG_VERSION"),
             data_dir: self
@@ -262,8 +277,8 @@ impl Memory<'_> {
             subject: self.principal.subject.clone(),
             schema_version: crate::store::latest_schema_version(),
             durability: self.service.store.durability().name(),
-            documents: reader.document_count()?,
-            chunks: reader.chunk_count()?,
+            documents,
+            chunks,
             jobs: JobCounts {
                 pending,
                 failed,

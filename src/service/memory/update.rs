@@ -38,7 +38,7 @@ impl Memory<'_> {
     /// current version), unless this is a retry under the same
     /// idempotency key, which answers as the first time did.
     pub fn update(&self, req: UpdateRequest) -> Result<IngestReceipt> {
-        self.require(Permission::Ingest)?;
+        self.require_write(Permission::Ingest)?;
         if req.content.is_none()
             && req.metadata.is_none()
             && req.title.is_none()
@@ -67,6 +67,7 @@ impl Memory<'_> {
         }
         let given = req.content.map(resolve_content).transpose()?;
         let old = self.document(&req.document_id)?;
+        let scopes = self.scopes_of_new_version(&req.document_id, &old.created_by)?;
         let (content, title) = match given {
             Some((kind, bytes, filename)) => {
                 let content = Content::File {
@@ -116,6 +117,28 @@ impl Memory<'_> {
                 if_current: false,
             },
             title,
+            scopes,
         })
+    }
+
+    /// The memory scopes a new version of `doc_id` goes into: those of the
+    /// old version this caller may write (all of them, for an unrestricted
+    /// caller). A scoped caller may change a document it wrote, or one in
+    /// a scope it may write.
+    fn scopes_of_new_version(&self, doc_id: &str, created_by: &str) -> Result<Vec<String>> {
+        let grants = self.reader()?.document_scopes(doc_id)?;
+        let keep: Vec<String> = grants
+            .into_iter()
+            .filter_map(|g| crate::store::MemoryScope::new(&g.scope).ok())
+            .filter(|s| self.principal.may_write(s))
+            .map(|s| s.name().to_string())
+            .collect();
+        let limited = self.principal.sight().is_limited();
+        if limited && keep.is_empty() && created_by != self.principal.subject {
+            return Err(Error::Forbidden(format!(
+                "this token may not change document {doc_id}: it is in no memory scope the                  token may write"
+            )));
+        }
+        Ok(keep)
     }
 }

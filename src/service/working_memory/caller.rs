@@ -249,7 +249,9 @@ impl Memory<'_> {
     ) -> Result<QueryOutcome> {
         let snapshot = self.memory_session(session_id)?;
         let service = self.service();
-        let reader = service.store().reader(&self.principal().tenant)?;
+        let reader = service
+            .store()
+            .reader_seeing(&self.principal().tenant, &self.principal().sight())?;
         let memory = query::candidates(&reader, spec, service.embedder(), service.settings())?;
         let (session, errors) = self.session_candidates(&snapshot, spec, &memory.terms);
         Ok(query::finish(spec, query::merge(memory, session, errors)))
@@ -375,5 +377,6 @@ fn promotion_request(subject: &str, session: &SessionId, note: &Note, wait: bool
         allow_duplicate: false,
         replaces: Default::default(),
         title: None,
+        scopes: Vec::new(),
     }
 }

@@ -459,6 +459,8 @@ fn principal(subject: &str) -> Principal {
         subject: subject.into(),
         roles: vec![Role::Admin],
         scopes: vec![],
+        memory: crate::service::MemoryAccess::Unrestricted,
+        anonymous: false,
     }
 }
 

@@ -10,7 +10,7 @@ use rusqlite::{params, OptionalExtension};
 
 use super::read::EntityRow;
 use crate::error::Result;
-use crate::store::tenant::{TenantReader, VISIBLE};
+use crate::store::tenant::{TenantReader, SEEN, VISIBLE};
 
 /// An entity with when it was first and last mentioned (Unix ms).
 #[derive(Debug, Clone)]
@@ -82,6 +82,23 @@ fn evidenced() -> String {
     EVIDENCED.replace("{VISIBLE}", VISIBLE)
 }
 
+/// An entity aliased `e` is about a document the handle sees (always, for
+/// the whole tenant): a mention in one, or evidence there of a relation
+/// touching it.
+fn entity_seen() -> String {
+    format!(
+        "(NOT EXISTS (SELECT 1 FROM temp.sight)
+          OR EXISTS (SELECT 1 FROM mentions m CROSS JOIN chunks c ON c.id = m.chunk_id
+                              CROSS JOIN documents d ON d.id = c.document_id
+                      WHERE m.entity_id = e.id AND {SEEN})
+          OR EXISTS (SELECT 1 FROM relations r CROSS JOIN relation_evidence ev ON ev.relation_id = r.id
+                              CROSS JOIN documents d ON d.id = ev.document_id
+                      WHERE r.id IN (SELECT id FROM relations WHERE tenant_id = e.tenant_id AND subject_id = e.id
+                                     UNION ALL SELECT id FROM relations WHERE object_id = e.id)
+                        AND {SEEN}))"
+    )
+}
+
 /// The order relations are shown in: current before superseded, pattern
 /// relations before co-occurrences, then by confidence; the id breaks ties.
 const STRONGEST_FIRST: &str = "r.valid_to IS NULL DESC, r.kind = 'pattern' DESC,
@@ -107,10 +124,12 @@ impl TenantReader<'_> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(Vec::new());
         };
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id, key, name, kind, mention_count FROM entities WHERE tenant_id = ?1
-              ORDER BY mention_count DESC, id LIMIT ?2",
-        )?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT e.id, e.key, e.name, e.kind, e.mention_count FROM entities e
+              WHERE e.tenant_id = ?1 AND {}
+              ORDER BY e.mention_count DESC, e.id LIMIT ?2",
+            entity_seen()
+        ))?;
         let rows = stmt.query_map(params![tenant_id, limit as i64], EntityRow::from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -124,7 +143,7 @@ impl TenantReader<'_> {
         // Keys are lower case: the text is too, so a non-ASCII capital
         // (which LIKE compares exactly) still finds the key.
         let pattern = like_pattern(&text.to_lowercase());
-        let mut stmt = self.conn.prepare_cached(
+        let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT e.id, e.key, e.name, e.kind, e.mention_count FROM entities e
               WHERE e.tenant_id = ?1
                 AND (e.key LIKE ?2 ESCAPE '\\' OR e.name LIKE ?2 ESCAPE '\\'
@@ -132,8 +151,10 @@ impl TenantReader<'_> {
                                   WHERE a.tenant_id = ?1
                                     AND (a.alias LIKE ?2 ESCAPE '\\'
                                          OR a.alias_key LIKE ?2 ESCAPE '\\')))
+                AND {}
               ORDER BY e.mention_count DESC, e.id LIMIT ?3",
-        )?;
+            entity_seen()
+        ))?;
         let rows = stmt.query_map(
             params![tenant_id, pattern, limit as i64],
             EntityRow::from_row,
@@ -148,10 +169,11 @@ impl TenantReader<'_> {
         };
         Ok(self
             .conn
-            .prepare_cached(
-                "SELECT id, key, name, kind, mention_count, first_seen, last_seen FROM entities
-                  WHERE id = ?1 AND tenant_id = ?2",
-            )?
+            .prepare_cached(&format!(
+                "SELECT e.id, e.key, e.name, e.kind, e.mention_count, e.first_seen, e.last_seen
+                   FROM entities e WHERE e.id = ?1 AND e.tenant_id = ?2 AND {}",
+                entity_seen()
+            ))?
             .query_row(params![id, tenant_id], |r| {
                 Ok(EntityDetail {
                     entity: EntityRow::from_row(r)?,
@@ -167,10 +189,11 @@ impl TenantReader<'_> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(Vec::new());
         };
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id, key, name, kind, mention_count FROM entities
-              WHERE id = ?1 AND tenant_id = ?2",
-        )?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT e.id, e.key, e.name, e.kind, e.mention_count FROM entities e
+              WHERE e.id = ?1 AND e.tenant_id = ?2 AND {}",
+            entity_seen()
+        ))?;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             out.extend(

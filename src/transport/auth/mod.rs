@@ -36,7 +36,7 @@ use crate::config::{
     JWT_AUDIENCE_ENV, JWT_ISSUER_ENV, JWT_LEEWAY_ENV, JWT_PUBLIC_KEY_FILE_ENV, JWT_SECRET_ENV,
     JWT_SECRET_FILE_ENV, RESOURCE_ENV,
 };
-use crate::service::{Permission, Principal, Role};
+use crate::service::{MemoryAccess, Permission, Principal, Role};
 use crate::store::Tenant;
 
 /// Longest token accepted (bytes); jwt-simple refuses longer ones before
@@ -185,6 +185,25 @@ struct AccessClaims {
     roles: Vec<String>,
     #[serde(default)]
     scope: Option<String>,
+    /// Absent: the whole tenant; present (even empty): only these memory
+    /// scopes and what the caller wrote.
+    #[serde(default, deserialize_with = "memory_scopes")]
+    memory_scopes: Option<Vec<String>>,
+}
+
+/// `memory_scopes` as an array of grants or one space-separated string.
+fn memory_scopes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Grants {
+        List(Vec<String>),
+        Joined(String),
+    }
+    Ok(match Option::<Grants>::deserialize(d)? {
+        None => None,
+        Some(Grants::List(v)) => Some(v),
+        Some(Grants::Joined(s)) => Some(s.split_whitespace().map(str::to_string).collect()),
+    })
 }
 
 /// `roles` as an array of names or one space-separated string.
@@ -459,11 +478,20 @@ impl Authenticator {
             .split_whitespace()
             .map(str::to_string)
             .collect();
+        // A malformed grant is refused outright: read as fewer scopes it
+        // would hide the token's documents, read as none it would widen.
+        let memory = match &claims.custom.memory_scopes {
+            None => MemoryAccess::Unrestricted,
+            Some(items) => MemoryAccess::from_claim(items)
+                .map_err(|_| AuthError("token has an invalid memory_scopes claim"))?,
+        };
         Ok(Principal {
             tenant,
             subject,
             roles,
             scopes,
+            memory,
+            anonymous: false,
         })
     }
 
