@@ -25,6 +25,8 @@ pub enum ApiCommand {
         /// (`None`: `ALAYASIKI_STORE`, else the local SQLite store).
         store: Option<String>,
     },
+    /// `alayasiki-api token ...` ([`crate::api_token`]).
+    Token(crate::api_token::TokenCommand),
     Help,
     Version,
 }
@@ -37,6 +39,21 @@ JSON API under /v1.
 
 USAGE:
     alayasiki-api [--bind ADDR] [--data-dir DIR] [--store STORE] [--allow-remote]
+    alayasiki-api token secret [--file PATH]
+    alayasiki-api token mint --tenant T --subject S [--roles R,..] [--scope S]
+                             [--memory-scopes M,..] [--ttl TTL] [--issuer URL]
+
+TOKENS:
+    token secret     Create an HS256 secret (256 random bits, hex): printed, or
+                     written to a new owner-only file for ALAYASIKI_JWT_SECRET_FILE.
+    token mint       Print a token signed with the configured secret
+                     (ALAYASIKI_JWT_SECRET or _FILE), aud = ALAYASIKI_RESOURCE
+                     when set. --roles: reader, ingestor, admin (comma-separated);
+                     --scope: OAuth scopes (query:execute ingest:write admin:*);
+                     --memory-scopes: the memory scopes it sees (name or name:read);
+                     --ttl: lifetime, e.g. 3600, 30m, 12h, 7d (default 1h, at most
+                     365d); --issuer: iss (default the first of ALAYASIKI_JWT_ISSUER
+                     or ALAYASIKI_AUTHORIZATION_SERVERS, if set).
 
 OPTIONS:
     --bind ADDR      IP address and port to listen on (default 127.0.0.1:8080;
@@ -102,6 +119,11 @@ where
 {
     use crate::cli::UsageError;
     use lexopt::prelude::*;
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    if args.first().is_some_and(|a| a == "token") {
+        let mut parser = lexopt::Parser::from_args(args[1..].to_vec());
+        return parse_token(&mut parser).map(ApiCommand::Token);
+    }
     let mut parser = lexopt::Parser::from_args(args);
     let mut data_dir = None;
     let mut bind: SocketAddr = DEFAULT_BIND.parse().expect("the default parses");
@@ -157,6 +179,81 @@ where
     })
 }
 
+/// The arguments after `token`.
+fn parse_token(
+    parser: &mut lexopt::Parser,
+) -> Result<crate::api_token::TokenCommand, crate::cli::UsageError> {
+    use crate::api_token::{parse_ttl, TokenCommand, DEFAULT_MINTED_TOKEN_TTL_SECS};
+    use crate::cli::UsageError;
+    use lexopt::prelude::*;
+    let list = |v: OsString| -> Vec<String> {
+        v.to_string_lossy()
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let what = match parser.next().map_err(|e| UsageError(e.to_string()))? {
+        Some(Value(v)) => v.to_string_lossy().into_owned(),
+        _ => return Err(UsageError("token needs `secret` or `mint`".into())),
+    };
+    let value = |parser: &mut lexopt::Parser, flag: &str| {
+        parser
+            .value()
+            .map_err(|_| UsageError(format!("--{flag} needs a value")))
+    };
+    match what.as_str() {
+        "secret" => {
+            let mut file = None;
+            while let Some(arg) = parser.next().map_err(|e| UsageError(e.to_string()))? {
+                match arg {
+                    Long("file") => file = Some(PathBuf::from(value(parser, "file")?)),
+                    other => return Err(UsageError(format!("token secret: unexpected {other:?}"))),
+                }
+            }
+            Ok(TokenCommand::Secret { file })
+        }
+        "mint" => {
+            let (mut tenant, mut subject, mut roles, mut scope) = (None, None, Vec::new(), None);
+            let (mut memory_scopes, mut ttl_secs, mut issuer) =
+                (Vec::new(), DEFAULT_MINTED_TOKEN_TTL_SECS, None);
+            while let Some(arg) = parser.next().map_err(|e| UsageError(e.to_string()))? {
+                let text = |parser: &mut lexopt::Parser, flag: &str| {
+                    value(parser, flag).map(|v| v.to_string_lossy().into_owned())
+                };
+                match arg {
+                    Long("tenant") => tenant = Some(text(parser, "tenant")?),
+                    Long("subject") => subject = Some(text(parser, "subject")?),
+                    Long("roles") => roles = list(value(parser, "roles")?),
+                    Long("scope") => scope = Some(text(parser, "scope")?),
+                    Long("memory-scopes") => memory_scopes = list(value(parser, "memory-scopes")?),
+                    Long("ttl") => {
+                        ttl_secs = parse_ttl(&text(parser, "ttl")?).map_err(UsageError)?
+                    }
+                    Long("issuer") => issuer = Some(text(parser, "issuer")?),
+                    other => return Err(UsageError(format!("token mint: unexpected {other:?}"))),
+                }
+            }
+            let need = |v: Option<String>, flag: &str| {
+                v.ok_or_else(|| UsageError(format!("token mint needs --{flag}")))
+            };
+            Ok(TokenCommand::Mint {
+                tenant: need(tenant, "tenant")?,
+                subject: need(subject, "subject")?,
+                roles,
+                scope,
+                memory_scopes,
+                ttl_secs,
+                issuer,
+            })
+        }
+        other => Err(UsageError(format!(
+            "token {other:?}: the token commands are `secret` and `mint`"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,5 +300,46 @@ mod tests {
             .contains("localhost"));
         assert!(parse(["--frob"]).unwrap_err().0.contains("--frob"));
         assert_eq!(parse(["-h"]), Ok(ApiCommand::Help));
+    }
+
+    #[test]
+    fn token_commands_parse() {
+        use crate::api_token::TokenCommand;
+        assert_eq!(
+            parse(["token", "secret", "--file", "/tmp/s"]),
+            Ok(ApiCommand::Token(TokenCommand::Secret {
+                file: Some(PathBuf::from("/tmp/s"))
+            }))
+        );
+        assert_eq!(
+            parse([
+                "token",
+                "mint",
+                "--tenant",
+                "acme",
+                "--subject",
+                "dana",
+                "--roles",
+                "reader,ingestor",
+                "--ttl",
+                "2h"
+            ]),
+            Ok(ApiCommand::Token(TokenCommand::Mint {
+                tenant: "acme".into(),
+                subject: "dana".into(),
+                roles: vec!["reader".into(), "ingestor".into()],
+                scope: None,
+                memory_scopes: vec![],
+                ttl_secs: 7200,
+                issuer: None,
+            }))
+        );
+        assert!(parse(["token"]).is_err());
+        assert!(parse(["token", "mint", "--tenant", "a"])
+            .unwrap_err()
+            .0
+            .contains("--subject"));
+        assert!(parse(["token", "mint", "--ttl", "9999d"]).is_err());
+        assert!(parse(["token", "frob"]).is_err());
     }
 }

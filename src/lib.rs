@@ -41,6 +41,7 @@
 
 pub mod admin;
 pub mod api_cli;
+pub mod api_token;
 pub mod base64;
 pub mod cli;
 pub mod clock;

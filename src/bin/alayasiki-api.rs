@@ -23,6 +23,13 @@ fn main() -> ExitCode {
             data_dir,
             store,
         }) => alayasiki_mcp::serve::api(bind, data_dir, store),
+        Ok(ApiCommand::Token(command)) => match alayasiki_mcp::api_token::run(command) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("alayasiki-api: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Err(e) => {
             eprintln!("alayasiki-api: {} (see --help)", e.0);
             ExitCode::from(api_cli::USAGE_EXIT as u8)

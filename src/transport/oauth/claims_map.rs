@@ -113,7 +113,15 @@ impl ClaimsMap {
                             clause.roles.push(role);
                         }
                     }
-                    "memory_scopes" => clause.memory_scopes.extend(list()),
+                    "memory_scopes" => {
+                        for name in list() {
+                            let bare = name.strip_suffix(":read").unwrap_or(&name);
+                            crate::store::MemoryScope::new(bare).map_err(|e| {
+                                bad(&format!("names the memory scope {name:?}: {e}"))
+                            })?;
+                            clause.memory_scopes.push(name);
+                        }
+                    }
                     other => {
                         return Err(bad(&format!(
                             "assigns {other:?}; only tenant, roles and memory_scopes"
@@ -235,6 +243,7 @@ mod tests {
             "a=b => tenant=",
             "a=b => roles=owner",
             "a=b => colour=blue",
+            "a=b => memory_scopes=Not_A_Scope!",
         ] {
             let e = ClaimsMap::parse("V", bad).unwrap_err();
             assert!(e.starts_with("V"), "{e}");
