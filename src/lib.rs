@@ -6,7 +6,8 @@
 //! answer. The crate is laid out by layer; data flows down, never up:
 //!
 //! - [`transport`]: stdio framing, and the HTTP server of `alayasiki-api`
-//!   (JSON API, MCP over SSE, JWT auth, admission); limits on input.
+//!   (JSON API, MCP over Streamable HTTP and SSE, JWT auth, the authorization
+//!   server for MCP clients, admission); limits on input.
 //! - [`protocol`]: JSON-RPC and MCP: sessions, tools, resources, prompts.
 //! - [`service`]: [`service::Memory`], the one API every transport calls,
 //!   bound to a [`service::Principal`]; and working memory, the per-identity

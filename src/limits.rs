@@ -2,7 +2,7 @@
 //!
 //! Each constant is named after what it bounds, enforced where the input
 //! enters (transport framing, tool argument parsing, the ingestion worker),
-//! tested at its edge, and quoted in README.md (a test checks the README
+//! tested at its edge, and quoted in docs/limits.md (a test checks that
 //! table against these values, so the documentation cannot drift).
 
 /// Largest JSON-RPC message accepted on one stdio line (8 MiB). A longer line
@@ -437,11 +437,13 @@ pub const COPY_WRITE_DEADLINE: std::time::Duration = std::time::Duration::from_s
 mod tests {
     use super::*;
 
-    /// README's limits table quotes these values; keep them in step.
+    /// The limits table of docs/limits.md quotes these values; keep them
+    /// in step.
     #[test]
     fn readme_limits_table_matches_the_constants() {
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-            .expect("README.md");
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/limits.md"))
+                .expect("docs/limits.md");
         let rows: &[(&str, String)] = &[
             ("`MAX_FRAME_BYTES`", MAX_FRAME_BYTES.to_string()),
             ("`MAX_BATCH_MESSAGES`", MAX_BATCH_MESSAGES.to_string()),
@@ -649,7 +651,7 @@ mod tests {
             let row = format!("| {name} | {value} |");
             assert!(
                 readme.contains(&row),
-                "README limits table lacks or misstates: {row}"
+                "docs/limits.md's table lacks or misstates: {row}"
             );
         }
     }

@@ -387,7 +387,8 @@ fn held_by_a_server(e: &OwnerError) -> String {
 }
 
 /// `alayasiki-api [--bind ADDR] [--data-dir DIR]`: serve the HTTP API and
-/// MCP over SSE until SIGTERM or SIGINT, then shut down gracefully.
+/// MCP over Streamable HTTP and SSE until SIGTERM or SIGINT, then shut down
+/// gracefully.
 pub fn api(bind: SocketAddr, data_dir: Option<PathBuf>, store: Option<String>) -> ExitCode {
     crate::logging::init();
     // Configuration problems are reported before the directory is taken.

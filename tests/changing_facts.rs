@@ -230,3 +230,53 @@ fn the_cli_query_judges_facts_as_of_a_date_and_shows_their_standing() {
         "{bad:?}"
     );
 }
+
+#[test]
+fn the_entity_resource_shows_a_changed_fact_with_its_history() {
+    let dir = TempDir::new("facts-resource");
+    let mut s = Server::ready(dir.path());
+    ingest(
+        &mut s,
+        &json!({"text": "Nora Quist works at Vexa Systems.", "date": "2020-05-01"}),
+    );
+    ingest(
+        &mut s,
+        &json!({"text": "Nora Quist works at Lumen Labs.", "date": "2024-05-01"}),
+    );
+    let read = s.request(
+        "resources/read",
+        json!({"uri": "alayasiki://entities/nora%20quist"}),
+    );
+    let text = read["result"]["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{read}"));
+    let entity: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(entity["name"], "Nora Quist", "{entity}");
+    let relations = entity["relations"].as_array().unwrap();
+    let to = |name: &str| {
+        relations
+            .iter()
+            .find(|r| r["other"]["name"] == name)
+            .unwrap_or_else(|| panic!("no relation to {name}: {entity}"))
+            .clone()
+    };
+    let (old, new) = (to("Vexa Systems"), to("Lumen Labs"));
+    assert_eq!(old["valid_to"], "2024-05-01T00:00:00.000Z", "{old}");
+    assert_eq!(old["superseded_by"], new["relation_id"], "{old}");
+    assert!(new["valid_to"].is_null(), "{new}");
+    // By id too, and an unknown name is not found.
+    let by_id = s.request(
+        "resources/read",
+        json!({"uri": format!("alayasiki://entities/{}", entity["entity_id"].as_str().unwrap())}),
+    );
+    assert!(
+        by_id["result"]["contents"][0]["text"].is_string(),
+        "{by_id}"
+    );
+    let unknown = s.request(
+        "resources/read",
+        json!({"uri": "alayasiki://entities/nobody%20at%20all"}),
+    );
+    assert_eq!(unknown["error"]["code"], -32002, "{unknown}");
+    s.close();
+}

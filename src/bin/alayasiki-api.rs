@@ -1,5 +1,5 @@
 //! `alayasiki-api`: parse the command line, then serve the HTTP API and MCP
-//! over SSE until SIGTERM or SIGINT.
+//! over Streamable HTTP and SSE until SIGTERM or SIGINT.
 
 use std::process::ExitCode;
 

@@ -16,6 +16,7 @@
 
 pub mod call;
 pub mod catalog;
+pub mod entity_view;
 pub mod jsonrpc;
 pub mod mcp;
 mod methods;

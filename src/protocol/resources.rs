@@ -2,8 +2,9 @@
 //! extracted text) and `alayasiki://documents/{id}/original` (the exact
 //! uploaded bytes: `text` for text types, base64 `blob` otherwise, with the
 //! document's media type); the caller's community summaries as
-//! `alayasiki://communities`; the caller's working-memory sessions as
-//! `alayasiki://sessions/{id}`.
+//! `alayasiki://communities`; one entity of the graph, with its relations,
+//! their evidence and history, as `alayasiki://entities/{id}`; the caller's
+//! working-memory sessions as `alayasiki://sessions/{id}`.
 //!
 //! A document with other versions names them in its content's `_meta`
 //! (see [`version_meta`]); any version can be read, superseded ones
@@ -30,6 +31,8 @@ const DOCUMENT_PREFIX: &str = "alayasiki://documents/";
 /// The caller's community summaries.
 pub const COMMUNITIES_URI: &str = "alayasiki://communities";
 const SESSION_PREFIX: &str = "alayasiki://sessions/";
+/// One entity of the knowledge graph, with its relations and their history.
+const ENTITY_PREFIX: &str = "alayasiki://entities/";
 const ORIGINAL_SUFFIX: &str = "/original";
 /// Longest URI accepted by `resources/read`.
 pub const MAX_URI_BYTES: usize = 2048;
@@ -50,6 +53,15 @@ pub fn templates() -> Vec<Value> {
             "name": "working-memory session",
             "description": "One of your working-memory sessions (see alayasiki_memory_write) as JSON: \
         notes in write order, nodes, edges, and its created, updated and expiry times.",
+            "mimeType": "application/json"
+        }),
+        json!({
+            "uriTemplate": "alayasiki://entities/{name}",
+            "name": "entity",
+            "description": "One entity of the knowledge graph as JSON, by its name as query results \
+        show it (percent-encoded; case does not matter) or its entity id: its name, kind, aliases and mentions, and its relations \
+        with confidence, evidence and history: a fact that changed keeps its old statement with \
+        `valid_to` and `superseded_by` naming the statement that holds now.",
             "mimeType": "application/json"
         }),
         json!({
@@ -139,6 +151,24 @@ pub fn read(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, F
             "contents": [{"uri": uri, "mimeType": "application/json", "text": value.to_string()}]
         }));
     }
+    if let Some(named) = uri.strip_prefix(ENTITY_PREFIX) {
+        let Some(named) = percent_decoded(named) else {
+            return Err(not_found());
+        };
+        return match entity_named(memory, &named) {
+            Ok(entity) => Ok(json!({
+                "contents": [{
+                    "uri": uri,
+                    "mimeType": "application/json",
+                    "text": super::entity_view::entity_json(&entity).to_string()
+                }]
+            })),
+            // Malformed, unknown, another tenant's or out of the caller's
+            // sight: all the same not-found.
+            Err(Error::NotFound(_) | Error::InvalidInput(_)) => Err(not_found()),
+            Err(e) => Err(service_fault(e)),
+        };
+    }
     if let Some(session_id) = uri.strip_prefix(SESSION_PREFIX) {
         return match memory.memory_session(session_id) {
             Ok(snapshot) => Ok(json!({
@@ -194,6 +224,47 @@ pub fn read(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, F
         )
         .with_data(json!({"uri": uri}))),
     }
+}
+
+/// The entity `named` names: its id, else an entity of that exact name
+/// (compared without case), as query results show names.
+fn entity_named(
+    memory: &Memory<'_>,
+    named: &str,
+) -> crate::error::Result<crate::service::EntityView> {
+    match memory.entity(named) {
+        Err(Error::NotFound(_) | Error::InvalidInput(_)) => {
+            let cards = memory.entities(Some(named), ENTITY_NAME_CANDIDATES)?;
+            let card = cards
+                .iter()
+                .find(|c| c.name.eq_ignore_ascii_case(named))
+                .ok_or_else(|| Error::NotFound("entity".into()))?;
+            memory.entity(&card.entity_id)
+        }
+        found => found,
+    }
+}
+
+/// Entities matching a name that are looked through for the one of
+/// exactly that name.
+const ENTITY_NAME_CANDIDATES: usize = 20;
+
+/// `s` with `%XX` escapes decoded, if it is valid UTF-8 afterwards.
+fn percent_decoded(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// A document's place among its versions, as the `_meta` of its content:

@@ -22,7 +22,8 @@ use crate::limits::{
     ENTITIES_DEFAULT_LIMIT, ENTITIES_MAX_LIMIT, GRAPH_DEFAULT_NODES, GRAPH_MAX_DEPTH,
     GRAPH_MAX_NODES, MAX_ENTITY_QUERY_BYTES,
 };
-use crate::service::{EntityCard, Memory, Permission, Principal};
+use crate::protocol::entity_view::{card_json, entity_json};
+use crate::service::{Memory, Permission, Principal};
 
 /// Usage operation of `GET /v1/entities`.
 pub const ENTITIES_OPERATION: &str = "entity.list";
@@ -64,16 +65,6 @@ fn read_json(
     });
 }
 
-fn card_json(c: &EntityCard) -> Value {
-    json!({
-        "entity_id": c.entity_id,
-        "name": c.name,
-        "kind": c.kind,
-        "mentions": c.mentions,
-        "aliases": c.aliases,
-    })
-}
-
 /// The parameters of `GET /v1/entities`: `(q, limit)`.
 fn entities_query(query: &str) -> Result<(Option<String>, usize), String> {
     let (mut q, mut limit) = (None, ENTITIES_DEFAULT_LIMIT);
@@ -108,56 +99,7 @@ pub(super) fn entities(ctx: &Arc<Context>, request: Request, principal: Principa
 pub(super) fn entity(ctx: &Arc<Context>, request: Request, principal: Principal, id: &str) {
     let id = id.to_string();
     read_json(ctx, request, principal, ENTITY_OPERATION, move |memory| {
-        let e = memory.entity(&id)?;
-        let relations: Vec<Value> = e
-            .relations
-            .iter()
-            .map(|r| {
-                let evidence: Vec<Value> = r
-                    .evidence
-                    .iter()
-                    .map(|ev| {
-                        json!({
-                            "document_id": ev.document_id,
-                            "chunk_id": ev.chunk_id,
-                            "byte_start": ev.byte_start,
-                            "byte_end": ev.byte_end,
-                            "quote": ev.quote,
-                            "provenance": ev.provenance,
-                            "supports": ev.supports,
-                        })
-                    })
-                    .collect();
-                json!({
-                    "relation_id": r.relation_id,
-                    "direction": if r.outgoing { "out" } else { "in" },
-                    "predicate": r.predicate,
-                    "other": {
-                        "entity_id": r.other.entity_id,
-                        "name": r.other.name,
-                        "kind": r.other.kind,
-                    },
-                    "confidence": r.confidence,
-                    "support": r.support,
-                    "contradict": r.contradict,
-                    "valid_from": rfc3339(r.valid_from),
-                    "valid_to": r.valid_to.map(rfc3339),
-                    "superseded_by": r.superseded_by,
-                    "evidence": evidence,
-                    "evidence_truncated": r.evidence_truncated,
-                })
-            })
-            .collect();
-        let mut body = card_json(&e.card);
-        body["first_seen"] = json!(rfc3339(e.first_seen));
-        body["last_seen"] = json!(rfc3339(e.last_seen));
-        body["community"] = match &e.community {
-            Some(c) => json!({"level": c.level, "community": c.community, "title": c.title}),
-            None => Value::Null,
-        };
-        body["relations"] = json!(relations);
-        body["truncated"] = json!(e.truncated);
-        Ok(body)
+        Ok(entity_json(&memory.entity(&id)?))
     });
 }
 

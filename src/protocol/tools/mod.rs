@@ -2,7 +2,7 @@
 //! schema, the permission it needs, and a handler that parses arguments into
 //! a typed request and calls the service.
 //!
-//! `tools/list`, `tools/call` and the README's tool reference are all
+//! `tools/list`, `tools/call` and the tool reference in docs/tools.md are all
 //! generated from [`TOOLS`], so they cannot disagree.
 //!
 //! Structured output (MCP 2025-06-18 and later): every tool declares an
@@ -153,7 +153,7 @@ pub fn invoke(tool: &Tool, memory: &Memory<'_>, arguments: &Map<String, Value>) 
     (tool.call)(memory, arguments)
 }
 
-/// The README's tool reference, in Markdown.
+/// The tool reference of docs/tools.md, in Markdown.
 pub fn reference_markdown() -> String {
     let mut out = String::from(
         "A successful result holds the tool's JSON object twice: as `structuredContent`, \
@@ -262,22 +262,32 @@ mod tests {
 
     #[test]
     fn readme_tool_reference_matches_the_table() {
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-            .expect("README.md");
+        // The reference lives in docs/tools.md (the README links to it).
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/tools.md"))
+            .expect("docs/tools.md");
         let begin = "<!-- tools:begin -->\n";
         let end = "<!-- tools:end -->";
-        let start = readme.find(begin).expect("README has a tools:begin marker") + begin.len();
-        let stop = readme.find(end).expect("README has a tools:end marker");
+        let start = readme
+            .find(begin)
+            .expect("docs/tools.md has a tools:begin marker")
+            + begin.len();
+        let stop = readme
+            .find(end)
+            .expect("docs/tools.md has a tools:end marker");
         let generated = reference_markdown();
         if readme[start..stop] != generated && std::env::var_os("UPDATE_README").is_some() {
             let updated = format!("{}{}{}", &readme[..start], generated, &readme[stop..]);
-            std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"), updated).unwrap();
+            std::fs::write(
+                concat!(env!("CARGO_MANIFEST_DIR"), "/docs/tools.md"),
+                updated,
+            )
+            .unwrap();
             return;
         }
         assert_eq!(
             readme[start..stop],
             generated,
-            "README tool reference is stale; run UPDATE_README=1 cargo test readme_tool_reference"
+            "docs/tools.md's tool reference is stale; run UPDATE_README=1 cargo test readme_tool_reference"
         );
     }
 }
