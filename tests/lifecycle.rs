@@ -123,6 +123,7 @@ fn discovery_lists_tools_resources_templates_and_prompts() {
             "alayasiki_query",
             "alayasiki_status",
             "alayasiki_forget",
+            "alayasiki_share",
             "alayasiki_memory_write",
             "alayasiki_memory_read",
             "alayasiki_memory_promote",
@@ -147,6 +148,7 @@ fn discovery_lists_tools_resources_templates_and_prompts() {
         templates[2]["uriTemplate"],
         "alayasiki://documents/{id}/original"
     );
+    assert_eq!(templates[3]["uriTemplate"], "alayasiki://entities/{name}");
     let prompts = s.request("prompts/list", json!({}))["result"]["prompts"].clone();
     assert_eq!(prompts[0]["name"], "alayasiki_reasoning");
     assert_eq!(prompts[0]["arguments"][0]["required"], true);

@@ -54,7 +54,7 @@ const REVISIONS: [&str; 5] = [
 const MODERN: &str = "2026-07-28";
 
 /// The tools `tools/list` must list: the session calls each of them.
-const TOOLS: [&str; 9] = [
+const TOOLS: [&str; 10] = [
     "alayasiki_forget",
     "alayasiki_ingest",
     "alayasiki_memory_delete",
@@ -62,6 +62,7 @@ const TOOLS: [&str; 9] = [
     "alayasiki_memory_read",
     "alayasiki_memory_write",
     "alayasiki_query",
+    "alayasiki_share",
     "alayasiki_status",
     "alayasiki_update",
 ];
@@ -965,6 +966,10 @@ fn drive(d: &mut Driver) {
         json!({"session_id": session,
                "nodes": [{"id": "b7", "label": "Buoy 7", "kind": "buoy"}, {"id": "port", "label": "Port"}],
                "edges": [{"from": "b7", "to": "port", "relation": "marks"}]}),
+    );
+    d.tool(
+        "alayasiki_share",
+        json!({"document_ids": [doc_v2], "scope": "team-a"}),
     );
     d.tool("alayasiki_memory_read", json!({"session_id": session}));
     d.tool(

@@ -85,7 +85,16 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("transport", &["transport"]),
     (
         "application",
-        &["serve", "cli", "api_cli", "admin", "replay", "main", "bin"],
+        &[
+            "serve",
+            "cli",
+            "api_cli",
+            "api_token",
+            "admin",
+            "replay",
+            "main",
+            "bin",
+        ],
     ),
 ];
 
@@ -254,6 +263,10 @@ const FORBIDDEN_STATEMENTS: &[&str] = &[
 /// Inserts that are not upserts (file under src/, table): where a repeat
 /// must be refused, not absorbed.
 const KNOWN_PLAIN_INSERTS: &[(&str, &str)] = &[
+    // A reader connection's view of its caller's memory scopes
+    // (`temp.sight`): a per-connection temporary table, cleared before the
+    // connection goes back to its pool, never journaled or replayed.
+    ("store/sharing.rs", "temp"),
     // A migration's mark, in the migration's own local transaction: a
     // second one means two processes migrating, which must fail.
     ("store/db.rs", "schema_version"),

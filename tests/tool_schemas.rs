@@ -319,6 +319,14 @@ fn valid_calls() -> Vec<(&'static str, Value)> {
                    "replace_source": true}),
         ),
         (
+            "alayasiki_share",
+            json!({"document_ids": [STORED], "scope": "team-a"}),
+        ),
+        (
+            "alayasiki_share",
+            json!({"filter": {"source": "log.txt"}, "scope": "team-b"}),
+        ),
+        (
             "alayasiki_forget",
             json!({"idempotency_key": "schema-text"}),
         ),
@@ -1325,7 +1333,7 @@ fn output_schemas_are_open_object_schemas_in_the_shared_subset() {
     let dir = TempDir::new("output-shape");
     let mut server = structured_server(dir.path(), &[]);
     let schemas = output_schemas(&mut server);
-    assert_eq!(schemas.len(), 9, "every tool lists an outputSchema");
+    assert_eq!(schemas.len(), 10, "every tool lists an outputSchema");
     for (tool, schema) in &schemas {
         assert_eq!(
             schema["type"], "object",

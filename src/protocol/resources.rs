@@ -56,6 +56,13 @@ pub fn templates() -> Vec<Value> {
             "mimeType": "application/json"
         }),
         json!({
+            "uriTemplate": "alayasiki://documents/{id}/original",
+            "name": "original",
+            "description": "A stored document's original bytes, exactly as uploaded (text for text \
+        types, base64 blob otherwise), with its media type. Checked against the SHA-256 recorded \
+        when it was stored."
+        }),
+        json!({
             "uriTemplate": "alayasiki://entities/{name}",
             "name": "entity",
             "description": "One entity of the knowledge graph as JSON, by its name as query results \
@@ -63,13 +70,6 @@ pub fn templates() -> Vec<Value> {
         with confidence, evidence and history: a fact that changed keeps its old statement with \
         `valid_to` and `superseded_by` naming the statement that holds now.",
             "mimeType": "application/json"
-        }),
-        json!({
-            "uriTemplate": "alayasiki://documents/{id}/original",
-            "name": "original",
-            "description": "A stored document's original bytes, exactly as uploaded (text for text \
-        types, base64 blob otherwise), with its media type. Checked against the SHA-256 recorded \
-        when it was stored."
         }),
     ]
 }
