@@ -560,8 +560,10 @@ def main():
                        "aud": f"{api.base}/mcp"})
         docs_list = c.get(f"{api.base}/v1/documents", headers={"Authorization": f"Bearer {admin}"}).json()
         check(len(docs_list["documents"]) == 3, f"tenant acme should hold 3 documents: {docs_list}")
-        check({d["created_by"] for d in docs_list["documents"]} == {"dana"},
-              f"documents not written by the signed-in person: {docs_list}")
+        writers = {c.get(f"{api.base}/v1/documents/{d['document_id']}",
+                         headers={"Authorization": f"Bearer {admin}"}).json()["created_by"]
+                   for d in docs_list["documents"]}
+        check(writers == {"dana"}, f"documents not written by the signed-in person: {writers}")
 
         cid, live = attacks(api, inward, docs, callback)
         print("oauth_test: redirect, PKCE, resource, consent, state, code, refresh and metadata attacks refused")

@@ -21,8 +21,15 @@ exchange is recorded with an httpx event hook, so the revision the client
 *actually* spoke is checked on the wire (the `MCP-Protocol-Version` and
 `Mcp-Method` headers, the session header, no `initialize` in the stateless
 modes), not only as the client reports it. Then a request without a token
-must get 401, and the server must exit 0 on SIGTERM. Exits non-zero with a
-message on any failure.
+must get 401, and the server must exit 0 on SIGTERM.
+
+Then the anonymous caller: a second server with ALAYASIKI_ANONYMOUS_SCOPE
+and ALAYASIKI_ANONYMOUS_TENANT, a note stored (with a token) into the public
+scope and one into a private scope, and a client that sends no token at all:
+tools/list, alayasiki_query finds the public note and never the private one,
+alayasiki_ingest is an error result telling it to sign in.
+
+Exits non-zero with a message on any failure.
 """
 import asyncio
 import json
@@ -174,6 +181,53 @@ async def run_mode(base, mode):
     return version, connected, elapsed, len(rpcs)
 
 
+ANONYMOUS_TENANT = "py-anon"
+PUBLIC_NOTE = "The public tide table says the Zanzibar ferry sails at 06:15."
+PRIVATE_NOTE = "The private roster says Scorpio pilots the Zanzibar ferry."
+
+
+async def run_anonymous(binary):
+    data = tempfile.mkdtemp(prefix="alayasiki-sdk-anon-")
+    proc, base = api_process.start(binary, data, SECRET, fail, extra_env={
+        "ALAYASIKI_ANONYMOUS_SCOPE": "public", "ALAYASIKI_ANONYMOUS_TENANT": ANONYMOUS_TENANT})
+    try:
+        admin = {"Authorization": f"Bearer {token('keeper', ANONYMOUS_TENANT, ['admin'])}"}
+        async with create_mcp_http_client(headers=admin) as raw:
+            for text, scope in ((PUBLIC_NOTE, "public"), (PRIVATE_NOTE, "crew")):
+                r = await raw.post(f"{base}/v1/ingest", json={"content": text, "scope": scope, "wait": True})
+                if r.status_code != 200:
+                    fail(f"anonymous: storing into {scope} answered {r.status_code} {r.text}")
+        # No Authorization header at all.
+        async with create_mcp_http_client() as http:
+            transport = streamable_http_client(f"{base}/mcp", http_client=http)
+            async with Client(transport) as client:
+                tools = [t.name for t in (await client.list_tools()).tools]
+                if "alayasiki_query" not in tools:
+                    fail(f"anonymous: alayasiki_query not listed: {tools}")
+                answer = tool_json(await client.call_tool(
+                    "alayasiki_query", {"query": "When does the Zanzibar ferry sail?"}))
+                texts = " ".join(e.get("text", "") for e in answer.get("evidence") or [])
+                if "06:15" not in texts:
+                    fail(f"anonymous: the public note was not found: {answer}")
+                if "Scorpio" in json.dumps(answer):
+                    fail(f"anonymous: the private note leaked: {answer}")
+                refused = await client.call_tool("alayasiki_ingest", {"content": "graffiti"})
+                said = " ".join(getattr(c, "text", "") for c in refused.content)
+                if not refused.is_error or "sign in" not in said:
+                    fail(f"anonymous: alayasiki_ingest was not refused with the way out: {refused}")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            fail("anonymous: server did not exit after SIGTERM")
+        shutil.rmtree(data, ignore_errors=True)
+    if code != 0:
+        fail(f"anonymous: server exited with status {code} after SIGTERM")
+    print("sdk_http_test: ok anonymous: tools/list, the public note found, ingest refused")
+
+
 async def main(binary):
     data = tempfile.mkdtemp(prefix="alayasiki-sdk-http-")
     proc, base = start(binary, data)
@@ -199,6 +253,7 @@ async def main(binary):
     for mode, (version, connected, elapsed, posts) in results.items():
         print(f"sdk_http_test: ok mode={mode}: protocol {version}, connect {connected * 1000:.0f} ms, "
               f"{posts} POSTs in {elapsed * 1000:.0f} ms")
+    await run_anonymous(binary)
 
 
 if __name__ == "__main__":

@@ -92,6 +92,10 @@ AUTHENTICATION (OAuth 2.1 resource server; exactly one key source is required):
     ALAYASIKI_JWT_ISSUER           accepted iss values (comma-separated)
     ALAYASIKI_JWT_AUDIENCE         accepted aud values (comma-separated)
     ALAYASIKI_JWT_LEEWAY_SECS      clock drift tolerated (default 30, max 300)
+    ALAYASIKI_ANONYMOUS_SCOPE      a memory scope a request without a token may
+                                   query, read-only (default: none, such
+                                   requests are refused); needs
+    ALAYASIKI_ANONYMOUS_TENANT     the tenant of that scope
 
 OTHER ENVIRONMENT:
     ALAYASIKI_MCP_ALLOWED_ORIGINS  browser origins allowed (exact, comma-separated)

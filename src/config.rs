@@ -62,6 +62,11 @@ pub const ALLOWED_ORIGINS_ENV: &str = "ALAYASIKI_MCP_ALLOWED_ORIGINS";
 pub const ALLOWED_HOSTS_ENV: &str = "ALAYASIKI_API_ALLOWED_HOSTS";
 pub const RATE_ENV: &str = "ALAYASIKI_API_RATE";
 pub const BURST_ENV: &str = "ALAYASIKI_API_BURST";
+/// The memory scope a request without credentials may query (the
+/// anonymous caller, off unless set; see `transport::auth::anonymous`).
+pub const ANONYMOUS_SCOPE_ENV: &str = "ALAYASIKI_ANONYMOUS_SCOPE";
+/// The tenant whose [`ANONYMOUS_SCOPE_ENV`] that is (required with it).
+pub const ANONYMOUS_TENANT_ENV: &str = "ALAYASIKI_ANONYMOUS_TENANT";
 /// Directory name under the home directory for `alayasiki-api`.
 pub const API_DEFAULT_DIR_NAME: &str = ".alayasiki-api";
 

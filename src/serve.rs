@@ -454,6 +454,16 @@ pub fn api(bind: SocketAddr, data_dir: Option<PathBuf>, store: Option<String>) -
         settings.rate.burst(),
         config.durability.name()
     );
+    if let Some(anonymous) = settings.auth.anonymous() {
+        if let crate::service::MemoryAccess::Scoped(grants) = &anonymous.memory {
+            let scopes: Vec<&str> = grants.iter().map(|g| g.scope.name()).collect();
+            log::info!(
+                "requests without a token may query memory scope {} of tenant {}",
+                scopes.join(", "),
+                anonymous.tenant.name()
+            );
+        }
+    }
     let outcome = crate::transport::http::serve(service.clone(), listener, settings);
     service.shutdown();
     match outcome {
@@ -547,7 +557,8 @@ fn open_replica(
 
 fn api_settings() -> Result<crate::transport::http::Settings, String> {
     Ok(crate::transport::http::Settings {
-        auth: crate::transport::auth::Authenticator::from_env()?,
+        auth: crate::transport::auth::Authenticator::from_env()?
+            .admitting_anonymous(crate::transport::auth::anonymous::from_env()?),
         rate: crate::transport::admission::RateLimiter::from_env()?,
         oauth: None,
     })

@@ -450,3 +450,308 @@ fn a_malformed_memory_scopes_claim_is_refused_not_widened() {
     let (status, text) = text_of(&api, "GET", "/v1/documents", &t, None);
     assert_eq!(status, 200, "{text}");
 }
+
+/// The entity `name` as `token` sees it (its id, and the detail view).
+fn entity_view(api: &Api, token: &str, name: &str) -> Value {
+    let (status, body) = text_of(api, "GET", &format!("/v1/entities?q={name}"), token, None);
+    assert_eq!(status, 200, "{body}");
+    let found: Value = serde_json::from_str(&body).unwrap();
+    let id = found["entities"][0]["entity_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no {name}: {found}"))
+        .to_string();
+    let (status, body) = text_of(api, "GET", &format!("/v1/entities/{id}"), token, None);
+    assert_eq!(status, 200, "{body}");
+    let mut view: Value = serde_json::from_str(&body).unwrap();
+    // The listing's count, beside the detail's.
+    view["listed_mentions"] = found["entities"][0]["mentions"].clone();
+    view
+}
+
+/// The counts of an entity view: its mentions (in the list and the
+/// detail) and each relation's support and contradiction, by predicate.
+fn counts(view: &Value) -> Value {
+    let mut relations: Vec<Value> = view["relations"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{view}"))
+        .iter()
+        .map(|r| {
+            json!([
+                r["predicate"],
+                r["other"]["name"],
+                r["support"],
+                r["contradict"]
+            ])
+        })
+        .collect();
+    relations.sort_by_key(|r| r.to_string());
+    json!({"mentions": view["mentions"], "listed": view["listed_mentions"],
+           "relations": relations})
+}
+
+#[test]
+fn entity_and_relation_counts_count_only_seen_documents() {
+    let f = fixture("scopes-counts");
+    let api = &f.api;
+    // Acme is only in A's document so far: A and U count the same.
+    let before = counts(&entity_view(api, &f.u, "acme"));
+    assert_eq!(counts(&entity_view(api, &f.a, "acme")), before);
+    assert!(before["mentions"].as_i64().unwrap() > 0, "{before}");
+    assert!(
+        !before["relations"].as_array().unwrap().is_empty(),
+        "{before}"
+    );
+
+    // A document A cannot see mentions Acme twice and repeats its facts.
+    let twice = "Acme Corp. acquired Widgets Inc. in Quartz Bay. \
+                 Acme Corp. runs the Quartz depot.";
+    ingest(api, &f.u, json!({"content": twice, "scope": "team-b"}));
+    let whole = counts(&entity_view(api, &f.u, "acme"));
+    assert!(
+        whole["mentions"].as_i64() > before["mentions"].as_i64(),
+        "{whole} vs {before}"
+    );
+    assert_ne!(whole["relations"], before["relations"], "{whole}");
+    // A's counts do not move; B counts only the new document.
+    assert_eq!(counts(&entity_view(api, &f.a, "acme")), before);
+    let b = counts(&entity_view(api, &f.b, "acme"));
+    assert_eq!(
+        b["mentions"].as_i64().unwrap(),
+        whole["mentions"].as_i64().unwrap() - before["mentions"].as_i64().unwrap(),
+        "{b} {whole} {before}"
+    );
+}
+
+/// The communities `token` is shown: each as its member names, sorted.
+fn community_names(api: &Api, token: &str) -> Vec<Vec<String>> {
+    let (status, body) = text_of(api, "GET", "/v1/communities", token, None);
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    v["communities"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|c| {
+            let mut names: Vec<String> = c["entities"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| n.as_str().unwrap().to_string())
+                .collect();
+            names.sort();
+            names
+        })
+        .collect()
+}
+
+fn with_member<'a>(communities: &'a [Vec<String>], name: &str) -> Vec<&'a Vec<String>> {
+    communities
+        .iter()
+        .filter(|c| c.iter().any(|n| n == name))
+        .collect()
+}
+
+#[test]
+fn a_community_touching_an_unseen_document_is_dropped_for_a_scoped_caller() {
+    let dir = TempDir::new("scopes-communities");
+    let api = Api::start(dir.path(), &[]);
+    let u = token("root", &["admin"], None);
+    let a = token("alice", &["reader"], Some(json!(["team-a:read"])));
+    let b = token("bob", &["reader"], Some(json!(["team-b:read"])));
+    for (text, scope) in [
+        // Umbrella's group: team-a's documents only.
+        (
+            "Umbrella Corp. hired Albert Wesker. Umbrella Corp. funds the Raccoon Clinic.",
+            "team-a",
+        ),
+        // Globex's group: team-b's only.
+        (
+            "Globex Corp. hired Hank Scorpio. Globex Corp. acquired Initech Inc.",
+            "team-b",
+        ),
+        // Acme's group: evidence in both scopes.
+        (
+            "Acme Corp. hired Jane Doe. Acme Corp. acquired Widgets Inc.",
+            "team-a",
+        ),
+        ("Acme Corp. partnered with Widgets Inc.", "team-b"),
+    ] {
+        ingest(&api, &u, json!({"content": text, "scope": scope}));
+    }
+    let whole = community_names(&api, &u);
+    let acme = with_member(&whole, "Acme Corp.");
+    let umbrella = with_member(&whole, "Umbrella Corp.");
+    let globex = with_member(&whole, "Globex Corp.");
+    assert!(
+        !acme.is_empty() && !umbrella.is_empty() && !globex.is_empty(),
+        "{whole:?}"
+    );
+
+    let seen_by_a = community_names(&api, &a);
+    let seen_by_b = community_names(&api, &b);
+    // Acme's communities quote both scopes: neither A nor B is shown one.
+    for (who, seen) in [("A", &seen_by_a), ("B", &seen_by_b)] {
+        assert!(
+            with_member(seen, "Acme Corp.").is_empty(),
+            "{who}: {seen:?}"
+        );
+    }
+    // Those of one scope alone are shown, whole, to that scope's caller
+    // (and only to it).
+    assert_eq!(with_member(&seen_by_a, "Umbrella Corp."), umbrella);
+    assert!(with_member(&seen_by_a, "Globex Corp.").is_empty());
+    assert_eq!(with_member(&seen_by_b, "Globex Corp."), globex);
+    assert!(with_member(&seen_by_b, "Umbrella Corp.").is_empty());
+}
+
+/// A stateless (2026-07-28) MCP request at `/mcp` with `token`: the
+/// JSON-RPC answer.
+fn mcp(api: &Api, token: &str, method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let mut headers: Vec<(String, String)> = vec![
+        ("Authorization".into(), format!("Bearer {token}")),
+        ("Content-Type".into(), "application/json".into()),
+        (
+            "Accept".into(),
+            "application/json, text/event-stream".into(),
+        ),
+        ("MCP-Protocol-Version".into(), "2026-07-28".into()),
+        ("Mcp-Method".into(), method.into()),
+    ];
+    if let Some(name) = params["name"].as_str().or(params["uri"].as_str()) {
+        headers.push(("Mcp-Name".into(), name.into()));
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let r = http_common::request(
+        api.addr,
+        "POST",
+        "/mcp",
+        &headers,
+        Some(body.to_string().as_bytes()),
+    );
+    assert_eq!(
+        r.status,
+        200,
+        "{method}: {}",
+        String::from_utf8_lossy(&r.body)
+    );
+    r.json()
+}
+
+#[test]
+fn each_caller_sees_exactly_its_scopes_over_mcp_tools_and_resources() {
+    let f = fixture("scopes-mcp");
+    let api = &f.api;
+    let callers: [(&str, &str, [bool; 4]); 4] = [
+        ("A", &f.a, [true, false, false, true]),
+        ("B", &f.b, [false, true, false, false]),
+        ("C", &f.c, [true, false, false, true]),
+        ("U", &f.u, [true, true, true, true]),
+    ];
+    for (name, tok, sees) in callers {
+        let hidden: Vec<(&String, &Doc)> = f
+            .ids
+            .iter()
+            .zip(DOCS)
+            .zip(sees)
+            .filter(|(_, s)| !*s)
+            .map(|(d, _)| d)
+            .collect();
+        let leaks = |what: &str, body: &str| {
+            for (id, doc) in &hidden {
+                assert!(!body.contains(id.as_str()), "{name} {what} names {id}");
+                assert!(
+                    !body.contains(doc.secret),
+                    "{name} {what} quotes {}",
+                    doc.secret
+                );
+            }
+        };
+        let call = |tool: &str, args: Value| {
+            let v = mcp(
+                api,
+                tok,
+                "tools/call",
+                json!({"name": tool, "arguments": args}),
+            );
+            assert_eq!(v["result"]["isError"], false, "{name} {tool}: {v}");
+            v["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+
+        // tools/call: every query mode, and the status counts.
+        for ((id, doc), seen) in f.ids.iter().zip(DOCS).zip(sees) {
+            for (search_mode, mode) in [
+                ("auto", "evidence"),
+                ("global", "evidence"),
+                ("drift", "answer"),
+            ] {
+                let q = json!({"query": format!("What is at the {}?", doc.find),
+                               "search_mode": search_mode, "mode": mode});
+                let body = call("alayasiki_query", q.clone());
+                leaks(&format!("MCP query {q}"), &body);
+            }
+            let body = call(
+                "alayasiki_query",
+                json!({"query": format!("What is at the {}?", doc.find)}),
+            );
+            assert_eq!(body.contains(id.as_str()), seen, "{name}: {body}");
+        }
+        let status: Value = serde_json::from_str(&call("alayasiki_status", json!({}))).unwrap();
+        let want = sees.iter().filter(|s| **s).count();
+        assert_eq!(status["documents"], want, "{name}: {status}");
+
+        // resources/read of each document and original: a seen one reads,
+        // an unseen one is not found.
+        for ((id, doc), seen) in f.ids.iter().zip(DOCS).zip(sees) {
+            for uri in [
+                format!("alayasiki://documents/{id}"),
+                format!("alayasiki://documents/{id}/original"),
+            ] {
+                let v = mcp(api, tok, "resources/read", json!({"uri": uri}));
+                if seen {
+                    assert!(v["result"]["contents"].is_array(), "{name} {uri}: {v}");
+                } else {
+                    assert_eq!(
+                        v["error"]["message"], "resource not found",
+                        "{name} {uri}: {v}"
+                    );
+                    assert!(!v.to_string().contains(doc.secret), "{name} {uri}: {v}");
+                }
+            }
+        }
+        // The communities resource, and the resource list: exactly the
+        // seen documents.
+        let v = mcp(
+            api,
+            tok,
+            "resources/read",
+            json!({"uri": "alayasiki://communities"}),
+        );
+        assert!(v["result"]["contents"].is_array(), "{name}: {v}");
+        leaks("communities resource", &v.to_string());
+        let v = mcp(api, tok, "resources/list", json!({}));
+        let mut listed: Vec<String> = v["result"]["resources"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: {v}"))
+            .iter()
+            .filter_map(|r| r["uri"].as_str()?.strip_prefix("alayasiki://documents/"))
+            .map(str::to_string)
+            .collect();
+        listed.sort();
+        let mut want: Vec<String> = f
+            .ids
+            .iter()
+            .zip(sees)
+            .filter(|(_, s)| *s)
+            .map(|(i, _)| i.clone())
+            .collect();
+        want.sort();
+        assert_eq!(listed, want, "{name}: {v}");
+    }
+}

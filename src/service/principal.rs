@@ -140,8 +140,10 @@ impl Principal {
     pub fn sight(&self) -> Sight {
         match &self.memory {
             MemoryAccess::Unrestricted => Sight::Whole,
+            // The anonymous caller has nothing of its own: a token whose
+            // `sub` is "anonymous" lends it nothing.
             MemoryAccess::Scoped(grants) => Sight::Limited {
-                subject: self.subject.clone(),
+                subject: (!self.anonymous).then(|| self.subject.clone()),
                 scopes: grants.iter().map(|g| g.scope.clone()).collect(),
             },
         }

@@ -62,9 +62,10 @@ impl std::fmt::Display for MemoryScope {
 pub enum Sight {
     /// Every document: unrestricted callers and the engine's own reads.
     Whole,
-    /// The documents in any of `scopes`, and those `subject` wrote.
+    /// The documents in any of `scopes`, and those `subject` wrote (none
+    /// for a caller that can write nothing of its own: the anonymous one).
     Limited {
-        subject: String,
+        subject: Option<String>,
         scopes: Vec<MemoryScope>,
     },
 }
@@ -80,14 +81,15 @@ impl Sight {
 /// part of the database file.
 pub(super) fn prepare_connection(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
-        "CREATE TEMP TABLE IF NOT EXISTS sight (subject TEXT NOT NULL);
+        "CREATE TEMP TABLE IF NOT EXISTS sight (subject TEXT);
          CREATE TEMP TABLE IF NOT EXISTS sight_scopes (scope TEXT PRIMARY KEY) WITHOUT ROWID;",
     )
 }
 
 /// Puts `sight` into a read connection's sight tables (a read connection
 /// is `query_only`, which guards the temporary tables too, so it is lifted
-/// for the two statements).
+/// for the two statements). A limited sight always has its one row in
+/// `sight`, its subject NULL when it has none: the row is what limits.
 pub(super) fn install(conn: &Connection, sight: &Sight) -> rusqlite::Result<()> {
     let Sight::Limited { subject, scopes } = sight else {
         return Ok(());
@@ -116,23 +118,23 @@ pub(super) fn clear(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 /// What a sight admits of a document aliased `d`, for the writer's
-/// connection (which has no sight tables): `?4` is the subject (NULL for
-/// the whole tenant), `?5` the scope names as a JSON array (see
-/// [`sight_params`]).
-pub(super) const ADMITTED: &str = "(?4 IS NULL OR d.created_by = ?4
+/// connection (which has no sight tables): `?4` is the subject (NULL when
+/// there is none), `?5` the scope names as a JSON array (NULL for the whole
+/// tenant; see [`sight_params`]).
+pub(super) const ADMITTED: &str = "(?5 IS NULL OR d.created_by IS ?4
      OR EXISTS (SELECT 1 FROM document_scopes g
                  WHERE g.tenant_id = d.tenant_id AND g.document_id = d.id
                    AND g.scope IN (SELECT value FROM json_each(?5))))";
 
 /// The parameters of [`ADMITTED`] for `sight`.
-pub(super) fn sight_params(sight: &Sight) -> (Option<String>, String) {
+pub(super) fn sight_params(sight: &Sight) -> (Option<String>, Option<String>) {
     match sight {
-        Sight::Whole => (None, "[]".into()),
+        Sight::Whole => (None, None),
         Sight::Limited { subject, scopes } => {
             let names: Vec<&str> = scopes.iter().map(MemoryScope::name).collect();
             (
-                Some(subject.clone()),
-                serde_json::to_string(&names).unwrap_or_else(|_| "[]".into()),
+                subject.clone(),
+                Some(serde_json::to_string(&names).unwrap_or_else(|_| "[]".into())),
             )
         }
     }

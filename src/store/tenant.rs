@@ -107,12 +107,12 @@ pub struct Visibility {
 
 /// The memory-scope condition on a document aliased `d` (see `sharing`):
 /// true for every document when the handle's sight tables are empty (the
-/// whole tenant), else for those its subject wrote and those in one of its
-/// scopes. Binds no parameters.
+/// whole tenant), else for those its subject (if any) wrote and those in
+/// one of its scopes. Binds no parameters.
 macro_rules! seen_condition {
     () => {
         "(NOT EXISTS (SELECT 1 FROM temp.sight)
-          OR d.created_by IN (SELECT subject FROM temp.sight)
+          OR d.created_by IN (SELECT subject FROM temp.sight WHERE subject IS NOT NULL)
           OR EXISTS (SELECT 1 FROM temp.sight_scopes s CROSS JOIN document_scopes g
                       WHERE g.tenant_id = d.tenant_id AND g.scope = s.scope
                         AND g.document_id = d.id))"

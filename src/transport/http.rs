@@ -21,7 +21,9 @@
 //! Every request passes, in order: shutdown (503), `Origin`/`Host` (403),
 //! no token in the query string (400), declared body size (413), route (404
 //! or 405), a body where none is read (400), authentication (401, but not
-//! for `/health` and the protected resource metadata), the caller's rate
+//! for `/health` and the protected resource metadata; a request without
+//! credentials is the anonymous caller when one is configured, and 401 on
+//! the routes closed to it: [`super::auth::anonymous`]), the caller's rate
 //! limit (429), the permission the route needs (403; both with an RFC 6750
 //! challenge), then the route's own checks. Nothing is read
 //! from the body before the caller is authenticated (bodies of at most
@@ -56,7 +58,7 @@ use super::body_readers::BodyReaders;
 use super::listener::Listener;
 use super::origin::{OriginPolicy, Refusal};
 use super::request::Request;
-use super::routes::{resolve, route_permission, Route};
+use super::routes::{open_to_anonymous, resolve, route_permission, Route};
 use super::sse::Sessions;
 use super::streamable::HttpSessions;
 pub use super::wire::{Header, Method, Response};
@@ -429,14 +431,28 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
     let metadata_url = ctx.auth.metadata_url(header(&request, "Host"));
     let needs = route_permission(&route, request.method());
     let scope = needs.map_or_else(|| auth::scopes(&BASIC_PERMISSIONS), |p| p.scope().into());
-    let principal = match ctx.auth.authenticate(&headers(&request, "Authorization")) {
-        Ok(p) => p,
-        Err(e) => {
-            let challenge = e.challenge(metadata_url.as_deref(), &scope);
-            let r = error(401, "unauthorized", e.0)
-                .with_header(make_header("WWW-Authenticate", &challenge));
-            return request.respond(r);
+    let authorization = headers(&request, "Authorization");
+    let principal = match ctx.auth.anonymous() {
+        // Only a request that sends no credentials at all is anonymous: a
+        // bad token is refused below, never downgraded.
+        Some(anonymous) if authorization.is_empty() => {
+            if !open_to_anonymous(&route, request.method()) {
+                let challenge = auth::AuthError::MISSING.challenge(metadata_url.as_deref(), &scope);
+                let r = error(401, "unauthorized", crate::service::ANONYMOUS_REFUSAL)
+                    .with_header(make_header("WWW-Authenticate", &challenge));
+                return request.respond(r);
+            }
+            anonymous.clone()
         }
+        _ => match ctx.auth.authenticate(&authorization) {
+            Ok(p) => p,
+            Err(e) => {
+                let challenge = e.challenge(metadata_url.as_deref(), &scope);
+                let r = error(401, "unauthorized", e.0)
+                    .with_header(make_header("WWW-Authenticate", &challenge));
+                return request.respond(r);
+            }
+        },
     };
     if let Err(wait) = ctx.rate.admit(
         &caller_key(principal.tenant.name(), &principal.subject),

@@ -168,6 +168,29 @@ pub(super) fn route_permission(route: &Route, method: &Method) -> Option<Permiss
     }
 }
 
+/// Whether the anonymous caller ([`auth::anonymous`]) may use `route`
+/// with `method`: the MCP endpoints, the tool table, reading tools, and
+/// the reads of documents and the graph. Everything that writes, and
+/// working-memory sessions (which would be one shared by every anonymous
+/// client), is refused before the body is read.
+pub(super) fn open_to_anonymous(route: &Route, method: &Method) -> bool {
+    match route {
+        Route::Mcp | Route::SseOpen | Route::SseMessage | Route::Tools => true,
+        Route::Tool(name) => tools::find(name).is_some_and(tools::open_to_anonymous),
+        Route::Documents
+        | Route::Original(_)
+        | Route::Chunks(_)
+        | Route::Entities
+        | Route::Entity(_)
+        | Route::Graph
+        | Route::Communities => true,
+        Route::Document(_) => *method == Method::Get,
+        Route::Sessions | Route::Session(_) | Route::Compact | Route::Uploads => false,
+        // Answered before anyone is identified.
+        Route::Health | Route::ResourceMetadata(_) | Route::Ui(_) | Route::Upload(_) => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

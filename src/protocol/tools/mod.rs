@@ -80,6 +80,21 @@ pub static TOOLS: &[&Tool] = &[
 /// Tools that delete stored memory (MCP's `destructiveHint`).
 const DESTRUCTIVE: &[&str] = &["alayasiki_forget", "alayasiki_memory_delete"];
 
+/// Tools of working-memory sessions: closed to the anonymous caller, whose
+/// sessions every anonymous client would share.
+const WORKING_MEMORY: &[&str] = &[
+    "alayasiki_memory_write",
+    "alayasiki_memory_read",
+    "alayasiki_memory_promote",
+    "alayasiki_memory_delete",
+];
+
+/// Whether the anonymous caller may call `tool`: reading tools of
+/// persistent memory only.
+pub fn open_to_anonymous(tool: &Tool) -> bool {
+    !tool.mutates && !WORKING_MEMORY.contains(&tool.name)
+}
+
 pub fn find(name: &str) -> Option<&'static Tool> {
     TOOLS.iter().copied().find(|t| t.name == name)
 }
@@ -140,7 +155,7 @@ pub fn call(memory: &Memory<'_>, params: &Map<String, Value>) -> std::result::Re
 /// Runs `tool` for the caller of `memory` after checking its permission:
 /// the one way every transport (MCP `tools/call`, the HTTP API) runs a tool.
 pub fn invoke(tool: &Tool, memory: &Memory<'_>, arguments: &Map<String, Value>) -> Result<Value> {
-    if tool.mutates && memory.principal().anonymous {
+    if memory.principal().anonymous && !open_to_anonymous(tool) {
         return Err(Error::Forbidden(crate::service::ANONYMOUS_REFUSAL.into()));
     }
     if !memory.principal().permits(tool.permission) {
@@ -235,6 +250,19 @@ mod tests {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)));
         }
+    }
+
+    #[test]
+    fn the_anonymous_caller_may_call_only_the_reading_tools_of_persistent_memory() {
+        for name in WORKING_MEMORY {
+            assert!(find(name).is_some(), "{name}");
+        }
+        let open: Vec<&str> = TOOLS
+            .iter()
+            .filter(|t| open_to_anonymous(t))
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(open, ["alayasiki_query", "alayasiki_status"]);
     }
 
     #[test]

@@ -38,7 +38,7 @@ impl Memory<'_> {
     /// physically go. Runs between other writes; on a cluster every node
     /// compacts its own files. Needs the admin permission.
     pub fn compact(&self) -> Result<Compaction> {
-        self.require(Permission::Admin)?;
+        self.require_write(Permission::Admin)?;
         self.service.store.compact_tenant(&self.principal.tenant)
     }
 

@@ -153,7 +153,7 @@ impl Memory<'_> {
     /// documents on several threads yet queue them in the order it chooses:
     /// the writer admits them in the order they were queued.
     pub fn prepare_ingest(&self, req: IngestRequest, restore: Restore) -> Result<PreparedIngest> {
-        self.require(Permission::Ingest)?;
+        self.require_write(Permission::Ingest)?;
         let scopes = self.scopes_to_store_into(&req.scopes)?;
         let (kind, bytes, filename) = resolve_content(req.content)?;
         check_optional_len(

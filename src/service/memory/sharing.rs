@@ -32,7 +32,8 @@ pub struct ShareReceipt {
 
 /// The refusal every writing operation gives the anonymous caller.
 pub const ANONYMOUS_REFUSAL: &str = "anonymous callers may only query the public memory scope; \
-     sign in (send an Authorization: Bearer token) to store, update, share or forget";
+     sign in (send an Authorization: Bearer token) to store, update, share, forget or use \
+     working memory";
 
 /// The memory scope names `names`, each checked.
 fn parse_names(names: &[String]) -> Result<Vec<MemoryScope>> {
@@ -45,11 +46,19 @@ fn parse_names(names: &[String]) -> Result<Vec<MemoryScope>> {
 impl Memory<'_> {
     /// Refuses a writing operation to a caller that may not write: the
     /// anonymous caller first, with the way out, then by permission.
-    pub(super) fn require_write(&self, p: Permission) -> Result<()> {
+    pub(in crate::service) fn require_write(&self, p: Permission) -> Result<()> {
+        self.refuse_anonymous()?;
+        self.require(p)
+    }
+
+    /// Refuses the anonymous caller what is not a read of persistent
+    /// memory: writes, and working memory (one set of sessions every
+    /// anonymous client would share).
+    pub(in crate::service) fn refuse_anonymous(&self) -> Result<()> {
         if self.principal.anonymous {
             return Err(Error::Forbidden(ANONYMOUS_REFUSAL.into()));
         }
-        self.require(p)
+        Ok(())
     }
 
     /// The memory scopes document `doc_id` is in, with who granted each
@@ -64,9 +73,7 @@ impl Memory<'_> {
     /// first writable scope (an unrestricted caller's document is then in
     /// no scope).
     pub(super) fn scopes_to_store_into(&self, names: &[String]) -> Result<Vec<MemoryScope>> {
-        if self.principal.anonymous {
-            return Err(Error::Forbidden(ANONYMOUS_REFUSAL.into()));
-        }
+        self.refuse_anonymous()?;
         let named = parse_names(names)?;
         if named.is_empty() {
             return Ok(match &self.principal.memory {

@@ -258,7 +258,7 @@ impl Memory<'_> {
         declaration: UploadDeclaration,
         request: IngestRequest,
     ) -> Result<UploadOffer> {
-        self.require(Permission::Ingest)?;
+        self.require_write(Permission::Ingest)?;
         let declaration = check_declaration(declaration)?;
         self.service
             .uploads

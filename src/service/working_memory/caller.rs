@@ -93,7 +93,7 @@ impl Memory<'_> {
     /// embedding failure leaves the note findable by keyword and its charge
     /// in place.
     pub fn memory_write(&self, req: MemoryWrite) -> Result<WriteReceipt> {
-        self.require(Permission::Ingest)?;
+        self.require_write(Permission::Ingest)?;
         let id = SessionId::parse(&req.session_id)?;
         let draft = note::prepare(req.content, req.metadata, req.nodes, req.edges)?;
         let nodes = draft.graph.nodes.len();
@@ -147,6 +147,7 @@ impl Memory<'_> {
     /// The caller's session as stored (notes in write order, nodes, edges,
     /// times).
     pub fn memory_session(&self, session_id: &str) -> Result<SessionSnapshot> {
+        self.refuse_anonymous()?;
         self.require(Permission::Query)?;
         self.own_session(session_id)
     }
@@ -264,7 +265,7 @@ impl Memory<'_> {
     /// at the first failure (documents stored so far stay; promoting again
     /// continues where it stopped).
     pub fn memory_promote(&self, session_id: &str, wait: bool) -> Result<PromoteReceipt> {
-        self.require(Permission::Ingest)?;
+        self.require_write(Permission::Ingest)?;
         let snapshot = self.own_session(session_id)?;
         let subject = self.owner().subject().to_string();
         let mut documents = Vec::with_capacity(snapshot.notes.len());
@@ -293,7 +294,7 @@ impl Memory<'_> {
     /// Deletes the caller's session before it expires, releasing what it
     /// was charged at once (another identity's session is unknown here).
     pub fn memory_delete(&self, session_id: &str) -> Result<DeletedSession> {
-        self.require(Permission::Ingest)?;
+        self.require_write(Permission::Ingest)?;
         let id = SessionId::parse(session_id)?;
         let deleted = self.service().working_memory().delete(&self.owner(), &id)?;
         log::info!(
@@ -306,6 +307,7 @@ impl Memory<'_> {
 
     /// The caller's live sessions (never another identity's).
     pub fn memory_sessions(&self) -> Result<Vec<SessionListing>> {
+        self.refuse_anonymous()?;
         self.require(Permission::Query)?;
         Ok(self.service().working_memory().listing(&self.owner()))
     }

@@ -82,6 +82,36 @@ fn evidenced() -> String {
     EVIDENCED.replace("{VISIBLE}", VISIBLE)
 }
 
+/// The mention count of an entity aliased `alias` as the handle sees it:
+/// the stored count for the whole tenant, else its mentions in documents
+/// the handle sees (a count must not tell a scoped caller about documents
+/// it cannot see).
+fn mentions_seen(alias: &str) -> String {
+    format!(
+        "(CASE WHEN NOT EXISTS (SELECT 1 FROM temp.sight) THEN {alias}.mention_count
+          ELSE (SELECT count(*) FROM mentions m CROSS JOIN chunks c ON c.id = m.chunk_id
+                                CROSS JOIN documents d ON d.id = c.document_id
+                 WHERE m.entity_id = {alias}.id AND {SEEN}) END)"
+    )
+}
+
+/// How many documents support (`supports`) or contradict a relation `r`,
+/// as the handle sees it: the stored counts for the whole tenant, else its
+/// evidence in documents the handle sees.
+fn evidence_seen(supports: bool) -> String {
+    let (stored, flag) = if supports {
+        ("r.support_external + r.support_user + r.support_agent", 1)
+    } else {
+        ("r.contra_external + r.contra_user + r.contra_agent", 0)
+    };
+    format!(
+        "(CASE WHEN NOT EXISTS (SELECT 1 FROM temp.sight) THEN {stored}
+          ELSE (SELECT count(*) FROM relation_evidence ev CROSS JOIN documents d
+                                ON d.id = ev.document_id
+                 WHERE ev.relation_id = r.id AND ev.supports = {flag} AND {SEEN}) END)"
+    )
+}
+
 /// An entity aliased `e` is about a document the handle sees (always, for
 /// the whole tenant): a mention in one, or evidence there of a relation
 /// touching it.
@@ -125,9 +155,10 @@ impl TenantReader<'_> {
             return Ok(Vec::new());
         };
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT e.id, e.key, e.name, e.kind, e.mention_count FROM entities e
+            "SELECT e.id, e.key, e.name, e.kind, {} FROM entities e
               WHERE e.tenant_id = ?1 AND {}
-              ORDER BY e.mention_count DESC, e.id LIMIT ?2",
+              ORDER BY 5 DESC, e.id LIMIT ?2",
+            mentions_seen("e"),
             entity_seen()
         ))?;
         let rows = stmt.query_map(params![tenant_id, limit as i64], EntityRow::from_row)?;
@@ -144,7 +175,7 @@ impl TenantReader<'_> {
         // (which LIKE compares exactly) still finds the key.
         let pattern = like_pattern(&text.to_lowercase());
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT e.id, e.key, e.name, e.kind, e.mention_count FROM entities e
+            "SELECT e.id, e.key, e.name, e.kind, {} FROM entities e
               WHERE e.tenant_id = ?1
                 AND (e.key LIKE ?2 ESCAPE '\\' OR e.name LIKE ?2 ESCAPE '\\'
                      OR e.id IN (SELECT a.entity_id FROM entity_aliases a
@@ -152,7 +183,8 @@ impl TenantReader<'_> {
                                     AND (a.alias LIKE ?2 ESCAPE '\\'
                                          OR a.alias_key LIKE ?2 ESCAPE '\\')))
                 AND {}
-              ORDER BY e.mention_count DESC, e.id LIMIT ?3",
+              ORDER BY 5 DESC, e.id LIMIT ?3",
+            mentions_seen("e"),
             entity_seen()
         ))?;
         let rows = stmt.query_map(
@@ -170,8 +202,9 @@ impl TenantReader<'_> {
         Ok(self
             .conn
             .prepare_cached(&format!(
-                "SELECT e.id, e.key, e.name, e.kind, e.mention_count, e.first_seen, e.last_seen
+                "SELECT e.id, e.key, e.name, e.kind, {}, e.first_seen, e.last_seen
                    FROM entities e WHERE e.id = ?1 AND e.tenant_id = ?2 AND {}",
+                mentions_seen("e"),
                 entity_seen()
             ))?
             .query_row(params![id, tenant_id], |r| {
@@ -190,8 +223,9 @@ impl TenantReader<'_> {
             return Ok(Vec::new());
         };
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT e.id, e.key, e.name, e.kind, e.mention_count FROM entities e
+            "SELECT e.id, e.key, e.name, e.kind, {} FROM entities e
               WHERE e.id = ?1 AND e.tenant_id = ?2 AND {}",
+            mentions_seen("e"),
             entity_seen()
         ))?;
         let mut out = Vec::with_capacity(ids.len());
@@ -225,16 +259,18 @@ impl TenantReader<'_> {
         };
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT r.id, r.subject_id = ?2, r.label, r.alpha, r.beta,
-                    r.support_external + r.support_user + r.support_agent,
-                    r.contra_external + r.contra_user + r.contra_agent,
+                    {}, {},
                     r.valid_from, r.valid_to,
-                    o.id, o.key, o.name, o.kind, o.mention_count, r.superseded_by
+                    o.id, o.key, o.name, o.kind, {}, r.superseded_by
                FROM relations r
                JOIN entities o
                  ON o.id = CASE WHEN r.subject_id = ?2 THEN r.object_id ELSE r.subject_id END
               WHERE {TOUCHING} AND {}
               ORDER BY {STRONGEST_FIRST}
               LIMIT ?10",
+            evidence_seen(true),
+            evidence_seen(false),
+            mentions_seen("o"),
             evidenced()
         ))?;
         let v = self.visible;

@@ -23,6 +23,7 @@ use jwt_simple::JWTError;
 use serde::de::Deserializer;
 use std::sync::Arc;
 
+pub mod anonymous;
 mod challenge;
 mod resource;
 
@@ -174,6 +175,9 @@ pub struct Authenticator {
     options: VerificationOptions,
     resource: Option<Resource>,
     authorization_servers: Vec<String>,
+    /// Whom a request without an `Authorization` header acts as, when the
+    /// operator opened a scope to the public ([`anonymous`]).
+    anonymous: Option<Principal>,
 }
 
 /// The claims this server reads beyond the registered ones.
@@ -261,7 +265,21 @@ impl Authenticator {
             options,
             resource: None,
             authorization_servers: Vec::new(),
+            anonymous: None,
         }
+    }
+
+    /// Admits requests without credentials as `anonymous` (see
+    /// [`anonymous`]); `None` keeps them refused.
+    pub fn admitting_anonymous(mut self, anonymous: Option<Principal>) -> Authenticator {
+        self.anonymous = anonymous;
+        self
+    }
+
+    /// The principal of a request that sent no `Authorization` header, if
+    /// such requests are admitted.
+    pub fn anonymous(&self) -> Option<&Principal> {
+        self.anonymous.as_ref()
     }
 
     /// Binds tokens to `resource`: it is added to the accepted audiences
