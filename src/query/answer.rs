@@ -7,6 +7,14 @@
 //! with the one distinctive word beats one with three common ones), with a
 //! mild preference for higher-ranked evidence. Terms match on their Porter
 //! stems (as the index does), so "acquired" answers "acquire".
+//!
+//! The answer quotes one document: the one whose evidence carries the
+//! question's terms best (the same weights, summed over the distinct terms
+//! its evidence holds), even when it ranks below a long section that
+//! repeats one common term. Within it, sentences are taken best first
+//! while each adds a question term the ones before did not cover; an
+//! answer stops rather than pad with sentences that repeat a term, and
+//! never quotes a second document.
 
 use serde::Serialize;
 use std::collections::HashSet;
@@ -123,9 +131,28 @@ pub fn compose(terms: &[String], evidence: &[Evidence]) -> Answer {
         let df = candidates.iter().filter(|c| c.stems.contains(term)).count() as f64;
         (1.0 + n / df).ln()
     };
+    // The document whose evidence covers the most question weight; ties
+    // go to the better-ranked evidence.
+    let mut documents: Vec<(&str, usize, HashSet<&String>)> = Vec::new();
+    for c in &candidates {
+        let id = c.evidence.document_id.as_str();
+        match documents.iter_mut().find(|d| d.0 == id) {
+            Some(d) => {
+                d.1 = d.1.min(c.evidence.rank);
+                d.2.extend(&c.stems);
+            }
+            None => documents.push((id, c.evidence.rank, c.stems.iter().collect())),
+        }
+    }
+    let carried = |d: &(&str, usize, HashSet<&String>)| d.2.iter().map(|t| weight(t)).sum::<f64>();
+    let best = documents
+        .iter()
+        .max_by(|a, b| carried(a).total_cmp(&carried(b)).then(b.1.cmp(&a.1)))
+        .map(|d| d.0.to_string());
     let mut scored: Vec<(f64, usize)> = candidates
         .iter()
         .enumerate()
+        .filter(|(_, c)| Some(c.evidence.document_id.as_str()) == best.as_deref())
         .map(|(i, c)| {
             let coverage: f64 = c.stems.iter().map(weight).sum();
             (coverage / (1.0 + 0.05 * c.evidence.rank as f64), i)
@@ -133,10 +160,13 @@ pub fn compose(terms: &[String], evidence: &[Evidence]) -> Answer {
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut chosen: Vec<&Candidate> = Vec::new();
-    let mut seen_text: HashSet<&str> = HashSet::new();
+    let mut covered: HashSet<&String> = HashSet::new();
     for (_, i) in scored {
         let c = &candidates[i];
-        if seen_text.insert(c.evidence.text[c.start..c.end].trim()) {
+        // A sentence that brings no question term the chosen ones lack
+        // would only pad the answer.
+        if c.stems.iter().any(|t| !covered.contains(t)) {
+            covered.extend(&c.stems);
             chosen.push(c);
         }
         if chosen.len() == MAX_ANSWER_SENTENCES {
@@ -327,5 +357,39 @@ mod tests {
         let s = sentences(t);
         let parts: Vec<&str> = s.iter().map(|&(a, b)| &t[a..b]).collect();
         assert_eq!(parts, ["One.", "Two!", "Three"]);
+    }
+
+    #[test]
+    fn answer_stops_instead_of_padding_with_sentences_that_add_no_term() {
+        let evidence = [
+            ev(
+                1,
+                "- The long tests run for hours.\n- Long tests run nightly.",
+                0,
+            ),
+            ev(2, "To run the zstd tests, type make check. It is quick.", 0),
+        ];
+        let terms = super::super::terms::analyze("How do I run the zstd tests?");
+        let a = compose(&terms, &evidence);
+        assert_eq!(a.text, "To run the zstd tests, type make check. [2]");
+    }
+
+    #[test]
+    fn answer_quotes_one_document_only() {
+        let mut copy = ev(2, "The backup job runs at 02:00.", 0);
+        copy.document_id = "doc1".into();
+        let evidence = [
+            ev(
+                1,
+                "The backup job runs at 02:00. Backups are kept a week.",
+                0,
+            ),
+            copy,
+            ev(3, "Every job may run ten minutes.", 0),
+        ];
+        let terms = super::super::terms::analyze("When does the backup job run?");
+        let a = compose(&terms, &evidence);
+        assert_eq!(a.text, "The backup job runs at 02:00. [1]");
+        assert!(a.citations.iter().all(|c| c.document_id == "doc1"));
     }
 }

@@ -12,7 +12,7 @@
 
 use super::kinds::{self, Votes, SHAPE};
 use super::lexicon::{
-    self, ACRONYM_STOP, ADJ_DROP, GENERIC_NOUNS, KIN, LOWERCASE_TECH, ROLES, STOPWORDS,
+    self, ACRONYM_STOP, ADJ_DROP, DETERMINERS, GENERIC_NOUNS, KIN, LOWERCASE_TECH, ROLES, STOPWORDS,
 };
 use super::mentions::{Category, Detector, RawMention};
 use super::morph;
@@ -44,7 +44,12 @@ impl Detector<'_, '_> {
                         && (ordinal || !morph::is_adverb(t.text))
                         && !(j == i + 1 && t.is_in(LOWERCASE_TECH))
                 }
-                Shape::Upper => next_lower && !t.is_in(ACRONYM_STOP) && !Self::is_role_acronym(t),
+                Shape::Upper => {
+                    next_lower
+                        && !t.is_in(ACRONYM_STOP)
+                        && !Self::is_role_acronym(t)
+                        && !self.register.is_keyword(toks, j)
+                }
                 Shape::Cap => kinds::is_demonym(t) && next_lower,
                 _ => false,
             };
@@ -68,13 +73,23 @@ impl Detector<'_, '_> {
             }
         }
         let (mut s, mut e) = (i + 1, j);
+        // "the daemon reopens every file", "the mode compresses 8%": a last
+        // word followed by a determiner or a number is the clause's verb.
+        if e == j && e - s >= 2 && toks.get(e).is_some_and(starts_object) {
+            e -= 1;
+        }
         while e > s
             && toks[e - 1].shape == Shape::Lower
             && is_trailing_verb(toks[e - 1].text, e - s)
         {
             e -= 1;
         }
-        while s < e && toks[s].shape == Shape::Lower && toks[s].is_in(ADJ_DROP) {
+        while s < e
+            && toks[s].shape == Shape::Lower
+            && (toks[s].is_in(ADJ_DROP)
+                || is_order_adjective(toks[s].text)
+                || (e - s >= 2 && is_descriptive(toks[s].text)))
+        {
             s += 1;
         }
         if s >= e {
@@ -85,8 +100,22 @@ impl Detector<'_, '_> {
             return None;
         }
         // A lone generic noun ("the deal"), role ("a professor") or relative
-        // ("my brother") is a reference to something else, not a concept.
-        if e - s == 1 && (head.is_in(GENERIC_NOUNS) || head.is_in(ROLES) || head.is_in(KIN)) {
+        // ("my brother") is a reference to something else, not a concept;
+        // so is a lone plural or "-ing" word after a definite determiner
+        // ("the changes", "the following", "the settings"), which points
+        // back at things listed or named elsewhere.
+        let definite = matches!(
+            toks[i].text.to_ascii_lowercase().as_str(),
+            "the" | "this" | "that" | "these" | "those"
+        );
+        let plural_or_ing =
+            (head.text.ends_with('s') && !head.text.ends_with("ss")) || head.text.ends_with("ing");
+        if e - s == 1
+            && ((definite && plural_or_ing)
+                || head.is_in(GENERIC_NOUNS)
+                || head.is_in(ROLES)
+                || head.is_in(KIN))
+        {
             return None;
         }
         // "my sister Anna": the name is the entity. "the CEO of Acme", "a
@@ -116,6 +145,31 @@ impl Detector<'_, '_> {
             e,
         ))
     }
+}
+
+/// Adjectives of order and position ("the first release", "the current
+/// state", "the following options"): they pick an item, they do not name
+/// a kind of thing.
+fn is_order_adjective(w: &str) -> bool {
+    matches!(
+        w,
+        "first" | "last" | "next" | "previous" | "current" | "latest" | "following" | "former"
+    )
+}
+
+/// A token that opens a verb's object: a determiner or a number (a name
+/// may be an apposition: "the podcast network Gimlet Media").
+fn starts_object(t: &Token) -> bool {
+    t.is_in(DETERMINERS)
+        || matches!(t.text, "every" | "each" | "all" | "any" | "some" | "no")
+        || t.shape == Shape::Number
+}
+
+/// A modifier that describes rather than names: a participle ("the
+/// configured limit", "the fixed page size") or an "-ical" adjective ("the
+/// graphical tools").
+fn is_descriptive(w: &str) -> bool {
+    (w.len() > 4 && w.ends_with("ed")) || w.ends_with("ical")
 }
 
 /// A word ending a concept phrase that is really the following verb: "the
@@ -158,6 +212,7 @@ fn is_trailing_verb(w: &str, phrase_len: usize) -> bool {
 mod tests {
     use std::collections::HashSet;
 
+    use super::super::register::Register;
     use super::super::tokens::tokenize;
     use super::*;
 
@@ -165,10 +220,12 @@ mod tests {
         let mut toks = Vec::new();
         tokenize(text, 0, text.len(), true, &mut toks);
         let midcaps = HashSet::default();
+        let register = Register::read(text, &toks);
         let d = Detector {
             text,
             toks: &toks,
             midcaps: &midcaps,
+            register: &register,
         };
         d.detect()
             .into_iter()
@@ -185,6 +242,8 @@ mod tests {
             ["cache layer"]
         );
         assert_eq!(concepts("And the chip runs hot."), ["chip"]);
+        assert!(concepts("See the following.").is_empty());
+        assert!(concepts("Read the changes.").is_empty());
     }
 
     #[test]

@@ -154,7 +154,10 @@ pub(super) fn name_votes(span: &NameSpan) -> Votes {
     } else if toks.len() == 1 {
         match first.shape {
             Shape::Camel => v.add(EntityKind::Artifact, SHAPE),
-            Shape::Upper => v.add(EntityKind::Organization, WEAK),
+            // "GUI", "CBOR": an acronym with no cue names a technology
+            // far more often than an organization; cues ("works at",
+            // "the CTO of", a gazetteer) outvote this.
+            Shape::Upper => v.add(EntityKind::Artifact, WEAK),
             _ => {}
         }
     }

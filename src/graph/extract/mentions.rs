@@ -17,11 +17,12 @@ use std::collections::HashSet;
 use super::kinds::{self, NameSpan, Votes, SHAPE, STRONG};
 use super::lexicon::{
     self, FastHash, ACRONYM_STOP, COMMON_CAPS, CONNECTORS, CORP_SUFFIXES, DETERMINERS, GIVEN_NAMES,
-    HONORIFICS, KNOWN_ORGS, LOWERCASE_TECH, ORG_WORDS, PLACES, PLACE_SUFFIXES, ROLES, STOPWORDS,
-    TECH, UNITS,
+    HONORIFICS, KNOWN_ORGS, LOWERCASE_TECH, MONTHS, ORG_WORDS, PLACES, PLACE_SUFFIXES, ROLES,
+    STOPWORDS, TECH, UNITS, WEEKDAYS,
 };
 use super::morph;
 use super::normalize::{code_key, concept_key, name_key};
+use super::register::Register;
 use super::tokens::{Shape, Token};
 use super::values::{match_value, ValueKind};
 use super::EntityKind;
@@ -87,9 +88,16 @@ pub(super) fn first_word(toks: &[Token]) -> usize {
 }
 
 /// Whether token `j` sits where English capitalizes any word: the start of
-/// the sentence, after a colon, or after an opening quote.
+/// the sentence, after a colon, after an opening quote, or first on a line
+/// opened by comment or list markers ("// Copyright", "* Ask").
 pub(super) fn is_initial(toks: &[Token], j: usize, first: usize) -> bool {
+    let marked_line = toks[..j.min(toks.len())]
+        .iter()
+        .rev()
+        .take_while(|p| p.text.chars().all(|c| c.is_ascii_punctuation()))
+        .any(|p| p.line_start);
     j == first
+        || marked_line
         || j.checked_sub(1)
             .and_then(|p| toks.get(p))
             .is_some_and(|p| p.is_punct(':') || p.is_punct('"') || p.is_punct('\u{201c}'))
@@ -124,6 +132,8 @@ pub(super) struct Detector<'s, 'a> {
     pub text: &'a str,
     pub toks: &'s [Token<'a>],
     pub midcaps: &'s HashSet<&'a str, FastHash>,
+    /// Headings, keywords and labels of the whole text.
+    pub register: &'s Register<'a>,
 }
 
 impl Detector<'_, '_> {
@@ -137,6 +147,10 @@ impl Detector<'_, '_> {
         let mut i = 0;
         while i < toks.len() {
             let t = &toks[i];
+            if self.register.in_licence(t.start) {
+                i += 1; // "SPDX-License-Identifier: MIT": a licence expression
+                continue;
+            }
             match t.shape {
                 Shape::Url | Shape::Email | Shape::Code | Shape::Backtick => {
                     out.push(self.artifact(i, Category::Code, code_key(t.text)));
@@ -172,7 +186,7 @@ impl Detector<'_, '_> {
                 }
             }
             if t.shape == Shape::Lower {
-                if t.is_in(LOWERCASE_TECH) {
+                if t.is_in(LOWERCASE_TECH) || self.register.is_title_word(t.text) {
                     out.push(self.artifact(i, Category::Name, name_key(t.text)));
                 }
                 i += 1;
@@ -183,6 +197,10 @@ impl Detector<'_, '_> {
                 && toks.get(i + 1).is_some_and(|n| {
                     n.shape == Shape::Upper && !n.is_in(ACRONYM_STOP) && !n.is_in(UNITS)
                 });
+            if self.register.is_keyword(toks, i) {
+                i += 1;
+                continue;
+            }
             if t.is_namey() || numbered_product {
                 let (m, next) = self.name_at(i, first, shouting);
                 if let Some(m) = m {
@@ -310,14 +328,47 @@ impl Detector<'_, '_> {
                 s += 1;
             }
         }
+        if self.register.in_heading(toks[i].start) {
+            // "Frequently Asked Questions", "Changes in 2.0": a heading
+            // capitalizes every word; only words known or capitalized in
+            // the body are names there.
+            while s < e
+                && toks[s].shape == Shape::Cap
+                && !self.known(&toks[s])
+                && !self.midcaps.contains(toks[s].text)
+            {
+                s += 1;
+            }
+        }
         while s < e && is_first_person(&toks[s]) {
             s += 1;
         }
         if s >= e {
             return (None, end);
         }
+        // "Expected:", "Important:" open a line once; a speaker speaks
+        // again, speaks of themselves or the listener ("Jess: Ben and I
+        // ..."), or has a name known as one.
+        let label_word = &toks[s];
+        let speech = toks[e..]
+            .iter()
+            .skip(1)
+            .take_while(|t| !t.line_start)
+            .any(|t| {
+                is_first_person(t)
+                    || matches!(
+                        t.text.to_ascii_lowercase().as_str(),
+                        "my" | "me" | "we" | "our" | "us" | "you" | "your"
+                    )
+            });
+        let speaks = e - s > 1
+            || speech
+            || label_word.is_in(GIVEN_NAMES)
+            || self.midcaps.contains(label_word.text)
+            || self.register.label_count(label_word.text) > 1;
         let speaker = toks.get(e).is_some_and(|c| c.is_punct(':'))
             && e - s <= MAX_PERSON_NAME_TOKENS
+            && speaks
             && (toks[s].line_start || s.checked_sub(1).is_some_and(|p| toks[p].is_punct(']')));
         if e - s == 1 && !speaker && !self.single_token_is_name(s, e, first, shouting) {
             return (None, end);
@@ -329,7 +380,10 @@ impl Detector<'_, '_> {
                 let numeric = v.text.starts_with(|c: char| c.is_ascii_digit())
                     && v.text.chars().all(|c| c.is_ascii_digit() || c == '.')
                     && !v.text.ends_with('.');
-                let looks_like_year = v.text.len() == 4 && !v.text.contains('.');
+                // "RFC 9110", "ISO 8601": an acronym's number designates, it
+                // does not date.
+                let designation = e - s == 1 && toks[s].shape == Shape::Upper;
+                let looks_like_year = v.text.len() == 4 && !v.text.contains('.') && !designation;
                 let is_version = (v.shape == Shape::Number && numeric && !looks_like_year)
                     || (v.shape == Shape::Code && v.text.starts_with(['v', 'V']));
                 let unit_follows = toks.get(e + 1).is_some_and(|u| u.is_in(UNITS));
@@ -368,6 +422,7 @@ impl Detector<'_, '_> {
             }
             if t.is_namey() || (j == i && t.shape == Shape::Number) {
                 let breaks = Self::is_role_acronym(t)
+                    || self.register.is_keyword(toks, j)
                     || (j > i && (kinds::is_demonym(t) || match_value(toks, j).is_some()))
                     || (j > i && is_first_person(t));
                 if breaks {
@@ -433,6 +488,9 @@ impl Detector<'_, '_> {
                 if t.text.chars().count() == 1 || kinds::is_demonym(t) {
                     return false;
                 }
+                if t.is_in(MONTHS) || t.is_in(WEEKDAYS) {
+                    return false; // "September", "Mon": a time, not a thing
+                }
                 if !is_initial(self.toks, s, first)
                     || t.possessive
                     || self.known(t)
@@ -440,8 +498,19 @@ impl Detector<'_, '_> {
                 {
                     return true;
                 }
+                if self.register.written_lowercase(t.text) {
+                    return false; // "Design" beside "design": a common word
+                }
                 let lower = t.text.to_ascii_lowercase();
-                let bad_suffix = ["ing", "ly", "ed"].iter().any(|x| lower.ends_with(x));
+                // Suffixes of common nouns and adjectives, and plurals
+                // ("Registration closes", "Commits must", "Errors are").
+                let bad_suffix = [
+                    "ing", "ly", "ed", "tion", "sion", "ment", "ness", "ity", "ance", "ence",
+                    "able", "ible", "ical",
+                ]
+                .iter()
+                .any(|x| lower.ends_with(x))
+                    || (lower.ends_with('s') && !lower.ends_with("ss") && !lower.ends_with("us"));
                 let verb_next = self
                     .toks
                     .get(e)
@@ -455,6 +524,7 @@ impl Detector<'_, '_> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::register::Register;
     use super::super::tokens::tokenize;
     use super::*;
 
@@ -463,10 +533,12 @@ mod tests {
         tokenize(text, 0, text.len(), true, &mut toks);
         let mut midcaps = HashSet::default();
         collect_midcaps(&toks, &mut midcaps);
+        let register = Register::read(text, &toks);
         let d = Detector {
             text,
             toks: &toks,
             midcaps: &midcaps,
+            register: &register,
         };
         d.detect()
             .into_iter()
@@ -557,5 +629,57 @@ mod tests {
         assert_eq!(m[0].0, "project lantern");
         assert_eq!(m[0].2, EntityKind::Concept);
         assert!(surfaces("She said \"I love it\" twice.").is_empty());
+    }
+
+    fn extracted(text: &str) -> Vec<String> {
+        super::super::extract(text)
+            .mentions
+            .into_iter()
+            .map(|m| m.surface)
+            .collect()
+    }
+
+    #[test]
+    fn rfc_2119_keywords_and_code_types_are_not_names() {
+        assert_eq!(
+            surfaces("Clients SHOULD NOT retry; a server MAY ask Acme Corp. first."),
+            ["Acme Corp."]
+        );
+        let m = extracted("The header:\n\n    STRUCT h {\n        INT v;\n    }");
+        assert!(m.iter().all(|s| s != "STRUCT" && s != "INT"), "{m:?}");
+        assert!(extracted("Columns are INTEGER PRIMARY KEY NOT NULL.").is_empty());
+    }
+
+    #[test]
+    fn licence_tags_and_expressions_are_not_names() {
+        assert!(surfaces("// SPDX-License-Identifier: MIT OR Apache-2.0").is_empty());
+    }
+
+    #[test]
+    fn heading_words_are_names_only_when_the_body_says_so() {
+        let text = "Frequently Asked Questions\n\nWe use Kestrel daily.\n\n# Setup Kestrel\n";
+        assert_eq!(extracted(text), ["Kestrel", "Kestrel"]);
+        assert_eq!(extracted("# zlite\n\nzlite is small."), ["zlite", "zlite"]);
+    }
+
+    #[test]
+    fn an_acronym_without_cues_is_an_artifact_not_an_organization() {
+        let m = mentions("The GUI needs a display.");
+        assert_eq!(
+            m[0],
+            ("GUI".to_string(), Category::Name, EntityKind::Artifact)
+        );
+    }
+
+    #[test]
+    fn a_label_said_once_is_not_a_speaker() {
+        let e = super::super::extract("Expected: a clear error.\nActual: nothing.");
+        assert!(
+            e.entities.iter().all(|x| x.kind != EntityKind::Person),
+            "{e:?}"
+        );
+        let e = super::super::extract("Jess: Ben and I adopted two cats.");
+        assert_eq!(e.entities[0].name, "Jess");
+        assert_eq!(e.entities[0].kind, EntityKind::Person);
     }
 }

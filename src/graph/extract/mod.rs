@@ -10,7 +10,8 @@
 //! Pipeline: `sentences` splits the text; `tokens` cuts each sentence into
 //! tokens whose spelling `shapes` classifies; `mentions` finds names, codes
 //! and quoted terms, with `values` for dates/quantities, `concepts` for
-//! determiner-led noun phrases and `kinds` for kind evidence; `resolve`
+//! determiner-led noun phrases and `kinds` for kind evidence, after
+//! `register` has read the text's headings, keywords and labels; `resolve`
 //! merges mentions into entities using the keys of `normalize`; `relations`
 //! reads predicates between consecutive mentions of a sentence. Word lists
 //! live in `words` and `names` behind the `lexicon` index; `morph` holds
@@ -29,6 +30,7 @@ mod mentions;
 mod morph;
 mod names;
 mod normalize;
+mod register;
 mod relations;
 mod resolve;
 mod sentences;
@@ -154,9 +156,13 @@ pub fn extract(text: &str) -> Extraction {
         tokens::tokenize(text, s.start, s.end, s.starts_line, &mut toks);
         tok_ranges.push(from..toks.len());
     }
+    let register = register::Register::read(text, &toks);
+    // Headings capitalize every word, so only body text tells names apart.
     let mut midcaps = HashSet::default();
-    for r in &tok_ranges {
-        mentions::collect_midcaps(&toks[r.clone()], &mut midcaps);
+    for (s, r) in sentences.iter().zip(&tok_ranges) {
+        if !register.in_heading(s.start) {
+            mentions::collect_midcaps(&toks[r.clone()], &mut midcaps);
+        }
     }
     let mut raw: Vec<RawMention> = Vec::new();
     let mut raw_ranges = Vec::with_capacity(sentences.len());
@@ -165,6 +171,7 @@ pub fn extract(text: &str) -> Extraction {
             text,
             toks: &toks[r.clone()],
             midcaps: &midcaps,
+            register: &register,
         };
         let from = raw.len();
         raw.extend(detector.detect());
