@@ -9,6 +9,7 @@
 mod http_common;
 
 use alayasiki_mcp::limits::MAX_REPLY_BYTES;
+use alayasiki_mcp::transport::http_documents::LIST_SNIPPET_CHARS;
 use http_common::{admin, claims, request, sign, Api, TempDir};
 use serde_json::{json, Value};
 
@@ -1118,4 +1119,70 @@ fn a_query_filter_holds_over_the_json_api_and_a_bad_one_is_a_clear_400() {
         "{body}"
     );
     assert!(!body.contains("SELECT") && !body.contains(dir.path().to_str().unwrap()));
+}
+
+#[test]
+fn titles_come_from_metadata_or_front_matter_and_the_list_shows_a_bounded_snippet() {
+    let dir = TempDir::new("browse-titles");
+    let api = Api::start(dir.path(), &[]);
+    let alice = admin("alice", "acme");
+    let front =
+        "---\ntitle: \"Running the zstd tests\"\nlayout: page\n---\n\n# Tests\n\nRun make check.";
+    let inline = ingest(
+        &api,
+        &alice,
+        json!({"content": front, "media_type": "text/markdown"}),
+    );
+    let file = ingest(
+        &api,
+        &alice,
+        json!({"File": {"filename": "TESTING.md", "mime_type": "text/markdown",
+                         "content": alayasiki_mcp::base64::encode(front.as_bytes())}}),
+    );
+    // Front matter without a title: the first line after it.
+    let untitled = ingest(
+        &api,
+        &alice,
+        json!({"content": "---\nlayout: page\n---\n# Install\nsteps", "media_type": "text/markdown"}),
+    );
+    let described = ingest(
+        &api,
+        &alice,
+        json!({"content": "---\ntitle: not this\n---\nbody", "media_type": "text/markdown",
+               "metadata": {"title": "Given in metadata"}}),
+    );
+    let fits = "w".repeat(LIST_SNIPPET_CHARS);
+    let exact = ingest(&api, &alice, json!({"content": fits}));
+    let long = ingest(&api, &alice, json!({"content": format!("{fits} more")}));
+
+    let list = get(&api, "/v1/documents", &alice);
+    let item = |id: &str| -> Value {
+        list["documents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["document_id"] == id)
+            .unwrap()
+            .clone()
+    };
+    for (id, title) in [
+        (&inline, "Running the zstd tests"),
+        (&file, "Running the zstd tests"),
+        (&untitled, "Install"),
+        (&described, "Given in metadata"),
+    ] {
+        assert_eq!(item(id)["title"], title, "{id}");
+        assert_eq!(
+            get(&api, &format!("/v1/documents/{id}"), &alice)["title"],
+            title
+        );
+    }
+    // The snippet starts after the front matter, white space folded.
+    assert_eq!(item(&inline)["snippet"], "# Tests Run make check.");
+    assert_eq!(item(&untitled)["snippet"], "# Install steps");
+    // At the limit whole; past it cut to the limit, ending with `…`.
+    assert_eq!(item(&exact)["snippet"], fits.as_str());
+    let cut = item(&long)["snippet"].as_str().unwrap().to_string();
+    assert_eq!(cut.chars().count(), LIST_SNIPPET_CHARS);
+    assert!(cut.ends_with('…'), "{cut}");
 }

@@ -18,6 +18,7 @@ use super::http_api::{
 use super::query_string::{limit_param, query_pairs};
 use super::reply_fit::fit;
 use super::request::Request;
+use crate::ingest::front_matter;
 use crate::limits::{CHUNKS_DEFAULT_LIMIT, CHUNKS_MAX_LIMIT, MAX_REPLY_BYTES};
 use crate::protocol::resources::version_meta;
 use crate::protocol::tools::{self, Tool};
@@ -35,6 +36,10 @@ pub const LIST_MAX_LIMIT: usize = 200;
 /// The longest `source`, `media_type` or `provenance` filter of
 /// `GET /v1/documents`, in bytes.
 pub const LIST_MAX_FILTER_BYTES: usize = 1024;
+
+/// The longest `snippet` of an item of `GET /v1/documents`, in characters
+/// (a longer text is cut and ends with `…`).
+pub const LIST_SNIPPET_CHARS: usize = 160;
 
 /// Usage operation of `GET /v1/documents/{id}`.
 pub const READ_OPERATION: &str = "document.read";
@@ -229,6 +234,7 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, q
                             "bytes": r.summary.byte_size,
                             "created_at": crate::clock::rfc3339(r.created_at),
                             "superseded_at": r.superseded_at.map(crate::clock::rfc3339),
+                            "snippet": snippet(&r.lead),
                         })
                     })
                     .collect();
@@ -244,6 +250,28 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, q
             Err(e) => service_error(e, LIST_OPERATION),
         }
     });
+}
+
+/// What a list item shows of a document's text: its start after any front
+/// matter, runs of white space made one space, at most
+/// [`LIST_SNIPPET_CHARS`] characters.
+fn snippet(lead: &str) -> String {
+    let mut out = String::new();
+    let mut chars = 0;
+    for (i, word) in front_matter::body(lead).split_whitespace().enumerate() {
+        let space = (i > 0).then_some(' ');
+        for c in space.into_iter().chain(word.chars()) {
+            if chars == LIST_SNIPPET_CHARS {
+                // More text than fits: its last character gives way to `…`.
+                out.pop();
+                out.push('…');
+                return out;
+            }
+            out.push(c);
+            chars += 1;
+        }
+    }
+    out
 }
 
 /// The parameters of `GET /v1/documents/{id}/chunks`: `(after, limit)`.
@@ -404,6 +432,22 @@ mod tests {
 
     /// A day in milliseconds.
     const DAY_MS: i64 = 86_400_000;
+
+    #[test]
+    fn a_snippet_skips_front_matter_folds_white_space_and_is_cut_at_its_limit() {
+        assert_eq!(
+            snippet("---\ntitle: T\n---\n# Head\n\n  a\tb\n"),
+            "# Head a b"
+        );
+        let fits = "x".repeat(LIST_SNIPPET_CHARS);
+        assert_eq!(snippet(&fits), fits);
+        let cut = snippet(&format!("{fits}y"));
+        assert_eq!(cut.chars().count(), LIST_SNIPPET_CHARS);
+        assert!(cut.ends_with('…'));
+        let words = snippet(&"é ".repeat(LIST_SNIPPET_CHARS));
+        assert_eq!(words.chars().count(), LIST_SNIPPET_CHARS);
+        assert_eq!(snippet(""), "");
+    }
 
     #[test]
     fn list_parameters_are_checked() {
