@@ -17,7 +17,6 @@ use super::http::Context;
 use super::http_api::{forbidden, run, service_error, Charge};
 use super::query_string::{limit_param, query_pairs};
 use super::request::Request;
-use crate::clock::rfc3339;
 use crate::limits::{
     ENTITIES_DEFAULT_LIMIT, ENTITIES_MAX_LIMIT, GRAPH_DEFAULT_NODES, GRAPH_MAX_DEPTH,
     GRAPH_MAX_NODES, MAX_ENTITY_QUERY_BYTES,

@@ -297,7 +297,7 @@ fn request_fields(args: &Args<'_>) -> Result<IngestRequest> {
             if_current: false,
         },
         title: None,
-        scopes: scopes(&args)?,
+        scopes: scopes(args)?,
     })
 }
 
