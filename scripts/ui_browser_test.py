@@ -557,6 +557,8 @@ def documents_browsing(page, base, admin, shot, tag):
     titles = page.locator("#documents .item-title").all_inner_texts()
     if titles != sorted(titles, key=str.lower) or titles[0] != "Acme Corp. acquired Widgets Inc. after a long negotiation.":
         fail(f"sorting by title gave {titles}")
+    page.get_by_label("Sort", exact=True).select_option("oldest")
+    expect(page.locator("#documents .item-title").first).to_have_text(GRAPH[0])
     page.get_by_label("Sort", exact=True).select_option("newest")
     expect(page.locator("#documents .item-title").first).to_have_text(GRAPH[-1])
     shot("documents-list")

@@ -156,6 +156,40 @@ fn documents_are_filtered_by_media_type_provenance_and_time_with_their_total() {
     assert_eq!(document_ids(&rest).len() as i64, n - 1);
     assert_eq!(rest["total"], n);
 
+    // Oldest first, paged with `after`, filters and total as newest first.
+    let first = get(&api, "/v1/documents?order=oldest&limit=4", &alice);
+    assert_eq!(document_ids(&first), made[..4].to_vec());
+    assert_eq!(first["total"], n);
+    assert!(first.get("next_before").is_none(), "{first}");
+    let after = first["next_after"].as_i64().unwrap();
+    let rest = get(
+        &api,
+        &format!("/v1/documents?order=oldest&after={after}"),
+        &alice,
+    );
+    assert_eq!(document_ids(&rest), made[4..].to_vec());
+    assert_eq!(rest["next_after"], Value::Null);
+    let oldest_user = get(&api, "/v1/documents?order=oldest&provenance=user", &alice);
+    assert_eq!(
+        document_ids(&oldest_user),
+        vec![made[1].clone(), made[2].clone(), made[6].clone()]
+    );
+    refused(
+        &api,
+        "/v1/documents?order=oldest&before=3",
+        &alice,
+        400,
+        "invalid_input",
+    );
+    refused(&api, "/v1/documents?after=3", &alice, 400, "invalid_input");
+    refused(
+        &api,
+        "/v1/documents?order=title",
+        &alice,
+        400,
+        "invalid_input",
+    );
+
     let markdown = get(&api, "/v1/documents?media_type=text%2Fmarkdown", &alice);
     assert_eq!(document_ids(&markdown), vec![made[1].clone()]);
     assert_eq!(markdown["total"], 1);

@@ -439,26 +439,54 @@ impl TenantReader<'_> {
         filter: &DocumentFilter,
         limit: usize,
     ) -> Result<Vec<DocumentListing>> {
+        self.list_documents_ordered(before.unwrap_or(i64::MAX), false, filter, limit)
+    }
+
+    /// Ready documents after `after` (all when `None`), oldest first, only
+    /// those `filter` takes.
+    pub fn list_documents_oldest(
+        &self,
+        after: Option<i64>,
+        filter: &DocumentFilter,
+        limit: usize,
+    ) -> Result<Vec<DocumentListing>> {
+        self.list_documents_ordered(after.unwrap_or(0), true, filter, limit)
+    }
+
+    /// A page of the listing from the position `cursor` (excluded), in
+    /// creation order when `oldest_first`, else newest first.
+    fn list_documents_ordered(
+        &self,
+        cursor: i64,
+        oldest_first: bool,
+        filter: &DocumentFilter,
+        limit: usize,
+    ) -> Result<Vec<DocumentListing>> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(Vec::new());
         };
         let lead_bytes = LEAD_CHARS * 4;
+        let (from, order) = if oldest_first {
+            (">", "ASC")
+        } else {
+            ("<", "DESC")
+        };
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT d.id, d.doc_id, d.title, d.source, d.media_type, d.byte_size, d.created_at,
                     d.provenance, d.superseded_at,
                     COALESCE(substr(d.text, 1, {LEAD_CHARS}),
                              CAST(substr(o.bytes, 1, {lead_bytes}) AS TEXT))
                FROM documents d JOIN originals o ON o.id = d.original_id
-              WHERE d.tenant_id = ?1 AND d.id < ?2 AND d.state = 'ready'
+              WHERE d.tenant_id = ?1 AND d.id {from} ?2 AND d.state = 'ready'
                 AND {FILTERED} AND {VISIBLE}
-              ORDER BY d.id DESC LIMIT ?10"
+              ORDER BY d.id {order} LIMIT ?10"
         ))?;
         let v = self.visible;
         let f = filter;
         let rows = stmt.query_map(
             params![
                 tenant_id,
-                before.unwrap_or(i64::MAX),
+                cursor,
                 f.source,
                 f.media_type,
                 f.provenance,

@@ -128,7 +128,10 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
 #[derive(Debug, PartialEq, Eq)]
 struct ListQuery {
     limit: usize,
-    before: Option<i64>,
+    /// `order=oldest`: creation order, paged with `after`.
+    oldest: bool,
+    /// The page's cursor: `before` (newest first) or `after` (oldest first).
+    cursor: Option<i64>,
     filter: DocumentFilter,
 }
 
@@ -158,20 +161,38 @@ fn time_bound(name: &str, value: &str, end: bool) -> Result<i64, String> {
 fn list_query(query: &str) -> Result<ListQuery, String> {
     let mut q = ListQuery {
         limit: LIST_DEFAULT_LIMIT,
-        before: None,
+        oldest: false,
+        cursor: None,
         filter: DocumentFilter::default(),
     };
+    let (mut before, mut after) = (None, None);
     for (name, value) in query_pairs(query)? {
         match name {
             "limit" => q.limit = limit_param(&value, LIST_MAX_LIMIT)?,
             "before" => {
-                q.before = Some(
+                before = Some(
                     value
                         .parse::<i64>()
                         .ok()
                         .filter(|n| *n > 0)
                         .ok_or("before must be a next_before of an earlier page")?,
                 );
+            }
+            "after" => {
+                after = Some(
+                    value
+                        .parse::<i64>()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or("after must be a next_after of an earlier page")?,
+                );
+            }
+            "order" => {
+                q.oldest = match value.as_str() {
+                    "newest" => false,
+                    "oldest" => true,
+                    _ => return Err("order must be newest or oldest".into()),
+                }
             }
             "source" => q.filter.source = Some(filter_value(name, value)?),
             "media_type" => q.filter.media_type = Some(filter_value(name, value)?),
@@ -187,12 +208,21 @@ fn list_query(query: &str) -> Result<ListQuery, String> {
             }
             _ => {
                 return Err(format!(
-                    "unknown parameter {name:?} (limit, before, source, media_type, provenance, \
-                     since, until, include_history)"
+                    "unknown parameter {name:?} (limit, order, before, after, source, \
+                     media_type, provenance, since, until, include_history)"
                 ))
             }
         }
     }
+    q.cursor = match (q.oldest, before, after) {
+        (false, _, Some(_)) => {
+            return Err("after pages order=oldest; newest first pages with before".into())
+        }
+        (true, Some(_), _) => {
+            return Err("before pages newest first; order=oldest pages with after".into())
+        }
+        (false, cursor, None) | (true, None, cursor) => cursor,
+    };
     Ok(q)
 }
 
@@ -214,14 +244,19 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, q
     let started = Instant::now();
     run(ctx, request, Holder::of(&principal), move |ctx| {
         let memory = ctx.service.for_caller(&principal);
-        let listed = memory
-            .list_documents_newest(q.before, &q.filter, q.limit + 1)
-            .and_then(|rows| Ok((rows, memory.count_documents(&q.filter)?)));
+        let page = if q.oldest {
+            memory.list_documents_oldest(q.cursor, &q.filter, q.limit + 1)
+        } else {
+            memory.list_documents_newest(q.cursor, &q.filter, q.limit + 1)
+        };
+        let listed = page.and_then(|rows| Ok((rows, memory.count_documents(&q.filter)?)));
         match listed {
             Ok((mut rows, total)) => {
                 let more = rows.len() > q.limit;
                 rows.truncate(q.limit);
-                let next_before = more.then(|| rows.last().map(|r| r.summary.cursor));
+                let next = more
+                    .then(|| rows.last().map(|r| r.summary.cursor))
+                    .flatten();
                 let documents: Vec<Value> = rows
                     .iter()
                     .map(|r| {
@@ -238,9 +273,14 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, q
                         })
                     })
                     .collect();
+                let cursor_name = if q.oldest {
+                    "next_after"
+                } else {
+                    "next_before"
+                };
                 let body = json!({
                     "documents": documents,
-                    "next_before": next_before.flatten(),
+                    cursor_name: next,
                     "total": total,
                 })
                 .to_string()
@@ -455,7 +495,8 @@ mod tests {
             list_query("").unwrap(),
             ListQuery {
                 limit: LIST_DEFAULT_LIMIT,
-                before: None,
+                oldest: false,
+                cursor: None,
                 filter: DocumentFilter::default(),
             }
         );
@@ -463,7 +504,9 @@ mod tests {
             "limit=2&before=7&source=notes%2Fa+b&media_type=text%2Fmarkdown&provenance=user",
         )
         .unwrap();
-        assert_eq!((q.limit, q.before), (2, Some(7)));
+        assert_eq!((q.limit, q.oldest, q.cursor), (2, false, Some(7)));
+        let oldest = list_query("order=oldest&after=9").unwrap();
+        assert_eq!((oldest.oldest, oldest.cursor), (true, Some(9)));
         assert_eq!(q.filter.source.as_deref(), Some("notes/a b"));
         assert_eq!(q.filter.media_type.as_deref(), Some("text/markdown"));
         assert_eq!(q.filter.provenance.as_deref(), Some("user"));
@@ -473,6 +516,10 @@ mod tests {
         for bad in [
             "limit=0",
             "limit=201",
+            "order=oldest&before=3",
+            "after=3",
+            "order=title",
+            "after=0",
             "limit=x",
             "before=-1",
             "before=",

@@ -7,7 +7,7 @@ const TOKEN_KEY = "alayasiki.token";
 const $ = (id) => document.getElementById(id);
 
 let current = null; // the document open in the document view
-let nextBefore = null; // the documents list's next page
+let nextBefore = null; // the documents list's next page (its cursor, either order)
 let listed = null; // the filters and total of the documents list shown
 let chunksAfter = null; // the open document's next page of chunks
 let mayForget = false;
@@ -335,12 +335,11 @@ function showSelection() {
   $("bulk-count").textContent = selected.size + " selected";
 }
 
-// The listed rows in the order the sort asks for: the server's is newest
-// first; the others reorder what is loaded.
+// The listed rows in the order the sort asks for: the server pages newest
+// or oldest first; by title reorders what is loaded.
 function renderDocuments() {
   const order = $("sort-filter").value;
   const shown = rows.slice();
-  if (order === "oldest") shown.reverse();
   if (order === "title") {
     shown.sort((x, y) => (x.title || x.document_id).localeCompare(y.title || y.document_id, undefined, { sensitivity: "base" }));
   }
@@ -356,7 +355,9 @@ async function loadDocuments(more) {
   const filters = documentFilters();
   const source = filters.source;
   const q = new URLSearchParams({ limit: "50", ...filters });
-  if (more && nextBefore !== null) q.set("before", String(nextBefore));
+  const oldest = $("sort-filter").value === "oldest";
+  if (oldest) q.set("order", "oldest");
+  if (more && nextBefore !== null) q.set(oldest ? "after" : "before", String(nextBefore));
   try {
     const r = await api("GET", "/v1/documents?" + q.toString());
     if (mine !== listing) return;
@@ -370,7 +371,7 @@ async function loadDocuments(more) {
     $("source-forget").hidden = !(mayForget && source && Object.keys(filters).length === 1 && r.total > 0);
     rows = rows.concat(r.documents);
     renderDocuments();
-    nextBefore = r.next_before;
+    nextBefore = oldest ? r.next_after : r.next_before;
     $("documents-more").hidden = nextBefore === null;
   } catch (e) { failed(e); }
 }
@@ -794,7 +795,9 @@ document.addEventListener("DOMContentLoaded", () => {
   $("source-dialog").addEventListener("close", () => { if ($("source-dialog").returnValue === "forget") forgetSource(); });
   $("chunks-more").addEventListener("click", () => { if (current) loadChunks(current.document_id, true).catch(failed); });
   $("sessions-refresh").addEventListener("click", loadSessions);
-  $("sort-filter").addEventListener("change", renderDocuments);
+  $("sort-filter").addEventListener("change", () => {
+    if ($("sort-filter").value === "title") renderDocuments(); else loadDocuments(false);
+  });
   $("bulk-clear").addEventListener("click", () => { selected.clear(); showSelection(); renderDocuments(); });
   $("bulk-forget").addEventListener("click", askBulkForget);
   $("bulk-dialog").addEventListener("close", () => { if ($("bulk-dialog").returnValue === "forget") bulkForget(); });
