@@ -662,6 +662,10 @@ mod tests {
         let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/API.md"))
             .expect("API.md");
         let rows: &[(&str, usize)] = &[
+            (
+                "`LIST_SNIPPET_CHARS`",
+                crate::transport::http_documents::LIST_SNIPPET_CHARS,
+            ),
             ("`CHUNKS_DEFAULT_LIMIT`", CHUNKS_DEFAULT_LIMIT),
             ("`CHUNKS_MAX_LIMIT`", CHUNKS_MAX_LIMIT),
             ("`ENTITIES_DEFAULT_LIMIT`", ENTITIES_DEFAULT_LIMIT),

@@ -9,6 +9,7 @@
 mod http_common;
 
 use alayasiki_mcp::limits::MAX_REPLY_BYTES;
+use alayasiki_mcp::transport::http_documents::LIST_SNIPPET_CHARS;
 use http_common::{admin, claims, request, sign, Api, TempDir};
 use serde_json::{json, Value};
 
@@ -154,6 +155,40 @@ fn documents_are_filtered_by_media_type_provenance_and_time_with_their_total() {
     let rest = get(&api, &format!("/v1/documents?before={cursor}"), &alice);
     assert_eq!(document_ids(&rest).len() as i64, n - 1);
     assert_eq!(rest["total"], n);
+
+    // Oldest first, paged with `after`, filters and total as newest first.
+    let first = get(&api, "/v1/documents?order=oldest&limit=4", &alice);
+    assert_eq!(document_ids(&first), made[..4].to_vec());
+    assert_eq!(first["total"], n);
+    assert!(first.get("next_before").is_none(), "{first}");
+    let after = first["next_after"].as_i64().unwrap();
+    let rest = get(
+        &api,
+        &format!("/v1/documents?order=oldest&after={after}"),
+        &alice,
+    );
+    assert_eq!(document_ids(&rest), made[4..].to_vec());
+    assert_eq!(rest["next_after"], Value::Null);
+    let oldest_user = get(&api, "/v1/documents?order=oldest&provenance=user", &alice);
+    assert_eq!(
+        document_ids(&oldest_user),
+        vec![made[1].clone(), made[2].clone(), made[6].clone()]
+    );
+    refused(
+        &api,
+        "/v1/documents?order=oldest&before=3",
+        &alice,
+        400,
+        "invalid_input",
+    );
+    refused(&api, "/v1/documents?after=3", &alice, 400, "invalid_input");
+    refused(
+        &api,
+        "/v1/documents?order=title",
+        &alice,
+        400,
+        "invalid_input",
+    );
 
     let markdown = get(&api, "/v1/documents?media_type=text%2Fmarkdown", &alice);
     assert_eq!(document_ids(&markdown), vec![made[1].clone()]);
@@ -1118,4 +1153,70 @@ fn a_query_filter_holds_over_the_json_api_and_a_bad_one_is_a_clear_400() {
         "{body}"
     );
     assert!(!body.contains("SELECT") && !body.contains(dir.path().to_str().unwrap()));
+}
+
+#[test]
+fn titles_come_from_metadata_or_front_matter_and_the_list_shows_a_bounded_snippet() {
+    let dir = TempDir::new("browse-titles");
+    let api = Api::start(dir.path(), &[]);
+    let alice = admin("alice", "acme");
+    let front =
+        "---\ntitle: \"Running the zstd tests\"\nlayout: page\n---\n\n# Tests\n\nRun make check.";
+    let inline = ingest(
+        &api,
+        &alice,
+        json!({"content": front, "media_type": "text/markdown"}),
+    );
+    let file = ingest(
+        &api,
+        &alice,
+        json!({"File": {"filename": "TESTING.md", "mime_type": "text/markdown",
+                         "content": alayasiki_mcp::base64::encode(front.as_bytes())}}),
+    );
+    // Front matter without a title: the first line after it.
+    let untitled = ingest(
+        &api,
+        &alice,
+        json!({"content": "---\nlayout: page\n---\n# Install\nsteps", "media_type": "text/markdown"}),
+    );
+    let described = ingest(
+        &api,
+        &alice,
+        json!({"content": "---\ntitle: not this\n---\nbody", "media_type": "text/markdown",
+               "metadata": {"title": "Given in metadata"}}),
+    );
+    let fits = "w".repeat(LIST_SNIPPET_CHARS);
+    let exact = ingest(&api, &alice, json!({"content": fits}));
+    let long = ingest(&api, &alice, json!({"content": format!("{fits} more")}));
+
+    let list = get(&api, "/v1/documents", &alice);
+    let item = |id: &str| -> Value {
+        list["documents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["document_id"] == id)
+            .unwrap()
+            .clone()
+    };
+    for (id, title) in [
+        (&inline, "Running the zstd tests"),
+        (&file, "Running the zstd tests"),
+        (&untitled, "Install"),
+        (&described, "Given in metadata"),
+    ] {
+        assert_eq!(item(id)["title"], title, "{id}");
+        assert_eq!(
+            get(&api, &format!("/v1/documents/{id}"), &alice)["title"],
+            title
+        );
+    }
+    // The snippet starts after the front matter, white space folded.
+    assert_eq!(item(&inline)["snippet"], "# Tests Run make check.");
+    assert_eq!(item(&untitled)["snippet"], "# Install steps");
+    // At the limit whole; past it cut to the limit, ending with `…`.
+    assert_eq!(item(&exact)["snippet"], fits.as_str());
+    let cut = item(&long)["snippet"].as_str().unwrap().to_string();
+    assert_eq!(cut.chars().count(), LIST_SNIPPET_CHARS);
+    assert!(cut.ends_with('…'), "{cut}");
 }

@@ -6,6 +6,8 @@
 //! - [`chunk`]: extracted text → chunks with byte-accurate spans.
 //! - [`content_key`](mod@content_key): what makes two documents the same
 //!   content.
+//! - [`front_matter`]: a Markdown file's YAML front matter (its title, and
+//!   where the text after it starts).
 //! - [`worker`]: the thread that runs journal jobs and commits their
 //!   results, and the hand-off of work already prepared by the caller.
 //! - [`upkeep`]: the thread that purges expired documents and rebuilds
@@ -24,6 +26,7 @@ mod commit;
 mod content_key;
 pub mod enrich;
 pub mod extract;
+pub mod front_matter;
 pub mod gather;
 pub mod handoff;
 pub mod media;

@@ -110,6 +110,20 @@ fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<DocumentSummary> {
     })
 }
 
+/// A listing's lead from its column: text, or bytes of an original cut
+/// at a byte bound (decoded lossily, a cut character dropped).
+fn lead(value: rusqlite::types::ValueRef<'_>) -> String {
+    use rusqlite::types::ValueRef;
+    match value {
+        ValueRef::Text(b) | ValueRef::Blob(b) => String::from_utf8_lossy(b)
+            .trim_end_matches('\u{fffd}')
+            .chars()
+            .take(LEAD_CHARS)
+            .collect(),
+        _ => String::new(),
+    }
+}
+
 /// One line of the newest-first listing: a summary, its provenance class
 /// and when it was stored.
 #[derive(Debug, Clone)]
@@ -120,7 +134,17 @@ pub struct DocumentListing {
     pub created_at: i64,
     /// When a newer version replaced it (listed with `include_history`).
     pub superseded_at: Option<i64>,
+    /// The start of its text: at most [`LEAD_CHARS`] characters, for a
+    /// snippet (a character cut by the byte bound of an original read as
+    /// text is dropped; bytes that are not UTF-8 become U+FFFD).
+    pub lead: String,
 }
+
+/// The most of a document's text a listing line carries in
+/// [`DocumentListing::lead`], in characters (read as at most four times as
+/// many bytes from an original stored as the text): enough for a snippet
+/// after a front-matter block of a few dozen lines.
+pub const LEAD_CHARS: usize = 2048;
 
 /// Which ready documents a newest-first listing (and its count) takes:
 /// each field that is set must hold; times are Unix milliseconds compared
@@ -415,23 +439,54 @@ impl TenantReader<'_> {
         filter: &DocumentFilter,
         limit: usize,
     ) -> Result<Vec<DocumentListing>> {
+        self.list_documents_ordered(before.unwrap_or(i64::MAX), false, filter, limit)
+    }
+
+    /// Ready documents after `after` (all when `None`), oldest first, only
+    /// those `filter` takes.
+    pub fn list_documents_oldest(
+        &self,
+        after: Option<i64>,
+        filter: &DocumentFilter,
+        limit: usize,
+    ) -> Result<Vec<DocumentListing>> {
+        self.list_documents_ordered(after.unwrap_or(0), true, filter, limit)
+    }
+
+    /// A page of the listing from the position `cursor` (excluded), in
+    /// creation order when `oldest_first`, else newest first.
+    fn list_documents_ordered(
+        &self,
+        cursor: i64,
+        oldest_first: bool,
+        filter: &DocumentFilter,
+        limit: usize,
+    ) -> Result<Vec<DocumentListing>> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(Vec::new());
         };
+        let lead_bytes = LEAD_CHARS * 4;
+        let (from, order) = if oldest_first {
+            (">", "ASC")
+        } else {
+            ("<", "DESC")
+        };
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT d.id, d.doc_id, d.title, d.source, d.media_type, d.byte_size, d.created_at,
-                    d.provenance, d.superseded_at
-               FROM documents d
-              WHERE d.tenant_id = ?1 AND d.id < ?2 AND d.state = 'ready'
+                    d.provenance, d.superseded_at,
+                    COALESCE(substr(d.text, 1, {LEAD_CHARS}),
+                             CAST(substr(o.bytes, 1, {lead_bytes}) AS TEXT))
+               FROM documents d JOIN originals o ON o.id = d.original_id
+              WHERE d.tenant_id = ?1 AND d.id {from} ?2 AND d.state = 'ready'
                 AND {FILTERED} AND {VISIBLE}
-              ORDER BY d.id DESC LIMIT ?10"
+              ORDER BY d.id {order} LIMIT ?10"
         ))?;
         let v = self.visible;
         let f = filter;
         let rows = stmt.query_map(
             params![
                 tenant_id,
-                before.unwrap_or(i64::MAX),
+                cursor,
                 f.source,
                 f.media_type,
                 f.provenance,
@@ -448,6 +503,7 @@ impl TenantReader<'_> {
                     created_at: r.get(6)?,
                     provenance: r.get(7)?,
                     superseded_at: r.get(8)?,
+                    lead: lead(r.get_ref(9)?),
                 })
             },
         )?;

@@ -18,6 +18,7 @@ use super::http_api::{
 use super::query_string::{limit_param, query_pairs};
 use super::reply_fit::fit;
 use super::request::Request;
+use crate::ingest::front_matter;
 use crate::limits::{CHUNKS_DEFAULT_LIMIT, CHUNKS_MAX_LIMIT, MAX_REPLY_BYTES};
 use crate::protocol::resources::version_meta;
 use crate::protocol::tools::{self, Tool};
@@ -35,6 +36,10 @@ pub const LIST_MAX_LIMIT: usize = 200;
 /// The longest `source`, `media_type` or `provenance` filter of
 /// `GET /v1/documents`, in bytes.
 pub const LIST_MAX_FILTER_BYTES: usize = 1024;
+
+/// The longest `snippet` of an item of `GET /v1/documents`, in characters
+/// (a longer text is cut and ends with `…`).
+pub const LIST_SNIPPET_CHARS: usize = 160;
 
 /// Usage operation of `GET /v1/documents/{id}`.
 pub const READ_OPERATION: &str = "document.read";
@@ -123,7 +128,10 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
 #[derive(Debug, PartialEq, Eq)]
 struct ListQuery {
     limit: usize,
-    before: Option<i64>,
+    /// `order=oldest`: creation order, paged with `after`.
+    oldest: bool,
+    /// The page's cursor: `before` (newest first) or `after` (oldest first).
+    cursor: Option<i64>,
     filter: DocumentFilter,
 }
 
@@ -153,20 +161,38 @@ fn time_bound(name: &str, value: &str, end: bool) -> Result<i64, String> {
 fn list_query(query: &str) -> Result<ListQuery, String> {
     let mut q = ListQuery {
         limit: LIST_DEFAULT_LIMIT,
-        before: None,
+        oldest: false,
+        cursor: None,
         filter: DocumentFilter::default(),
     };
+    let (mut before, mut after) = (None, None);
     for (name, value) in query_pairs(query)? {
         match name {
             "limit" => q.limit = limit_param(&value, LIST_MAX_LIMIT)?,
             "before" => {
-                q.before = Some(
+                before = Some(
                     value
                         .parse::<i64>()
                         .ok()
                         .filter(|n| *n > 0)
                         .ok_or("before must be a next_before of an earlier page")?,
                 );
+            }
+            "after" => {
+                after = Some(
+                    value
+                        .parse::<i64>()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or("after must be a next_after of an earlier page")?,
+                );
+            }
+            "order" => {
+                q.oldest = match value.as_str() {
+                    "newest" => false,
+                    "oldest" => true,
+                    _ => return Err("order must be newest or oldest".into()),
+                }
             }
             "source" => q.filter.source = Some(filter_value(name, value)?),
             "media_type" => q.filter.media_type = Some(filter_value(name, value)?),
@@ -182,12 +208,21 @@ fn list_query(query: &str) -> Result<ListQuery, String> {
             }
             _ => {
                 return Err(format!(
-                    "unknown parameter {name:?} (limit, before, source, media_type, provenance, \
-                     since, until, include_history)"
+                    "unknown parameter {name:?} (limit, order, before, after, source, \
+                     media_type, provenance, since, until, include_history)"
                 ))
             }
         }
     }
+    q.cursor = match (q.oldest, before, after) {
+        (false, _, Some(_)) => {
+            return Err("after pages order=oldest; newest first pages with before".into())
+        }
+        (true, Some(_), _) => {
+            return Err("before pages newest first; order=oldest pages with after".into())
+        }
+        (false, cursor, None) | (true, None, cursor) => cursor,
+    };
     Ok(q)
 }
 
@@ -209,14 +244,19 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, q
     let started = Instant::now();
     run(ctx, request, Holder::of(&principal), move |ctx| {
         let memory = ctx.service.for_caller(&principal);
-        let listed = memory
-            .list_documents_newest(q.before, &q.filter, q.limit + 1)
-            .and_then(|rows| Ok((rows, memory.count_documents(&q.filter)?)));
+        let page = if q.oldest {
+            memory.list_documents_oldest(q.cursor, &q.filter, q.limit + 1)
+        } else {
+            memory.list_documents_newest(q.cursor, &q.filter, q.limit + 1)
+        };
+        let listed = page.and_then(|rows| Ok((rows, memory.count_documents(&q.filter)?)));
         match listed {
             Ok((mut rows, total)) => {
                 let more = rows.len() > q.limit;
                 rows.truncate(q.limit);
-                let next_before = more.then(|| rows.last().map(|r| r.summary.cursor));
+                let next = more
+                    .then(|| rows.last().map(|r| r.summary.cursor))
+                    .flatten();
                 let documents: Vec<Value> = rows
                     .iter()
                     .map(|r| {
@@ -229,12 +269,18 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, q
                             "bytes": r.summary.byte_size,
                             "created_at": crate::clock::rfc3339(r.created_at),
                             "superseded_at": r.superseded_at.map(crate::clock::rfc3339),
+                            "snippet": snippet(&r.lead),
                         })
                     })
                     .collect();
+                let cursor_name = if q.oldest {
+                    "next_after"
+                } else {
+                    "next_before"
+                };
                 let body = json!({
                     "documents": documents,
-                    "next_before": next_before.flatten(),
+                    cursor_name: next,
                     "total": total,
                 })
                 .to_string()
@@ -244,6 +290,28 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, q
             Err(e) => service_error(e, LIST_OPERATION),
         }
     });
+}
+
+/// What a list item shows of a document's text: its start after any front
+/// matter, runs of white space made one space, at most
+/// [`LIST_SNIPPET_CHARS`] characters.
+fn snippet(lead: &str) -> String {
+    let mut out = String::new();
+    let mut chars = 0;
+    for (i, word) in front_matter::body(lead).split_whitespace().enumerate() {
+        let space = (i > 0).then_some(' ');
+        for c in space.into_iter().chain(word.chars()) {
+            if chars == LIST_SNIPPET_CHARS {
+                // More text than fits: its last character gives way to `…`.
+                out.pop();
+                out.push('…');
+                return out;
+            }
+            out.push(c);
+            chars += 1;
+        }
+    }
+    out
 }
 
 /// The parameters of `GET /v1/documents/{id}/chunks`: `(after, limit)`.
@@ -406,12 +474,29 @@ mod tests {
     const DAY_MS: i64 = 86_400_000;
 
     #[test]
+    fn a_snippet_skips_front_matter_folds_white_space_and_is_cut_at_its_limit() {
+        assert_eq!(
+            snippet("---\ntitle: T\n---\n# Head\n\n  a\tb\n"),
+            "# Head a b"
+        );
+        let fits = "x".repeat(LIST_SNIPPET_CHARS);
+        assert_eq!(snippet(&fits), fits);
+        let cut = snippet(&format!("{fits}y"));
+        assert_eq!(cut.chars().count(), LIST_SNIPPET_CHARS);
+        assert!(cut.ends_with('…'));
+        let words = snippet(&"é ".repeat(LIST_SNIPPET_CHARS));
+        assert_eq!(words.chars().count(), LIST_SNIPPET_CHARS);
+        assert_eq!(snippet(""), "");
+    }
+
+    #[test]
     fn list_parameters_are_checked() {
         assert_eq!(
             list_query("").unwrap(),
             ListQuery {
                 limit: LIST_DEFAULT_LIMIT,
-                before: None,
+                oldest: false,
+                cursor: None,
                 filter: DocumentFilter::default(),
             }
         );
@@ -419,7 +504,9 @@ mod tests {
             "limit=2&before=7&source=notes%2Fa+b&media_type=text%2Fmarkdown&provenance=user",
         )
         .unwrap();
-        assert_eq!((q.limit, q.before), (2, Some(7)));
+        assert_eq!((q.limit, q.oldest, q.cursor), (2, false, Some(7)));
+        let oldest = list_query("order=oldest&after=9").unwrap();
+        assert_eq!((oldest.oldest, oldest.cursor), (true, Some(9)));
         assert_eq!(q.filter.source.as_deref(), Some("notes/a b"));
         assert_eq!(q.filter.media_type.as_deref(), Some("text/markdown"));
         assert_eq!(q.filter.provenance.as_deref(), Some("user"));
@@ -429,6 +516,10 @@ mod tests {
         for bad in [
             "limit=0",
             "limit=201",
+            "order=oldest&before=3",
+            "after=3",
+            "order=title",
+            "after=0",
             "limit=x",
             "before=-1",
             "before=",

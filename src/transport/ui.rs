@@ -37,6 +37,11 @@ pub const ASSETS: &[(&str, &str, &[u8])] = &[
         include_bytes!("ui/app.js"),
     ),
     (
+        "/markdown.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("ui/markdown.js"),
+    ),
+    (
         "/graph.js",
         "text/javascript; charset=utf-8",
         include_bytes!("ui/graph.js"),

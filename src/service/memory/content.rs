@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
+use crate::ingest::front_matter;
 use crate::ingest::media::{self, MediaKind, SUPPORTED_MEDIA_TYPES, TEXT_MEDIA_TYPES};
 use crate::ingest::Prepared;
 use crate::limits::{MAX_CONTENT_BYTES, MAX_FILENAME_BYTES};
@@ -117,30 +118,56 @@ pub(super) fn prepare_guarded(
     }
 }
 
-/// A display title: the filename, else the first non-empty line of the
-/// extracted text (without Markdown heading marks), at most 80 characters.
-/// JSON has no title line.
+/// The longest title derived from content (a metadata or front-matter
+/// title, or the first line), in characters; longer ones are cut with `…`.
+pub(super) const DERIVED_TITLE_CHARS: usize = 80;
+
+/// A display title: a string `title` in the metadata, else the `title:` of
+/// Markdown front matter, else the filename, else the first non-empty line
+/// of the extracted text after any front matter (without Markdown heading
+/// marks); cut to [`DERIVED_TITLE_CHARS`]. JSON has no title line.
 pub(super) fn title_for(
     filename: &Option<String>,
+    metadata: &Map<String, Value>,
     extracted: Option<&str>,
     original: &[u8],
     kind: MediaKind,
 ) -> Option<String> {
+    let given = metadata
+        .get("title")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|t| !t.is_empty());
+    if let Some(t) = given {
+        return Some(cut_title(t));
+    }
+    let text = match extracted {
+        Some(t) => Some(t),
+        None => std::str::from_utf8(original).ok(),
+    };
+    if kind != MediaKind::Json {
+        if let Some(t) = text.and_then(front_matter::title) {
+            return Some(cut_title(&t));
+        }
+    }
     if let Some(f) = filename {
         return Some(f.clone());
     }
     if kind == MediaKind::Json {
         return None;
     }
-    let text = match extracted {
-        Some(t) => t,
-        None => std::str::from_utf8(original).ok()?,
-    };
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-    let line = line.trim_start_matches('#').trim();
-    let mut title: String = line.chars().take(80).collect();
-    if line.chars().count() > 80 {
+    let line = front_matter::body(text?)
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())?;
+    Some(cut_title(line.trim_start_matches('#').trim()))
+}
+
+/// `line` cut to [`DERIVED_TITLE_CHARS`] characters, `…` marking a cut.
+fn cut_title(line: &str) -> String {
+    let mut title: String = line.chars().take(DERIVED_TITLE_CHARS).collect();
+    if line.chars().count() > DERIVED_TITLE_CHARS {
         title.push('…');
     }
-    Some(title)
+    title
 }

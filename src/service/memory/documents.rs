@@ -98,6 +98,18 @@ impl Memory<'_> {
         self.reader()?.list_documents_newest(before, filter, limit)
     }
 
+    /// Ready documents stored after the position `after` (from the oldest
+    /// when `None`), oldest first, only those `filter` takes.
+    pub fn list_documents_oldest(
+        &self,
+        after: Option<i64>,
+        filter: &DocumentFilter,
+        limit: usize,
+    ) -> Result<Vec<DocumentListing>> {
+        self.require(Permission::Query)?;
+        self.reader()?.list_documents_oldest(after, filter, limit)
+    }
+
     /// How many ready documents `filter` takes in all, whatever the page.
     pub fn count_documents(&self, filter: &DocumentFilter) -> Result<i64> {
         self.require(Permission::Query)?;

@@ -220,9 +220,10 @@ impl Memory<'_> {
             Some(id) if ids::is_document_id(&id) && !self.document_exists(&id)? => id,
             _ => ids::new_document_id(),
         };
-        let title = req
-            .title
-            .or_else(|| title_for(&filename, prepared.text.as_deref(), &bytes, kind));
+        let title = req.title.or_else(|| {
+            let metadata = metadata.as_object().expect("metadata is an object");
+            title_for(&filename, metadata, prepared.text.as_deref(), &bytes, kind)
+        });
         if let Some(at) = req.expires_at {
             if at <= now_ms() {
                 return Err(Error::invalid(

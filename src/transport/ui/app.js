@@ -7,7 +7,7 @@ const TOKEN_KEY = "alayasiki.token";
 const $ = (id) => document.getElementById(id);
 
 let current = null; // the document open in the document view
-let nextBefore = null; // the documents list's next page
+let nextBefore = null; // the documents list's next page (its cursor, either order)
 let listed = null; // the filters and total of the documents list shown
 let chunksAfter = null; // the open document's next page of chunks
 let mayForget = false;
@@ -76,7 +76,34 @@ function grantsIngest() {
 }
 
 function fact(dl, name, value) {
+  if (value instanceof Node) { const dd = el("dd"); dd.append(value); dl.append(el("dt", name), dd); return; }
   dl.append(el("dt", name), el("dd", value === null || value === undefined || value === "" ? "—" : value));
+}
+
+// An RFC 3339 time as a <time> saying how long ago ("3 min ago"), with the
+// full local time as its tooltip.
+function when(iso, prefix) {
+  const t = el("time", null);
+  const at = Date.parse(iso);
+  if (!iso || Number.isNaN(at)) { t.textContent = (prefix || "") + "—"; return t; }
+  const s = Math.round((Date.now() - at) / 1000);
+  const ago = s < 45 ? "just now" : s < 3600 ? Math.max(1, Math.round(s / 60)) + " min ago"
+    : s < 86400 ? Math.round(s / 3600) + " h ago" : s < 30 * 86400 ? Math.round(s / 86400) + " days ago"
+    : new Date(at).toLocaleDateString();
+  t.dateTime = iso;
+  t.title = new Date(at).toLocaleString();
+  t.textContent = (prefix || "") + ago;
+  return t;
+}
+
+// Parts of a line of facts joined with " · ", empty ones left out.
+function meta(parts, cls) {
+  const p = el("p", null, cls || "meta");
+  for (const part of parts.filter((x) => x !== null && x !== undefined && x !== "")) {
+    if (p.childNodes.length) p.append(document.createTextNode(" · "));
+    p.append(typeof part === "string" ? document.createTextNode(part) : part);
+  }
+  return p;
 }
 
 function bytes(n) {
@@ -123,10 +150,11 @@ function signOut() {
   current = null;
   $("who").textContent = "";
   $("app").hidden = true; $("sign-out").hidden = true; $("sign-in").hidden = false;
-  for (const id of ["status-list", "evidence", "citations", "documents", "document-facts", "document-chunks",
+  for (const id of ["status-list", "overview-counts", "overview-recent", "evidence", "citations", "documents", "document-facts", "document-chunks",
     "document-entities", "sessions", "session-notes", "session-facts"]) $(id).replaceChildren();
   $("documents-total").textContent = "";
   $("source-forget").hidden = true;
+  rows = []; selected.clear(); showSelection();
   $("session-detail").hidden = true;
   Graph.reset();
   $("usage-table").tBodies[0].replaceChildren();
@@ -136,7 +164,25 @@ function signOut() {
 
 async function loadStatus() {
   try {
-    const s = await api("GET", "/v1/status");
+    const [s, recent, comms] = await Promise.all([
+      api("GET", "/v1/status"),
+      api("GET", "/v1/documents?limit=5"),
+      api("GET", "/v1/communities").catch(() => null),
+    ]);
+    const counts = $("overview-counts");
+    counts.replaceChildren();
+    const jobs = s.jobs || {};
+    for (const [name, value] of [["documents", s.documents], ["chunks", s.chunks],
+      ["communities", comms ? (comms.communities || []).length : null],
+      ["pending jobs", jobs.pending], ["failed jobs", jobs.failed], ["on disk", bytes(s.store_bytes)]]) {
+      const li = el("li", null, name === "failed jobs" && jobs.failed > 0 ? "count bad" : "count");
+      li.append(el("strong", value === null || value === undefined ? "—" : value), el("span", name));
+      counts.append(li);
+    }
+    const list = $("overview-recent");
+    list.replaceChildren();
+    for (const d of recent.documents || []) list.append(documentRow(d, false));
+    if (!(recent.documents || []).length) list.append(el("li", "No documents yet.", "muted"));
     const dl = $("status-list");
     dl.replaceChildren();
     fact(dl, "Tenant", s.tenant);
@@ -208,9 +254,14 @@ async function search(ev) {
     $("answer").hidden = !answer;
     if (answer) {
       $("answer-text").textContent = answer.text || "(no answer)";
+      // Cited documents by title (the evidence carries them); the ids in
+      // a tooltip.
+      const titles = new Map((r.evidence || []).map((e) => [e.document_id, e.title]));
       for (const c of answer.citations || []) {
-        const li = el("li", "[" + c.marker + "] " + c.document_id + " · chunk " + c.chunk_id);
-        li.append(document.createTextNode(" "), openButton(c.document_id, "Open"));
+        const li = el("li");
+        const name = el("span", "[" + c.marker + "] " + (titles.get(c.document_id) || "(untitled document)"), "cite");
+        name.title = c.document_id + " · chunk " + c.chunk_id;
+        li.append(name, document.createTextNode(" "), openButton(c.document_id, "Open"));
         cites.append(li);
       }
     }
@@ -246,18 +297,71 @@ function documentFilters() {
 }
 
 let listing = 0; // the newest documents request: older answers are dropped
+let rows = []; // the documents listed, as the server sent them (newest first)
+const selected = new Map(); // document id -> listed document, for bulk forget
+
+// One compact row of a document list: title, snippet, facts, stored when;
+// with a selection box when `selectable`.
+function documentRow(d, selectable) {
+  const li = el("li");
+  li.dataset.documentId = d.document_id;
+  if (selectable && mayForget) {
+    const box = el("input");
+    box.type = "checkbox";
+    box.className = "select";
+    box.checked = selected.has(d.document_id);
+    box.setAttribute("aria-label", "Select " + (d.title || d.document_id));
+    box.addEventListener("change", () => {
+      if (box.checked) selected.set(d.document_id, d); else selected.delete(d.document_id);
+      showSelection();
+    });
+    li.append(box);
+  }
+  const body = el("div", null, "row-body");
+  body.append(el("p", d.title || d.document_id, "item-title"));
+  if (d.snippet) body.append(el("p", d.snippet, "snippet"));
+  body.append(meta([iso(d.source || "no source"), d.media_type, bytes(d.bytes), d.provenance ? iso(d.provenance) : null,
+    when(d.created_at, "stored ")]));
+  if (d.superseded_at) {
+    li.classList.add("superseded");
+    body.append(meta([when(d.superseded_at, "Superseded ")]));
+  }
+  li.append(body, openButton(d.document_id, "Open"));
+  return li;
+}
+
+function showSelection() {
+  $("bulk-bar").hidden = selected.size === 0;
+  $("bulk-count").textContent = selected.size + " selected";
+}
+
+// The listed rows in the order the sort asks for: the server pages newest
+// or oldest first; by title reorders what is loaded.
+function renderDocuments() {
+  const order = $("sort-filter").value;
+  const shown = rows.slice();
+  if (order === "title") {
+    shown.sort((x, y) => (x.title || x.document_id).localeCompare(y.title || y.document_id, undefined, { sensitivity: "base" }));
+  }
+  const list = $("documents");
+  list.replaceChildren(...shown.map((d) => documentRow(d, true)));
+  if (!rows.length) {
+    list.append(el("li", Object.keys(listed ? listed.filters : {}).length ? "No documents match." : "No documents yet.", "muted"));
+  }
+}
 
 async function loadDocuments(more) {
   const mine = ++listing;
   const filters = documentFilters();
   const source = filters.source;
-  const q = new URLSearchParams({ limit: "20", ...filters });
-  if (more && nextBefore !== null) q.set("before", String(nextBefore));
+  const q = new URLSearchParams({ limit: "50", ...filters });
+  const oldest = $("sort-filter").value === "oldest";
+  if (oldest) q.set("order", "oldest");
+  if (more && nextBefore !== null) q.set(oldest ? "after" : "before", String(nextBefore));
   try {
     const r = await api("GET", "/v1/documents?" + q.toString());
     if (mine !== listing) return;
-    const list = $("documents");
-    if (!more) list.replaceChildren();
+    if (!more) { rows = []; selected.clear(); showSelection(); }
     listed = { filters, total: r.total };
     const filtered = Object.keys(filters).length > 0;
     $("documents-total").textContent = typeof r.total === "number"
@@ -265,24 +369,109 @@ async function loadDocuments(more) {
     // Forgetting by source goes by the source alone: offered only when
     // nothing else narrows the list, so its count is what would go.
     $("source-forget").hidden = !(mayForget && source && Object.keys(filters).length === 1 && r.total > 0);
-    for (const d of r.documents) {
-      const li = el("li");
-      li.dataset.documentId = d.document_id;
-      li.append(el("p", d.title || d.document_id, "item-title"));
-      li.append(el("p", iso(d.source || "no source") + " · " + d.media_type + " · " + bytes(d.bytes) + " · " +
-        iso(d.provenance || "") + " · " + d.created_at, "meta"));
-      if (d.superseded_at) {
-        li.classList.add("superseded");
-        li.append(el("p", "Superseded " + d.superseded_at, "meta"));
-      }
-      li.append(openButton(d.document_id, "Open"));
-      list.append(li);
-    }
-    if (!more && r.documents.length === 0) {
-      list.append(el("li", Object.keys(filters).length ? "No documents match." : "No documents yet.", "muted"));
-    }
-    nextBefore = r.next_before;
+    rows = rows.concat(r.documents);
+    renderDocuments();
+    nextBefore = oldest ? r.next_after : r.next_before;
     $("documents-more").hidden = nextBefore === null;
+  } catch (e) { failed(e); }
+}
+
+function askBulkForget() {
+  const n = selected.size;
+  if (!n) return;
+  $("bulk-title").textContent = "Forget " + n + " document(s)?";
+  $("bulk-what").textContent = "This deletes, for good, these " + n + " document(s):";
+  const ul = $("bulk-list");
+  ul.replaceChildren();
+  for (const d of selected.values()) ul.append(el("li", iso(d.title || "(untitled)") + " · " + d.document_id));
+  $("bulk-confirm").textContent = "Forget " + n + " document(s)";
+  $("bulk-dialog").returnValue = "";
+  $("bulk-dialog").showModal();
+}
+
+// Forgets the selected documents one by one; a failure stops there and
+// says what was forgotten before it.
+async function bulkForget() {
+  const ids = [...selected.keys()];
+  let done = 0;
+  try {
+    for (const id of ids) {
+      await api("DELETE", "/v1/documents/" + encodeURIComponent(id));
+      done++;
+    }
+    await loadDocuments(false);
+    show("Forgot " + done + " document(s).", true);
+  } catch (e) {
+    await loadDocuments(false);
+    failed(e);
+    show("Forgot " + done + " of " + ids.length + " document(s), then: " + $("message").textContent);
+  }
+}
+
+// The metadata as a table: one row a key (nested values as JSON), and the
+// provenance.
+function metadataTable(d) {
+  const body = $("document-metadata").tBodies[0];
+  body.replaceChildren();
+  const entries = Object.entries(d.metadata && typeof d.metadata === "object" ? d.metadata : {});
+  if (d.provenance) entries.push(["provenance", d.provenance]);
+  for (const [k, v] of entries) {
+    const tr = el("tr");
+    tr.append(el("th", k), el("td", typeof v === "string" ? v : JSON.stringify(v)));
+    tr.firstChild.scope = "row";
+    body.append(tr);
+  }
+  if (!entries.length) {
+    const tr = el("tr");
+    tr.append(el("td", "No metadata.", "muted"));
+    body.append(tr);
+  }
+}
+
+const EDITABLE_TEXT = ["text/plain", "text/markdown"];
+
+function askEdit() {
+  if (!current) return;
+  const d = current;
+  $("edit-doc-title").value = d.title || "";
+  // Only a whole text of a text type is offered for editing: saving a cut
+  // text would store the cut.
+  const editable = EDITABLE_TEXT.includes(d.media_type.split(";")[0]) && !d.text_truncated;
+  $("edit-content").value = editable ? (d.text || "") : "";
+  $("edit-content").disabled = !editable;
+  $("edit-content-note").hidden = editable;
+  $("edit-content-note").textContent = editable ? "" : "This document's text is not editable here (not plain text or Markdown, or too long to show whole); title and metadata are.";
+  $("edit-metadata").value = JSON.stringify(d.metadata && typeof d.metadata === "object" ? d.metadata : {}, null, 2);
+  $("edit-dialog").returnValue = "";
+  $("edit-dialog").showModal();
+}
+
+// Sends what changed as PATCH /v1/documents/{id} (a new version) and
+// opens the new version.
+async function saveEdit() {
+  const d = current;
+  if (!d) return;
+  const change = {};
+  const title = $("edit-doc-title").value.trim();
+  if (title && title !== (d.title || "")) change.title = title;
+  // The text keeps the document's media type (bare `content` would be
+  // stored as plain text).
+  if (!$("edit-content").disabled && $("edit-content").value !== (d.text || "")) {
+    change.Text = { content: $("edit-content").value, media_type: d.media_type.split(";")[0] };
+  }
+  let metadata;
+  try { metadata = JSON.parse($("edit-metadata").value || "{}"); } catch (_) { metadata = null; }
+  if (!metadata || typeof metadata !== "object" || Array.isArray(metadata)) {
+    show("Metadata must be a JSON object; nothing was saved.");
+    return;
+  }
+  if (JSON.stringify(metadata) !== JSON.stringify(d.metadata || {})) change.metadata = metadata;
+  if (!Object.keys(change).length) { show("Nothing changed; nothing was saved.", true); return; }
+  change.wait = true;
+  try {
+    const r = await api("PATCH", "/v1/documents/" + encodeURIComponent(d.document_id), change);
+    await openDocument(r.document_id);
+    show("Saved a new version " + r.document_id + " (the old one, " + d.document_id + ", is kept as history).", true);
   } catch (e) { failed(e); }
 }
 
@@ -299,19 +488,27 @@ async function openDocument(id) {
     fact(dl, "Media type", d.media_type);
     fact(dl, "Size", bytes(d.bytes));
     fact(dl, "SHA-256", d.sha256);
-    fact(dl, "Stored", d.created_at);
+    fact(dl, "Stored", when(d.created_at));
     fact(dl, "Stored by", d.created_by);
     fact(dl, "State", d.state);
     if (d.error) fact(dl, "Error", d.error);
     showVersions(d);
-    $("document-metadata").textContent = JSON.stringify({ metadata: d.metadata, provenance: d.provenance }, null, 2);
+    metadataTable(d);
     $("document-text").textContent = (d.text || "") +
       (d.text_truncated ? "\n\n[The text is cut here: it is too long to show whole. Download the original for all of it.]" : "");
+    // Markdown is shown rendered (the stored text a click away); other
+    // text as it is.
+    const markdown = d.media_type.split(";")[0] === "text/markdown";
+    const rendered = $("document-rendered");
+    rendered.hidden = !markdown;
+    rendered.replaceChildren(...(markdown ? [Markdown.render(d.text || "")] : []));
+    $("document-source").open = !markdown;
     $("document-chunks").replaceChildren();
     $("document-entities").replaceChildren();
     chunksAfter = null;
     await loadChunks(d.document_id, false);
     $("document-forget").disabled = !mayForget;
+    $("document-edit").disabled = !mayForget || !!d.superseded_by;
     $("forget-note").hidden = mayForget;
     $("forget-note").textContent = mayForget ? "" : "This token cannot forget documents (it needs the ingest:write scope or the ingestor or admin role).";
   } catch (e) { failed(e); }
@@ -598,6 +795,14 @@ document.addEventListener("DOMContentLoaded", () => {
   $("source-dialog").addEventListener("close", () => { if ($("source-dialog").returnValue === "forget") forgetSource(); });
   $("chunks-more").addEventListener("click", () => { if (current) loadChunks(current.document_id, true).catch(failed); });
   $("sessions-refresh").addEventListener("click", loadSessions);
+  $("sort-filter").addEventListener("change", () => {
+    if ($("sort-filter").value === "title") renderDocuments(); else loadDocuments(false);
+  });
+  $("bulk-clear").addEventListener("click", () => { selected.clear(); showSelection(); renderDocuments(); });
+  $("bulk-forget").addEventListener("click", askBulkForget);
+  $("bulk-dialog").addEventListener("close", () => { if ($("bulk-dialog").returnValue === "forget") bulkForget(); });
+  $("document-edit").addEventListener("click", askEdit);
+  $("edit-dialog").addEventListener("close", () => { if ($("edit-dialog").returnValue === "save") saveEdit(); });
   $("add-open").addEventListener("click", () => openDocument($("add-open").dataset.documentId));
   // The local server's link carries its per-start secret in the fragment
   // (never sent in a request): taken as the token, then cleared from the

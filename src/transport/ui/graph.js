@@ -15,6 +15,14 @@ const Graph = (() => {
   let communityTitles = new Map(); // community key -> title
   let selected = null;
   let started = false;
+  // The neighbourhood asked for last, and how many entities: "Show 50
+  // more" asks for the same one with a larger limit (up to the server's).
+  let asked = { entity: null, limit: 50 };
+  const NODES_STEP = 50, NODES_MAX = 200; // GRAPH_DEFAULT_NODES and GRAPH_MAX_NODES
+  // An entity's relations are shown a page at a time.
+  const RELATIONS_PAGE = 10;
+  let relations = [], relationsShown = 0;
+  const LABEL_CHARS = 28; // a longer name is cut (whole in its tooltip)
 
   function svgEl(tag, attrs) {
     const e = document.createElementNS(SVG, tag);
@@ -107,15 +115,59 @@ const Graph = (() => {
     if (!list.length) return;
     const xs = list.map((n) => n.x), ys = list.map((n) => n.y);
     const minX = Math.min(...xs), maxX = Math.max(...xs), minY = Math.min(...ys), maxY = Math.max(...ys);
-    const pad = 60;
-    camera.k = Math.min(2, Math.max(0.15, Math.min(w / (maxX - minX + 2 * pad), h / (maxY - minY + 2 * pad))));
+    // The margin is in screen pixels: labels and dots keep their size
+    // whatever the zoom.
+    const pad = 40;
+    camera.k = Math.min(2, Math.max(0.05, Math.min((w - 2 * pad) / (maxX - minX || 1), (h - 2 * pad) / (maxY - minY || 1))));
     camera.x = -((minX + maxX) / 2) * camera.k;
     camera.y = -((minY + maxY) / 2) * camera.k;
   }
 
+  // Applies the camera. Labels and dots are scaled against the zoom, so a
+  // label stays about 12 px on screen however far the view is zoomed out.
   function applyView() {
+    const svg = document.getElementById("graph");
     const g = document.querySelector("#graph > g");
     if (g) g.setAttribute("transform", "translate(" + camera.x + " " + camera.y + ") scale(" + camera.k + ")");
+    svg.style.setProperty("--label-size", (12 / camera.k).toFixed(2) + "px");
+    svg.style.setProperty("--halo", (3 / camera.k).toFixed(2) + "px");
+    for (const n of document.querySelectorAll("#graph .node")) {
+      n.querySelector("circle").setAttribute("r", (Number(n.dataset.r) / Math.sqrt(camera.k)).toFixed(2));
+      n.querySelector("text").setAttribute("y", (-(Number(n.dataset.r) + 6) / Math.sqrt(camera.k)).toFixed(2));
+    }
+    declutter();
+  }
+
+  // Hides the labels that would overlap one already placed, placing the
+  // selected entity's first and then the most mentioned: crowded entities
+  // keep their dot and their name in the tooltip, and zooming in shows
+  // them. Label boxes are estimated in screen pixels (12 px text).
+  function declutter() {
+    const placed = [];
+    const order = [...nodes.values()].sort((a, b) =>
+      (b.id === selected) - (a.id === selected) || (b.mentions || 0) - (a.mentions || 0));
+    for (const n of order) {
+      const g = document.querySelector('#graph .node[data-entity-id="' + CSS.escape(n.id) + '"]');
+      if (!g) continue;
+      const label = g.querySelector("text");
+      // The label's baseline sits r + 6 user units above the dot, which
+      // applyView scales by 1 / sqrt(k): on screen, (r + 6) * sqrt(k).
+      const w = Math.min(n.name.length, LABEL_CHARS) * 7.5 + 6, h = 18;
+      const rise = (Number(g.dataset.r) + 6) * Math.sqrt(camera.k);
+      const x = n.x * camera.k + camera.x, y = n.y * camera.k + camera.y - rise - 5;
+      const clash = placed.some((p) => Math.abs(p.x - x) * 2 < p.w + w && Math.abs(p.y - y) * 2 < p.h + h);
+      label.classList.toggle("quiet", clash);
+      if (!clash) placed.push({ x, y, w, h });
+    }
+  }
+
+  // Moves the camera so that entity `id` is in the middle of the view.
+  function centreOn(id) {
+    const n = nodes.get(id);
+    if (!n) return;
+    camera.x = -n.x * camera.k;
+    camera.y = -n.y * camera.k;
+    applyView();
   }
 
   function render() {
@@ -140,10 +192,14 @@ const Graph = (() => {
         tabindex: 0, role: "button", "data-entity-id": n.id,
       });
       g.setAttribute("aria-label", n.name + " (" + n.kind + ", " + n.mentions + " mentions)");
-      g.append(svgEl("circle", { r: 6 + Math.min(14, Math.sqrt(n.mentions || 1) * 2), fill: colour(n.community) }));
-      const label = svgEl("text", { x: 0, y: -12, "text-anchor": "middle" });
-      label.textContent = n.name;
-      g.append(label);
+      const r = 6 + Math.min(14, Math.sqrt(n.mentions || 1) * 2);
+      g.dataset.r = String(r);
+      g.append(svgEl("circle", { r, fill: colour(n.community) }));
+      const label = svgEl("text", { x: 0, y: -(r + 6), "text-anchor": "middle" });
+      label.textContent = n.name.length > LABEL_CHARS ? n.name.slice(0, LABEL_CHARS - 1) + "…" : n.name;
+      const tip = svgEl("title");
+      tip.textContent = n.name + " (" + n.kind + ")";
+      g.append(tip, label);
       g.addEventListener("click", (ev) => { ev.stopPropagation(); open(n.id); });
       g.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); open(n.id); } });
       dots.append(g);
@@ -156,15 +212,30 @@ const Graph = (() => {
       shown + " entit" + (shown === 1 ? "y" : "ies") + " · " + edges.size + " relation(s)";
   }
 
-  async function load(entityId) {
-    const q = new URLSearchParams({ depth: "1" });
+  // Loads a neighbourhood (the starting picture when `entityId` is null)
+  // of at most `limit` entities; when the server had more, "Show 50 more"
+  // offers the next step up to its largest limit.
+  async function load(entityId, limit) {
+    limit = limit || NODES_STEP;
+    const q = new URLSearchParams({ depth: "1", limit: String(limit) });
     if (entityId) q.set("entity", entityId);
     const g = await api("GET", "/v1/graph?" + q.toString());
+    const before = nodes.size;
+    asked = { entity: entityId, limit };
     merge(g, entityId);
     layout(nodes.size > 150 ? 120 : 300);
     fit();
     render();
-    if (g.truncated) show("The neighbourhood was cut at the server's limit; expand one entity at a time.", true);
+    const more = document.getElementById("graph-more");
+    // One entity's neighbourhood is also cut per entity (its strongest
+    // relations): asking for more that brought nothing stops offering it.
+    const stalled = limit > NODES_STEP && nodes.size === before;
+    more.hidden = !(g.truncated && limit < NODES_MAX && !stalled);
+    more.textContent = "Show " + Math.min(NODES_STEP, NODES_MAX - limit) + " more";
+    if (g.truncated && more.hidden) {
+      document.getElementById("graph-summary").textContent += " · more exist: click an entity to expand it";
+    }
+    if (entityId) centreOn(entityId);
   }
 
   // Shows an entity and expands its neighbourhood.
@@ -219,9 +290,26 @@ const Graph = (() => {
       (typeof c === "object" ? (c.title || c.community) : (communityTitles.get(String(c)) || c)));
     const list = document.getElementById("entity-relations");
     list.replaceChildren();
-    for (const r of e.relations || []) list.append(relationItem(r));
-    if (!(e.relations || []).length) list.append(el("li", "No relations recorded.", "muted"));
-    if (e.truncated) list.append(el("li", "More relations exist than are shown here.", "muted"));
+    relations = e.relations || [];
+    relationsShown = 0;
+    moreRelations();
+    if (!relations.length) list.append(el("li", "No relations recorded.", "muted"));
+    if (e.truncated) list.dataset.truncated = "true"; else delete list.dataset.truncated;
+  }
+
+  // The next page of the open entity's relations.
+  function moreRelations() {
+    const list = document.getElementById("entity-relations");
+    const next = relations.slice(relationsShown, relationsShown + RELATIONS_PAGE);
+    for (const r of next) list.append(relationItem(r));
+    relationsShown += next.length;
+    const left = relations.length - relationsShown;
+    const button = document.getElementById("relations-more");
+    button.hidden = left <= 0;
+    button.textContent = "Show " + Math.min(RELATIONS_PAGE, left) + " more relations (" + left + " left)";
+    document.getElementById("relations-count").textContent = relations.length
+      ? relationsShown + " of " + relations.length + " relation(s)" +
+        (list.dataset.truncated ? " (the server's first; more exist)" : "") : "";
   }
 
   async function find(ev) {
@@ -242,6 +330,9 @@ const Graph = (() => {
         list.append(li);
       }
       if (!(r.entities || []).length) list.append(el("li", q ? "No entity matches." : "No entities yet.", "muted"));
+      // A name searched for: its best match is opened, centred and
+      // highlighted in the picture.
+      if (q && (r.entities || []).length) await open(r.entities[0].entity_id);
     } catch (e) { failed(e); }
   }
 
@@ -277,7 +368,7 @@ const Graph = (() => {
   }
 
   function zoom(factor) {
-    camera.k = Math.min(6, Math.max(0.15, camera.k * factor));
+    camera.k = Math.min(6, Math.max(0.05, camera.k * factor));
     applyView();
   }
 
@@ -306,6 +397,10 @@ const Graph = (() => {
     document.getElementById("graph-zoom-in").addEventListener("click", () => zoom(1.2));
     document.getElementById("graph-zoom-out").addEventListener("click", () => zoom(1 / 1.2));
     document.getElementById("graph-reset").addEventListener("click", () => { fit(); applyView(); });
+    document.getElementById("graph-more").addEventListener("click", () => {
+      load(asked.entity, Math.min(NODES_MAX, asked.limit + NODES_STEP)).catch(failed);
+    });
+    document.getElementById("relations-more").addEventListener("click", moreRelations);
     document.getElementById("entity-form").addEventListener("submit", find);
   }
 
@@ -327,6 +422,9 @@ const Graph = (() => {
     // Forgets the picture (sign-out, or a change of memory).
     reset() {
       nodes.clear(); edges.clear(); selected = null;
+      relations = []; relationsShown = 0; asked = { entity: null, limit: NODES_STEP };
+      document.getElementById("graph-more").hidden = true;
+      document.getElementById("relations-more").hidden = true;
       camera.x = 0; camera.y = 0; camera.k = 1;
       for (const id of ["graph", "entity-list", "entity-relations", "communities", "entity-facts"]) document.getElementById(id).replaceChildren();
       document.getElementById("entity-detail").hidden = true;
