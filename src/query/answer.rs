@@ -144,7 +144,15 @@ pub fn compose(terms: &[String], evidence: &[Evidence]) -> Answer {
             None => documents.push((id, c.evidence.rank, c.stems.iter().collect())),
         }
     }
-    let carried = |d: &(&str, usize, HashSet<&String>)| d.2.iter().map(|t| weight(t)).sum::<f64>();
+    // Weights are summed in term order, not the sets' (per-process,
+    // random) order: documents holding the same terms must tie exactly,
+    // so that the rank decides and the answer is the same in every run.
+    let total = |terms: &mut dyn Iterator<Item = &String>| {
+        let mut terms: Vec<&String> = terms.collect();
+        terms.sort();
+        terms.into_iter().map(|t| weight(t)).sum::<f64>()
+    };
+    let carried = |d: &(&str, usize, HashSet<&String>)| total(&mut d.2.iter().copied());
     let best = documents
         .iter()
         .max_by(|a, b| carried(a).total_cmp(&carried(b)).then(b.1.cmp(&a.1)))
@@ -154,7 +162,7 @@ pub fn compose(terms: &[String], evidence: &[Evidence]) -> Answer {
         .enumerate()
         .filter(|(_, c)| Some(c.evidence.document_id.as_str()) == best.as_deref())
         .map(|(i, c)| {
-            let coverage: f64 = c.stems.iter().map(weight).sum();
+            let coverage = total(&mut c.stems.iter());
             (coverage / (1.0 + 0.05 * c.evidence.rank as f64), i)
         })
         .collect();
