@@ -150,7 +150,7 @@ pub fn compose(terms: &[String], evidence: &[Evidence]) -> Answer {
     let total = |terms: &mut dyn Iterator<Item = &String>| {
         let mut terms: Vec<&String> = terms.collect();
         terms.sort();
-        terms.into_iter().map(|t| weight(t)).sum::<f64>()
+        terms.into_iter().map(&weight).sum::<f64>()
     };
     let carried = |d: &(&str, usize, HashSet<&String>)| total(&mut d.2.iter().copied());
     let best = documents
