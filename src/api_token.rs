@@ -167,37 +167,15 @@ pub fn run(command: TokenCommand) -> Result<(), String> {
 
 /// The server's HS256 secret, from the same variables it reads.
 fn secret_from_env() -> Result<Vec<u8>, String> {
-    let secret = match (
-        config::env(config::JWT_SECRET_ENV),
-        config::env(config::JWT_SECRET_FILE_ENV),
-    ) {
-        (Some(s), None) => s.into_bytes(),
-        (None, Some(path)) => {
-            let text = std::fs::read(&path).map_err(|e| {
-                format!("cannot read {} {path:?}: {e}", config::JWT_SECRET_FILE_ENV)
-            })?;
-            let end = text
-                .iter()
-                .rposition(|b| !b"\r\n".contains(b))
-                .map_or(0, |i| i + 1);
-            text[..end].to_vec()
-        }
-        (Some(_), Some(_)) => {
-            return Err(format!(
-                "set {} or {}, not both",
-                config::JWT_SECRET_ENV,
-                config::JWT_SECRET_FILE_ENV
-            ))
-        }
-        (None, None) => {
-            return Err(format!(
+    let secret = config::secret_from_env(config::JWT_SECRET_ENV, config::JWT_SECRET_FILE_ENV)?
+        .ok_or_else(|| {
+            format!(
                 "minting needs the server's secret: set {} (or {} to a file made by \
                  `alayasiki-api token secret --file PATH`)",
                 config::JWT_SECRET_ENV,
                 config::JWT_SECRET_FILE_ENV
-            ))
-        }
-    };
+            )
+        })?;
     if secret.len() < crate::transport::auth::MIN_HS256_SECRET_BYTES {
         return Err(format!(
             "the secret is {} bytes; the server needs at least {}",

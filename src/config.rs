@@ -120,6 +120,28 @@ pub fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
+/// A secret given either inline in `var` or as a file named by `file_var`
+/// (never both); `None` when neither is set.
+pub fn secret_from_env(var: &str, file_var: &str) -> Result<Option<Vec<u8>>, String> {
+    match (env(var), env(file_var)) {
+        (Some(_), Some(_)) => Err(format!("set {var} or {file_var}, not both")),
+        (Some(v), None) => Ok(Some(v.into_bytes())),
+        (None, Some(path)) => read_secret_file(file_var, &path).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
+/// The secret held by the file at `path` (named by `file_var` in errors),
+/// without the line ending editors add: it is not part of the secret.
+pub fn read_secret_file(file_var: &str, path: &str) -> Result<Vec<u8>, String> {
+    let text = std::fs::read(path).map_err(|e| format!("cannot read {file_var} {path:?}: {e}"))?;
+    let end = text
+        .iter()
+        .rposition(|b| !b"\r\n".contains(b))
+        .map_or(0, |i| i + 1);
+    Ok(text[..end].to_vec())
+}
+
 /// `1`: the stdio server also serves the memory browser on loopback, as
 /// `--ui` does.
 pub const UI_ENV: &str = "ALAYASIKI_UI";

@@ -1,6 +1,7 @@
 //! Byte offsets in UTF-8 text rounded to character boundaries, for code
-//! that cuts text at a byte budget (chunks, windows, sources). The
-//! standard library's `str::floor_char_boundary` is newer than this
+//! that cuts text at a byte budget (chunks, windows, sources), and the
+//! percent-decoding shared by URL paths, query strings and resource URIs.
+//! The standard library's `str::floor_char_boundary` is newer than this
 //! crate's `rust-version`.
 
 /// The largest character boundary of `text` not after `i` (at most its
@@ -45,4 +46,24 @@ mod tests {
         assert_eq!(tail(t, 6), "é€b");
         assert_eq!(tail(t, 99), t);
     }
+}
+
+/// `s` with every `%XX` escape decoded; `None` for a malformed escape or
+/// bytes that are not UTF-8. `+` is left as it is (only forms mean a
+/// space by it).
+pub fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }

@@ -92,6 +92,8 @@ fn patch_stores_a_new_version_and_get_shows_the_chain() {
     let now = ok(&api, "GET", &format!("/v1/documents/{third}"), &token, None);
     assert!(now.get("superseded_by").is_none(), "{now}");
     assert_eq!(now["title"], "Backups (new hour)");
+    // Bare text edits a Markdown note as Markdown.
+    assert_eq!(now["media_type"], "text/markdown", "{now}");
     let chain: Vec<(&str, bool)> = now["versions"]
         .as_array()
         .unwrap()

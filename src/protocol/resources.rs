@@ -152,7 +152,7 @@ pub fn read(memory: &Memory<'_>, params: &Map<String, Value>) -> Result<Value, F
         }));
     }
     if let Some(named) = uri.strip_prefix(ENTITY_PREFIX) {
-        let Some(named) = percent_decoded(named) else {
+        let Some(named) = crate::text::percent_decode(named) else {
             return Err(not_found());
         };
         return match entity_named(memory, &named) {
@@ -248,24 +248,6 @@ fn entity_named(
 /// Entities matching a name that are looked through for the one of
 /// exactly that name.
 const ENTITY_NAME_CANDIDATES: usize = 20;
-
-/// `s` with `%XX` escapes decoded, if it is valid UTF-8 afterwards.
-fn percent_decoded(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
 
 /// A document's place among its versions, as the `_meta` of its content:
 /// `superseded_by` and `superseded_at` (RFC 3339) when a newer version

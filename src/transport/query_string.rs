@@ -18,7 +18,7 @@ pub(super) fn query_pairs(query: &str) -> Result<Vec<(&str, String)>, String> {
             } else {
                 raw.replace('+', " ")
             };
-            let value = super::routes::percent_decode(&raw)
+            let value = crate::text::percent_decode(&raw)
                 .ok_or_else(|| format!("the value of {name:?} is not percent-encoded UTF-8"))?;
             Ok((name, value))
         })

@@ -115,24 +115,7 @@ fn single_segment(path: &str, prefix: &str) -> Option<String> {
     if rest.is_empty() || rest.contains('/') {
         return None;
     }
-    percent_decode(rest)
-}
-
-pub(super) fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    crate::text::percent_decode(rest)
 }
 
 /// What a route needs beyond any permission, when it says so before its

@@ -65,8 +65,12 @@ impl Memory<'_> {
         if let Some(m) = &req.metadata {
             checked_metadata(&Value::Object(m.clone()))?;
         }
-        let given = req.content.map(resolve_content).transpose()?;
         let old = self.document(&req.document_id)?;
+        let given = req
+            .content
+            .map(|c| keep_text_media_type(c, &old.media_type))
+            .map(resolve_content)
+            .transpose()?;
         let scopes = self.scopes_of_new_version(&req.document_id, &old.created_by)?;
         let (content, title) = match given {
             Some((kind, bytes, filename)) => {
@@ -140,5 +144,22 @@ impl Memory<'_> {
             )));
         }
         Ok(keep)
+    }
+}
+
+/// New text given without a media type keeps the old version's, when that
+/// is a text type: a Markdown note edited as bare text stays Markdown.
+fn keep_text_media_type(content: Content, old_media_type: &str) -> Content {
+    match content {
+        Content::Text {
+            text,
+            media_type: None,
+        } if crate::ingest::media::from_media_type(old_media_type).is_some_and(|k| k.is_text()) => {
+            Content::Text {
+                text,
+                media_type: Some(old_media_type.to_string()),
+            }
+        }
+        other => other,
     }
 }

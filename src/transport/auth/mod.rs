@@ -375,16 +375,7 @@ impl Authenticator {
             }
             let secret = match (secret, secret_file) {
                 (Some(s), _) => s.into_bytes(),
-                (None, Some(path)) => {
-                    let text = std::fs::read(&path)
-                        .map_err(|e| format!("cannot read {JWT_SECRET_FILE_ENV} {path:?}: {e}"))?;
-                    // Editors add a final newline; it is not part of the secret.
-                    let end = text
-                        .iter()
-                        .rposition(|b| !b"\r\n".contains(b))
-                        .map_or(0, |i| i + 1);
-                    text[..end].to_vec()
-                }
+                (None, Some(path)) => config::read_secret_file(JWT_SECRET_FILE_ENV, &path)?,
                 (None, None) => unreachable!("one source was counted"),
             };
             VerifyingKey::from_secret(&secret)?.into()

@@ -8,7 +8,7 @@ pub fn parse(text: &str) -> Option<Vec<(String, String)>> {
         .filter(|p| !p.is_empty())
         .map(|pair| {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-            let decode = |s: &str| super::super::routes::percent_decode(&s.replace('+', " "));
+            let decode = |s: &str| crate::text::percent_decode(&s.replace('+', " "));
             Some((decode(name)?, decode(value)?))
         })
         .collect()

@@ -169,25 +169,6 @@ fn random_token() -> Result<String, String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// A secret from `var`, or the file `file_var` names (a final newline
-/// is not part of it).
-fn secret_from_env(var: &str, file_var: &str) -> Result<Option<Vec<u8>>, String> {
-    match (config::env(var), config::env(file_var)) {
-        (Some(_), Some(_)) => Err(format!("set {var} or {file_var}, not both")),
-        (Some(v), None) => Ok(Some(v.into_bytes())),
-        (None, Some(path)) => {
-            let text = std::fs::read(&path)
-                .map_err(|e| format!("cannot read {file_var} {path:?}: {e}"))?;
-            let end = text
-                .iter()
-                .rposition(|b| !b"\r\n".contains(b))
-                .map_or(0, |i| i + 1);
-            Ok(Some(text[..end].to_vec()))
-        }
-        (None, None) => Ok(None),
-    }
-}
-
 /// The origin (`scheme://authority`) of an absolute URL.
 fn origin_of(url: &str) -> Option<String> {
     let (scheme, rest) = url.split_once("://")?;
@@ -213,7 +194,7 @@ impl Facade {
         )?;
         let issuer = origin_of(&resource)
             .ok_or_else(|| format!("{} is not an absolute URL", config::RESOURCE_ENV))?;
-        let signing = secret_from_env(config::JWT_SECRET_ENV, config::JWT_SECRET_FILE_ENV)?
+        let signing = config::secret_from_env(config::JWT_SECRET_ENV, config::JWT_SECRET_FILE_ENV)?
             .ok_or_else(|| {
                 format!(
                     "{UPSTREAM_ENV} is set, so {} or {} is required: the facade signs the \
@@ -222,13 +203,14 @@ impl Facade {
                     config::JWT_SECRET_FILE_ENV
                 )
             })?;
-        let state_key = secret_from_env(STATE_KEY_ENV, STATE_KEY_FILE_ENV)?.ok_or_else(|| {
-            format!(
+        let state_key =
+            config::secret_from_env(STATE_KEY_ENV, STATE_KEY_FILE_ENV)?.ok_or_else(|| {
+                format!(
                 "{UPSTREAM_ENV} is set, so {STATE_KEY_ENV} or {STATE_KEY_FILE_ENV} is required: \
                  registrations and grants are stored encrypted under it (32 bytes or more, e.g. \
                  `openssl rand -hex 32`)"
             )
-        })?;
+            })?;
         if state_key == signing {
             return Err(format!(
                 "{STATE_KEY_ENV} must differ from the JWT secret: one key, one purpose"
@@ -239,7 +221,7 @@ impl Facade {
             CLIENT_ID_ENV,
             "the client id registered at the upstream provider",
         )?;
-        let client_secret = secret_from_env(CLIENT_SECRET_ENV, CLIENT_SECRET_FILE_ENV)?
+        let client_secret = config::secret_from_env(CLIENT_SECRET_ENV, CLIENT_SECRET_FILE_ENV)?
             .ok_or_else(|| {
                 format!("{UPSTREAM_ENV} is set, so {CLIENT_SECRET_ENV} or {CLIENT_SECRET_FILE_ENV} is required")
             })?;
