@@ -690,6 +690,103 @@ fn a_question_naming_a_period_prefers_what_was_dated_in_it() {
 }
 
 #[test]
+fn a_question_naming_a_month_ranks_every_note_dated_in_it_not_only_the_pools() {
+    let dir = TempDir::new("window");
+    let mut s = Server::ready(dir.path());
+    // 120 notes from 2021 match the question's words better than the one
+    // note from May 2023: by words alone it ranks below every one of them,
+    // past the 100 keyword candidates a question naming a period ranks.
+    // (Notes on other things keep the words rare enough to rank by. The
+    // May note is stored first: where its score ties a log's, the order
+    // of storing decides.)
+    let may = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "Jo: we picked tomatoes by the shed and then read a long novel about ships.",
+               "source": "chat/jo", "metadata": {"session_date": "14 May 2023"}}),
+    );
+    for i in 0..100 {
+        s.ok(
+            "alayasiki_ingest",
+            json!({"content": format!("Note {i}: the weather was mild and the river ran high."),
+                   "source": format!("note/{i}")}),
+        );
+    }
+    for i in 0..120 {
+        s.ok(
+            "alayasiki_ingest",
+            json!({"content": format!("Log {i}: garden tomatoes, garden tomatoes, the garden tomatoes again."),
+                   "source": format!("log/{i}"),
+                   "metadata": {"date": format!("{} March 2021", i % 28 + 1)}}),
+        );
+    }
+    let ask = |s: &mut Server, q: &str| {
+        s.ok(
+            "alayasiki_query",
+            json!({"query": q, "mode": "evidence", "lanes": ["keyword"]}),
+        )
+    };
+    let q = ask(&mut s, "What happened to the garden tomatoes in May 2023?");
+    // The window's keyword lane finds it: the only note in the window.
+    let found = q["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["document_id"] == may["document_id"])
+        .unwrap_or_else(|| panic!("the May note is evidence: {q}"));
+    assert_eq!(found["lanes"]["time"]["rank"], 1, "{q}");
+    assert!(found["lanes"].get("keyword").is_none(), "{q}");
+    // A period ending before it leaves it to the words.
+    let before = ask(&mut s, "What happened to the garden tomatoes before 2022?");
+    assert!(
+        !evidence_documents(&before).contains(&may["document_id"].as_str().unwrap().to_string()),
+        "{before}"
+    );
+    // Without the month, the words alone leave it out.
+    let plain = ask(&mut s, "What happened to the garden tomatoes?");
+    assert!(
+        !evidence_documents(&plain).contains(&may["document_id"].as_str().unwrap().to_string()),
+        "{plain}"
+    );
+}
+
+#[test]
+fn a_question_naming_an_open_bound_prefers_what_was_dated_inside_it() {
+    let dir = TempDir::new("bound");
+    let mut s = Server::ready(dir.path());
+    let early = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "Jo: I finished the quilt.", "metadata": {"date": "2 March 2021"}}),
+    );
+    let late = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "Jo: I finished the quilt at last, and the blanket too.", "metadata": {"date": "20 September 2023"}}),
+    );
+    let first = |s: &mut Server, q: &str| {
+        let r = s.ok("alayasiki_query", json!({"query": q, "mode": "evidence"}));
+        r["evidence"][0]["document_id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        first(&mut s, "What did Jo finish before 2022?"),
+        early["document_id"]
+    );
+    assert_eq!(
+        first(&mut s, "What did Jo finish since June 2023?"),
+        late["document_id"]
+    );
+    assert_eq!(
+        first(&mut s, "What did Jo finish by 2021-12-31?"),
+        early["document_id"]
+    );
+    assert_eq!(
+        first(&mut s, "What did Jo finish after 2022?"),
+        late["document_id"]
+    );
+}
+
+#[test]
 fn a_small_top_k_returns_the_first_results_of_a_deeper_ranking() {
     let dir = TempDir::new("depth");
     let mut s = Server::ready(dir.path());

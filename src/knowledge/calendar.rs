@@ -84,9 +84,25 @@ pub(crate) fn full_date_at(w: &[&str], i: usize) -> Option<(i64, usize)> {
 /// ISO dates (`2023-11-16`, also inside a timestamp) in `text`, and the
 /// text with them blanked out.
 pub(crate) fn take_iso_dates(text: &str) -> (Vec<i64>, String) {
+    let found = iso_dates(text);
+    let mut rest = text.as_bytes().to_vec();
+    for (at, _) in &found {
+        rest[*at..*at + ISO_DATE_BYTES].fill(b' ');
+    }
+    // Only ASCII bytes were replaced, by ASCII.
+    (
+        found.into_iter().map(|(_, d)| d).collect(),
+        String::from_utf8(rest).unwrap_or_default(),
+    )
+}
+
+/// Bytes of an ISO date (`2023-11-16`).
+pub(crate) const ISO_DATE_BYTES: usize = 10;
+
+/// ISO dates in `text`: where each starts (a byte offset) and its day.
+pub(crate) fn iso_dates(text: &str) -> Vec<(usize, i64)> {
     let b = text.as_bytes();
     let mut found = Vec::new();
-    let mut rest = b.to_vec();
     let digits = |s: &[u8]| s.iter().all(u8::is_ascii_digit);
     let mut i = 0;
     while i + 10 <= b.len() {
@@ -110,17 +126,15 @@ pub(crate) fn take_iso_dates(text: &str) -> (Vec<i64>, String) {
                     && (1..=31).contains(&d)
                     && year_of(&y.to_string()).is_some()
                 {
-                    found.push(crate::clock::days_from_civil(i64::from(y), m, d));
-                    rest[i..i + 10].fill(b' ');
-                    i += 10;
+                    found.push((i, crate::clock::days_from_civil(i64::from(y), m, d)));
+                    i += ISO_DATE_BYTES;
                     continue;
                 }
             }
         }
         i += 1;
     }
-    // Only ASCII bytes were replaced, by ASCII.
-    (found, String::from_utf8(rest).unwrap_or_default())
+    found
 }
 
 /// The first full date in `text` (days since 1970-01-01): an ISO date

@@ -4,7 +4,8 @@
 //! [`terms`] (question → search terms) → [`retrieve`] (candidates from the
 //! keyword and vector lanes) and [`graph`] (the graph lane), plus
 //! [`communities`] (a further lane in global search; [`modes`] chooses the
-//! search mode) and [`when`] (the time lane, for a question naming a period)
+//! search mode) and [`when`] (the time lane, for a question naming a
+//! [`period`])
 //! → [`fuse`] (one ranked list) → [`neighbours`] (each of the
 //! best lends a share of its score to the chunks beside it) → [`labels`] (a
 //! question naming who said something, or what it is filed under, prefers
@@ -23,6 +24,7 @@ pub mod modes;
 pub mod near_duplicates;
 pub mod neighbours;
 pub mod pack;
+pub mod period;
 pub mod retrieve;
 pub mod synthesis;
 pub mod terms;
@@ -466,6 +468,27 @@ pub fn finish(spec: &QuerySpec, candidates: Candidates) -> QueryOutcome {
     }
 }
 
+/// The periods the question names, its relative phrases ("last year")
+/// counted from the query's `as_of`, else from the newest day in memory
+/// (never later than today): what "last year" means to a memory of the
+/// past is the year before its latest.
+fn period_of(reader: &TenantReader<'_>, spec: &QuerySpec) -> Result<Vec<period::Period>> {
+    let reading = period::read(&spec.text);
+    let reference = if !reading.needs_reference() {
+        None
+    } else if let Some(t) = spec.as_of {
+        Some(t.div_euclid(DAY_MS))
+    } else {
+        let today = crate::clock::now_ms().div_euclid(DAY_MS);
+        let newest = reader.newest_document_time()?.map(|t| t.div_euclid(DAY_MS));
+        Some(newest.map_or(today, |n| n.min(today)))
+    };
+    Ok(reading.resolve(reference))
+}
+
+/// Milliseconds in a day.
+const DAY_MS: i64 = 86_400_000;
+
 /// What every round of one query searches with: the question's terms and
 /// entities, and the scope its lanes read through.
 #[derive(Clone, Copy)]
@@ -508,21 +531,26 @@ impl Round {
         let mut lane_errors = BTreeMap::new();
         let mut ignored_terms = Vec::new();
         let mut relations = Default::default();
-        // A question naming a period also ranks a wider keyword pool; of
-        // it and the vector lane's, the chunks dated in the period form
-        // the time lane.
-        let periods = when::question_periods(&spec.text);
-        let pool = spec.top_k * retrieve::CANDIDATES_PER_RESULT;
+        // A question naming a period has a time lane: for a period with a
+        // year, the keyword and vector lanes search again within its days
+        // (the window lanes); for one without, the keyword pool is ranked
+        // wider and, of it and the vector lane's, the chunks dated in the
+        // period count.
+        let periods = period_of(reader, spec)?;
         let time_weight = fuse::TIME_LANE_WEIGHT;
-        let wide = if periods.is_empty() || time_weight <= 0.0 {
-            pool
-        } else {
-            spec.top_k * when::CANDIDATES_PER_RESULT
-        };
+        let timed = !periods.is_empty() && time_weight > 0.0;
+        let yearless = timed
+            && periods
+                .iter()
+                .any(|p| matches!(p, period::Period::Yearless { .. }));
+        let pool = spec.top_k * retrieve::CANDIDATES_PER_RESULT;
+        let time_pool = spec.top_k * when::CANDIDATES_PER_RESULT;
+        let wide = if yearless { time_pool } else { pool };
         let mut wide_lanes = Vec::new();
+        let mut plan = None;
         if spec.lanes.keyword {
-            let plan = retrieve::plan(reader, terms)?;
-            let mut hits = retrieve::keyword(reader, &plan, wide, scope)?;
+            let p = retrieve::plan(reader, terms)?;
+            let mut hits = retrieve::keyword(reader, &p, wide, scope)?;
             if wide > pool {
                 wide_lanes.push(fuse::Lane {
                     name: "keyword",
@@ -536,14 +564,17 @@ impl Round {
                 weight: fuse::KEYWORD_LANE_WEIGHT,
                 hits,
             });
-            ignored_terms = plan.ignored;
+            ignored_terms = p.ignored.clone();
+            plan = Some(p);
         }
+        let mut embedding = None;
         if spec.lanes.vector {
-            match retrieve::vector(reader, &spec.text, embedder, pool, scope)? {
-                Ok(hits) => {
+            match retrieve::embed_question(&spec.text, embedder) {
+                Ok(query) => {
+                    let hits = reader.vector_search(&query, pool, scope)?;
                     // Its usual pool joins the wider keyword pool: ranking
                     // more vectors cost more than it found.
-                    if wide > pool {
+                    if yearless {
                         wide_lanes.push(fuse::Lane {
                             name: "vector",
                             weight: fuse::VECTOR_LANE_WEIGHT,
@@ -554,12 +585,23 @@ impl Round {
                         name: "vector",
                         weight: fuse::VECTOR_LANE_WEIGHT,
                         hits,
-                    })
+                    });
+                    embedding = Some(query);
                 }
                 Err(e) => {
                     lane_errors.insert("vector", e.0);
                 }
             }
+        }
+        if timed {
+            wide_lanes.extend(when::window_lanes(
+                reader,
+                plan.as_ref(),
+                embedding.as_deref(),
+                &periods,
+                &spec.filter,
+                time_pool,
+            )?);
         }
         if let Some(lane) = when::lane(wide_lanes, &periods, time_weight, settings.fusion) {
             lanes.push(lane);

@@ -123,9 +123,18 @@ pub fn vector(
     limit: usize,
     scope: &Scope,
 ) -> Result<std::result::Result<Vec<ChunkHit>, EmbedError>> {
-    let query = match embedder.embed_batch(&[question]) {
-        Ok(mut v) => v.pop().unwrap_or_default(),
+    let query = match embed_question(question, embedder) {
+        Ok(q) => q,
         Err(e) => return Ok(Err(e)),
     };
     Ok(Ok(reader.vector_search(&query, limit, scope)?))
+}
+
+/// The question's embedding, for the vector lane and the lanes that search
+/// again within a narrower scope.
+pub fn embed_question(
+    question: &str,
+    embedder: &dyn Embedder,
+) -> std::result::Result<Vec<f32>, EmbedError> {
+    Ok(embedder.embed_batch(&[question])?.pop().unwrap_or_default())
 }

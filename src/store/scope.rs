@@ -321,6 +321,24 @@ fn drivers(filter: &RecallFilter) -> Vec<(String, Vec<Value>)> {
 }
 
 impl TenantReader<'_> {
+    /// The latest time (Unix ms) a stored document of this tenant is about
+    /// (`observed_at`, else `created_at`); `None` for an empty memory. One
+    /// step down the index that time filters use.
+    pub fn newest_document_time(&self) -> Result<Option<i64>> {
+        let Some(tenant_id) = self.tenant_id else {
+            return Ok(None);
+        };
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT coalesce(observed_at, created_at) AS t FROM documents
+                  WHERE tenant_id = ?1 AND state = 'ready'
+                  ORDER BY coalesce(observed_at, created_at) DESC LIMIT 1",
+            )?
+            .query_row([tenant_id], |r| r.get(0))
+            .optional()?)
+    }
+
     /// Resolves `filter` for this tenant's lanes (see the module docs).
     pub fn recall_scope(&self, filter: &RecallFilter) -> Result<Scope> {
         let mut scope = Scope::unresolved(filter);
