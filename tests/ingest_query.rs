@@ -693,12 +693,11 @@ fn a_question_naming_a_period_prefers_what_was_dated_in_it() {
 fn a_question_naming_a_month_ranks_every_note_dated_in_it_not_only_the_pools() {
     let dir = TempDir::new("window");
     let mut s = Server::ready(dir.path());
-    // 120 notes from 2021 match the question's words better than the one
+    // 600 notes from 2021 match the question's words better than the one
     // note from May 2023: by words alone it ranks below every one of them,
-    // past the 100 keyword candidates a question naming a period ranks.
-    // (Notes on other things keep the words rare enough to rank by. The
-    // May note is stored first: where its score ties a log's, the order
-    // of storing decides.)
+    // past any pool a lane ranks. (Notes on other things keep the words
+    // rare enough to rank by. The May note is stored first: where its
+    // score ties a log's, the order of storing decides.)
     let may = s.ok(
         "alayasiki_ingest",
         json!({"content": "Jo: we picked tomatoes by the shed and then read a long novel about ships.",
@@ -708,16 +707,35 @@ fn a_question_naming_a_month_ranks_every_note_dated_in_it_not_only_the_pools() {
         s.ok(
             "alayasiki_ingest",
             json!({"content": format!("Note {i}: the weather was mild and the river ran high."),
-                   "source": format!("note/{i}")}),
+                   "source": format!("note/{i}"), "wait": false}),
         );
     }
-    for i in 0..120 {
+    // Each log in words of its own, so no two are near-duplicates (which
+    // would share one place in a pool).
+    let colours = [
+        "red", "blue", "green", "amber", "violet", "silver", "golden", "coral", "ivory", "olive",
+        "teal", "crimson",
+    ];
+    let sides = [
+        "north", "south", "east", "west", "upper", "lower", "inner", "outer", "old", "new",
+    ];
+    let walls = ["wall", "gate", "fence", "path", "shed"];
+    for i in 0..600 {
+        let (colour, side, wall) = (colours[i % 12], sides[i / 12 % 10], walls[i / 120]);
         s.ok(
             "alayasiki_ingest",
-            json!({"content": format!("Log {i}: garden tomatoes, garden tomatoes, the garden tomatoes again."),
-                   "source": format!("log/{i}"),
+            json!({"content": format!("Log {i}: {colour} garden tomatoes by the {side} {wall}, garden tomatoes again."),
+                   "source": format!("log/{i}"), "wait": false,
                    "metadata": {"date": format!("{} March 2021", i % 28 + 1)}}),
         );
+    }
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    while s.ok("alayasiki_status", json!({}))["jobs"]["pending"] != 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "indexing did not finish"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let ask = |s: &mut Server, q: &str| {
         s.ok(
