@@ -56,8 +56,9 @@ pub const UPLOAD_TICKET_TTL_SECS: u64 = 900;
 /// is used or expires.
 pub const MAX_OPEN_UPLOAD_TICKETS: usize = 64;
 
-/// Uploads being received at once, across tenants; one more `PUT` gets 503
-/// with `Retry-After`, its ticket still unused. Each holds a temporary file
+/// Uploads being received at once, across tenants (one stored in parts
+/// until its `PUT` is answered); one more `PUT` gets 503 with
+/// `Retry-After`, its ticket still unused. Each holds a temporary file
 /// and, once verified, the memory its ingest takes (one document of at most
 /// [`MAX_CONTENT_BYTES`] read back, or one part at a time of a larger file).
 pub const MAX_UPLOADS_IN_PROGRESS: usize = 8;

@@ -345,6 +345,8 @@ fn a_text_upload_larger_than_one_document_is_stored_as_parts_that_join_to_the_fi
     let parts = receipt["parts"].as_array().expect("parts").clone();
     assert_eq!(parts.len(), 3, "{receipt}");
     assert_eq!(receipt["document_id"], parts[0]["document_id"]);
+    let part_bytes: u64 = parts.iter().map(|p| p["bytes"].as_u64().unwrap()).sum();
+    assert_eq!(part_bytes, bytes.len() as u64, "{receipt}");
 
     for (i, part) in parts.iter().enumerate() {
         assert_eq!(part["part"], i + 1);

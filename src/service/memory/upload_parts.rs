@@ -265,6 +265,7 @@ impl Memory<'_> {
             });
         }
         let doc_ids: Vec<String> = documents.iter().map(|d| d.doc.doc_id.clone()).collect();
+        let lens: Vec<usize> = documents.iter().map(|d| d.len).collect();
         let shared = &self.service.shared;
         let waiting: Vec<_> = match checked.wait {
             true => doc_ids
@@ -305,15 +306,16 @@ impl Memory<'_> {
             }
         };
         self.service.worker.wake();
-        self.parts_receipt(admitted, waiting, declaration.size, &media_type)
+        self.parts_receipt(admitted, &lens, waiting, declaration.size, &media_type)
     }
 
-    /// The receipt of an upload's admitted parts, waiting (with `waiting`,
-    /// one receiver per part) up to [`INGEST_WAIT_MS`] in all for them to
-    /// be indexed.
+    /// The receipt of an upload's admitted parts (of `lens` bytes each),
+    /// waiting (with `waiting`, one receiver per part) up to
+    /// [`INGEST_WAIT_MS`] in all for them to be indexed.
     fn parts_receipt(
         &self,
         admitted: Vec<AdmitOutcome>,
+        lens: &[usize],
         waiting: Vec<crossbeam_channel::Receiver<JobOutcome>>,
         bytes: u64,
         media_type: &str,
@@ -352,17 +354,13 @@ impl Memory<'_> {
             if state == "pending" {
                 self.note_unindexed(&a.doc_id);
             }
-            let stored_bytes = self
-                .reader()?
-                .document(&a.doc_id)?
-                .map_or(0, |row| row.byte_size as usize);
             superseded.extend(a.superseded);
             parts.push(PartReceipt {
                 document_id: a.doc_id,
                 part: i + 1,
                 state,
                 error,
-                bytes: stored_bytes,
+                bytes: lens[i],
                 chunks,
             });
         }
