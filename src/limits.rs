@@ -29,16 +29,22 @@ pub const MAX_BATCH_MESSAGES: usize = 64;
 /// (4 MiB; a base64 file of this size still fits in one frame).
 pub const MAX_CONTENT_BYTES: usize = 4 * 1024 * 1024;
 
-/// Largest file an upload ticket accepts (`alayasiki_ingest` with
-/// `upload`, then `PUT /v1/uploads/{ticket}`), the same as
-/// [`MAX_CONTENT_BYTES`]: the store keeps each document whole (its original
-/// in one row, exported as one line that `import` reads back whole, indexed
-/// in one cluster write that [`MAX_CLUSTER_STATEMENTS`] bounds), so a
-/// larger upload would store a document the rest of the memory cannot
-/// carry. The upload itself streams to a temporary file through a fixed
-/// buffer; what the ticket adds is a way for the bytes to bypass the
-/// model's context and base64.
-pub const MAX_UPLOAD_BYTES: usize = MAX_CONTENT_BYTES;
+/// Largest file an upload ticket accepts (256 MiB): `alayasiki_ingest`
+/// with `upload`, then `PUT /v1/uploads/{ticket}`. It streams to a
+/// temporary file through a fixed buffer. A file of at most
+/// [`MAX_CONTENT_BYTES`] is stored as one document; a larger one must be
+/// plain text or Markdown (refused at declaration otherwise) and is stored
+/// as a series of part documents of at most [`MAX_CONTENT_BYTES`] each
+/// (`service::memory::upload_parts`), so that every document stays one the
+/// rest of the memory carries whole (its original in one row, exported as
+/// one line that `import` reads back, indexed in one cluster write). A
+/// cluster store takes uploads of at most [`MAX_CONTENT_BYTES`].
+pub const MAX_UPLOAD_BYTES: usize = 256 * 1024 * 1024;
+
+/// The slowest upload `alayasiki-api` waits for (bytes per second): an
+/// upload's body has [`BODY_READ_TIMEOUT`] plus one second per this many
+/// bytes to arrive (286 s for a file of [`MAX_UPLOAD_BYTES`]).
+pub const MIN_UPLOAD_BYTES_PER_SEC: u64 = 1024 * 1024;
 
 /// How long an upload ticket may wait for its `PUT` (seconds), unless
 /// `ALAYASIKI_UPLOAD_TTL_SECS` says less. Tickets live in memory only: a
@@ -50,9 +56,11 @@ pub const UPLOAD_TICKET_TTL_SECS: u64 = 900;
 /// is used or expires.
 pub const MAX_OPEN_UPLOAD_TICKETS: usize = 64;
 
-/// Uploads being received at once, across tenants; one more `PUT` gets 503
-/// with `Retry-After`, its ticket still unused. Each holds a temporary file
-/// and, once verified, its bytes in memory while it is prepared.
+/// Uploads being received at once, across tenants (one stored in parts
+/// until its `PUT` is answered); one more `PUT` gets 503 with
+/// `Retry-After`, its ticket still unused. Each holds a temporary file
+/// and, once verified, the memory its ingest takes (one document of at most
+/// [`MAX_CONTENT_BYTES`] read back, or one part at a time of a larger file).
 pub const MAX_UPLOADS_IN_PROGRESS: usize = 8;
 
 /// Largest `metadata` object, measured as compact JSON (64 KiB).
@@ -450,6 +458,10 @@ mod tests {
             ("`MAX_CONTENT_BYTES`", MAX_CONTENT_BYTES.to_string()),
             ("`MAX_METADATA_BYTES`", MAX_METADATA_BYTES.to_string()),
             ("`MAX_UPLOAD_BYTES`", MAX_UPLOAD_BYTES.to_string()),
+            (
+                "`MIN_UPLOAD_BYTES_PER_SEC`",
+                MIN_UPLOAD_BYTES_PER_SEC.to_string(),
+            ),
             (
                 "`UPLOAD_TICKET_TTL_SECS`",
                 UPLOAD_TICKET_TTL_SECS.to_string(),

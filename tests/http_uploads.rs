@@ -15,7 +15,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// `MAX_UPLOAD_BYTES` (src/limits.rs).
-const MAX_UPLOAD_BYTES: usize = 4 * 1024 * 1024;
+const MAX_UPLOAD_BYTES: usize = 256 * 1024 * 1024;
+/// `MAX_CONTENT_BYTES` (src/limits.rs): the largest single document.
+const MAX_CONTENT_BYTES: usize = 4 * 1024 * 1024;
 /// `MAX_OPEN_UPLOAD_TICKETS` (src/limits.rs).
 const MAX_OPEN_UPLOAD_TICKETS: usize = 64;
 
@@ -214,23 +216,21 @@ fn the_ingest_tool_over_mcp_answers_an_upload_url() {
 }
 
 #[test]
-fn uploads_at_the_size_limit_land_and_past_it_are_refused() {
+fn uploads_at_the_size_limit_are_declared_and_past_it_are_refused() {
     let dir = TempDir::new("upload-limit");
     let api = Api::start(dir.path(), &[]);
     let token = admin("alice", "acme");
-    let bytes = markdown("Edgeworth", MAX_UPLOAD_BYTES);
-    let offer = declare(&api, &token, "big.md", &bytes, json!({})).json();
-    let stored = put(api.addr, &path_of(&api, &offer), &bytes, bytes.len());
+    let at_limit =
+        json!({"upload": {"filename": "huge.md", "size": MAX_UPLOAD_BYTES, "sha256": sha256(b"")}});
+    let offer = api.call("POST", "/v1/uploads", &token, Some(&at_limit));
     assert_eq!(
-        stored.status,
+        offer.status,
         200,
         "{}",
-        String::from_utf8_lossy(&stored.body)
+        String::from_utf8_lossy(&offer.body)
     );
-    assert_eq!(stored.json()["bytes"], MAX_UPLOAD_BYTES);
-    assert_eq!(stored.json()["state"], "ready", "{}", stored.json());
-
-    let over = json!({"upload": {"filename": "big.md", "size": MAX_UPLOAD_BYTES + 1, "sha256": sha256(b"")}});
+    assert_eq!(offer.json()["max_bytes"], MAX_UPLOAD_BYTES);
+    let over = json!({"upload": {"filename": "huge.md", "size": MAX_UPLOAD_BYTES + 1, "sha256": sha256(b"")}});
     let refused = api.call("POST", "/v1/uploads", &token, Some(&over));
     assert_eq!(refused.status, 413);
     assert_eq!(refused.code(), "limit_exceeded");
@@ -239,7 +239,21 @@ fn uploads_at_the_size_limit_land_and_past_it_are_refused() {
         .unwrap()
         .contains("MAX_UPLOAD_BYTES"));
 
-    // A ticket for the limit, sent one byte more.
+    // The largest single document is stored whole, not in parts.
+    let bytes = markdown("Edgeworth", MAX_CONTENT_BYTES);
+    let offer = declare(&api, &token, "big.md", &bytes, json!({})).json();
+    let stored = put(api.addr, &path_of(&api, &offer), &bytes, bytes.len());
+    assert_eq!(
+        stored.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&stored.body)
+    );
+    assert_eq!(stored.json()["bytes"], MAX_CONTENT_BYTES);
+    assert_eq!(stored.json()["state"], "ready", "{}", stored.json());
+    assert!(stored.json().get("parts").is_none(), "{}", stored.json());
+
+    // A ticket for that size, sent one byte more.
     let offer = declare(&api, &token, "big2.md", &bytes, json!({})).json();
     let mut longer = bytes.clone();
     longer.push(b'.');
@@ -248,6 +262,349 @@ fn uploads_at_the_size_limit_land_and_past_it_are_refused() {
     assert_eq!(r.code(), "size_mismatch");
     assert_eq!(document_count(&api, &token), 1);
     assert!(partial_files(dir.path()).is_empty());
+}
+
+/// Text of exactly `size` bytes in numbered lines, its last line naming
+/// `last_words`.
+fn long_text(size: usize, last_words: &str) -> Vec<u8> {
+    let tail = format!("The {last_words} appendix closes the maintenance log.\n");
+    let mut text = String::with_capacity(size);
+    let mut n = 0u64;
+    loop {
+        let line = format!("Entry {n}: routine maintenance notes keep the service healthy.\n");
+        if text.len() + line.len() + tail.len() > size {
+            break;
+        }
+        text.push_str(&line);
+        n += 1;
+    }
+    while text.len() + tail.len() < size {
+        text.push('.');
+    }
+    text.push_str(&tail);
+    text.into_bytes()
+}
+
+/// The documents of `source` the listing counts (ready ones).
+fn ready_with_source(api: &Api, token: &str, source: &str) -> u64 {
+    let r = api.call(
+        "GET",
+        &format!("/v1/documents?source={source}"),
+        token,
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    r.json()["total"].as_u64().expect("total")
+}
+
+/// Every document stored, whatever its state (`alayasiki_status`).
+fn stored_documents(api: &Api, token: &str) -> u64 {
+    let r = api.call("GET", "/v1/status", token, None);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    r.json()["documents"].as_u64().expect("documents")
+}
+
+/// The parts' originals, in order, joined.
+fn joined_originals(api: &Api, token: &str, parts: &[Value]) -> Vec<u8> {
+    let mut joined = Vec::new();
+    for part in parts {
+        let id = part["document_id"].as_str().unwrap();
+        let original = api.call("GET", &format!("/v1/documents/{id}/original"), token, None);
+        assert_eq!(original.status, 200);
+        assert!(original.body.len() <= MAX_CONTENT_BYTES);
+        joined.extend_from_slice(&original.body);
+    }
+    joined
+}
+
+#[test]
+fn a_text_upload_larger_than_one_document_is_stored_as_parts_that_join_to_the_file() {
+    let dir = TempDir::new("upload-parts");
+    let api = Api::start(dir.path(), &[]);
+    let token = admin("alice", "acme");
+    let bytes = long_text(9 * 1024 * 1024, "Zebrafinch");
+    let extra = json!({"metadata": {"team": "ops"}, "idempotency_key": "manual-v1"});
+    let offer = declare(&api, &token, "manual.md", &bytes, extra.clone());
+    assert_eq!(
+        offer.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&offer.body)
+    );
+    let stored = put(api.addr, &path_of(&api, &offer.json()), &bytes, bytes.len());
+    assert_eq!(
+        stored.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&stored.body)
+    );
+    let receipt = stored.json();
+    assert_eq!(receipt["state"], "ready", "{receipt}");
+    assert_eq!(receipt["bytes"], bytes.len());
+    assert_eq!(receipt["media_type"], "text/markdown");
+    let parts = receipt["parts"].as_array().expect("parts").clone();
+    assert_eq!(parts.len(), 3, "{receipt}");
+    assert_eq!(receipt["document_id"], parts[0]["document_id"]);
+    let part_bytes: u64 = parts.iter().map(|p| p["bytes"].as_u64().unwrap()).sum();
+    assert_eq!(part_bytes, bytes.len() as u64, "{receipt}");
+
+    for (i, part) in parts.iter().enumerate() {
+        assert_eq!(part["part"], i + 1);
+        assert_eq!(part["state"], "ready", "{part}");
+        let id = part["document_id"].as_str().unwrap();
+        let doc = api.call("GET", &format!("/v1/documents/{id}"), &token, None);
+        assert_eq!(doc.status, 200);
+        let doc = doc.json();
+        assert_eq!(doc["source"], "manual.md", "the file name: {doc}");
+        assert_eq!(doc["metadata"]["team"], "ops", "{doc}");
+        let upload = &doc["metadata"]["upload"];
+        assert_eq!(upload["sha256"], sha256(&bytes), "{doc}");
+        assert_eq!(upload["filename"], "manual.md");
+        assert_eq!(upload["part"], i + 1);
+        assert_eq!(upload["parts"], 3);
+        let title = doc["title"].as_str().unwrap();
+        assert!(
+            title.ends_with(&format!("(part {} of 3)", i + 1)),
+            "{title}"
+        );
+    }
+    assert_eq!(
+        joined_originals(&api, &token, &parts),
+        bytes,
+        "byte for byte"
+    );
+    // Each part but the last ends a line.
+    let first = api.call(
+        "GET",
+        &format!(
+            "/v1/documents/{}/original",
+            parts[0]["document_id"].as_str().unwrap()
+        ),
+        &token,
+        None,
+    );
+    assert!(first.body.ends_with(b"\n") && first.body.len() > MAX_CONTENT_BYTES / 2);
+
+    let found = api.call(
+        "POST",
+        "/v1/query",
+        &token,
+        Some(&json!({"query": "Zebrafinch appendix"})),
+    );
+    assert_eq!(
+        found.json()["evidence"][0]["document_id"],
+        parts[2]["document_id"],
+        "{}",
+        found.json()
+    );
+
+    // The key covers the whole upload: the same upload again replays it.
+    let again = declare(&api, &token, "manual.md", &bytes, extra);
+    let replayed = put(api.addr, &path_of(&api, &again.json()), &bytes, bytes.len());
+    assert_eq!(
+        replayed.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&replayed.body)
+    );
+    assert_eq!(replayed.json()["idempotent_replay"], true);
+    let ids = |parts: &Value| -> Vec<Value> {
+        parts
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["document_id"].clone())
+            .collect()
+    };
+    assert_eq!(ids(&replayed.json()["parts"]), ids(&receipt["parts"]));
+    assert_eq!(document_count(&api, &token), 3);
+    // ...and another request under it is a conflict.
+    let other = json!({"content": "something else", "idempotency_key": "manual-v1"});
+    let conflict = api.call("POST", "/v1/ingest", &token, Some(&other));
+    assert_eq!(
+        conflict.status,
+        409,
+        "{}",
+        String::from_utf8_lossy(&conflict.body)
+    );
+
+    // Forgetting the source forgets every part.
+    let forgotten = api.call(
+        "POST",
+        "/v1/tools/alayasiki_forget",
+        &token,
+        Some(&json!({"source": "manual.md"})),
+    );
+    assert_eq!(
+        forgotten.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&forgotten.body)
+    );
+    assert_eq!(document_count(&api, &token), 0);
+    for part in &parts {
+        let id = part["document_id"].as_str().unwrap();
+        let gone = api.call("GET", &format!("/v1/documents/{id}/original"), &token, None);
+        assert_eq!(gone.status, 404);
+    }
+    assert!(partial_files(dir.path()).is_empty());
+}
+
+#[test]
+fn files_that_cannot_be_cut_are_refused_past_one_document() {
+    let dir = TempDir::new("upload-binary");
+    let api = Api::start(dir.path(), &[]);
+    let token = admin("alice", "acme");
+    let size = MAX_CONTENT_BYTES + 1;
+    for (filename, media_type) in [
+        ("manual.pdf", None),
+        ("photo.txt", Some("image/png")),
+        ("data.json", None),
+    ] {
+        let mut upload = json!({"filename": filename, "size": size, "sha256": sha256(b"")});
+        if let Some(mt) = media_type {
+            upload["media_type"] = json!(mt);
+        }
+        let r = api.call(
+            "POST",
+            "/v1/uploads",
+            &token,
+            Some(&json!({"upload": upload})),
+        );
+        assert_eq!(
+            (r.status, r.code().as_str()),
+            (413, "limit_exceeded"),
+            "{filename}"
+        );
+        let message = r.json()["error"]["message"].as_str().unwrap().to_string();
+        assert!(message.contains("MAX_CONTENT_BYTES"), "{message}");
+    }
+    // At one document's size a PDF is still declared.
+    let at = json!({"upload": {"filename": "manual.pdf", "size": MAX_CONTENT_BYTES, "sha256": sha256(b"")}});
+    assert_eq!(
+        api.call("POST", "/v1/uploads", &token, Some(&at)).status,
+        200
+    );
+
+    // Declared as text, sent as bytes that are not: refused, nothing kept.
+    let mut bytes = long_text(size, "Binarycheck");
+    bytes[MAX_CONTENT_BYTES - 10] = 0xff;
+    let offer = declare(&api, &token, "notes.txt", &bytes, json!({}));
+    let r = put(api.addr, &path_of(&api, &offer.json()), &bytes, bytes.len());
+    assert_eq!((r.status, r.code().as_str()), (400, "invalid_input"));
+    assert!(r.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("UTF-8"));
+    assert_eq!(document_count(&api, &token), 0);
+    assert!(partial_files(dir.path()).is_empty());
+}
+
+#[test]
+fn a_kill_while_parts_are_ingested_keeps_all_parts_or_none() {
+    let dir = TempDir::new("upload-parts-kill");
+    let mut api = Api::start(dir.path(), &[]);
+    let token = admin("alice", "acme");
+    let bytes = long_text(17 * 1024 * 1024, "Killdeer");
+    let extra = json!({"idempotency_key": "killdeer"});
+    let send = |api: &Api| {
+        let path = path_of(
+            api,
+            &declare(api, &token, "log.txt", &bytes, extra.clone()).json(),
+        );
+        let mut stream = TcpStream::connect(api.addr).unwrap();
+        let head = format!(
+            "PUT {path} HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n\r\n",
+            api.host(),
+            bytes.len()
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+        stream.write_all(&bytes).unwrap();
+        stream
+    };
+
+    // Killed once some parts are indexed: the upload was acknowledged
+    // whole (every part journalled), so every part is there after.
+    let stream = send(&api);
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let ready = ready_with_source(&api, &token, "log.txt");
+        if ready > 0 {
+            assert!(ready < 5, "killed before every part was indexed");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no part was indexed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    api.signal("KILL");
+    api.wait(TIMEOUT).expect("killed");
+    drop(stream);
+    let mut api = Api::start(dir.path(), &[]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while ready_with_source(&api, &token, "log.txt") < 5 {
+        assert!(
+            Instant::now() < deadline,
+            "the journalled parts were not indexed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(document_count(&api, &token), 5);
+    // Retried with a new ticket: the key finds every part.
+    let mut retry = send(&api);
+    let receipt = read_reply(&mut BufReader::new(&mut retry));
+    assert_eq!(
+        receipt.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&receipt.body)
+    );
+    assert_eq!(receipt.json()["idempotent_replay"], true);
+    let parts = receipt.json()["parts"].as_array().unwrap().clone();
+    assert_eq!(joined_originals(&api, &token, &parts), bytes);
+
+    // Killed as soon as the body is in, before or while the parts are
+    // admitted: after the restart, all or none of them.
+    let other = long_text(9 * 1024 * 1024, "Nightjar");
+    let path = path_of(
+        &api,
+        &declare(&api, &token, "night.txt", &other, json!({"wait": false})).json(),
+    );
+    let mut stream = TcpStream::connect(api.addr).unwrap();
+    let head = format!(
+        "PUT {path} HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n\r\n",
+        api.host(),
+        other.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(&other).unwrap();
+    let arrived = |dir: &Path| {
+        std::fs::read_dir(dir.join("uploads"))
+            .ok()
+            .and_then(|mut e| e.next())
+            .and_then(|e| e.ok())
+            .and_then(|e| e.metadata().ok())
+            .is_some_and(|m| m.len() == other.len() as u64)
+    };
+    let deadline = Instant::now() + TIMEOUT;
+    while !arrived(dir.path()) {
+        assert!(Instant::now() < deadline, "the body never arrived");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    api.signal("KILL");
+    api.wait(TIMEOUT).expect("killed");
+    drop(stream);
+    let api = Api::start(dir.path(), &[]);
+    let stored = stored_documents(&api, &token) - 5;
+    assert!(stored == 0 || stored == 3, "{stored} of 3 parts stored");
+    assert!(partial_files(dir.path()).is_empty());
+    // A new ticket works either way.
+    let path = path_of(
+        &api,
+        &declare(&api, &token, "night.txt", &other, json!({})).json(),
+    );
+    let r = put(api.addr, &path, &other, other.len());
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["parts"].as_array().unwrap().len(), 3);
 }
 
 #[test]

@@ -244,6 +244,7 @@ mod tests {
             begun: false,
             attempts: 0,
             updated_at: 0,
+            bytes: 0,
         }
     }
 

@@ -45,6 +45,15 @@ use crate::text::tail;
 /// Jobs taken per round.
 pub const JOB_BATCH: usize = 256;
 
+/// Bytes of originals taken per round, at most (a job larger than this
+/// still makes a round alone). A batch's work (text, chunks, vectors,
+/// graph) is held until it commits and grows with its documents: without
+/// it, the parts of one large upload (`service::memory::upload_parts`),
+/// all pending at once, would be prepared together. A batch it cuts short
+/// gathers behind the one the writer holds ([`Gather`]), so one batch's
+/// work is held at a time.
+pub const JOB_BATCH_BYTES: i64 = 2 * crate::limits::MAX_CONTENT_BYTES as i64;
+
 /// Longest sleep without a wake-up, in case a wake-up was missed.
 pub const IDLE_POLL: Duration = Duration::from_secs(2);
 
@@ -357,6 +366,7 @@ fn run(shared: &Arc<WorkerShared>, wake: &Receiver<()>, stop: &AtomicBool) {
                 .take(JOB_BATCH)
                 .collect()
         };
+        let jobs = within_batch_bytes(jobs);
         if let Some(wait) = gather.wait(jobs.len(), busy) {
             if busy > 0 {
                 // The writer holds the previous batch: meanwhile, spare it
@@ -409,6 +419,21 @@ fn ours_or_abandoned(
     own.contains(&job.job_id)
         || shared.handoff.holds(&job.doc_id)
         || now.saturating_sub(job.updated_at) >= JOB_ADOPT_GRACE.as_millis() as i64
+}
+
+/// The first of `jobs` whose originals come to at most
+/// [`JOB_BATCH_BYTES`] (the first job whatever its size).
+fn within_batch_bytes(mut jobs: Vec<PendingJob>) -> Vec<PendingJob> {
+    let mut total = 0i64;
+    let keep = jobs
+        .iter()
+        .position(|j| {
+            total = total.saturating_add(j.bytes);
+            total > JOB_BATCH_BYTES
+        })
+        .map_or(jobs.len(), |over| over.max(1));
+    jobs.truncate(keep);
+    jobs
 }
 
 pub(super) fn lock_set(set: &Mutex<HashSet<i64>>) -> MutexGuard<'_, HashSet<i64>> {
@@ -690,4 +715,41 @@ fn prepare_from_store(
             ))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knowledge::confidence::Provenance;
+
+    fn job(id: i64, bytes: i64) -> PendingJob {
+        PendingJob {
+            job_id: id,
+            kind: JobKind::Ingest,
+            tenant: Tenant::new("t").unwrap(),
+            document_key: id,
+            doc_id: format!("doc_{id}"),
+            source: None,
+            provenance: Provenance::Agent,
+            begun: false,
+            attempts: 0,
+            updated_at: 0,
+            bytes,
+        }
+    }
+
+    fn ids(jobs: Vec<PendingJob>) -> Vec<i64> {
+        jobs.into_iter().map(|j| j.job_id).collect()
+    }
+
+    #[test]
+    fn a_batch_takes_originals_up_to_its_byte_budget_and_one_large_job_alone() {
+        let half = JOB_BATCH_BYTES / 2;
+        let taken = within_batch_bytes(vec![job(1, half), job(2, half), job(3, 1)]);
+        assert_eq!(ids(taken), vec![1, 2], "exactly the budget");
+        let taken = within_batch_bytes(vec![job(1, JOB_BATCH_BYTES + 1), job(2, 1)]);
+        assert_eq!(ids(taken), vec![1], "a larger job goes alone");
+        let small: Vec<PendingJob> = (0..JOB_BATCH as i64).map(|i| job(i, 1000)).collect();
+        assert_eq!(within_batch_bytes(small).len(), JOB_BATCH);
+    }
 }

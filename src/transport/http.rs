@@ -376,7 +376,11 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
         );
         return request.respond(r);
     }
-    if body::declared_length(&request).is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+    // An upload's body streams to disk, bounded by its declared size
+    // (`http_uploads`); every other body is read whole.
+    let upload = matches!(request.method(), Method::Put)
+        && matches!(resolve(path), Some((Route::Upload(_), _)));
+    if !upload && body::declared_length(&request).is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         // Answered at once from the header: none of the body is read and
         // the connection ends.
         return request.respond_and_close(too_large());

@@ -6,9 +6,11 @@
 //! the upload is stored as the caller who declared it. Its body is never
 //! held in memory while it arrives: a body reader streams it through a
 //! fixed buffer into a temporary file in the data directory, hashing as it
-//! goes, within [`BODY_READ_TIMEOUT`] like any body. Only a body of exactly
-//! the declared size and SHA-256 is read back and ingested, on a dispatch
-//! worker, as the file ingest it declared; anything else is refused and
+//! goes, within [`BODY_READ_TIMEOUT`] and a second per
+//! [`MIN_UPLOAD_BYTES_PER_SEC`]. Only a body of exactly the declared size
+//! and SHA-256 is ingested, on a dispatch worker: read back whole as the
+//! file ingest it declared, or, past [`MAX_CONTENT_BYTES`], read a part at
+//! a time and stored as a series of parts; anything else is refused and
 //! its file removed, so nothing of it is stored. A ticket is claimed
 //! before its body is read: used, refused or expired, it never works
 //! twice, and of concurrent `PUT`s on one ticket exactly one proceeds.
@@ -19,7 +21,7 @@ use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::admission::{caller_key, Gate, Holder, Permit, RETRY_AFTER_SECS};
 use super::body::{self, BODY_READ_TIMEOUT};
@@ -27,7 +29,7 @@ use super::body_readers;
 use super::http::{error, retry_after, Context};
 use super::http_api::{self, Charge, INGEST_TOOL};
 use super::request::Request;
-use crate::limits::MAX_UPLOADS_IN_PROGRESS;
+use crate::limits::{MAX_CONTENT_BYTES, MAX_UPLOADS_IN_PROGRESS, MIN_UPLOAD_BYTES_PER_SEC};
 use crate::protocol::tools;
 use crate::service::{Content, Principal, Unclaimed, UploadTicket};
 
@@ -170,52 +172,80 @@ enum Refused {
 fn stream_and_ingest(ctx: &Arc<Context>, mut request: Request, ticket: UploadTicket, slot: Permit) {
     let started = Instant::now();
     let dir = ctx.service.uploads_dir();
+    let size = ticket.declaration.size;
     let received = PartialUpload::create(&dir)
         .map_err(Refused::Disk)
         .and_then(|mut part| {
-            let deadline = Instant::now() + BODY_READ_TIMEOUT;
-            let size = ticket.declaration.size;
-            let digest = part.fill(&mut request.body_reader(deadline), size)?;
+            let deadline = Instant::now() + body_deadline(size);
+            let digest = part.fill(&mut request.body_reader(deadline), size, deadline)?;
             if crate::ids::hex(&digest) != ticket.declaration.sha256 {
                 return Err(Refused::Digest);
             }
-            part.read_back().map_err(Refused::Disk)
+            Ok(part)
         });
-    let bytes = match received {
-        Ok(bytes) => bytes,
+    let part = match received {
+        Ok(part) => part,
         Err(why) => return request.respond_and_close(refusal(why)),
     };
-    drop(slot);
     let UploadTicket {
         principal,
+        declaration,
         request: mut ingest,
         ..
     } = ticket;
+    let holder = Holder::of(&principal);
+    if size > MAX_CONTENT_BYTES as u64 {
+        // Stored in parts, read from the file a part at a time: the file
+        // (and the upload's slot) is held until they are admitted.
+        let file = match part.file.try_clone() {
+            Ok(file) => file,
+            Err(e) => return request.respond_and_close(refusal(Refused::Disk(e))),
+        };
+        http_api::run(ctx, request, holder, move |ctx| {
+            let memory = ctx.service.for_caller(&principal);
+            let stored = memory.ingest_upload_parts(ingest, &declaration, file);
+            drop((part, slot));
+            receipt_reply(&memory, stored, size, started)
+        });
+        return;
+    }
+    let bytes = match part.read_back() {
+        Ok(bytes) => bytes,
+        Err(e) => return request.respond_and_close(refusal(Refused::Disk(e))),
+    };
+    drop(slot);
     if let Content::File { bytes: b, .. } = &mut ingest.content {
         *b = bytes;
     }
-    let request_bytes = ticket_size(&ingest);
-    let holder = Holder::of(&principal);
     http_api::run(ctx, request, holder, move |ctx| {
         let memory = ctx.service.for_caller(&principal);
-        match memory.ingest(ingest) {
-            Ok(receipt) => match serde_json::to_vec(&receipt) {
-                Ok(body) => Charge::new(INGEST_TOOL, request_bytes, started).reply(
-                    &memory,
-                    body,
-                    "application/json",
-                ),
-                Err(e) => http_api::service_error(e.into(), "an upload's receipt"),
-            },
-            Err(e) => http_api::service_error(e, "ingesting an upload"),
-        }
+        let stored = memory.ingest(ingest);
+        receipt_reply(&memory, stored, size, started)
     });
 }
 
-fn ticket_size(ingest: &crate::service::IngestRequest) -> u64 {
-    match &ingest.content {
-        Content::File { bytes, .. } => bytes.len() as u64,
-        Content::Text { text, .. } => text.len() as u64,
+/// How long an upload of `size` bytes may take to arrive:
+/// [`BODY_READ_TIMEOUT`] and a second per [`MIN_UPLOAD_BYTES_PER_SEC`].
+fn body_deadline(size: u64) -> Duration {
+    BODY_READ_TIMEOUT + Duration::from_secs(size / MIN_UPLOAD_BYTES_PER_SEC)
+}
+
+/// The `PUT`'s answer: the ingest's receipt, charged as an ingest of the
+/// upload's size.
+fn receipt_reply(
+    memory: &crate::service::Memory<'_>,
+    stored: crate::error::Result<crate::service::IngestReceipt>,
+    size: u64,
+    started: Instant,
+) -> http_api::Reply {
+    match stored {
+        Ok(receipt) => match serde_json::to_vec(&receipt) {
+            Ok(body) => {
+                Charge::new(INGEST_TOOL, size, started).reply(memory, body, "application/json")
+            }
+            Err(e) => http_api::service_error(e.into(), "an upload's receipt"),
+        },
+        Err(e) => http_api::service_error(e, "ingesting an upload"),
     }
 }
 
@@ -229,7 +259,8 @@ fn refusal(why: Refused) -> http_api::Reply {
         Refused::TimedOut => (
             408,
             "body_timeout",
-            "the upload did not arrive within BODY_READ_TIMEOUT",
+            "the upload did not arrive within BODY_READ_TIMEOUT and a second per \
+             MIN_UPLOAD_BYTES_PER_SEC",
         ),
         Refused::Digest => (
             400,
@@ -271,10 +302,14 @@ impl PartialUpload {
         Ok(PartialUpload { path, file })
     }
 
-    /// Copies `size` bytes of `body` into the file through a fixed buffer,
-    /// returning their SHA-256.
-    fn fill(&mut self, body: &mut dyn Read, size: u64) -> Result<[u8; 32], Refused> {
-        let deadline = Instant::now() + BODY_READ_TIMEOUT;
+    /// Copies `size` bytes of `body` into the file through a fixed buffer
+    /// before `deadline`, returning their SHA-256.
+    fn fill(
+        &mut self,
+        body: &mut dyn Read,
+        size: u64,
+        deadline: Instant,
+    ) -> Result<[u8; 32], Refused> {
         let mut hasher = Sha256::new();
         let mut buffer = vec![0u8; UPLOAD_BUFFER_BYTES];
         let mut received = 0u64;

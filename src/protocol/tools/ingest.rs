@@ -145,7 +145,7 @@ fn schema() -> Value {
 /// `upload`: a file declared now and sent to the answer's `upload_url`.
 fn upload_schema() -> Value {
     object(
-        Some(&format!("Declare a file instead of sending it (HTTP server only; over stdio send `File`): nothing is stored, and the answer gives a one-time `upload_url` to `PUT` exactly these bytes to, without a token, before `expires_at` ({UPLOAD_TICKET_TTL_SECS} s at most, UPLOAD_TICKET_TTL_SECS). The bytes are checked against `size` and `sha256`, then stored as this ingest's other arguments say (`wait` included). At most {MAX_UPLOAD_BYTES} bytes (MAX_UPLOAD_BYTES).")),
+        Some(&format!("Declare a file instead of sending it (HTTP server only; over stdio send `File`): nothing is stored, and the answer gives a one-time `upload_url` to `PUT` exactly these bytes to, without a token, before `expires_at` ({UPLOAD_TICKET_TTL_SECS} s at most, UPLOAD_TICKET_TTL_SECS). The bytes are checked against `size` and `sha256`, then stored as this ingest's other arguments say (`wait` included). At most {MAX_UPLOAD_BYTES} bytes (MAX_UPLOAD_BYTES); a file of more than {MAX_CONTENT_BYTES} bytes (MAX_CONTENT_BYTES) must be plain text or Markdown and is stored as a series of part documents, listed in the `PUT`'s receipt as `parts`.")),
         json!({
             "filename": {"type": "string", "minLength": 1, "maxLength": MAX_FILENAME_BYTES, "description": format!("The file's name (at most {MAX_FILENAME_BYTES} bytes, MAX_FILENAME_BYTES); its extension types the bytes when media_type does not.")},
             "media_type": {"type": "string", "description": format!("The file's media type; one of {}, or application/octet-stream to tell the type from the bytes.", SUPPORTED_MEDIA_TYPES.join(", "))},

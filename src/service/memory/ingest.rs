@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use std::time::{Duration, Instant};
 
 use super::content::{prepare_guarded, resolve_content, title_for, Content};
+use super::upload_parts::PartReceipt;
 use super::{check_optional_len, Memory};
 use crate::clock::now_ms;
 use crate::error::{Error, Result};
@@ -20,7 +21,7 @@ use crate::limits::{
     MAX_SOURCE_BYTES, MAX_SUPERSEDES, MAX_TITLE_BYTES,
 };
 use crate::service::principal::Permission;
-use crate::store::{AdmitOutcome, JobState, NewDocument, QueuedWrite, Replaces};
+use crate::store::{AdmitOutcome, JobState, MemoryScope, NewDocument, QueuedWrite, Replaces};
 
 /// A request to store one document.
 #[derive(Debug, Clone)]
@@ -75,6 +76,10 @@ pub struct IngestReceipt {
     /// query gives such a pair one evidence slot.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub near_duplicates: Vec<String>,
+    /// An upload stored as a series of parts (`super::upload_parts`):
+    /// every part, in order (`document_id` is the first's).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartReceipt>,
 }
 
 /// The `source` a document's metadata names, if it names one as a
@@ -105,6 +110,72 @@ pub struct PreparedIngest {
     created_at: Option<i64>,
     wait: bool,
     chunk_count: usize,
+}
+
+/// An ingest's arguments but its content, checked
+/// ([`Memory::check_request`]).
+pub(super) struct CheckedRequest {
+    pub scopes: Vec<MemoryScope>,
+    pub source: Option<String>,
+    /// The metadata object, and as compact JSON within its limit.
+    pub metadata: Value,
+    pub metadata_json: String,
+    pub provenance: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub expires_at: Option<i64>,
+    pub replaces: Replaces,
+    pub title: Option<String>,
+    pub wait: bool,
+    pub allow_duplicate: bool,
+}
+
+impl CheckedRequest {
+    /// The idempotency record of a document stored under `key` (the
+    /// request's own key unless given): the key and the digest of the
+    /// whole request, which a retry must match.
+    pub fn idempotency_as(
+        &self,
+        key: Option<String>,
+        media_type: &str,
+        sha256: &str,
+        metadata: &Value,
+        filename: &Option<String>,
+    ) -> Option<(String, String)> {
+        let key = key.or_else(|| self.idempotency_key.clone())?;
+        let mut fields = vec![
+            serde_json::json!(media_type),
+            serde_json::json!(sha256),
+            metadata.clone(),
+            serde_json::json!(self.source),
+            serde_json::json!(filename),
+            serde_json::json!(self.provenance),
+        ];
+        // Appended only when set, so digests stored before expiry
+        // existed still match a retry of the same request.
+        if let Some(at) = self.expires_at {
+            fields.push(at.into());
+        }
+        if !self.replaces.is_empty() || self.title.is_some() {
+            fields.push(serde_json::json!({
+                "supersedes": self.replaces.documents,
+                "replace_source": self.replaces.source,
+                "title": self.title,
+            }));
+        }
+        let digest = ids::sha256_hex(serde_json::Value::from(fields).to_string().as_bytes());
+        Some((key, digest))
+    }
+
+    /// [`CheckedRequest::idempotency_as`] under the request's own key.
+    pub fn idempotency(
+        &self,
+        media_type: &str,
+        sha256: &str,
+        metadata: &Value,
+        filename: &Option<String>,
+    ) -> Option<(String, String)> {
+        self.idempotency_as(None, media_type, sha256, metadata, filename)
+    }
 }
 
 /// A document whose admission is queued on the writer
@@ -153,9 +224,61 @@ impl Memory<'_> {
     /// documents on several threads yet queue them in the order it chooses:
     /// the writer admits them in the order they were queued.
     pub fn prepare_ingest(&self, req: IngestRequest, restore: Restore) -> Result<PreparedIngest> {
+        let (content, checked) = self.check_request(req)?;
+        let (kind, bytes, filename) = resolve_content(content)?;
+        let metadata = checked.metadata.as_object().expect("metadata is an object");
+        let prepared = prepare_guarded(
+            kind,
+            &bytes,
+            metadata,
+            self.service.shared.embedder.as_ref(),
+        )?;
+        let chunk_count = prepared.chunks.len();
+        let sha256 = ids::sha256_hex(&bytes);
+        let content_key = crate::ingest::content_key(kind, &bytes);
+        let media_type = kind.media_type().to_string();
+        let idempotency = checked.idempotency(&media_type, &sha256, &checked.metadata, &filename);
+        let doc_id = match restore.doc_id {
+            Some(id) if ids::is_document_id(&id) && !self.document_exists(&id)? => id,
+            _ => ids::new_document_id(),
+        };
+        let title = checked
+            .title
+            .clone()
+            .or_else(|| title_for(&filename, metadata, prepared.text.as_deref(), &bytes, kind));
+        let doc = NewDocument {
+            doc_id,
+            source: checked.source,
+            title,
+            media_type: media_type.clone(),
+            original: bytes,
+            sha256,
+            metadata: checked.metadata_json,
+            provenance: checked.provenance,
+            created_by: self.principal.subject.clone(),
+            idempotency,
+            expires_at: checked.expires_at,
+            content_key,
+            dedupe: !checked.allow_duplicate,
+            replaces: checked.replaces,
+            sight: self.principal.sight(),
+            scopes: checked.scopes,
+        };
+        Ok(PreparedIngest {
+            doc,
+            work: prepared,
+            created_at: restore.created_at,
+            wait: checked.wait,
+            chunk_count,
+        })
+    }
+
+    /// Checks everything an ingest asks but its content (which comes
+    /// back as it was given): the caller may store, into these scopes,
+    /// with these metadata, source, key, title, provenance and expiry.
+    pub(super) fn check_request(&self, req: IngestRequest) -> Result<(Content, CheckedRequest)> {
         self.require_write(Permission::Ingest)?;
         let scopes = self.scopes_to_store_into(&req.scopes)?;
-        let (kind, bytes, filename) = resolve_content(req.content)?;
         check_optional_len(
             "idempotency_key",
             &req.idempotency_key,
@@ -182,48 +305,6 @@ impl Memory<'_> {
                 ));
             }
         }
-        let prepared = prepare_guarded(
-            kind,
-            &bytes,
-            metadata.as_object().expect("metadata is an object"),
-            self.service.shared.embedder.as_ref(),
-        )?;
-        let chunk_count = prepared.chunks.len();
-        let sha256 = ids::sha256_hex(&bytes);
-        let content_key = crate::ingest::content_key(kind, &bytes);
-        let media_type = kind.media_type().to_string();
-        let idempotency = req.idempotency_key.map(|key| {
-            let mut fields = vec![
-                serde_json::json!(media_type),
-                serde_json::json!(sha256),
-                metadata.clone(),
-                serde_json::json!(source),
-                serde_json::json!(filename),
-                serde_json::json!(provenance),
-            ];
-            // Appended only when set, so digests stored before expiry
-            // existed still match a retry of the same request.
-            if let Some(at) = req.expires_at {
-                fields.push(at.into());
-            }
-            if !req.replaces.is_empty() || req.title.is_some() {
-                fields.push(serde_json::json!({
-                    "supersedes": req.replaces.documents,
-                    "replace_source": req.replaces.source,
-                    "title": req.title,
-                }));
-            }
-            let digest = ids::sha256_hex(serde_json::Value::from(fields).to_string().as_bytes());
-            (key, digest)
-        });
-        let doc_id = match restore.doc_id {
-            Some(id) if ids::is_document_id(&id) && !self.document_exists(&id)? => id,
-            _ => ids::new_document_id(),
-        };
-        let title = req.title.or_else(|| {
-            let metadata = metadata.as_object().expect("metadata is an object");
-            title_for(&filename, metadata, prepared.text.as_deref(), &bytes, kind)
-        });
         if let Some(at) = req.expires_at {
             if at <= now_ms() {
                 return Err(Error::invalid(
@@ -231,31 +312,20 @@ impl Memory<'_> {
                 ));
             }
         }
-        let doc = NewDocument {
-            doc_id,
-            source,
-            title,
-            media_type: media_type.clone(),
-            original: bytes,
-            sha256,
-            metadata: metadata_json,
-            provenance,
-            created_by: self.principal.subject.clone(),
-            idempotency,
-            expires_at: req.expires_at,
-            content_key,
-            dedupe: !req.allow_duplicate,
-            replaces: req.replaces,
-            sight: self.principal.sight(),
+        let checked = CheckedRequest {
             scopes,
-        };
-        Ok(PreparedIngest {
-            doc,
-            work: prepared,
-            created_at: restore.created_at,
+            source,
+            metadata,
+            metadata_json,
+            provenance,
+            idempotency_key: req.idempotency_key,
+            expires_at: req.expires_at,
+            replaces: req.replaces,
+            title: req.title,
             wait: req.wait,
-            chunk_count,
-        })
+            allow_duplicate: req.allow_duplicate,
+        };
+        Ok((req.content, checked))
     }
 
     /// The second step of an ingest: queues the prepared document's
@@ -394,6 +464,7 @@ impl Memory<'_> {
             duplicate_of: None,
             supersedes: admitted.superseded,
             near_duplicates,
+            parts: Vec::new(),
         })
     }
 
@@ -430,6 +501,18 @@ impl Memory<'_> {
     /// never come: a failing disk can refuse the indexer's reads first).
     /// `None` when the wait ran out.
     fn await_outcome(&self, rx: &Receiver<JobOutcome>, doc_id: &str) -> Option<JobOutcome> {
+        let deadline = Instant::now() + Duration::from_millis(INGEST_WAIT_MS);
+        self.await_outcome_until(rx, doc_id, deadline)
+    }
+
+    /// [`Memory::await_outcome`] until `deadline` (several documents
+    /// waited for in turn share one).
+    pub(super) fn await_outcome_until(
+        &self,
+        rx: &Receiver<JobOutcome>,
+        doc_id: &str,
+        deadline: Instant,
+    ) -> Option<JobOutcome> {
         /// How often the wait looks at the indexer's storage fault.
         const LOOK: Duration = Duration::from_millis(100);
         /// How many looks between reads of the stored state, on a cluster:
@@ -439,7 +522,6 @@ impl Memory<'_> {
         const LOOKS_PER_READ: u32 = 5;
         let mut looks = 0u32;
         let began = Instant::now();
-        let deadline = began + Duration::from_millis(INGEST_WAIT_MS);
         let grace = began + Duration::from_millis(INGEST_FAULT_GRACE_MS);
         loop {
             let left = deadline.checked_duration_since(Instant::now())?;
@@ -473,7 +555,7 @@ impl Memory<'_> {
     }
 
     /// The receipt of an already stored document (an idempotent replay).
-    fn receipt_from_store(
+    pub(super) fn receipt_from_store(
         &self,
         doc_id: &str,
         bytes: usize,
@@ -502,6 +584,7 @@ impl Memory<'_> {
             duplicate_of: None,
             supersedes,
             near_duplicates: Vec::new(),
+            parts: Vec::new(),
         })
     }
 }

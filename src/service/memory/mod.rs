@@ -16,6 +16,8 @@
 //! - [`forget`]: deleting documents and what was derived from them.
 //! - [`recall`]: queries and community summaries.
 //! - [`status`]: the caller's status and usage charges.
+//! - [`uploads`]: upload tickets; [`upload_parts`]: an upload larger than
+//!   one document, stored as a series of parts.
 
 mod content;
 mod documents;
@@ -26,6 +28,7 @@ mod recall;
 mod sharing;
 mod status;
 mod update;
+mod upload_parts;
 pub mod uploads;
 
 pub use content::Content;

@@ -6,7 +6,9 @@
 //! declared size and digest, and the ingest's other arguments, and answers
 //! with the URL that grants the upload. The HTTP transport receives the
 //! bytes there, checks them against the declaration, and ingests them as
-//! the caller through [`Memory::ingest`] like any file.
+//! the caller through [`Memory::ingest`] like any file, or, past
+//! [`MAX_CONTENT_BYTES`], as a series of parts
+//! ([`Memory::ingest_upload_parts`]).
 //!
 //! Tickets live in this process's memory only (a restart invalidates every
 //! one), at most [`MAX_OPEN_UPLOAD_TICKETS`] per tenant, each for at most
@@ -22,7 +24,9 @@ use std::time::{Duration, Instant};
 use super::{IngestRequest, Memory, MemoryService};
 use crate::clock::now_ms;
 use crate::error::{Error, Result};
-use crate::limits::{MAX_FILENAME_BYTES, MAX_OPEN_UPLOAD_TICKETS, MAX_UPLOAD_BYTES};
+use crate::limits::{
+    MAX_CONTENT_BYTES, MAX_FILENAME_BYTES, MAX_OPEN_UPLOAD_TICKETS, MAX_UPLOAD_BYTES,
+};
 use crate::service::{Permission, Principal};
 
 /// The path under which upload URLs are served (`PUT {base}{path}{ticket}`).
@@ -185,7 +189,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Checks a declaration's own fields: a file name, a size from 1 to
-/// [`MAX_UPLOAD_BYTES`], and a SHA-256 as 64 hex digits (kept lower-case).
+/// [`MAX_UPLOAD_BYTES`] (past [`MAX_CONTENT_BYTES`], of a kind stored in
+/// parts: [`super::upload_parts::split_kind`]), and a SHA-256 as 64 hex
+/// digits (kept lower-case).
 pub fn check_declaration(mut d: UploadDeclaration) -> Result<UploadDeclaration> {
     if d.filename.is_empty() || d.filename.len() > MAX_FILENAME_BYTES {
         return Err(Error::invalid(format!(
@@ -201,6 +207,9 @@ pub fn check_declaration(mut d: UploadDeclaration) -> Result<UploadDeclaration> 
              (MAX_UPLOAD_BYTES)",
             d.size
         )));
+    }
+    if d.size > MAX_CONTENT_BYTES as u64 {
+        super::upload_parts::split_kind(&d)?;
     }
     if d.sha256.len() != 64 || !d.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(Error::invalid(
@@ -260,6 +269,15 @@ impl Memory<'_> {
     ) -> Result<UploadOffer> {
         self.require_write(Permission::Ingest)?;
         let declaration = check_declaration(declaration)?;
+        if declaration.size > MAX_CONTENT_BYTES as u64 && self.service.on_cluster() {
+            // A cluster write carries its statements' values in one
+            // request: all the parts of one upload would be one request.
+            return Err(Error::LimitExceeded(format!(
+                "`upload.size` is {} bytes; on a cluster an upload may have at most \
+                 {MAX_CONTENT_BYTES} bytes (MAX_CONTENT_BYTES)",
+                declaration.size
+            )));
+        }
         self.service
             .uploads
             .open(self.principal, declaration, request)
@@ -286,6 +304,18 @@ mod tests {
         assert_eq!(ok.sha256, "ab".repeat(32));
         let over = check_declaration(declaration(MAX_UPLOAD_BYTES as u64 + 1, &digest));
         assert_eq!(over.unwrap_err().code(), "limit_exceeded");
+        let pdf = UploadDeclaration {
+            filename: "a.pdf".into(),
+            ..declaration(MAX_CONTENT_BYTES as u64 + 1, &digest)
+        };
+        let refused = check_declaration(pdf).unwrap_err();
+        assert_eq!(refused.code(), "limit_exceeded");
+        assert!(refused.client_message().contains("MAX_CONTENT_BYTES"));
+        let pdf_at_limit = UploadDeclaration {
+            filename: "a.pdf".into(),
+            ..declaration(MAX_CONTENT_BYTES as u64, &digest)
+        };
+        assert!(check_declaration(pdf_at_limit).is_ok());
         assert!(check_declaration(declaration(0, &digest)).is_err());
         assert!(check_declaration(declaration(1, "ab")).is_err());
         assert!(check_declaration(declaration(1, &"zz".repeat(32))).is_err());

@@ -133,6 +133,9 @@ pub struct PendingJob {
     /// When the job last changed (admitted, begun), in ms by the clock of
     /// the node that changed it.
     pub updated_at: i64,
+    /// The size of the document's original (bytes): what indexing it
+    /// holds in memory grows with it.
+    pub bytes: i64,
 }
 
 /// Failed jobs counted by [`FailureKind::code`], in code order.
@@ -236,7 +239,7 @@ pub(super) fn pending(conn: &Connection, queue: JobQueue, limit: usize) -> Resul
     let mut stmt = conn.prepare_cached(&match queue {
         JobQueue::Indexing => format!(
             "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source, d.provenance,
-                    j.begun OR j.attempts > 0, j.attempts, j.updated_at
+                    j.begun OR j.attempts > 0, j.attempts, j.updated_at, d.byte_size
                FROM jobs j JOIN tenants t ON t.id = j.tenant_id
                            JOIN documents d ON d.id = j.document_id
               WHERE j.state = 'pending' AND j.kind != 'llm_extract'
@@ -244,7 +247,7 @@ pub(super) fn pending(conn: &Connection, queue: JobQueue, limit: usize) -> Resul
         ),
         JobQueue::LlmExtraction => format!(
             "SELECT j.id, t.name, j.document_id, d.doc_id, j.kind, d.source, d.provenance,
-                    j.begun OR j.attempts > 0, j.attempts, j.updated_at
+                    j.begun OR j.attempts > 0, j.attempts, j.updated_at, d.byte_size
                FROM jobs j JOIN tenants t ON t.id = j.tenant_id
                            JOIN documents d ON d.id = j.document_id
               WHERE j.state = 'pending' AND j.kind = 'llm_extract'
@@ -263,6 +266,7 @@ pub(super) fn pending(conn: &Connection, queue: JobQueue, limit: usize) -> Resul
             r.get::<_, bool>(7)?,
             r.get::<_, i64>(8)?,
             r.get::<_, i64>(9)?,
+            r.get::<_, i64>(10)?,
         ))
     })?;
     let mut jobs = Vec::new();
@@ -278,6 +282,7 @@ pub(super) fn pending(conn: &Connection, queue: JobQueue, limit: usize) -> Resul
             begun,
             attempts,
             updated_at,
+            bytes,
         ) = row?;
         let kind = JobKind::parse(&kind);
         let tenant = Tenant::new(&tenant).map_err(Error::internal)?;
@@ -292,6 +297,7 @@ pub(super) fn pending(conn: &Connection, queue: JobQueue, limit: usize) -> Resul
             begun,
             attempts,
             updated_at,
+            bytes,
         });
     }
     Ok(jobs)
