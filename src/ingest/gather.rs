@@ -2,6 +2,13 @@
 //! document arrives alone, after a short gathering while documents stream
 //! in, and, while the writer still holds the previous batch, once that
 //! batch is committed; so one indexing commit carries many of them.
+//!
+//! Documents stream in when jobs were already waiting as the last batch
+//! was taken or committed. A job that arrives after the worker found the
+//! journal empty with nothing uncommitted is taken at once however soon
+//! after the last batch: a client writing one document at a time and
+//! waiting for each would otherwise pay the whole gather wait on every
+//! write, for company that cannot come.
 
 use std::time::{Duration, Instant};
 
@@ -29,6 +36,9 @@ pub(super) struct Gather {
     last_batch: Option<Instant>,
     /// When jobs were first seen waiting for the next batch.
     since: Option<Instant>,
+    /// The worker found no job ready and none uncommitted since the last
+    /// batch was taken: whatever arrives next arrives alone.
+    drained: bool,
 }
 
 impl Gather {
@@ -37,28 +47,33 @@ impl Gather {
     /// `uncommitted`: jobs of earlier batches the writer has not committed.
     pub(super) fn wait(&mut self, ready: usize, uncommitted: usize) -> Option<Duration> {
         let now = Instant::now();
+        if ready == 0 {
+            self.drained |= uncommitted == 0;
+            self.since = None;
+            return None;
+        }
         // A batch handed over now would mostly wait behind the one the
         // writer holds; gathered until that one commits it is larger, and
         // one commit of many documents writes each hot page once. On
         // entity-rich text batches were ~20 documents (each admission
         // commit released about that many) with ~850 log pages per commit.
-        if ready > 0 && ready < JOB_BATCH && uncommitted > 0 {
+        if ready < JOB_BATCH && uncommitted > 0 {
             self.since.get_or_insert(now);
             return Some(BEHIND_STEP);
         }
-        let streaming = self
-            .last_batch
-            .is_some_and(|at| now.duration_since(at) < STREAMING_GAP);
-        if ready > 0 && ready < GATHER_JOBS && streaming {
+        let streaming = !self.drained
+            && self
+                .last_batch
+                .is_some_and(|at| now.duration_since(at) < STREAMING_GAP);
+        if ready < GATHER_JOBS && streaming {
             let since = *self.since.get_or_insert(now);
             let left = GATHER_WAIT.saturating_sub(now.duration_since(since));
             if !left.is_zero() {
                 return Some(left.min(GATHER_STEP));
             }
         }
-        if ready > 0 {
-            self.last_batch = Some(now);
-        }
+        self.last_batch = Some(now);
+        self.drained = false;
         self.since = None;
         None
     }
@@ -97,6 +112,23 @@ mod tests {
         assert!(started.elapsed() + GATHER_STEP >= GATHER_WAIT);
         // A full batch never waits.
         assert_eq!(gather.wait(GATHER_JOBS, 0), None);
+    }
+
+    #[test]
+    fn a_job_arriving_after_the_journal_was_found_empty_is_taken_at_once() {
+        let mut gather = Gather::default();
+        assert_eq!(gather.wait(1, 0), None, "a write, taken at once");
+        // It commits; the worker looks and finds nothing: drained.
+        assert_eq!(gather.wait(0, 0), None);
+        // The client's next write, right after: no company is coming.
+        assert_eq!(gather.wait(1, 0), None);
+        // Jobs found waiting as that batch was taken gather as before.
+        assert!(gather.wait(2, 0).is_some());
+        // An empty look while a batch is uncommitted is not drained.
+        let mut gather = Gather::default();
+        assert_eq!(gather.wait(GATHER_JOBS, 0), None);
+        assert_eq!(gather.wait(0, GATHER_JOBS), None);
+        assert!(gather.wait(3, 0).is_some(), "still streaming");
     }
 
     #[test]
