@@ -471,9 +471,14 @@ pub fn finish(spec: &QuerySpec, candidates: Candidates) -> QueryOutcome {
 /// The periods the question names, its relative phrases ("last year")
 /// counted from the query's `as_of`, else from the newest day in memory
 /// (never later than today): what "last year" means to a memory of the
-/// past is the year before its latest.
-fn period_of(reader: &TenantReader<'_>, spec: &QuerySpec) -> Result<Vec<period::Period>> {
+/// past is the year before its latest. Also the words of the phrases that
+/// named them.
+fn period_of(
+    reader: &TenantReader<'_>,
+    spec: &QuerySpec,
+) -> Result<(Vec<period::Period>, Vec<String>)> {
     let reading = period::read(&spec.text);
+    let words = reading.words().to_vec();
     let reference = if !reading.needs_reference() {
         None
     } else if let Some(t) = spec.as_of {
@@ -483,7 +488,7 @@ fn period_of(reader: &TenantReader<'_>, spec: &QuerySpec) -> Result<Vec<period::
         let newest = reader.newest_document_time()?.map(|t| t.div_euclid(DAY_MS));
         Some(newest.map_or(today, |n| n.min(today)))
     };
-    Ok(reading.resolve(reference))
+    Ok((reading.resolve(reference), words))
 }
 
 /// Milliseconds in a day.
@@ -536,7 +541,7 @@ impl Round {
         // (the window lanes); for one without, the keyword pool is ranked
         // wider and, of it and the vector lane's, the chunks dated in the
         // period count.
-        let periods = period_of(reader, spec)?;
+        let (periods, period_words) = period_of(reader, spec)?;
         let time_weight = fuse::TIME_LANE_WEIGHT;
         let timed = !periods.is_empty() && time_weight > 0.0;
         let yearless = timed
@@ -594,9 +599,23 @@ impl Round {
             }
         }
         if timed {
+            // Within the period, its own words ("last month", "May 2023")
+            // no longer tell chunks apart: the window ranks by the others.
+            let others: Vec<String> = terms
+                .iter()
+                .filter(|t| !period_words.contains(t))
+                .cloned()
+                .collect();
+            let window_plan = match plan {
+                Some(_) if others.len() < terms.len() && !others.is_empty() => {
+                    Some(retrieve::plan(reader, &others)?)
+                }
+                Some(_) if others.is_empty() => None,
+                p => p,
+            };
             wide_lanes.extend(when::window_lanes(
                 reader,
-                plan.as_ref(),
+                window_plan.as_ref(),
                 embedding.as_deref(),
                 &periods,
                 &spec.filter,

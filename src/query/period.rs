@@ -131,9 +131,17 @@ pub struct Reading {
     /// counted from a reference day when the question names no calendar
     /// date.
     relative: Vec<(Relative, Option<Bound>)>,
+    /// The words of the phrases read (lower case): within the period they
+    /// name, they no longer tell chunks apart.
+    words: Vec<String>,
 }
 
 impl Reading {
+    /// The words of the time phrases read ("may", "2023"; "last", "month").
+    pub fn words(&self) -> &[String] {
+        &self.words
+    }
+
     /// Whether resolving needs a reference day.
     pub fn needs_reference(&self) -> bool {
         self.periods.is_empty() && !self.relative.is_empty()
@@ -206,6 +214,14 @@ pub fn read(question: &str) -> Reading {
     };
     let mut periods = Vec::new();
     let mut relative = Vec::new();
+    let mut read_words = Vec::new();
+    let mut took = |from: usize, to: usize| {
+        for k in from..to.min(t.len()) {
+            if let Token::Word(w) = t[k] {
+                read_words.push(w.to_lowercase());
+            }
+        }
+    };
     let mut i = 0;
     while i < t.len() && periods.len() < MAX_PERIODS {
         let bound = bound_before(&t, i);
@@ -217,24 +233,31 @@ pub fn read(question: &str) -> Reading {
                 if let Some((q, m)) = calendar_at(&t, i + n + 1) {
                     if let Some(span) = span(p, q) {
                         periods.push(span);
+                        took(i, i + n + 1 + m);
                         i += n + 1 + m;
                         continue;
                     }
                 }
             }
             periods.push(bound.map_or(p, |b| p.bounded(b)));
+            took(i, i + n);
             i += n;
             continue;
         }
         if let Some((r, n)) = relative_at(&t, i) {
             relative.push((r, bound));
+            took(i, i + n);
             i += n;
             continue;
         }
         i += 1;
     }
     relative.truncate(MAX_PERIODS);
-    Reading { periods, relative }
+    Reading {
+        periods,
+        relative,
+        words: read_words,
+    }
 }
 
 /// The days from `from` to `to`; a day without a year takes the year of
@@ -518,6 +541,21 @@ impl Relative {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_words_of_each_phrase_read_are_kept() {
+        let words = |q: &str| read(q).words().to_vec();
+        assert_eq!(
+            words("What race did Ana run last month?"),
+            ["last", "month"]
+        );
+        assert_eq!(words("What did we buy in May 2023?"), ["may", "2023"]);
+        assert_eq!(
+            words("Where were we between 3 March and 9 March 2024?"),
+            ["3", "march", "and", "9", "march", "2024"]
+        );
+        assert!(words("What did we buy?").is_empty());
+    }
     use crate::clock::days_from_civil as day;
 
     fn days(first: i64, last: i64) -> Period {
