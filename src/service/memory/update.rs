@@ -65,18 +65,31 @@ impl Memory<'_> {
         if let Some(m) = &req.metadata {
             checked_metadata(&Value::Object(m.clone()))?;
         }
+        let bare_text = matches!(
+            req.content,
+            Some(Content::Text {
+                media_type: None,
+                ..
+            })
+        );
+        let given = req.content.map(resolve_content).transpose()?;
         let old = self.document(&req.document_id)?;
-        let given = req
-            .content
-            .map(|c| keep_text_media_type(c, &old.media_type))
-            .map(resolve_content)
-            .transpose()?;
         let scopes = self.scopes_of_new_version(&req.document_id, &old.created_by)?;
         let (content, title) = match given {
             Some((kind, bytes, filename)) => {
+                // Bare text edits a text document in its own type: a
+                // Markdown note stays Markdown.
+                let keeps_type = bare_text
+                    && crate::ingest::media::from_media_type(&old.media_type)
+                        .is_some_and(|k| k.is_text());
+                let media_type = if keeps_type {
+                    old.media_type.clone()
+                } else {
+                    kind.media_type().to_string()
+                };
                 let content = Content::File {
                     filename,
-                    mime_type: Some(kind.media_type().to_string()),
+                    mime_type: Some(media_type),
                     bytes,
                 };
                 (content, req.title)
@@ -144,22 +157,5 @@ impl Memory<'_> {
             )));
         }
         Ok(keep)
-    }
-}
-
-/// New text given without a media type keeps the old version's, when that
-/// is a text type: a Markdown note edited as bare text stays Markdown.
-fn keep_text_media_type(content: Content, old_media_type: &str) -> Content {
-    match content {
-        Content::Text {
-            text,
-            media_type: None,
-        } if crate::ingest::media::from_media_type(old_media_type).is_some_and(|k| k.is_text()) => {
-            Content::Text {
-                text,
-                media_type: Some(old_media_type.to_string()),
-            }
-        }
-        other => other,
     }
 }
