@@ -6,8 +6,9 @@
 //! until it has what it was asked for or the ranking is exhausted.
 //!
 //! A listed scope answers "admitted?" from its list; a checked one from
-//! the documents, for a batch of candidates per statement (one statement
-//! per candidate cost more than the lookups it makes). How deep a lane
+//! its tenant's admission catalog (see `admission`) when it has one, else
+//! from the documents, for a batch of candidates per statement (one
+//! statement per candidate cost more than the lookups it makes). How deep a lane
 //! looks next follows the share of candidates admitted so far.
 
 use std::collections::HashSet;
@@ -70,14 +71,23 @@ fn deeper(depth: usize, looked: usize, kept: usize, wanted: usize) -> usize {
 #[derive(Clone, Copy)]
 enum Key {
     Chunk,
-    Slot,
+    /// A vector slot in the files of this generation.
+    Slot(i64),
 }
 
 impl Key {
     fn column(self) -> &'static str {
         match self {
             Key::Chunk => "c.id",
-            Key::Slot => "c.vector_slot",
+            Key::Slot(_) => "c.vector_slot",
+        }
+    }
+
+    /// The generation of the files a slot key is in.
+    fn generation(self) -> Option<i64> {
+        match self {
+            Key::Chunk => None,
+            Key::Slot(generation) => Some(generation),
         }
     }
 }
@@ -106,17 +116,29 @@ impl TenantReader<'_> {
         if matches!(by, Key::Chunk) && scope.lists(key) == Some(false) {
             return Ok(None);
         }
+        // What the catalog admitted needs only its row read (and its
+        // version and retention checked again, in this snapshot); what it
+        // refused, nothing.
+        let by_catalog = scope.catalog_admits(by.generation(), &[key]);
+        let (condition, base) = match &by_catalog {
+            Some(admitted) if admitted.is_empty() => return Ok(None),
+            Some(_) => (
+                scope.version_condition(),
+                self.lane_params(tenant_id, Value::Integer(key)),
+            ),
+            None => (
+                scope.condition(),
+                scope.bind(self.lane_params(tenant_id, Value::Integer(key))),
+            ),
+        };
         let sql = format!(
             "SELECT {} FROM chunks c JOIN documents d ON d.id = c.document_id
-              WHERE c.tenant_id = ?1 AND {} = ?2 AND {VISIBLE} AND {}",
+              WHERE c.tenant_id = ?1 AND {} = ?2 AND {VISIBLE} AND {condition}",
             hit_columns("0.0"),
             by.column(),
-            scope.condition()
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let mut rows = stmt.query(rusqlite::params_from_iter(
-            scope.bind(self.lane_params(tenant_id, Value::Integer(key))),
-        ))?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(base))?;
         Ok(match rows.next()? {
             Some(row) => Some(hit_row(row)?),
             None => None,
@@ -138,6 +160,9 @@ impl TenantReader<'_> {
                 .copied()
                 .filter(|&k| scope.lists(k) == Some(true))
                 .collect());
+        }
+        if let Some(admitted) = scope.catalog_admits(by.generation(), keys) {
+            return Ok(admitted);
         }
         let sql = format!(
             "SELECT {col} FROM chunks c JOIN documents d ON d.id = c.document_id
@@ -356,7 +381,13 @@ impl TenantReader<'_> {
                     let end = (at + size).min(fresh.len());
                     let mut batch: Vec<(i64, ())> =
                         fresh[at..end].iter().map(|c| (c.slot as i64, ())).collect();
-                    self.keep_admitted(tenant_id, Key::Slot, &mut batch, &mut kept, scope)?;
+                    self.keep_admitted(
+                        tenant_id,
+                        Key::Slot(generation),
+                        &mut batch,
+                        &mut kept,
+                        scope,
+                    )?;
                     (at, size) = (end, CHECK_BATCH);
                 }
                 if kept.len() >= wanted || candidates.len() < depth {
@@ -368,7 +399,7 @@ impl TenantReader<'_> {
             let slots: Vec<u64> = kept.iter().take(wanted).map(|(s, _)| *s as u64).collect();
             vectors.rescore(query, k, &slots)
         };
-        self.hits_at_slots(tenant_id, &found, k, scope)
+        self.hits_at_slots(tenant_id, generation, &found, k, scope)
     }
 
     /// The chunks at `found` slots that `scope` admits, as hits, at most
@@ -376,6 +407,7 @@ impl TenantReader<'_> {
     fn hits_at_slots(
         &self,
         tenant_id: i64,
+        generation: i64,
         found: &[SlotScore],
         k: usize,
         scope: &Scope,
@@ -384,7 +416,9 @@ impl TenantReader<'_> {
         for f in found {
             // A slot without an admitted chunk belonged to a deleted chunk,
             // or to a document the scope leaves out: skip it.
-            if let Some(mut hit) = self.admitted_hit(tenant_id, Key::Slot, f.slot as i64, scope)? {
+            if let Some(mut hit) =
+                self.admitted_hit(tenant_id, Key::Slot(generation), f.slot as i64, scope)?
+            {
                 hit.bm25 = -f64::from(f.score);
                 hits.push(hit);
                 if hits.len() == k {
@@ -431,6 +465,298 @@ impl TenantReader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::scope::{RecallFilter, SourceMatch, TagMatch};
+    use crate::store::test_support::{plain_document, prepare, temp_store};
+    use crate::store::{NewDocument, Replaces, Store, Tenant};
+
+    /// Stores and indexes `doc` (plain text); returns its external id.
+    fn store_doc(store: &Store, tenant: &Tenant, doc: NewDocument) -> String {
+        let prepared = prepare(std::str::from_utf8(&doc.original).unwrap());
+        let p = crate::knowledge::confidence::Provenance::parse(None);
+        store
+            .write(tenant, move |w| {
+                let a = w.admit(doc, 1_000)?;
+                w.complete_job(a.job_id, a.document_key, prepared.indexed(), p, 1_000)?;
+                Ok(a.doc_id)
+            })
+            .unwrap()
+    }
+
+    fn note(
+        source: Option<&str>,
+        media: &str,
+        metadata: serde_json::Value,
+        text: &str,
+    ) -> NewDocument {
+        NewDocument {
+            source: source.map(str::to_string),
+            media_type: media.into(),
+            metadata: metadata.to_string(),
+            ..plain_document(text.as_bytes().to_vec())
+        }
+    }
+
+    /// Every filter kind alone and combined, at its edges.
+    fn filters() -> Vec<RecallFilter> {
+        let tags = |t: &[&str], all| {
+            Some(TagMatch {
+                tags: t.iter().map(|s| s.to_string()).collect(),
+                all,
+            })
+        };
+        let day = |d: u32| {
+            crate::knowledge::calendar::first_date(&format!("2025-06-0{d}"))
+                .map(|days| days * 86_400_000)
+        };
+        let base = RecallFilter::default();
+        let mut out = vec![
+            RecallFilter {
+                source: Some(SourceMatch::Exact("runbook/a.md".into())),
+                ..base.clone()
+            },
+            RecallFilter {
+                source: Some(SourceMatch::Prefix("runbook/".into())),
+                ..base.clone()
+            },
+            RecallFilter {
+                source: Some(SourceMatch::Prefix(String::new())),
+                ..base.clone()
+            },
+            RecallFilter {
+                source: Some(SourceMatch::Prefix("nothing/".into())),
+                ..base.clone()
+            },
+            RecallFilter {
+                media_type: Some("text/markdown".into()),
+                ..base.clone()
+            },
+            RecallFilter {
+                media_type: Some("image/png".into()),
+                ..base.clone()
+            },
+            RecallFilter {
+                fields: vec![("team".into(), "ops".into())],
+                ..base.clone()
+            },
+            RecallFilter {
+                fields: vec![("n".into(), "2".into()), ("team".into(), "ops".into())],
+                ..base.clone()
+            },
+            RecallFilter {
+                fields: vec![("team".into(), "nobody".into())],
+                ..base.clone()
+            },
+            RecallFilter {
+                tags: tags(&["a", "b"], false),
+                ..base.clone()
+            },
+            RecallFilter {
+                tags: tags(&["a", "b"], true),
+                ..base.clone()
+            },
+            RecallFilter {
+                tags: tags(&["a", "unknown"], true),
+                ..base.clone()
+            },
+            RecallFilter {
+                tags: tags(&["unknown", "c"], false),
+                ..base.clone()
+            },
+            RecallFilter {
+                since: day(3),
+                ..base.clone()
+            },
+            RecallFilter {
+                until: day(3),
+                ..base.clone()
+            },
+            RecallFilter {
+                since: day(2),
+                until: day(4),
+                ..base.clone()
+            },
+            RecallFilter {
+                source: Some(SourceMatch::Prefix("notes/".into())),
+                media_type: Some("text/plain".into()),
+                tags: tags(&["a", "c"], false),
+                since: day(1),
+                ..base.clone()
+            },
+        ];
+        let with_history: Vec<RecallFilter> = out
+            .iter()
+            .map(|f| RecallFilter {
+                include_history: true,
+                ..f.clone()
+            })
+            .collect();
+        out.extend(with_history);
+        out
+    }
+
+    /// The catalog admits exactly what the SQL condition does, for every
+    /// filter, chunk key and vector slot (of this tenant or not).
+    fn assert_catalog_agrees(store: &Store, tenant: &Tenant, keys: &[i64], slots: &[i64]) {
+        let r = store.reader(tenant).unwrap();
+        let tenant_id = r.tenant_id.unwrap();
+        let generation: i64 = r
+            .conn
+            .query_row(
+                "SELECT vector_generation FROM tenants WHERE id = ?1",
+                [tenant_id],
+                |x| x.get(0),
+            )
+            .unwrap();
+        for f in filters() {
+            let sql = Scope::checked(&r, &f, false);
+            let cat = Scope::checked(&r, &f, true);
+            let by_sql = r.admitted_keys(tenant_id, Key::Chunk, keys, &sql).unwrap();
+            let by_cat = cat.catalog_admits(None, keys).unwrap();
+            assert_eq!(by_cat, by_sql, "chunks under {f:?}");
+            let by_sql = r
+                .admitted_keys(tenant_id, Key::Slot(generation), slots, &sql)
+                .unwrap();
+            let by_cat = cat.catalog_admits(Some(generation), slots).unwrap();
+            assert_eq!(by_cat, by_sql, "slots under {f:?}");
+            assert!(cat.catalog_admits(Some(generation + 1), slots).is_none());
+        }
+    }
+
+    fn all_keys(store: &Store) -> (Vec<i64>, Vec<i64>) {
+        let other = Tenant::new("other").unwrap();
+        let rows = crate::store::test_support::tenant_rows(
+            store,
+            &other,
+            "SELECT id, coalesce(vector_slot, -1) FROM chunks WHERE ?1 IS NOT NULL",
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+        );
+        let mut keys: Vec<i64> = rows.iter().map(|r| r.0).collect();
+        let mut slots: Vec<i64> = rows.iter().map(|r| r.1).filter(|s| *s >= 0).collect();
+        keys.extend([-1, 0, i64::MAX]);
+        slots.extend([-1, 10_000]);
+        slots.sort_unstable();
+        slots.dedup();
+        (keys, slots)
+    }
+
+    #[test]
+    fn the_admission_catalog_admits_what_sql_admits_and_follows_every_write() {
+        let (dir, store) = temp_store("catalog");
+        let t = Tenant::new("t").unwrap();
+        let other = Tenant::new("other").unwrap();
+        let text = "The backups of the cluster run nightly and the restore works.";
+        let meta = |team: &str, tags: &[&str], day: u32| serde_json::json!({"team": team, "tags": tags, "n": 2, "date": format!("2025-06-0{day}")});
+        let first = store_doc(
+            &store,
+            &t,
+            note(
+                Some("runbook/a.md"),
+                "text/markdown",
+                meta("ops", &["a", "b"], 1),
+                text,
+            ),
+        );
+        store_doc(
+            &store,
+            &t,
+            note(
+                Some("runbook/b.md"),
+                "text/markdown",
+                meta("dev", &["b"], 2),
+                text,
+            ),
+        );
+        store_doc(
+            &store,
+            &t,
+            note(
+                Some("notes/c.txt"),
+                "text/plain",
+                meta("ops", &["c"], 3),
+                text,
+            ),
+        );
+        store_doc(
+            &store,
+            &t,
+            note(None, "text/plain", serde_json::json!({"tags": ["a"]}), text),
+        );
+        store_doc(
+            &store,
+            &other,
+            note(
+                Some("runbook/a.md"),
+                "text/markdown",
+                meta("ops", &["a", "b"], 1),
+                text,
+            ),
+        );
+        let expired = NewDocument {
+            expires_at: Some(1),
+            ..note(
+                Some("notes/old.txt"),
+                "text/plain",
+                meta("ops", &["a"], 4),
+                text,
+            )
+        };
+        store_doc(&store, &t, expired);
+        let (keys, slots) = all_keys(&store);
+        assert_catalog_agrees(&store, &t, &keys, &slots);
+
+        // Writes after the catalog was read: a new version superseding
+        // the first, a new document, a forget.
+        let newer = NewDocument {
+            replaces: Replaces {
+                documents: vec![first.clone()],
+                ..Default::default()
+            },
+            ..note(
+                Some("runbook/a.md"),
+                "text/markdown",
+                meta("dev", &["c"], 5),
+                text,
+            )
+        };
+        store_doc(&store, &t, newer);
+        store_doc(
+            &store,
+            &t,
+            note(
+                Some("notes/d.txt"),
+                "text/plain",
+                meta("ops", &["a", "c"], 4),
+                text,
+            ),
+        );
+        store_doc(
+            &store,
+            &other,
+            note(
+                Some("notes/d.txt"),
+                "text/plain",
+                meta("ops", &["a", "c"], 4),
+                text,
+            ),
+        );
+        let (keys, slots) = all_keys(&store);
+        assert_catalog_agrees(&store, &t, &keys, &slots);
+        store
+            .write(&t, |w| {
+                let key: i64 = w.conn.raw().query_row(
+                    "SELECT id FROM documents WHERE source = 'runbook/b.md'",
+                    [],
+                    |r| r.get(0),
+                )?;
+                w.forget_document(key, "test", "document_id", 1000, 2_000)?;
+                Ok(())
+            })
+            .unwrap();
+        assert_catalog_agrees(&store, &t, &keys, &slots);
+        assert_catalog_agrees(&store, &other, &keys, &slots);
+        drop(store);
+        let _ = std::fs::remove_dir_all(dir);
+    }
 
     #[test]
     fn a_further_look_goes_as_deep_as_the_share_admitted_says() {
