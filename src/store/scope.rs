@@ -7,8 +7,10 @@
 //! A scope is resolved once per query, in one of two ways:
 //! - **listed**: when an indexed condition (source, time, a field or tag)
 //!   admits few documents, the admitted chunks are listed up front (at
-//!   most [`MAX_LISTED_CHUNKS`]); the vector lane then scores only their
-//!   vectors, and the other lanes test membership in the list;
+//!   most [`MAX_LISTED_CHUNKS`]; with a catalog, only a share below one in
+//!   `FILTERED_VECTOR_DEPTH`, since checking then costs little); the
+//!   vector lane then scores only their vectors, and the other lanes test
+//!   membership in the list;
 //! - **checked**: otherwise each lane walks its own ranking in order and
 //!   keeps the candidates whose document satisfies the condition, going
 //!   deeper until it has what it asked for or the ranking is exhausted.

@@ -29,6 +29,14 @@ const NONE: u32 = u32::MAX;
 /// catalog read in table order (see [`Catalog::build`]).
 const SCAN_SHARE: i64 = 8;
 
+/// A catalog catches up on at most one changed row per this many of its
+/// documents (and at least [`MIN_CATCH_UP_ROWS`]); past that it is read
+/// again whole, which costs less than a few lookups per row by then.
+const CATCH_UP_SHARE: usize = 4;
+
+/// Changed rows any catalog catches up on rather than being read again.
+const MIN_CATCH_UP_ROWS: usize = 1024;
+
 /// Rows between two checks of a build's size against its budget.
 const BUILD_CHECK_ROWS: usize = 4096;
 
@@ -285,7 +293,7 @@ impl Catalog {
         changed: &[Changed],
         to: u64,
     ) -> rusqlite::Result<bool> {
-        if changed.len() > (self.by_key.len() / 4).max(1024) {
+        if changed.len() > (self.by_key.len() / CATCH_UP_SHARE).max(MIN_CATCH_UP_ROWS) {
             return Ok(false);
         }
         let mut docs: HashSet<i64> = HashSet::new();
