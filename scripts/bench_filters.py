@@ -7,7 +7,9 @@ metadata, so that the filters below admit from a handful of documents to
 most of them. Then times the same questions (evidence mode, one in flight)
 unfiltered and under each filter, and prints p50 / p99 per filter, the
 extra p50 over the unfiltered run, the share of the memory each filter
-admits, and the server's peak RSS.
+admits, and the server's peak RSS. Each question is asked under every
+filter in turn (one in flight), so that other work on the machine weighs on
+every row alike.
 
     cargo build --release
     python3 scripts/bench_filters.py --sizes 10000,100000 [--queries 300] \\
@@ -178,23 +180,28 @@ def run(args):
             have = size
         else:
             print(f"\n{size} notes (kept store)")
-        base = None
-        print(f"{'filter':30} {'p50 ms':>8} {'p99 ms':>8} {'+p50 ms':>8} {'hits/q':>7}")
-        for name, flt in FILTERS:
-            times, hits = [], 0
-            for q in questions:
+        # Each question is asked under every filter in turn, so that a
+        # change in the machine's load (other work on a shared machine)
+        # moves every row alike.
+        times = {name: [] for name, _ in FILTERS}
+        hits = {name: 0 for name, _ in FILTERS}
+        load = os.getloadavg()[0]
+        for q in questions:
+            for name, flt in FILTERS:
                 a = {"query": q, "mode": "evidence", "top_k": 10}
                 if flt:
                     a["filter"] = flt
                 t = time.perf_counter()
                 r = server.tool("alayasiki_query", a)
-                times.append((time.perf_counter() - t) * 1000)
-                hits += len(r["evidence"])
-            p50 = percentile(times, 50)
-            if base is None:
-                base = p50
-            print(f"{name:30} {p50:8.2f} {percentile(times, 99):8.2f} {p50 - base:+8.2f} "
-                  f"{hits / len(questions):7.1f}")
+                times[name].append((time.perf_counter() - t) * 1000)
+                hits[name] += len(r["evidence"])
+        print(f"load average {load:.1f} before, {os.getloadavg()[0]:.1f} after")
+        base = percentile(times[FILTERS[0][0]], 50)
+        print(f"{'filter':30} {'p50 ms':>8} {'p99 ms':>8} {'+p50 ms':>8} {'hits/q':>7}")
+        for name, _ in FILTERS:
+            p50 = percentile(times[name], 50)
+            print(f"{name:30} {p50:8.2f} {percentile(times[name], 99):8.2f} {p50 - base:+8.2f} "
+                  f"{hits[name] / len(questions):7.1f}")
         print(f"peak RSS {peak_rss_mib(server.proc.pid):.0f} MiB")
     server.close()
     if not args.store:

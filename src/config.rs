@@ -13,8 +13,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::limits::{
-    DEFAULT_CHUNK_TARGET_BYTES, DEFAULT_WM_TTL_SECS, MAX_CHUNK_TARGET_BYTES, MAX_IDENTITY_BYTES,
-    MAX_RETENTION_DAYS, MAX_TOP_K, MAX_WM_TTL_SECS, MIN_CHUNK_TARGET_BYTES,
+    DEFAULT_CHUNK_TARGET_BYTES, DEFAULT_WM_TTL_SECS, MAX_ADMISSION_CATALOG_BYTES,
+    MAX_CHUNK_TARGET_BYTES, MAX_IDENTITY_BYTES, MAX_RETENTION_DAYS, MAX_TOP_K, MAX_WM_TTL_SECS,
+    MIN_CHUNK_TARGET_BYTES,
 };
 
 pub const DATA_DIR_ENV: &str = "ALAYASIKI_DATA_DIR";
@@ -26,6 +27,9 @@ pub const FUSION_ENV: &str = "ALAYASIKI_FUSION";
 /// [`ranking_depth_from_env`]).
 pub const RANKING_DEPTH_ENV: &str = "ALAYASIKI_RANKING_DEPTH";
 pub const CHUNK_TARGET_ENV: &str = "ALAYASIKI_CHUNK_TARGET_BYTES";
+/// A test and diagnosis knob: the admission catalogs' budget (see
+/// [`admission_catalog_bytes_from_env`]).
+pub const ADMISSION_CATALOG_ENV: &str = "ALAYASIKI_ADMISSION_CATALOG_BYTES";
 pub const WM_TTL_ENV: &str = "ALAYASIKI_WM_TTL_SECS";
 pub const UPLOAD_TTL_ENV: &str = "ALAYASIKI_UPLOAD_TTL_SECS";
 pub const RETENTION_ENV: &str = "ALAYASIKI_RETENTION_DAYS";
@@ -362,6 +366,26 @@ pub fn ranking_depth_from_env() -> Result<Option<usize>, String> {
         .map(Some)
         .ok_or_else(|| {
             format!("{RANKING_DEPTH_ENV}={v:?} is not a whole number from 1 to {MAX_TOP_K}")
+        })
+}
+
+/// The bytes the admission catalogs may take together:
+/// `ALAYASIKI_ADMISSION_CATALOG_BYTES` (a whole number from 0 to
+/// [`MAX_ADMISSION_CATALOG_BYTES`]), else that limit. A test and diagnosis
+/// knob: 0 (or a budget smaller than a tenant's catalog) checks every
+/// broad filter in SQL, the way the catalogs must agree with.
+pub fn admission_catalog_bytes_from_env() -> Result<usize, String> {
+    let Some(v) = env(ADMISSION_CATALOG_ENV) else {
+        return Ok(MAX_ADMISSION_CATALOG_BYTES);
+    };
+    v.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|b| *b <= MAX_ADMISSION_CATALOG_BYTES)
+        .ok_or_else(|| {
+            format!(
+                "{ADMISSION_CATALOG_ENV}={v:?} is not a whole number from 0 to {MAX_ADMISSION_CATALOG_BYTES}"
+            )
         })
 }
 

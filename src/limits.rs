@@ -94,6 +94,15 @@ pub const MAX_FILTER_FIELDS: usize = 16;
 /// Most `tags` in one query's `filter`.
 pub const MAX_FILTER_TAGS: usize = 32;
 
+/// Memory all tenants' admission catalogs may take together (64 MiB;
+/// `ALAYASIKI_ADMISSION_CATALOG_BYTES` may set less). A catalog lets a
+/// lane admit its candidates under a broad recall filter without reading
+/// SQLite; it takes about 200 bytes per document of one chunk (19 MiB
+/// at 100k documents, measured in BENCHMARKS.md). Past the
+/// budget the least recently used are dropped, and a tenant whose catalog
+/// alone exceeds it is filtered in SQL (the same results, slower).
+pub const MAX_ADMISSION_CATALOG_BYTES: usize = 64 * 1024 * 1024;
+
 /// Longest `media_type` in a query's `filter` (bytes).
 pub const MAX_FILTER_MEDIA_TYPE_BYTES: usize = 255;
 
@@ -454,6 +463,10 @@ mod tests {
                 .expect("docs/limits.md");
         let rows: &[(&str, String)] = &[
             ("`MAX_FRAME_BYTES`", MAX_FRAME_BYTES.to_string()),
+            (
+                "`MAX_ADMISSION_CATALOG_BYTES`",
+                MAX_ADMISSION_CATALOG_BYTES.to_string(),
+            ),
             ("`MAX_BATCH_MESSAGES`", MAX_BATCH_MESSAGES.to_string()),
             ("`MAX_CONTENT_BYTES`", MAX_CONTENT_BYTES.to_string()),
             ("`MAX_METADATA_BYTES`", MAX_METADATA_BYTES.to_string()),

@@ -26,7 +26,9 @@
 //!   tenant's new entities are numbered after its own, alike on every node;
 //! - without a quorum, writes are refused with 503 and `Retry-After`, and
 //!   reads go on;
-//! - a node's directory is refused by a server started without its cluster.
+//! - a node's directory is refused by a server started without its cluster;
+//! - a broad recall filter on one node (answered by its admission catalog)
+//!   sees each ingest and forget made through the other.
 
 mod cluster_common;
 mod http_common;
@@ -1267,4 +1269,61 @@ fn the_log_keeps_entries_for_its_retention_and_a_node_away_longer_joins_again() 
     let mut again = doc_ids_of(dir_b.path());
     again.sort();
     assert_eq!(again, on_a);
+}
+
+/// The sources a broad filter (a media type no index narrows) admits on
+/// `api`, once it has applied position `at`.
+fn markdown_sources(api: &Api, token: &str, at: i64) -> Vec<String> {
+    let r = call(
+        api,
+        "/v1/tools/alayasiki_query",
+        token,
+        &json!({"query": "lighthouse tide", "mode": "evidence", "top_k": 20,
+                "filter": {"media_type": "text/markdown"}}),
+        Some(at),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let mut got: Vec<String> = r.json()["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["source"].as_str().unwrap().to_string())
+        .collect();
+    got.sort();
+    got
+}
+
+#[test]
+fn a_broad_filter_on_one_node_sees_each_write_made_through_the_other() {
+    let Some(bin) = rqlited() else { return };
+    let cluster = Cluster::start(&bin, 3);
+    let (dir_a, dir_b) = (TempDir::new("filter-a"), TempDir::new("filter-b"));
+    let token = admin("agent", "team");
+    let a = node(dir_a.path(), &cluster);
+    let b = node(dir_b.path(), &cluster);
+    let write = |i: usize, media_type: &str| {
+        let body = json!({"Text": {"content": format!("The lighthouse keeper {i} logs the tide."),
+                                   "media_type": media_type, "source": format!("log/{i}")},
+                          "wait": true});
+        let r = call(&a, "/v1/tools/alayasiki_ingest", &token, &body, None);
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        position(&r)
+    };
+    write(0, "text/plain");
+    let at = write(1, "text/markdown");
+    assert_eq!(markdown_sources(&b, &token, at), ["log/1"]);
+    // The catalog b built for that query follows what a writes next.
+    let at = write(2, "text/markdown");
+    write(3, "text/plain");
+    assert_eq!(markdown_sources(&b, &token, at), ["log/1", "log/2"]);
+    let r = call(
+        &a,
+        "/v1/tools/alayasiki_forget",
+        &token,
+        &json!({"source": "log/1"}),
+        None,
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(markdown_sources(&b, &token, position(&r)), ["log/2"]);
+    assert_eq!(markdown_sources(&a, &token, position(&r)), ["log/2"]);
 }

@@ -87,11 +87,14 @@ pub const WAL_RETRY_PAGES: i32 = WAL_CHECKPOINT_PAGES / 4;
 
 /// Installs the commit hook on the writer connection and starts the
 /// checkpointer thread. The thread ends once the writer connection (which
-/// owns the hook, and with it the only sender) is dropped.
+/// owns the hook, and with it the only sender) is dropped. The hook calls
+/// `after_commit` first after every commit (SQLite allows one such hook
+/// per connection): the admission catalogs' feed publishes there.
 pub(super) fn start(
     writer: &mut Connection,
     dir: &Path,
     durability: Durability,
+    mut after_commit: impl FnMut() + Send + 'static,
 ) -> Result<JoinHandle<()>> {
     let conn = db::open_checkpointer(dir, durability)?;
     let (nudge, nudged): (Sender<()>, Receiver<()>) = crossbeam_channel::bounded(1);
@@ -112,6 +115,7 @@ pub(super) fn start(
     let turn = Arc::new(Mutex::new(()));
     let checkpointer_turn = turn.clone();
     writer.wal_hook(Some(move |wal: &mut rusqlite::hooks::Wal, pages: i32| {
+        after_commit();
         if pages < nudged_at.max(inline_at) {
             (nudged_at, inline_at) = (0, 0); // the log was restarted
         }

@@ -6,8 +6,9 @@
 //! until it has what it was asked for or the ranking is exhausted.
 //!
 //! A listed scope answers "admitted?" from its list; a checked one from
-//! the documents, for a batch of candidates per statement (one statement
-//! per candidate cost more than the lookups it makes). How deep a lane
+//! its tenant's admission catalog (see `admission`) when it has one, else
+//! from the documents, for a batch of candidates per statement (one
+//! statement per candidate cost more than the lookups it makes). How deep a lane
 //! looks next follows the share of candidates admitted so far.
 
 use std::collections::HashSet;
@@ -68,16 +69,25 @@ fn deeper(depth: usize, looked: usize, kept: usize, wanted: usize) -> usize {
 
 /// What a chunk is looked up by.
 #[derive(Clone, Copy)]
-enum Key {
+pub(super) enum Key {
     Chunk,
-    Slot,
+    /// A vector slot in the files of this generation.
+    Slot(i64),
 }
 
 impl Key {
     fn column(self) -> &'static str {
         match self {
             Key::Chunk => "c.id",
-            Key::Slot => "c.vector_slot",
+            Key::Slot(_) => "c.vector_slot",
+        }
+    }
+
+    /// The generation of the files a slot key is in.
+    fn generation(self) -> Option<i64> {
+        match self {
+            Key::Chunk => None,
+            Key::Slot(generation) => Some(generation),
         }
     }
 }
@@ -106,17 +116,29 @@ impl TenantReader<'_> {
         if matches!(by, Key::Chunk) && scope.lists(key) == Some(false) {
             return Ok(None);
         }
+        // What the catalog admitted needs only its row read (and its
+        // version and retention checked again, in this snapshot); what it
+        // refused, nothing.
+        let by_catalog = scope.catalog_admits(by.generation(), &[key]);
+        let (condition, base) = match &by_catalog {
+            Some(admitted) if admitted.is_empty() => return Ok(None),
+            Some(_) => (
+                scope.version_condition(),
+                self.lane_params(tenant_id, Value::Integer(key)),
+            ),
+            None => (
+                scope.condition(),
+                scope.bind(self.lane_params(tenant_id, Value::Integer(key))),
+            ),
+        };
         let sql = format!(
             "SELECT {} FROM chunks c JOIN documents d ON d.id = c.document_id
-              WHERE c.tenant_id = ?1 AND {} = ?2 AND {VISIBLE} AND {}",
+              WHERE c.tenant_id = ?1 AND {} = ?2 AND {VISIBLE} AND {condition}",
             hit_columns("0.0"),
             by.column(),
-            scope.condition()
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let mut rows = stmt.query(rusqlite::params_from_iter(
-            scope.bind(self.lane_params(tenant_id, Value::Integer(key))),
-        ))?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(base))?;
         Ok(match rows.next()? {
             Some(row) => Some(hit_row(row)?),
             None => None,
@@ -125,7 +147,7 @@ impl TenantReader<'_> {
 
     /// Of `keys` (in rank order), those whose chunk `scope` admits, in the
     /// same order.
-    fn admitted_keys(
+    pub(super) fn admitted_keys(
         &self,
         tenant_id: i64,
         by: Key,
@@ -138,6 +160,9 @@ impl TenantReader<'_> {
                 .copied()
                 .filter(|&k| scope.lists(k) == Some(true))
                 .collect());
+        }
+        if let Some(admitted) = scope.catalog_admits(by.generation(), keys) {
+            return Ok(admitted);
         }
         let sql = format!(
             "SELECT {col} FROM chunks c JOIN documents d ON d.id = c.document_id
@@ -356,7 +381,13 @@ impl TenantReader<'_> {
                     let end = (at + size).min(fresh.len());
                     let mut batch: Vec<(i64, ())> =
                         fresh[at..end].iter().map(|c| (c.slot as i64, ())).collect();
-                    self.keep_admitted(tenant_id, Key::Slot, &mut batch, &mut kept, scope)?;
+                    self.keep_admitted(
+                        tenant_id,
+                        Key::Slot(generation),
+                        &mut batch,
+                        &mut kept,
+                        scope,
+                    )?;
                     (at, size) = (end, CHECK_BATCH);
                 }
                 if kept.len() >= wanted || candidates.len() < depth {
@@ -368,7 +399,7 @@ impl TenantReader<'_> {
             let slots: Vec<u64> = kept.iter().take(wanted).map(|(s, _)| *s as u64).collect();
             vectors.rescore(query, k, &slots)
         };
-        self.hits_at_slots(tenant_id, &found, k, scope)
+        self.hits_at_slots(tenant_id, generation, &found, k, scope)
     }
 
     /// The chunks at `found` slots that `scope` admits, as hits, at most
@@ -376,6 +407,7 @@ impl TenantReader<'_> {
     fn hits_at_slots(
         &self,
         tenant_id: i64,
+        generation: i64,
         found: &[SlotScore],
         k: usize,
         scope: &Scope,
@@ -384,7 +416,9 @@ impl TenantReader<'_> {
         for f in found {
             // A slot without an admitted chunk belonged to a deleted chunk,
             // or to a document the scope leaves out: skip it.
-            if let Some(mut hit) = self.admitted_hit(tenant_id, Key::Slot, f.slot as i64, scope)? {
+            if let Some(mut hit) =
+                self.admitted_hit(tenant_id, Key::Slot(generation), f.slot as i64, scope)?
+            {
                 hit.bm25 = -f64::from(f.score);
                 hits.push(hit);
                 if hits.len() == k {

@@ -9,6 +9,8 @@
 //!   transaction's statements for a tap to see before it commits.
 //! - `checkpoint`: folding the write-ahead log back, off the writer thread.
 //! - `tenant`: [`Tenant`], [`TenantReader`], [`TenantWriter`].
+//! - `admission`: per-tenant in-memory catalogs that admit a lane's
+//!   candidates under a broad recall filter without reading SQLite.
 //! - `documents`, `chunks`, `journal`, `audit`, `usage`: the SQL for each table,
 //!   as methods on the tenant handles.
 //! - `originals`: reading original bytes back, page spans, export rows.
@@ -29,6 +31,7 @@
 //! Durability: a write is acknowledged only after its transaction commits;
 //! with [`Durability::Full`] (the default) the commit has been fsynced.
 
+mod admission;
 mod audit;
 mod checkpoint;
 mod chunks;
@@ -131,6 +134,8 @@ pub struct Store {
     held_usage: Arc<usage::HeldUsage>,
     /// Held by the compaction running (one at a time, `maintenance`).
     compacting: Mutex<()>,
+    /// What broad recall filters admit, per tenant (see `admission`).
+    catalogs: admission::Catalogs,
 }
 
 /// Read connections for reuse across threads.
@@ -231,7 +236,11 @@ impl Store {
         let (tx, rx) = crossbeam_channel::unbounded();
         let thread_tenants = tenants.clone();
         let thread_vectors = vectors.clone();
-        let checkpointer = checkpoint::start(&mut conn, dir, durability)?;
+        let budget =
+            crate::config::admission_catalog_bytes_from_env().map_err(Error::InvalidInput)?;
+        let catalogs = admission::Catalogs::new(budget);
+        let publish = catalogs.watch(&mut conn)?;
+        let checkpointer = checkpoint::start(&mut conn, dir, durability, publish)?;
         let wal = writer::WalSync::open(&conn, dir, durability);
         let tap: write_log::TapSlot = Arc::new(RwLock::new(tap));
         let thread_tap = tap.clone();
@@ -267,6 +276,7 @@ impl Store {
             tap,
             held_usage: Arc::default(),
             compacting: Mutex::new(()),
+            catalogs,
         })
     }
 
@@ -301,6 +311,7 @@ impl Store {
             visible: self.visibility(),
             limited: sight.is_limited(),
             resolver: self.resolver,
+            catalogs: &self.catalogs,
         })
     }
 

@@ -7,23 +7,30 @@
 //! A scope is resolved once per query, in one of two ways:
 //! - **listed**: when an indexed condition (source, time, a field or tag)
 //!   admits few documents, the admitted chunks are listed up front (at
-//!   most [`MAX_LISTED_CHUNKS`]); the vector lane then scores only their
-//!   vectors, and the other lanes test membership in the list;
+//!   most [`MAX_LISTED_CHUNKS`]; with a catalog, only a share below one in
+//!   `FILTERED_VECTOR_DEPTH`, since checking then costs little); the
+//!   vector lane then scores only their vectors, and the other lanes test
+//!   membership in the list;
 //! - **checked**: otherwise each lane walks its own ranking in order and
-//!   keeps the candidates whose document satisfies the condition (one
-//!   indexed lookup each), going deeper until it has what it asked for or
-//!   the ranking is exhausted.
+//!   keeps the candidates whose document satisfies the condition, going
+//!   deeper until it has what it asked for or the ranking is exhausted.
+//!   The tenant's admission catalog (`admission`) answers for each
+//!   candidate from memory; without one (a limited sight, a catalog over
+//!   its budget) each costs indexed lookups in SQLite.
 //!
 //! Without filters the scope is the current versions of every document,
 //! one column test per candidate.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use rusqlite::types::Value;
 use rusqlite::OptionalExtension;
 
+use super::admission::SharedCatalog;
 use super::fields::TAGS_KEY;
-use super::tenant::{TenantReader, VISIBLE};
+use super::lanes::FILTERED_VECTOR_DEPTH;
+use super::tenant::{TenantReader, Visibility, VISIBLE};
 use crate::error::Result;
 
 /// A filter admitting at most this many chunks is listed up front (see the
@@ -92,6 +99,24 @@ pub struct Scope {
     /// The admitted chunks, when listed.
     listed: Option<Listed>,
     filtering: bool,
+    /// The catalog that admits checked candidates, when there is one.
+    catalog: Option<CatalogTest>,
+}
+
+/// A checked scope's filter, as its tenant's catalog tests it.
+#[derive(Clone)]
+struct CatalogTest {
+    catalog: SharedCatalog,
+    filter: Arc<RecallFilter>,
+    visible: Visibility,
+}
+
+impl std::fmt::Debug for CatalogTest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CatalogTest")
+            .field("filter", &self.filter)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -125,6 +150,7 @@ impl Scope {
             params,
             listed: None,
             filtering: filter.is_filtering(),
+            catalog: None,
         }
     }
 
@@ -137,6 +163,20 @@ impl Scope {
     /// The SQL condition on a document aliased `d`.
     pub(super) fn condition(&self) -> &str {
         &self.condition
+    }
+
+    /// The part of [`Scope::condition`] on versions alone (no
+    /// parameters): what a candidate the catalog admitted is checked for
+    /// again when its row is read.
+    pub(super) fn version_condition(&self) -> &'static str {
+        match self
+            .catalog
+            .as_ref()
+            .is_some_and(|c| c.filter.include_history)
+        {
+            true => "1",
+            false => "d.superseded_by IS NULL",
+        }
     }
 
     /// `base` (the statement's own parameters, `?1` onwards) followed by
@@ -165,6 +205,31 @@ impl Scope {
             .as_ref()
             .filter(|l| l.generation == generation)
             .map(|l| l.slots.as_slice())
+    }
+
+    /// Of `keys` (chunk keys, or vector slots in the files of generation
+    /// `slots_of`), those the scope admits, in the same order, as its
+    /// catalog says; `None` when it has no catalog that can tell (the
+    /// lane then asks SQLite).
+    pub(super) fn catalog_admits(&self, slots_of: Option<i64>, keys: &[i64]) -> Option<Vec<i64>> {
+        let test = self.catalog.as_ref()?;
+        let held = test.catalog.read().unwrap_or_else(|p| p.into_inner());
+        let catalog = held.as_ref()?;
+        if slots_of.is_some_and(|g| g != catalog.generation) {
+            return None;
+        }
+        let Some(compiled) = catalog.compile(&test.filter, test.visible) else {
+            return Some(Vec::new());
+        };
+        Some(
+            keys.iter()
+                .copied()
+                .filter(|&k| match slots_of {
+                    Some(_) => catalog.admits_slot(k, &compiled),
+                    None => catalog.admits_chunk(k, &compiled),
+                })
+                .collect(),
+        )
     }
 
     /// Whether the scope was listed.
@@ -265,45 +330,59 @@ fn prefix_bound(prefix: &str) -> Option<String> {
 
 /// One indexed way to list a filter's documents: a subquery of document
 /// ids (the tenant bound as `?1`) over a condition's own index.
-fn drivers(filter: &RecallFilter) -> Vec<(String, Vec<Value>)> {
+struct Driver {
+    sql: String,
+    params: Vec<Value>,
+    /// The metadata field it lists the documents of, if that is what it
+    /// does (a catalog counts those without reading the index).
+    field: Option<(String, String)>,
+}
+
+fn drivers(filter: &RecallFilter) -> Vec<Driver> {
     let mut out = Vec::new();
     let text = |s: &str| Value::Text(s.to_string());
     match &filter.source {
-        Some(SourceMatch::Exact(s)) => out.push((
-            "SELECT id FROM documents WHERE tenant_id = ?1 AND source = ?2".into(),
-            vec![text(s)],
-        )),
+        Some(SourceMatch::Exact(s)) => out.push(Driver {
+            sql: "SELECT id FROM documents WHERE tenant_id = ?1 AND source = ?2".into(),
+            params: vec![text(s)],
+            field: None,
+        }),
         Some(SourceMatch::Prefix(s)) if !s.is_empty() => match prefix_bound(s) {
-            Some(hi) => out.push((
-                "SELECT id FROM documents WHERE tenant_id = ?1 AND source >= ?2 AND source < ?3"
-                    .into(),
-                vec![text(s), Value::Text(hi)],
-            )),
-            None => out.push((
-                "SELECT id FROM documents WHERE tenant_id = ?1 AND source >= ?2".into(),
-                vec![text(s)],
-            )),
+            Some(hi) => out.push(Driver {
+                sql:
+                    "SELECT id FROM documents WHERE tenant_id = ?1 AND source >= ?2 AND source < ?3"
+                        .into(),
+                params: vec![text(s), Value::Text(hi)],
+                field: None,
+            }),
+            None => out.push(Driver {
+                sql: "SELECT id FROM documents WHERE tenant_id = ?1 AND source >= ?2".into(),
+                params: vec![text(s)],
+                field: None,
+            }),
         },
         _ => {}
     }
     if filter.since.is_some() || filter.until.is_some() {
-        out.push((
-            "SELECT id FROM documents WHERE tenant_id = ?1
+        out.push(Driver {
+            sql: "SELECT id FROM documents WHERE tenant_id = ?1
                 AND coalesce(observed_at, created_at) >= ?2
                 AND coalesce(observed_at, created_at) < ?3"
                 .into(),
-            vec![
+            params: vec![
                 Value::Integer(filter.since.unwrap_or(i64::MIN)),
                 Value::Integer(filter.until.unwrap_or(i64::MAX)),
             ],
-        ));
+            field: None,
+        });
     }
     let field = |key: &str, value: &str| {
-        (
-            "SELECT document_id AS id FROM document_fields WHERE tenant_id = ?1 AND key = ?2 AND value = ?3"
-                .to_string(),
-            vec![text(key), text(value)],
-        )
+        Driver {
+        sql: "SELECT document_id AS id FROM document_fields WHERE tenant_id = ?1 AND key = ?2 AND value = ?3"
+            .to_string(),
+        params: vec![text(key), text(value)],
+        field: Some((key.to_string(), value.to_string())),
+    }
     };
     for (k, v) in &filter.fields {
         out.push(field(k, v));
@@ -348,36 +427,77 @@ impl TenantReader<'_> {
         if !filter.is_filtering() {
             return Ok(scope);
         }
+        // Loaded before the snapshot begins, so that the snapshot holds
+        // every commit the catalog is caught up to (see `admission`); a
+        // snapshot already open may be older, and then goes without.
+        let epoch = self.catalogs.epoch();
+        let fresh = self.conn.is_autocommit();
         self.in_snapshot(|| {
+            // The catalog first: it counts what a field lists without
+            // reading the index, and admits candidates if nothing is
+            // listed.
+            let catalog = match fresh && !self.limited {
+                true => self.catalogs.for_query(&self.conn, tenant_id, epoch)?,
+                false => None,
+            };
+            // With a catalog, checking costs little, and a share a
+            // vector scan finds enough of at once is checked rather than
+            // listed.
+            let guard = catalog
+                .as_ref()
+                .map(|c| c.read().unwrap_or_else(|p| p.into_inner()));
+            let held = guard.as_ref().and_then(|c| c.as_ref());
+            let bound = match held {
+                Some(c) => MAX_LISTED_CHUNKS.min(c.documents() / FILTERED_VECTOR_DEPTH),
+                None => MAX_LISTED_CHUNKS,
+            };
             // The driver admitting fewest documents (each counted only up
             // to the listing bound).
-            let mut best: Option<(usize, String, Vec<Value>)> = None;
-            for (sql, params) in drivers(filter) {
-                let count_sql = format!(
-                    "SELECT count(*) FROM ({sql} LIMIT {})",
-                    MAX_LISTED_CHUNKS + 1
-                );
-                let mut bound = vec![Value::Integer(tenant_id)];
-                bound.extend(params.iter().cloned());
-                let n: i64 = self
-                    .conn
-                    .prepare_cached(&count_sql)?
-                    .query_row(rusqlite::params_from_iter(bound), |r| r.get(0))?;
-                let n = n as usize;
-                if best.as_ref().is_none_or(|(b, _, _)| n < *b) {
-                    best = Some((n, sql, params));
+            let mut best: Option<(usize, Driver)> = None;
+            for driver in drivers(filter) {
+                let counted = match (&driver.field, held) {
+                    (Some((k, v)), Some(c)) => Some(c.field_documents(k, v)),
+                    _ => None,
+                };
+                let n = match counted {
+                    Some(n) => n,
+                    None => self.count_listed(tenant_id, &driver)?,
+                };
+                if best.as_ref().is_none_or(|(b, _)| n < *b) {
+                    best = Some((n, driver));
                 }
             }
-            let Some((n, driver, driver_params)) = best else {
-                return Ok(());
-            };
-            if n > MAX_LISTED_CHUNKS {
-                return Ok(());
+            drop(guard);
+            if let Some((_, driver)) = best.filter(|b| b.0 <= bound) {
+                scope.listed = self.list_chunks(tenant_id, &scope, &driver.sql, driver.params)?;
             }
-            scope.listed = self.list_chunks(tenant_id, &scope, &driver, driver_params)?;
+            if scope.listed.is_none() {
+                scope.catalog = catalog.map(|catalog| CatalogTest {
+                    catalog,
+                    filter: Arc::new(filter.clone()),
+                    visible: self.visible,
+                });
+            }
             Ok(())
         })?;
         Ok(scope)
+    }
+
+    /// The documents `driver` lists, counted up to one past the listing
+    /// bound.
+    fn count_listed(&self, tenant_id: i64, driver: &Driver) -> Result<usize> {
+        let count_sql = format!(
+            "SELECT count(*) FROM ({} LIMIT {})",
+            driver.sql,
+            MAX_LISTED_CHUNKS + 1
+        );
+        let mut bound = vec![Value::Integer(tenant_id)];
+        bound.extend(driver.params.iter().cloned());
+        let n: i64 = self
+            .conn
+            .prepare_cached(&count_sql)?
+            .query_row(rusqlite::params_from_iter(bound), |r| r.get(0))?;
+        Ok(n as usize)
     }
 
     /// The chunks (and vector slots) `scope` admits among the documents
@@ -443,6 +563,34 @@ impl TenantReader<'_> {
             slots,
             generation,
         }))
+    }
+}
+
+#[cfg(test)]
+impl Scope {
+    /// `filter` checked candidate by candidate (never listed): through
+    /// `reader`'s tenant catalog when `catalog`, else in SQL.
+    pub(super) fn checked(
+        reader: &TenantReader<'_>,
+        filter: &RecallFilter,
+        catalog: bool,
+    ) -> Scope {
+        let mut scope = Scope::unresolved(filter);
+        if catalog {
+            let epoch = reader.catalogs.epoch();
+            let tenant_id = reader.tenant_id.expect("a tenant that wrote");
+            scope.catalog = reader
+                .catalogs
+                .for_query(&reader.conn, tenant_id, epoch)
+                .unwrap()
+                .map(|catalog| CatalogTest {
+                    catalog,
+                    filter: Arc::new(filter.clone()),
+                    visible: reader.visible,
+                });
+            assert!(scope.catalog.is_some(), "the catalog fits its budget");
+        }
+        scope
     }
 }
 

@@ -93,6 +93,8 @@ pub struct TenantReader<'s> {
     pub(super) limited: bool,
     /// The entity-resolution policy name lookups run.
     pub(super) resolver: &'static dyn crate::knowledge::resolution::NamePolicy,
+    /// The admission catalogs broad recall filters read (see `admission`).
+    pub(super) catalogs: &'s super::admission::Catalogs,
 }
 
 /// The retention window reads apply: a document is visible unless it
