@@ -599,6 +599,35 @@ def bulk_forget(page, base, admin, shot, tag):
     return 1
 
 
+def bulk_share(page, base, admin, shot, tag):
+    """Two documents selected and shared into a memory scope: both carry it."""
+    source = f"share-{tag}.txt"
+    ids = [call(base, admin, "POST", "/v1/ingest", {"content": f"{text} ({tag})", "source": source,
+                                                    "wait": True})["document_id"]
+           for text in ["The lighthouse lamp is cleaned on Fridays.",
+                        "Buoy 7 was repainted green."]]
+    page.get_by_role("button", name="Documents", exact=True).click()
+    page.get_by_label("Source", exact=True).fill(source)
+    page.locator("#documents-form").get_by_role("button", name="Show", exact=True).click()
+    expect(page.locator("#documents-total")).to_contain_text("2 document(s) match")
+    for d in ids:
+        page.locator(f'#documents > li[data-document-id="{d}"] input.select').check()
+    page.get_by_role("button", name="Share selected…", exact=True).click()
+    dialog = page.locator("#share-dialog")
+    expect(dialog.locator("h2")).to_have_text("Share 2 document(s)?")
+    dialog.get_by_label("Into the memory scope").fill(f"harbour-{tag}")
+    shot("bulk-share")
+    dialog.get_by_role("button", name="Share 2 document(s)", exact=True).click()
+    expect(page.locator("#message")).to_contain_text(f"Shared 2 document(s) into harbour-{tag}.")
+    for d in ids:
+        scopes = [s["scope"] for s in call(base, admin, "GET", f"/v1/documents/{d}")["scopes"]]
+        if f"harbour-{tag}" not in scopes:
+            fail(f"the page's share did not grant {d} into the scope: {scopes}")
+    page.get_by_role("button", name="Clear selection", exact=True).click()
+    page.get_by_label("Source", exact=True).fill("")
+    return 1
+
+
 def dark_mode(browser, base, admin, tag, width, height):
     """Under a dark system colour scheme the page is dark, text light."""
     context = browser.new_context(viewport={"width": width, "height": height}, color_scheme="dark")
@@ -718,6 +747,7 @@ def run_views(page, base, admin, reader, other, secret_doc, full, tag):
 
     checks += documents_browsing(page, base, admin, shot, tag)
     checks += bulk_forget(page, base, admin, shot, tag)
+    checks += bulk_share(page, base, admin, shot, tag)
     checks += graph_views(page, shot)
     if full:
         checks += graph_paging(page, base, admin, shot)

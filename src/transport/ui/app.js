@@ -389,6 +389,39 @@ function askBulkForget() {
   $("bulk-dialog").showModal();
 }
 
+function askBulkShare() {
+  const n = selected.size;
+  if (!n) return;
+  $("share-title").textContent = "Share " + n + " document(s)?";
+  $("share-what").textContent = "These " + n + " document(s):";
+  const ul = $("share-list");
+  ul.replaceChildren();
+  for (const d of selected.values()) ul.append(el("li", iso(d.title || "(untitled)") + " · " + d.document_id));
+  $("share-confirm").textContent = "Share " + n + " document(s)";
+  $("share-dialog").returnValue = "";
+  $("share-dialog").showModal();
+}
+
+// The server takes at most this many documents per share (MAX_SHARE_DOCUMENTS).
+const SHARE_BATCH = 100;
+
+// Grants the selected documents into the scope named in the dialog, a
+// batch at a time; says how many were new there.
+async function bulkShare() {
+  const scope = $("share-scope").value.trim();
+  const ids = [...selected.keys()];
+  const count = (v) => Array.isArray(v) ? v.length : (typeof v === "number" ? v : 0);
+  let shared = 0, already = 0;
+  try {
+    for (let i = 0; i < ids.length; i += SHARE_BATCH) {
+      const r = await api("POST", "/v1/share", { scope, document_ids: ids.slice(i, i + SHARE_BATCH) });
+      shared += count(r.shared);
+      already += count(r.already_shared);
+    }
+    show("Shared " + shared + " document(s) into " + scope + (already ? " (" + already + " already there)." : "."), true);
+  } catch (e) { failed(e); }
+}
+
 // Forgets the selected documents one by one; a failure stops there and
 // says what was forgotten before it.
 async function bulkForget() {
@@ -800,6 +833,8 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("bulk-clear").addEventListener("click", () => { selected.clear(); showSelection(); renderDocuments(); });
   $("bulk-forget").addEventListener("click", askBulkForget);
+  $("bulk-share").addEventListener("click", askBulkShare);
+  $("share-dialog").addEventListener("close", () => { if ($("share-dialog").returnValue === "share") bulkShare(); });
   $("bulk-dialog").addEventListener("close", () => { if ($("bulk-dialog").returnValue === "forget") bulkForget(); });
   $("document-edit").addEventListener("click", askEdit);
   $("edit-dialog").addEventListener("close", () => { if ($("edit-dialog").returnValue === "save") saveEdit(); });
