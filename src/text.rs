@@ -30,24 +30,6 @@ pub fn tail(text: &str, max: usize) -> &str {
     &text[ceil_char_boundary(text, text.len().saturating_sub(max))..]
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn offsets_round_to_the_nearest_boundary_on_their_side() {
-        let t = "aé€b"; // a: 0, é: 1..3, €: 3..6, b: 6
-        let floors: Vec<usize> = (0..=8).map(|i| floor_char_boundary(t, i)).collect();
-        assert_eq!(floors, [0, 1, 1, 3, 3, 3, 6, 7, 7]);
-        let ceils: Vec<usize> = (0..=8).map(|i| ceil_char_boundary(t, i)).collect();
-        assert_eq!(ceils, [0, 1, 3, 3, 6, 6, 6, 7, 7]);
-        assert_eq!(tail(t, 4), "€b");
-        assert_eq!(tail(t, 5), "€b");
-        assert_eq!(tail(t, 6), "é€b");
-        assert_eq!(tail(t, 99), t);
-    }
-}
-
 /// `s` with every `%XX` escape decoded; `None` for a malformed escape or
 /// bytes that are not UTF-8. `+` is left as it is (only forms mean a
 /// space by it).
@@ -66,4 +48,22 @@ pub fn percent_decode(s: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_round_to_the_nearest_boundary_on_their_side() {
+        let t = "aé€b"; // a: 0, é: 1..3, €: 3..6, b: 6
+        let floors: Vec<usize> = (0..=8).map(|i| floor_char_boundary(t, i)).collect();
+        assert_eq!(floors, [0, 1, 1, 3, 3, 3, 6, 7, 7]);
+        let ceils: Vec<usize> = (0..=8).map(|i| ceil_char_boundary(t, i)).collect();
+        assert_eq!(ceils, [0, 1, 3, 3, 6, 6, 6, 7, 7]);
+        assert_eq!(tail(t, 4), "€b");
+        assert_eq!(tail(t, 5), "€b");
+        assert_eq!(tail(t, 6), "é€b");
+        assert_eq!(tail(t, 99), t);
+    }
 }

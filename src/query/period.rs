@@ -216,8 +216,8 @@ pub fn read(question: &str) -> Reading {
     let mut relative = Vec::new();
     let mut read_words = Vec::new();
     let mut took = |from: usize, to: usize| {
-        for k in from..to.min(t.len()) {
-            if let Token::Word(w) = t[k] {
+        for token in t.iter().take(to).skip(from) {
+            if let Token::Word(w) = token {
                 read_words.push(w.to_lowercase());
             }
         }
