@@ -7,12 +7,14 @@
 //! evaluative adjectives.
 //!
 //! Must never: accept a lone generic noun, role or relative ("the deal", "a
-//! professor", "my brother"), swallow a verb ("the tests passed"), or take a
-//! role noun that relates two entities ("the CEO of Acme") as a concept.
+//! professor", "my brother"), a lone noun that points back in documentation
+//! ("the file"), swallow a verb ("the tests passed") or an adjective
+//! complement ("keep the format simple").
 
 use super::kinds::{self, Votes, SHAPE};
 use super::lexicon::{
-    self, ACRONYM_STOP, ADJ_DROP, DETERMINERS, GENERIC_NOUNS, KIN, LOWERCASE_TECH, ROLES, STOPWORDS,
+    self, ACRONYM_STOP, ADJ_DROP, DETERMINERS, GENERIC_NOUNS, KIN, LOWERCASE_TECH, NUMBER_WORDS,
+    ROLES, STOPWORDS,
 };
 use super::mentions::{Category, Detector, RawMention};
 use super::morph;
@@ -37,10 +39,13 @@ impl Detector<'_, '_> {
             }
             let next_lower = toks.get(j + 1).is_some_and(|x| x.shape == Shape::Lower);
             let ok = match t.shape {
+                // "a 4-byte length prefix": a measure describes the noun.
+                _ if j == i + 1 && is_measure(t.text) => next_lower,
                 Shape::Lower => {
                     let ordinal = matches!(t.text, "first" | "second" | "third" | "last" | "next");
                     t.text.chars().all(|c| c.is_alphabetic() || c == '-')
                         && !t.is_in(STOPWORDS)
+                        && !(j > i + 1 && t.is_in(NUMBER_WORDS))
                         && (ordinal || !morph::is_adverb(t.text))
                         && !(j == i + 1 && t.is_in(LOWERCASE_TECH))
                 }
@@ -75,14 +80,22 @@ impl Detector<'_, '_> {
         let (mut s, mut e) = (i + 1, j);
         // "the daemon reopens every file", "the mode compresses 8%": a last
         // word followed by a determiner or a number is the clause's verb.
-        if e == j && e - s >= 2 && toks.get(e).is_some_and(starts_object) {
+        if e == j
+            && e - s >= 2
+            && toks.get(e).is_some_and(starts_object)
+            && is_finite_before_object(toks[e - 1].text)
+        {
             e -= 1;
         }
         while e > s
             && toks[e - 1].shape == Shape::Lower
-            && is_trailing_verb(toks[e - 1].text, e - s)
+            && (is_trailing_verb(toks[e - 1].text, e - s)
+                || (e - s >= 2 && is_clause_word(toks, e - 1)))
         {
             e -= 1;
+        }
+        while s < e && is_measure(toks[s].text) {
+            s += 1;
         }
         while s < e
             && toks[s].shape == Shape::Lower
@@ -102,16 +115,27 @@ impl Detector<'_, '_> {
         // A lone generic noun ("the deal"), role ("a professor") or relative
         // ("my brother") is a reference to something else, not a concept;
         // so is a lone plural or "-ing" word after a definite determiner
-        // ("the changes", "the following", "the settings"), which points
-        // back at things listed or named elsewhere.
+        // ("the changes", "the following"). Outside a conversation, so is
+        // any lone noun after a definite determiner or a possessive:
+        // documentation and reports use "the file", "this parser" to point
+        // back at what they already named, where a conversation names the
+        // things of the speaker's life that way ("the gym", "my thesis"). After
+        // "a"/"an" a lone noun introduces one ("a beagle named Toby"),
+        // except in documentation, which says "a file", "an error" of
+        // things it describes in passing.
+        let lone = e - s == 1 && !head.text.contains('-');
+        let determiner = toks[i].text.to_ascii_lowercase();
+        let indefinite = matches!(determiner.as_str(), "a" | "an");
         let definite = matches!(
-            toks[i].text.to_ascii_lowercase().as_str(),
+            determiner.as_str(),
             "the" | "this" | "that" | "these" | "those"
         );
         let plural_or_ing =
             (head.text.ends_with('s') && !head.text.ends_with("ss")) || head.text.ends_with("ing");
-        if e - s == 1
+        if lone
             && ((definite && plural_or_ing)
+                || (!indefinite && !self.register.is_conversational())
+                || self.register.is_documentation()
                 || head.is_in(GENERIC_NOUNS)
                 || head.is_in(ROLES)
                 || head.is_in(KIN))
@@ -166,10 +190,61 @@ fn starts_object(t: &Token) -> bool {
 }
 
 /// A modifier that describes rather than names: a participle ("the
-/// configured limit", "the fixed page size") or an "-ical" adjective ("the
-/// graphical tools").
+/// configured limit", "the fixed page size"), an "-ical" adjective ("the
+/// graphical tools"), or a compound adjective whose last part is one of
+/// those or a word of degree ("a hand-written lexer", "a lock-free
+/// queue").
 fn is_descriptive(w: &str) -> bool {
-    (w.len() > 4 && w.ends_with("ed")) || w.ends_with("ical")
+    let participle = |w: &str| {
+        (w.len() > 4 && w.ends_with("ed"))
+            || matches!(
+                w,
+                "written" | "driven" | "known" | "grown" | "built" | "made"
+            )
+    };
+    if participle(w) || w.ends_with("ical") {
+        return true;
+    }
+    w.rsplit_once('-').is_some_and(|(_, last)| {
+        participle(last) || matches!(last, "free" | "safe" | "like" | "aware" | "friendly")
+    })
+}
+
+/// A last word that can be a finite verb before its object: "(the daemon)
+/// reopens (every file)", "(the mode) compresses (8%)"; not a noun such as
+/// "(a background) thread (every hour)".
+fn is_finite_before_object(w: &str) -> bool {
+    morph::is_verb_form(w) || (w.ends_with('s') && !w.ends_with("ss"))
+}
+
+/// A measure used as an adjective: "4-byte", "64-bit", "10-second".
+fn is_measure(w: &str) -> bool {
+    w.split_once('-').is_some_and(|(n, unit)| {
+        !n.is_empty()
+            && n.bytes().all(|b| b.is_ascii_digit())
+            && !unit.is_empty()
+            && unit.chars().all(char::is_alphabetic)
+    })
+}
+
+/// A last word of a phrase that belongs to the clause around it, not the
+/// phrase: an adjective complement ("keep the format simple"), a
+/// comparative before "than" ("a file larger than the limit"), the bare
+/// verb after a plural subject ("the scripts live in debian/"), or the bare
+/// verb of "make/let X do" ("why does the daemon refuse to start").
+fn is_clause_word(toks: &[Token], k: usize) -> bool {
+    let w = toks[k].text;
+    let prev = toks[k - 1].text;
+    let next = toks.get(k + 1).map(|t| t.text);
+    if toks[k].is_in(ADJ_DROP) {
+        return true;
+    }
+    if w.len() > 4 && w.ends_with("er") && next == Some("than") {
+        return true;
+    }
+    let bare_verb = morph::verb_base(w).is_some_and(|b| b == w);
+    let plural = prev.ends_with('s') && !prev.ends_with("ss");
+    bare_verb && (plural || next == Some("to"))
 }
 
 /// A word ending a concept phrase that is really the following verb: "the
@@ -241,15 +316,46 @@ mod tests {
             concepts("Then the cache layer kept failing."),
             ["cache layer"]
         );
-        assert_eq!(concepts("And the chip runs hot."), ["chip"]);
+        assert_eq!(concepts("And the memory chip runs hot."), ["memory chip"]);
+        assert_eq!(
+            concepts("Each message is a 4-byte length prefix."),
+            ["length prefix"]
+        );
+        assert_eq!(
+            concepts("Written by a background thread every hour."),
+            ["background thread"]
+        );
+        assert_eq!(
+            concepts("Keep the on-disk format simple."),
+            ["on-disk format"]
+        );
+        assert_eq!(
+            concepts("Upload a file larger than the configured limit."),
+            ["file"]
+        );
+        assert_eq!(
+            concepts("The packaging scripts live in debian/."),
+            ["packaging scripts"]
+        );
+        assert_eq!(
+            concepts("The compression level defaults to 6."),
+            ["compression level"]
+        );
         assert!(concepts("See the following.").is_empty());
         assert!(concepts("Read the changes.").is_empty());
     }
 
     #[test]
-    fn lone_generic_nouns_roles_and_relatives_are_not_concepts() {
+    fn lone_nouns_are_not_concepts() {
         assert!(concepts("We closed the deal with my brother.").is_empty());
         assert!(concepts("She became a professor.").is_empty());
+        assert!(concepts("Open the file in the browser.").is_empty());
+        assert_eq!(concepts("I met her at the gym."), ["gym"]);
+        assert_eq!(concepts("Mel: How was the concert?"), ["concert"]);
+        assert!(concepts("She said the concert was loud.").is_empty());
+        assert_eq!(concepts("When did she go to the concert?"), ["concert"]);
+        assert!(concepts("# Errors\n\nFunctions return an error.").is_empty());
+        assert_eq!(concepts("Write a hand-written lexer."), ["lexer"]);
     }
 
     #[test]

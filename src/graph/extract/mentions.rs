@@ -152,8 +152,13 @@ impl Detector<'_, '_> {
                 continue;
             }
             match t.shape {
-                Shape::Url | Shape::Email | Shape::Code | Shape::Backtick => {
+                Shape::Url | Shape::Email | Shape::Backtick => {
                     out.push(self.artifact(i, Category::Code, code_key(t.text)));
+                    i += 1;
+                    continue;
+                }
+                Shape::Code => {
+                    out.push(self.code_at(i));
                     i += 1;
                     continue;
                 }
@@ -233,6 +238,30 @@ impl Detector<'_, '_> {
             key,
             possessive: self.toks[e - 1].possessive,
             speaker: false,
+        }
+    }
+
+    /// A code token. A call with arguments ("load_config(path)",
+    /// "push(ringbuf_t" cut by a space) names its callee: the arguments are
+    /// values or names of their own, not part of the function's name.
+    fn code_at(&self, i: usize) -> RawMention {
+        let t = &self.toks[i];
+        let callee = t
+            .text
+            .find('(')
+            .filter(|&open| open > 0 && !t.text.ends_with("()"))
+            .map(|open| &t.text[..open])
+            .filter(|name| {
+                name.chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | ':'))
+            });
+        match callee {
+            Some(name) => {
+                let mut m = self.artifact(i, Category::Code, code_key(name));
+                m.end = m.start + name.len();
+                m
+            }
+            None => self.artifact(i, Category::Code, code_key(t.text)),
         }
     }
 
@@ -342,6 +371,21 @@ impl Detector<'_, '_> {
         }
         while s < e && is_first_person(&toks[s]) {
             s += 1;
+        }
+        // "* Ask Olga Ivanova whether ...", "Call Dana first": a bare verb
+        // opening a sentence before a name is an instruction, not part of it.
+        if e - s >= 2
+            && is_initial(toks, s, first)
+            && toks[s].shape == Shape::Cap
+            && !self.known(&toks[s])
+            && morph::verb_base(toks[s].text).is_some_and(|b| b.eq_ignore_ascii_case(toks[s].text))
+        {
+            s += 1;
+        }
+        // "written in C. It is a fork": a pronoun opening the next sentence
+        // is not the end of a name.
+        while e - s >= 2 && toks[e - 1].shape == Shape::Cap && toks[e - 1].is_in(STOPWORDS) {
+            e -= 1;
         }
         if s >= e {
             return (None, end);

@@ -13,7 +13,10 @@
 //!   `}` or `(`), in synopsis placeholders (`[FILE...]`), and in runs of
 //!   capitals such as `NOT NULL` or `WITHOUT WARRANTIES OF ANY KIND`;
 //! - which words the text also writes in lowercase, and which words open
-//!   a line as a label (`Caroline: ...`) how many times.
+//!   a line as a label (`Caroline: ...`) how many times;
+//! - whether it is a conversation or a personal note (first person
+//!   singular, speakers' labels), and whether it is laid out as
+//!   documentation.
 //!
 //! A word the small gazetteers know ("JSON", "NASA") is never a keyword.
 //! Must never: decide kinds, or look at anything but the text itself (no
@@ -62,6 +65,13 @@ pub(super) struct Register<'a> {
     /// Lowercase words a heading or a manual's NAME line gives as the
     /// document's subject ("# zlite", "findtext - print lines").
     titles: HashSet<&'a str, FastHash>,
+    /// Whether the text is a conversation, a personal note or a question:
+    /// it speaks in the first person singular ("I", "my"), opens a line with
+    /// a speaker's label ("Mel: ..."), or asks.
+    conversational: bool,
+    /// Whether the text is laid out as documentation: it has headings,
+    /// code lines, or code-shaped words (identifiers, paths, backticks).
+    documentation: bool,
 }
 
 impl<'a> Register<'a> {
@@ -78,6 +88,14 @@ impl<'a> Register<'a> {
         let mut licences = Vec::new();
         let mut titles = HashSet::default();
         let caps = |t: &Token| t.shape == Shape::Upper && !is_known(t);
+        let personal = toks
+            .iter()
+            .any(|t| t.text == "I" || t.text.eq_ignore_ascii_case("my"));
+        let documentation = !headings.is_empty()
+            || !code.is_empty()
+            || toks
+                .iter()
+                .any(|t| matches!(t.shape, Shape::Code | Shape::Backtick));
         for (j, t) in toks.iter().enumerate() {
             if t.text.eq_ignore_ascii_case(SPDX_TAG)
                 && toks.get(j + 1).is_some_and(|c| c.is_punct(':'))
@@ -114,6 +132,10 @@ impl<'a> Register<'a> {
                 keywords.insert(t.text);
             }
         }
+        // A question asks after things by the names its asker uses ("when
+        // did she go to the museum?"), as a conversation does.
+        let question = text.trim_end().ends_with('?');
+        let conversational = personal || question || !labels.is_empty();
         Register {
             headings,
             keywords,
@@ -121,7 +143,25 @@ impl<'a> Register<'a> {
             labels,
             licences,
             titles,
+            conversational,
+            documentation,
         }
+    }
+
+    /// Whether the text is a conversation or a personal note (first person
+    /// singular, or a speaker's label opening a line). A conversation names
+    /// the things of the speaker's life by definite description ("the gym",
+    /// "my thesis"); documentation and reports use one to point back at
+    /// what they already named ("the file", "the parser").
+    pub(super) fn is_conversational(&self) -> bool {
+        self.conversational
+    }
+
+    /// Whether the text is laid out as documentation (headings, code lines,
+    /// code-shaped words). Documentation says "a file", "an error", "the
+    /// parser" of things it describes in passing, not of things it names.
+    pub(super) fn is_documentation(&self) -> bool {
+        self.documentation
     }
 
     /// Whether byte `at` lies in a licence tag or its expression.

@@ -272,7 +272,8 @@ fn is_path(w: &str) -> bool {
         s.chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '~' | '*' | '@'))
     };
-    if !segs.iter().all(seg_ok) || segs.iter().filter(|s| !s.is_empty()).count() == 0 {
+    // A path names something: "*/" (a comment's close) or "/*" do not.
+    if !segs.iter().all(seg_ok) || !w.chars().any(char::is_alphanumeric) {
         return false;
     }
     if w.starts_with('/') || w.starts_with("./") || w.starts_with("~/") || w.starts_with("../") {

@@ -126,7 +126,7 @@ pub(super) const VERBS: Lex = Lex {
         "compile", "complain", "complete", "compose", "configure", "confirm", "connect",
         "consider", "consist", "contact", "contain", "continue", "control", "convert", "cook",
         "cooperate", "correct", "cost", "count", "cover", "crash", "create", "cross", "cut",
-        "damage", "dance", "deal", "decide", "decline", "decrease", "defeat", "define", "delete",
+        "damage", "dance", "deal", "decide", "decline", "decrease", "default", "defeat", "define", "delete",
         "deliver", "demand", "deny", "depend", "deploy", "describe", "design", "destroy",
         "determine", "develop", "diagnose", "die", "direct", "disable", "discover", "discuss",
         "display", "divide", "donate", "download", "draft", "draw", "drink", "drive", "drop",
@@ -274,14 +274,18 @@ pub(super) const DETERMINERS: Lex = Lex {
     ],
 };
 
-/// Evaluative adjectives dropped from the front of a concept phrase ("a great support group" -> "support group").
+/// Evaluative, size and degree adjectives: dropped from the front of a concept phrase ("a great support group" -> "support group"), and never its head.
 #[rustfmt::skip]
 pub(super) const ADJ_DROP: Lex = Lex {
     bit: 27,
     words: &[
-        "amazing", "awesome", "bad", "beautiful", "best", "big", "cool", "entire", "fantastic",
-        "favorite", "favourite", "good", "great", "huge", "little", "lovely", "new", "nice", "old",
-        "other", "own", "real", "same", "small", "terrible", "whole", "wonderful", "worst",
+        "additional", "amazing", "awesome", "bad", "basic", "beautiful", "best", "big", "blank",
+        "certain", "clear", "common", "cool", "correct", "different", "easy", "empty", "entire",
+        "extra", "fantastic", "favorite", "favourite", "full", "good", "great", "hard", "huge",
+        "large", "little", "long", "lovely", "main", "major", "minor", "new", "nice", "official",
+        "old", "other", "own", "particular", "proper", "quick", "real", "same", "separate",
+        "short", "simple", "small", "specific", "terrible", "tiny", "usual", "various", "whole",
+        "wonderful", "worst", "wrong",
     ],
 };
 
