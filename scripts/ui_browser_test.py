@@ -661,6 +661,10 @@ def run_views(page, base, admin, reader, other, secret_doc, full, tag):
     expect(page.locator("#status-list")).to_contain_text("Store size")
     expect(page.locator("#overview-counts")).to_contain_text("documents")
     expect(page.locator("#overview-counts")).to_contain_text("failed jobs")
+    expect(page.locator("#overview-counts")).to_contain_text("entities")
+    expect(page.locator("#overview-counts")).to_contain_text("relations")
+    if page.locator("#overview-counts > li", has_text="entities").locator("strong").inner_text() in ("", "\u2014"):
+        fail("the overview shows no entity count")
     expect(page.locator("#overview-recent > li").first).to_contain_text("stored")
     shot("status")
     checks += 1

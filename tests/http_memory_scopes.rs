@@ -176,6 +176,11 @@ fn each_caller_sees_exactly_its_scopes_and_its_own_documents_on_every_route() {
         let status: Value = serde_json::from_str(&body).unwrap();
         assert_eq!(status["documents"], want.len(), "{name}: {body}");
         assert_eq!(status["chunks"], want.len(), "{name}: {body}");
+        // The graph is built over the whole tenant: only a caller who sees
+        // all of it is told its size.
+        let whole = sees.iter().all(|s| *s);
+        assert_eq!(status["entities"].is_u64(), whole, "{name}: {body}");
+        assert_eq!(status["relations"].is_u64(), whole, "{name}: {body}");
 
         // Reads by id: a document, its original, its chunks.
         for ((id, doc), seen) in f.ids.iter().zip(DOCS).zip(sees) {

@@ -347,6 +347,11 @@ fn status_reports_counts_and_settings() {
     let st = s.ok("alayasiki_status", json!({}));
     assert_eq!(st["documents"], 2);
     assert_eq!(st["chunks"], 2);
+    assert_eq!((&st["entities"], &st["relations"]), (&json!(0), &json!(0)));
+    s.ingest("Ada Lovelace joined Acme Corp in London.");
+    let graph = s.ok("alayasiki_status", json!({}));
+    assert_eq!(graph["entities"], 3, "{graph}");
+    assert_eq!(graph["relations"], 2, "{graph}"); // joined Acme Corp, in London
     assert_eq!(st["jobs"], json!({"pending": 0, "failed": 0}));
     assert_eq!(st["durability"], "full");
     assert_eq!(st["version"], env!("CARGO_PKG_VERSION"));

@@ -124,6 +124,14 @@ fn lead(value: rusqlite::types::ValueRef<'_>) -> String {
     }
 }
 
+/// The orders the document listing pages in.
+#[derive(Debug, Clone, Copy)]
+enum ListOrder {
+    Newest,
+    Oldest,
+    Title,
+}
+
 /// One line of the newest-first listing: a summary, its provenance class
 /// and when it was stored.
 #[derive(Debug, Clone)]
@@ -439,7 +447,7 @@ impl TenantReader<'_> {
         filter: &DocumentFilter,
         limit: usize,
     ) -> Result<Vec<DocumentListing>> {
-        self.list_documents_ordered(before.unwrap_or(i64::MAX), false, filter, limit)
+        self.list_documents_ordered(before.unwrap_or(i64::MAX), ListOrder::Newest, filter, limit)
     }
 
     /// Ready documents after `after` (all when `None`), oldest first, only
@@ -450,15 +458,28 @@ impl TenantReader<'_> {
         filter: &DocumentFilter,
         limit: usize,
     ) -> Result<Vec<DocumentListing>> {
-        self.list_documents_ordered(after.unwrap_or(0), true, filter, limit)
+        self.list_documents_ordered(after.unwrap_or(0), ListOrder::Oldest, filter, limit)
     }
 
-    /// A page of the listing from the position `cursor` (excluded), in
-    /// creation order when `oldest_first`, else newest first.
+    /// Ready documents after the document `after` (from the first when
+    /// `None`) in the order of their titles, case folded (untitled ones
+    /// last, each group in creation order), only those `filter` takes. A
+    /// cursor whose document is gone (forgotten since) ends the listing.
+    pub fn list_documents_by_title(
+        &self,
+        after: Option<i64>,
+        filter: &DocumentFilter,
+        limit: usize,
+    ) -> Result<Vec<DocumentListing>> {
+        self.list_documents_ordered(after.unwrap_or(0), ListOrder::Title, filter, limit)
+    }
+
+    /// A page of the listing from the document `cursor` (excluded) in
+    /// `order`.
     fn list_documents_ordered(
         &self,
         cursor: i64,
-        oldest_first: bool,
+        order: ListOrder,
         filter: &DocumentFilter,
         limit: usize,
     ) -> Result<Vec<DocumentListing>> {
@@ -466,10 +487,18 @@ impl TenantReader<'_> {
             return Ok(Vec::new());
         };
         let lead_bytes = LEAD_CHARS * 4;
-        let (from, order) = if oldest_first {
-            (">", "ASC")
-        } else {
-            ("<", "DESC")
+        // Titles sort without case, untitled last; a row value compares
+        // the three keys at once, so the page after `cursor` starts just
+        // past its document whatever titles repeat.
+        let (from, order_by) = match order {
+            ListOrder::Newest => ("d.id < ?2", "d.id DESC"),
+            ListOrder::Oldest => ("d.id > ?2", "d.id ASC"),
+            ListOrder::Title => (
+                "(?2 = 0 OR (d.title IS NULL, d.title COLLATE NOCASE, d.id) >
+                     (SELECT c.title IS NULL, c.title COLLATE NOCASE, c.id FROM documents c
+                       WHERE c.id = ?2 AND c.tenant_id = ?1))",
+                "d.title IS NULL, d.title COLLATE NOCASE, d.id",
+            ),
         };
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT d.id, d.doc_id, d.title, d.source, d.media_type, d.byte_size, d.created_at,
@@ -477,9 +506,9 @@ impl TenantReader<'_> {
                     COALESCE(substr(d.text, 1, {LEAD_CHARS}),
                              CAST(substr(o.bytes, 1, {lead_bytes}) AS TEXT))
                FROM documents d JOIN originals o ON o.id = d.original_id
-              WHERE d.tenant_id = ?1 AND d.id {from} ?2 AND d.state = 'ready'
+              WHERE d.tenant_id = ?1 AND {from} AND d.state = 'ready'
                 AND {FILTERED} AND {VISIBLE}
-              ORDER BY d.id {order} LIMIT ?10"
+              ORDER BY {order_by} LIMIT ?10"
         ))?;
         let v = self.visible;
         let f = filter;

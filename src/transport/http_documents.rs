@@ -128,11 +128,21 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
 #[derive(Debug, PartialEq, Eq)]
 struct ListQuery {
     limit: usize,
-    /// `order=oldest`: creation order, paged with `after`.
-    oldest: bool,
-    /// The page's cursor: `before` (newest first) or `after` (oldest first).
+    order: ListOrder,
+    /// The page's cursor: `before` (newest first) or `after` (oldest first,
+    /// by title).
     cursor: Option<i64>,
     filter: DocumentFilter,
+}
+
+/// `order=`: newest first (the default, paged with `before`), oldest first
+/// or by title (both paged with `after`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum ListOrder {
+    #[default]
+    Newest,
+    Oldest,
+    Title,
 }
 
 /// An exact-match filter value: at most [`LIST_MAX_FILTER_BYTES`].
@@ -161,7 +171,7 @@ fn time_bound(name: &str, value: &str, end: bool) -> Result<i64, String> {
 fn list_query(query: &str) -> Result<ListQuery, String> {
     let mut q = ListQuery {
         limit: LIST_DEFAULT_LIMIT,
-        oldest: false,
+        order: ListOrder::Newest,
         cursor: None,
         filter: DocumentFilter::default(),
     };
@@ -188,10 +198,11 @@ fn list_query(query: &str) -> Result<ListQuery, String> {
                 );
             }
             "order" => {
-                q.oldest = match value.as_str() {
-                    "newest" => false,
-                    "oldest" => true,
-                    _ => return Err("order must be newest or oldest".into()),
+                q.order = match value.as_str() {
+                    "newest" => ListOrder::Newest,
+                    "oldest" => ListOrder::Oldest,
+                    "title" => ListOrder::Title,
+                    _ => return Err("order must be newest, oldest or title".into()),
                 }
             }
             "source" => q.filter.source = Some(filter_value(name, value)?),
@@ -214,14 +225,19 @@ fn list_query(query: &str) -> Result<ListQuery, String> {
             }
         }
     }
-    q.cursor = match (q.oldest, before, after) {
-        (false, _, Some(_)) => {
-            return Err("after pages order=oldest; newest first pages with before".into())
+    let newest = q.order == ListOrder::Newest;
+    q.cursor = match (newest, before, after) {
+        (true, _, Some(_)) => {
+            return Err(
+                "after pages order=oldest and order=title; newest first pages with before".into(),
+            )
         }
-        (true, Some(_), _) => {
-            return Err("before pages newest first; order=oldest pages with after".into())
+        (false, Some(_), _) => {
+            return Err(
+                "before pages newest first; order=oldest and order=title page with after".into(),
+            )
         }
-        (false, cursor, None) | (true, None, cursor) => cursor,
+        (true, cursor, None) | (false, None, cursor) => cursor,
     };
     Ok(q)
 }
@@ -244,10 +260,10 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, q
     let started = Instant::now();
     run(ctx, request, Holder::of(&principal), move |ctx| {
         let memory = ctx.service.for_caller(&principal);
-        let page = if q.oldest {
-            memory.list_documents_oldest(q.cursor, &q.filter, q.limit + 1)
-        } else {
-            memory.list_documents_newest(q.cursor, &q.filter, q.limit + 1)
+        let page = match q.order {
+            ListOrder::Newest => memory.list_documents_newest(q.cursor, &q.filter, q.limit + 1),
+            ListOrder::Oldest => memory.list_documents_oldest(q.cursor, &q.filter, q.limit + 1),
+            ListOrder::Title => memory.list_documents_by_title(q.cursor, &q.filter, q.limit + 1),
         };
         let listed = page.and_then(|rows| Ok((rows, memory.count_documents(&q.filter)?)));
         match listed {
@@ -273,10 +289,10 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, q
                         })
                     })
                     .collect();
-                let cursor_name = if q.oldest {
-                    "next_after"
-                } else {
+                let cursor_name = if q.order == ListOrder::Newest {
                     "next_before"
+                } else {
+                    "next_after"
                 };
                 let body = json!({
                     "documents": documents,
@@ -495,7 +511,7 @@ mod tests {
             list_query("").unwrap(),
             ListQuery {
                 limit: LIST_DEFAULT_LIMIT,
-                oldest: false,
+                order: ListOrder::Newest,
                 cursor: None,
                 filter: DocumentFilter::default(),
             }
@@ -504,9 +520,14 @@ mod tests {
             "limit=2&before=7&source=notes%2Fa+b&media_type=text%2Fmarkdown&provenance=user",
         )
         .unwrap();
-        assert_eq!((q.limit, q.oldest, q.cursor), (2, false, Some(7)));
+        assert_eq!(
+            (q.limit, q.order, q.cursor),
+            (2, ListOrder::Newest, Some(7))
+        );
         let oldest = list_query("order=oldest&after=9").unwrap();
-        assert_eq!((oldest.oldest, oldest.cursor), (true, Some(9)));
+        assert_eq!((oldest.order, oldest.cursor), (ListOrder::Oldest, Some(9)));
+        let title = list_query("order=title&after=4").unwrap();
+        assert_eq!((title.order, title.cursor), (ListOrder::Title, Some(4)));
         assert_eq!(q.filter.source.as_deref(), Some("notes/a b"));
         assert_eq!(q.filter.media_type.as_deref(), Some("text/markdown"));
         assert_eq!(q.filter.provenance.as_deref(), Some("user"));
@@ -518,7 +539,8 @@ mod tests {
             "limit=201",
             "order=oldest&before=3",
             "after=3",
-            "order=title",
+            "order=title&before=3",
+            "order=alphabetical",
             "after=0",
             "limit=x",
             "before=-1",

@@ -97,6 +97,17 @@ impl Detector<'_, '_> {
         while s < e && is_measure(toks[s].text) {
             s += 1;
         }
+        // Documentation writes "the HTTP router", "a TOML file", "the LZ4
+        // frame format": the acronym is a thing of its own, the phrase is
+        // what is left ("frame format"), and the scan resumes at the acronym
+        // so that it is found as itself.
+        let mut resume = None;
+        if self.register.is_documentation() {
+            while s < e - 1 && toks[s].shape == Shape::Upper {
+                resume.get_or_insert(s);
+                s += 1;
+            }
+        }
         while s < e
             && toks[s].shape == Shape::Lower
             && (toks[s].is_in(ADJ_DROP)
@@ -162,11 +173,20 @@ impl Detector<'_, '_> {
                 return None;
             }
         }
+        // "the boot parameter `mitigations=off`", "the option --verbose":
+        // the code that follows is what the phrase introduces.
+        if e == j
+            && toks
+                .get(e)
+                .is_some_and(|t| matches!(t.shape, Shape::Code | Shape::Backtick))
+        {
+            return None;
+        }
         let surface = &self.text[toks[s].start..toks[e - 1].end];
         let votes = Votes::of(EntityKind::Concept, SHAPE);
         Some((
             self.mention(s, e, Category::Concept, votes, concept_key(surface)),
-            e,
+            resume.unwrap_or(e),
         ))
     }
 }
@@ -355,6 +375,7 @@ mod tests {
         assert!(concepts("She said the concert was loud.").is_empty());
         assert_eq!(concepts("When did she go to the concert?"), ["concert"]);
         assert!(concepts("# Errors\n\nFunctions return an error.").is_empty());
+        assert!(concepts("Set the boot parameter `mitigations=off`.").is_empty());
         assert_eq!(concepts("Write a hand-written lexer."), ["lexer"]);
     }
 
@@ -368,6 +389,15 @@ mod tests {
             concepts("She was an English mathematician."),
             ["English mathematician"]
         );
+    }
+
+    #[test]
+    fn in_documentation_an_acronym_leading_a_phrase_is_its_own_entity() {
+        let text = "# Notes\n\nRead the HTTP frame format.";
+        assert_eq!(concepts(text), ["frame format"]);
+        let x = super::super::extract(text);
+        let keys: Vec<&str> = x.entities.iter().map(|e| e.key.as_str()).collect();
+        assert_eq!(keys, ["http", "frame format"]);
     }
 
     #[test]

@@ -158,7 +158,12 @@ impl Detector<'_, '_> {
                     continue;
                 }
                 Shape::Code => {
-                    out.push(self.code_at(i));
+                    // "cmake --build build": on a code line a flag is an
+                    // argument of the command, not a thing of its own.
+                    let flag = t.text.starts_with('-');
+                    if !(flag && self.register.in_code(t.start)) {
+                        out.push(self.code_at(i));
+                    }
                     i += 1;
                     continue;
                 }
@@ -216,6 +221,9 @@ impl Detector<'_, '_> {
             }
             i += 1;
         }
+        // A concept phrase may hand back an acronym it led with ("the HTTP
+        // router"), found after the phrase itself: text order again.
+        out.sort_by_key(|m| m.start);
         out
     }
 
@@ -544,6 +552,13 @@ impl Detector<'_, '_> {
                 }
                 if self.register.written_lowercase(t.text) {
                     return false; // "Design" beside "design": a common word
+                }
+                // Documentation names its software again and again, and
+                // mid-sentence; one capitalized word opening a sentence once
+                // ("Throughput is reported", "Recovery replays the log") is
+                // the sentence's capital.
+                if self.register.is_documentation() && !self.register.is_conversational() {
+                    return false;
                 }
                 let lower = t.text.to_ascii_lowercase();
                 // Suffixes of common nouns and adjectives, and plurals

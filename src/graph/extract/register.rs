@@ -53,6 +53,8 @@ const CODE_INDENT: usize = 4;
 pub(super) struct Register<'a> {
     /// Byte ranges of heading lines, in text order.
     headings: Vec<Range<usize>>,
+    /// Byte ranges of code lines, in text order.
+    code: Vec<Range<usize>>,
     /// All-caps words used as keywords, types or placeholders.
     keywords: HashSet<&'a str, FastHash>,
     /// Every word written in lowercase somewhere in the text.
@@ -88,6 +90,7 @@ impl<'a> Register<'a> {
         let mut licences = Vec::new();
         let mut titles = HashSet::default();
         let caps = |t: &Token| t.shape == Shape::Upper && !is_known(t);
+        let mut speaker_line = false;
         let personal = toks
             .iter()
             .any(|t| t.text == "I" || t.text.eq_ignore_ascii_case("my"));
@@ -118,6 +121,9 @@ impl<'a> Register<'a> {
             if t.shape == Shape::Cap && label_at && toks.get(j + 1).is_some_and(|c| c.is_punct(':'))
             {
                 *labels.entry(t.text).or_insert(0) += 1;
+                // "Design: the write-ahead log" titles a document; a label
+                // in the body gives a speaker's line.
+                speaker_line |= !inside(&headings, t.start);
             }
             if !caps(t) {
                 continue;
@@ -135,9 +141,10 @@ impl<'a> Register<'a> {
         // A question asks after things by the names its asker uses ("when
         // did she go to the museum?"), as a conversation does.
         let question = text.trim_end().ends_with('?');
-        let conversational = personal || question || !labels.is_empty();
+        let conversational = personal || question || speaker_line;
         Register {
             headings,
+            code,
             keywords,
             lowercase,
             labels,
@@ -172,6 +179,12 @@ impl<'a> Register<'a> {
     /// Whether `word` is a lowercase name the document is titled by.
     pub(super) fn is_title_word(&self, word: &str) -> bool {
         self.titles.contains(word)
+    }
+
+    /// Whether byte `at` lies on a code line.
+    pub(super) fn in_code(&self, at: usize) -> bool {
+        let i = self.code.partition_point(|r| r.end <= at);
+        self.code.get(i).is_some_and(|r| r.contains(&at))
     }
 
     /// Whether byte `at` lies on a heading line.

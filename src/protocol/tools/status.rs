@@ -154,6 +154,8 @@ fn output_schema() -> Value {
             "durability": one_of("The store's durability (ALAYASIKI_DURABILITY): full (an acknowledged write survives power loss) or normal (it survives a process kill; power loss may lose the last commits).", &["full", "normal"]),
             "documents": count("Documents stored in this tenant."),
             "chunks": count("Searchable chunks of those documents."),
+            "entities": count("Entities of this tenant's knowledge graph; present only for callers who see the whole tenant."),
+            "relations": count("Stated relations between those entities (co-occurrence links not counted); present only for callers who see the whole tenant."),
             "jobs": jobs,
             "store_bytes": count("Size of the store on disk, in bytes."),
             "working_memory": record(

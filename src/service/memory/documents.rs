@@ -110,6 +110,18 @@ impl Memory<'_> {
         self.reader()?.list_documents_oldest(after, filter, limit)
     }
 
+    /// Ready documents after the document `after` (from the first when
+    /// `None`) in the order of their titles, only those `filter` takes.
+    pub fn list_documents_by_title(
+        &self,
+        after: Option<i64>,
+        filter: &DocumentFilter,
+        limit: usize,
+    ) -> Result<Vec<DocumentListing>> {
+        self.require(Permission::Query)?;
+        self.reader()?.list_documents_by_title(after, filter, limit)
+    }
+
     /// How many ready documents `filter` takes in all, whatever the page.
     pub fn count_documents(&self, filter: &DocumentFilter) -> Result<i64> {
         self.require(Permission::Query)?;

@@ -32,6 +32,13 @@ pub struct Status {
     pub durability: &'static str,
     pub documents: i64,
     pub chunks: i64,
+    /// Entities of the tenant's knowledge graph, and the stated relations
+    /// between them (not co-occurrence links): told only to callers who
+    /// see the whole tenant, since the graph is built over all of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entities: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relations: Option<i64>,
     pub jobs: JobCounts,
     pub store_bytes: u64,
     /// The caller's working-memory sessions and the shared limits.
@@ -254,15 +261,17 @@ impl Memory<'_> {
         let (by_reason, recent_failures) = reader.failures(STATUS_RECENT_FAILURES)?;
         // A caller limited to memory scopes counts what it sees, and is not
         // told which documents of others failed.
-        let ((documents, chunks), by_reason, recent_failures) = if reader.is_limited() {
+        let ((documents, chunks), graph, by_reason, recent_failures) = if reader.is_limited() {
             (
                 reader.seen_counts()?,
+                None,
                 Default::default(),
                 Default::default(),
             )
         } else {
             (
                 (reader.document_count()?, reader.chunk_count()?),
+                Some(reader.graph_counts()?),
                 by_reason,
                 recent_failures,
             )
@@ -279,6 +288,8 @@ impl Memory<'_> {
             durability: self.service.store.durability().name(),
             documents,
             chunks,
+            entities: graph.map(|(entities, _)| entities),
+            relations: graph.map(|(_, relations)| relations),
             jobs: JobCounts {
                 pending,
                 failed,

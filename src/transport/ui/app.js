@@ -173,6 +173,7 @@ async function loadStatus() {
     counts.replaceChildren();
     const jobs = s.jobs || {};
     for (const [name, value] of [["documents", s.documents], ["chunks", s.chunks],
+      ["entities", s.entities], ["relations", s.relations],
       ["communities", comms ? (comms.communities || []).length : null],
       ["pending jobs", jobs.pending], ["failed jobs", jobs.failed], ["on disk", bytes(s.store_bytes)]]) {
       const li = el("li", null, name === "failed jobs" && jobs.failed > 0 ? "count bad" : "count");
@@ -189,6 +190,8 @@ async function loadStatus() {
     fact(dl, "Subject", s.subject);
     fact(dl, "Documents", s.documents);
     fact(dl, "Chunks", s.chunks);
+    fact(dl, "Entities", s.entities);
+    fact(dl, "Relations", s.relations);
     fact(dl, "Pending jobs", s.jobs ? s.jobs.pending : null);
     fact(dl, "Failed jobs", s.jobs ? s.jobs.failed : null);
     fact(dl, "Store size", bytes(s.store_bytes));
@@ -335,16 +338,11 @@ function showSelection() {
   $("bulk-count").textContent = selected.size + " selected";
 }
 
-// The listed rows in the order the sort asks for: the server pages newest
-// or oldest first; by title reorders what is loaded.
+// The listed rows, in the order the server paged them (newest, oldest or
+// by title).
 function renderDocuments() {
-  const order = $("sort-filter").value;
-  const shown = rows.slice();
-  if (order === "title") {
-    shown.sort((x, y) => (x.title || x.document_id).localeCompare(y.title || y.document_id, undefined, { sensitivity: "base" }));
-  }
   const list = $("documents");
-  list.replaceChildren(...shown.map((d) => documentRow(d, true)));
+  list.replaceChildren(...rows.map((d) => documentRow(d, true)));
   if (!rows.length) {
     list.append(el("li", Object.keys(listed ? listed.filters : {}).length ? "No documents match." : "No documents yet.", "muted"));
   }
@@ -355,9 +353,10 @@ async function loadDocuments(more) {
   const filters = documentFilters();
   const source = filters.source;
   const q = new URLSearchParams({ limit: "50", ...filters });
-  const oldest = $("sort-filter").value === "oldest";
-  if (oldest) q.set("order", "oldest");
-  if (more && nextBefore !== null) q.set(oldest ? "after" : "before", String(nextBefore));
+  const order = $("sort-filter").value;
+  const forward = order === "oldest" || order === "title";
+  if (forward) q.set("order", order);
+  if (more && nextBefore !== null) q.set(forward ? "after" : "before", String(nextBefore));
   try {
     const r = await api("GET", "/v1/documents?" + q.toString());
     if (mine !== listing) return;
@@ -371,7 +370,7 @@ async function loadDocuments(more) {
     $("source-forget").hidden = !(mayForget && source && Object.keys(filters).length === 1 && r.total > 0);
     rows = rows.concat(r.documents);
     renderDocuments();
-    nextBefore = oldest ? r.next_after : r.next_before;
+    nextBefore = forward ? r.next_after : r.next_before;
     $("documents-more").hidden = nextBefore === null;
   } catch (e) { failed(e); }
 }
@@ -828,9 +827,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("source-dialog").addEventListener("close", () => { if ($("source-dialog").returnValue === "forget") forgetSource(); });
   $("chunks-more").addEventListener("click", () => { if (current) loadChunks(current.document_id, true).catch(failed); });
   $("sessions-refresh").addEventListener("click", loadSessions);
-  $("sort-filter").addEventListener("change", () => {
-    if ($("sort-filter").value === "title") renderDocuments(); else loadDocuments(false);
-  });
+  $("sort-filter").addEventListener("change", () => loadDocuments(false));
   $("bulk-clear").addEventListener("click", () => { selected.clear(); showSelection(); renderDocuments(); });
   $("bulk-forget").addEventListener("click", askBulkForget);
   $("bulk-share").addEventListener("click", askBulkShare);
