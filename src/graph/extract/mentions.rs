@@ -160,8 +160,21 @@ impl Detector<'_, '_> {
                 Shape::Code => {
                     // "cmake --build build": on a code line a flag is an
                     // argument of the command, not a thing of its own.
+                    // So is an all-caps word in a run of them there, a
+                    // keyword of the code's language ("TIMESTAMP DEFAULT
+                    // CURRENT_TIMESTAMP"), unlike a variable a manual's
+                    // indented line names and then describes.
                     let flag = t.text.starts_with('-');
-                    if !(flag && self.register.in_code(t.start)) {
+                    let caps = |t: &Token| {
+                        t.text.chars().any(|c| c.is_ascii_uppercase())
+                            && !t.text.chars().any(char::is_lowercase)
+                    };
+                    let run = caps(t)
+                        && (i
+                            .checked_sub(1)
+                            .is_some_and(|p| caps(&toks[p]) && !t.line_start)
+                            || toks.get(i + 1).is_some_and(|n| caps(n) && !n.line_start));
+                    if !((flag || run) && self.register.in_code(t.start)) {
                         out.push(self.code_at(i));
                     }
                     i += 1;
@@ -434,7 +447,8 @@ impl Detector<'_, '_> {
                     && !v.text.ends_with('.');
                 // "RFC 9110", "ISO 8601": an acronym's number designates, it
                 // does not date.
-                let designation = e - s == 1 && toks[s].shape == Shape::Upper;
+                // So does a model's ("AMD EPYC 7763").
+                let designation = toks[e - 1].shape == Shape::Upper;
                 let looks_like_year = v.text.len() == 4 && !v.text.contains('.') && !designation;
                 let is_version = (v.shape == Shape::Number && numeric && !looks_like_year)
                     || (v.shape == Shape::Code && v.text.starts_with(['v', 'V']));
@@ -443,6 +457,20 @@ impl Detector<'_, '_> {
                     e += 1;
                     versioned = true;
                 }
+            }
+            // "the Apache License, Version 2.0": a licence or standard is
+            // named with its version after a comma.
+            let comma_version = toks.get(e).is_some_and(|c| c.is_punct(','))
+                && toks
+                    .get(e + 1)
+                    .is_some_and(|w| w.text.eq_ignore_ascii_case("version"))
+                && toks.get(e + 2).is_some_and(|n| {
+                    n.shape == Shape::Number
+                        && n.text.chars().all(|c| c.is_ascii_digit() || c == '.')
+                });
+            if !versioned && comma_version {
+                e += 3;
+                versioned = true;
             }
         }
         let span = NameSpan {
