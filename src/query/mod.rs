@@ -20,6 +20,7 @@ pub mod facts;
 pub mod fuse;
 pub mod graph;
 pub mod labels;
+pub mod lists;
 pub mod modes;
 pub mod near_duplicates;
 pub mod neighbours;
@@ -438,6 +439,12 @@ pub fn finish(spec: &QuerySpec, candidates: Candidates) -> QueryOutcome {
         communities,
         explain,
     } = candidates;
+    // A list or count question wants one item from each place it was said.
+    let fused = if lists::asks_for_many(&spec.text) {
+        lists::spread(fused)
+    } else {
+        fused
+    };
     let (mut evidence, budget) = pack::pack(fused, spec.top_k, spec.budget_chars);
     for e in &mut evidence {
         // Session items have no store key; they never carry graph facts.
