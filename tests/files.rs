@@ -98,6 +98,35 @@ fn media_bytes(magic: &[u8]) -> Vec<u8> {
 }
 
 #[test]
+fn a_message_is_found_by_the_caption_of_the_photo_sent_with_it() {
+    let dir = TempDir::new("caption");
+    let mut s = Server::ready(dir.path());
+    let message = "Mel: Look what I made this weekend!";
+    let r = s.ok(
+        "alayasiki_ingest",
+        json!({"content": message, "source": "chat/session_4", "metadata": {
+            "caption": "a photo of a blue ceramic bowl on a pottery wheel",
+            "transcript": 7, "speaker": "Mel"}}),
+    );
+    let id = r["document_id"].as_str().unwrap().to_string();
+
+    // The caption's words find it, and the evidence shows where they came from.
+    let q = s.query("ceramic bowl pottery");
+    let top = &q["evidence"][0];
+    assert_eq!(top["document_id"], id.as_str(), "{q}");
+    assert_eq!(
+        top["text"],
+        "Mel: Look what I made this weekend!\n\ncaption: a photo of a blue ceramic bowl on a pottery wheel"
+    );
+
+    // The message itself is kept as it was sent; a hint that is not a
+    // string describes nothing and is left in the metadata.
+    let original = read_resource(&mut s, &format!("alayasiki://documents/{id}/original"));
+    assert_eq!(original["result"]["contents"][0]["text"], message);
+    assert_eq!(top["metadata"]["transcript"], 7);
+}
+
+#[test]
 fn images_and_audio_are_found_by_their_descriptions() {
     let dir = TempDir::new("media");
     let mut s = Server::ready(dir.path());

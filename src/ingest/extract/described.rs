@@ -7,6 +7,10 @@
 //! hint, in the fixed order of [`HINTS`], each starting with the hint's
 //! name (`caption: ...`) so evidence shows where its words came from. The
 //! original bytes are stored unchanged beside it.
+//!
+//! A text message may carry the same descriptions of something sent with it
+//! (a chat turn with a photo and its caption): they follow its text, so the
+//! caption is searched like the words of the message ([`attached`]).
 
 use serde_json::{Map, Value};
 
@@ -22,6 +26,22 @@ pub const HINTS: &[&str] = &[
     "description",
     "transcript",
 ];
+
+/// The descriptions a text message carries of what was attached to it
+/// (a photo's caption, a voice note's transcript), as [`HINTS`]
+/// paragraphs, so they are searched with the message; `None` when it
+/// carries none. A value that is not a string describes nothing here and
+/// is left alone: the metadata of text is the client's own.
+pub fn attached(metadata: &Map<String, Value>) -> Option<String> {
+    let parts: Vec<String> = HINTS
+        .iter()
+        .filter_map(|&hint| match metadata.get(hint) {
+            Some(Value::String(s)) if !s.trim().is_empty() => Some(format!("{hint}: {}", s.trim())),
+            _ => None,
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
 
 /// The extracted text of an image or audio document from its metadata.
 pub fn text_from_hints(

@@ -57,7 +57,12 @@ pub fn extract(
 ) -> Result<Extracted, ExtractError> {
     match kind {
         MediaKind::PlainText | MediaKind::Markdown => {
-            Ok(Extracted::unpaged(utf8(bytes)?.to_string()))
+            let text = utf8(bytes)?;
+            Ok(Extracted::unpaged(match described::attached(metadata) {
+                Some(described) if text.trim().is_empty() => described,
+                Some(described) => format!("{}\n\n{described}", text.trim_end()),
+                None => text.to_string(),
+            }))
         }
         MediaKind::Json => {
             let value: Value = serde_json::from_str(utf8(bytes)?).map_err(|e| {
