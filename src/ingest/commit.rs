@@ -229,23 +229,11 @@ fn notify_outcomes(shared: &WorkerShared, done: Vec<Done>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knowledge::confidence::Provenance;
+    use crate::store::test_support::pending_job;
     use crate::store::JobKind;
 
     fn job(id: i64) -> PendingJob {
-        PendingJob {
-            job_id: id,
-            kind: JobKind::Embed,
-            tenant: Tenant::new("t").unwrap(),
-            document_key: id,
-            doc_id: format!("doc_{id}"),
-            source: None,
-            provenance: Provenance::Agent,
-            begun: false,
-            attempts: 0,
-            updated_at: 0,
-            bytes: 0,
-        }
+        pending_job(id, JobKind::Embed, 0)
     }
 
     fn embedded(id: i64, chunks: usize) -> Done {

@@ -720,22 +720,10 @@ fn prepare_from_store(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knowledge::confidence::Provenance;
+    use crate::store::test_support::pending_job;
 
     fn job(id: i64, bytes: i64) -> PendingJob {
-        PendingJob {
-            job_id: id,
-            kind: JobKind::Ingest,
-            tenant: Tenant::new("t").unwrap(),
-            document_key: id,
-            doc_id: format!("doc_{id}"),
-            source: None,
-            provenance: Provenance::Agent,
-            begun: false,
-            attempts: 0,
-            updated_at: 0,
-            bytes,
-        }
+        pending_job(id, JobKind::Ingest, bytes)
     }
 
     fn ids(jobs: Vec<PendingJob>) -> Vec<i64> {

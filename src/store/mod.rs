@@ -54,7 +54,7 @@ mod scope;
 mod sharing;
 mod tenant;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 mod usage;
 pub mod vectors;
 mod versions;

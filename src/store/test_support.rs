@@ -1,13 +1,14 @@
-//! Helpers for the store's unit tests: a fresh store in a temporary
-//! directory, and a document stored and indexed in one call (admission and
-//! its ingestion job, as the worker would run them).
+//! Helpers for the store's unit tests (and the ingestion worker's): a fresh
+//! store in a temporary directory, a document stored and indexed in one
+//! call (admission and its ingestion job, as the worker would run them),
+//! and a pending job as the worker's batching sees one.
 
 use crate::config::Durability;
 use crate::embed::BuiltinEmbedder;
 use crate::ingest::media::MediaKind;
 use crate::ingest::Prepared;
 use crate::knowledge::confidence::Provenance;
-use crate::store::{NewDocument, Store, Tenant, VectorSpec};
+use crate::store::{JobKind, NewDocument, PendingJob, Store, Tenant, VectorSpec};
 
 /// A new store under a unique temporary directory named after `prefix`.
 pub fn temp_store(prefix: &str) -> (std::path::PathBuf, Store) {
@@ -100,4 +101,22 @@ pub fn remember_prepared(
             Ok(a.document_key)
         })
         .unwrap()
+}
+
+/// A pending job of `kind` for document `id` (its key and job id alike) in
+/// tenant "t", with `bytes` of original, never begun.
+pub fn pending_job(id: i64, kind: JobKind, bytes: i64) -> PendingJob {
+    PendingJob {
+        job_id: id,
+        kind,
+        tenant: Tenant::new("t").unwrap(),
+        document_key: id,
+        doc_id: format!("doc_{id}"),
+        source: None,
+        provenance: Provenance::Agent,
+        begun: false,
+        attempts: 0,
+        updated_at: 0,
+        bytes,
+    }
 }
