@@ -8,7 +8,9 @@ mod memory;
 pub mod principal;
 pub mod working_memory;
 
-pub use crate::store::{DocumentFilter, DocumentSelector, Forgotten, Replaces, Version};
+pub use crate::store::{
+    DocumentFilter, DocumentOrder, DocumentSelector, Forgotten, Replaces, Version,
+};
 pub use memory::uploads::{Unclaimed, UploadDeclaration, UploadOffer, UploadTicket, UPLOAD_PATH};
 pub use memory::{
     metadata_source, vector_spec, BrowserStatus, ChunkEntity, ChunkPage, ChunkView, CommunityRef,

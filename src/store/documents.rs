@@ -124,9 +124,12 @@ fn lead(value: rusqlite::types::ValueRef<'_>) -> String {
     }
 }
 
-/// The orders the document listing pages in.
-#[derive(Debug, Clone, Copy)]
-enum ListOrder {
+/// The orders the document listing pages in: newest or oldest first (by
+/// when stored), or by title (without ASCII case, untitled last, equal
+/// titles in creation order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DocumentOrder {
+    #[default]
     Newest,
     Oldest,
     Title,
@@ -439,61 +442,32 @@ impl TenantReader<'_> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Ready documents before `before` (all when `None`), newest first,
-    /// only those `filter` takes: one page of the browser's list.
-    pub fn list_documents_newest(
+    /// A page of the ready documents `filter` takes, in `order`, from the
+    /// document `cursor` (excluded; from the start when `None`): the
+    /// browser's list. In title order a cursor whose document is gone
+    /// (forgotten since) ends the listing.
+    pub fn list_documents_page(
         &self,
-        before: Option<i64>,
-        filter: &DocumentFilter,
-        limit: usize,
-    ) -> Result<Vec<DocumentListing>> {
-        self.list_documents_ordered(before.unwrap_or(i64::MAX), ListOrder::Newest, filter, limit)
-    }
-
-    /// Ready documents after `after` (all when `None`), oldest first, only
-    /// those `filter` takes.
-    pub fn list_documents_oldest(
-        &self,
-        after: Option<i64>,
-        filter: &DocumentFilter,
-        limit: usize,
-    ) -> Result<Vec<DocumentListing>> {
-        self.list_documents_ordered(after.unwrap_or(0), ListOrder::Oldest, filter, limit)
-    }
-
-    /// Ready documents after the document `after` (from the first when
-    /// `None`) in the order of their titles, case folded (untitled ones
-    /// last, each group in creation order), only those `filter` takes. A
-    /// cursor whose document is gone (forgotten since) ends the listing.
-    pub fn list_documents_by_title(
-        &self,
-        after: Option<i64>,
-        filter: &DocumentFilter,
-        limit: usize,
-    ) -> Result<Vec<DocumentListing>> {
-        self.list_documents_ordered(after.unwrap_or(0), ListOrder::Title, filter, limit)
-    }
-
-    /// A page of the listing from the document `cursor` (excluded) in
-    /// `order`.
-    fn list_documents_ordered(
-        &self,
-        cursor: i64,
-        order: ListOrder,
+        order: DocumentOrder,
+        cursor: Option<i64>,
         filter: &DocumentFilter,
         limit: usize,
     ) -> Result<Vec<DocumentListing>> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(Vec::new());
         };
+        let cursor = cursor.unwrap_or(match order {
+            DocumentOrder::Newest => i64::MAX,
+            DocumentOrder::Oldest | DocumentOrder::Title => 0,
+        });
         let lead_bytes = LEAD_CHARS * 4;
         // Titles sort without case, untitled last; a row value compares
         // the three keys at once, so the page after `cursor` starts just
         // past its document whatever titles repeat.
         let (from, order_by) = match order {
-            ListOrder::Newest => ("d.id < ?2", "d.id DESC"),
-            ListOrder::Oldest => ("d.id > ?2", "d.id ASC"),
-            ListOrder::Title => (
+            DocumentOrder::Newest => ("d.id < ?2", "d.id DESC"),
+            DocumentOrder::Oldest => ("d.id > ?2", "d.id ASC"),
+            DocumentOrder::Title => (
                 "(?2 = 0 OR (d.title IS NULL, d.title COLLATE NOCASE, d.id) >
                      (SELECT c.title IS NULL, c.title COLLATE NOCASE, c.id FROM documents c
                        WHERE c.id = ?2 AND c.tenant_id = ?1))",

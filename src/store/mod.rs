@@ -65,7 +65,8 @@ pub use chunks::{Adjacent, ChunkHit, ChunkMention, DocumentChunk, NewChunk, Unem
 pub use communities::Snapshot as CommunitySnapshot;
 pub use db::{latest_schema_version, DB_FILE};
 pub use documents::{
-    AdmitOutcome, DocumentFilter, DocumentListing, DocumentRow, DocumentSummary, NewDocument,
+    AdmitOutcome, DocumentFilter, DocumentListing, DocumentOrder, DocumentRow, DocumentSummary,
+    NewDocument,
 };
 pub use forget::{DocumentSelector, Forgotten};
 pub use graph::{

@@ -22,7 +22,7 @@ use crate::ingest::front_matter;
 use crate::limits::{CHUNKS_DEFAULT_LIMIT, CHUNKS_MAX_LIMIT, MAX_REPLY_BYTES};
 use crate::protocol::resources::version_meta;
 use crate::protocol::tools::{self, Tool};
-use crate::service::{DocumentFilter, Memory, Permission, Principal};
+use crate::service::{DocumentFilter, DocumentOrder, Memory, Permission, Principal};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::Instant;
@@ -128,21 +128,13 @@ pub(super) fn document(ctx: &Arc<Context>, request: Request, principal: Principa
 #[derive(Debug, PartialEq, Eq)]
 struct ListQuery {
     limit: usize,
-    order: ListOrder,
+    /// `order=`: newest first (the default, paged with `before`), oldest
+    /// first or by title (both paged with `after`).
+    order: DocumentOrder,
     /// The page's cursor: `before` (newest first) or `after` (oldest first,
     /// by title).
     cursor: Option<i64>,
     filter: DocumentFilter,
-}
-
-/// `order=`: newest first (the default, paged with `before`), oldest first
-/// or by title (both paged with `after`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-enum ListOrder {
-    #[default]
-    Newest,
-    Oldest,
-    Title,
 }
 
 /// An exact-match filter value: at most [`LIST_MAX_FILTER_BYTES`].
@@ -171,7 +163,7 @@ fn time_bound(name: &str, value: &str, end: bool) -> Result<i64, String> {
 fn list_query(query: &str) -> Result<ListQuery, String> {
     let mut q = ListQuery {
         limit: LIST_DEFAULT_LIMIT,
-        order: ListOrder::Newest,
+        order: DocumentOrder::Newest,
         cursor: None,
         filter: DocumentFilter::default(),
     };
@@ -199,9 +191,9 @@ fn list_query(query: &str) -> Result<ListQuery, String> {
             }
             "order" => {
                 q.order = match value.as_str() {
-                    "newest" => ListOrder::Newest,
-                    "oldest" => ListOrder::Oldest,
-                    "title" => ListOrder::Title,
+                    "newest" => DocumentOrder::Newest,
+                    "oldest" => DocumentOrder::Oldest,
+                    "title" => DocumentOrder::Title,
                     _ => return Err("order must be newest, oldest or title".into()),
                 }
             }
@@ -225,7 +217,7 @@ fn list_query(query: &str) -> Result<ListQuery, String> {
             }
         }
     }
-    let newest = q.order == ListOrder::Newest;
+    let newest = q.order == DocumentOrder::Newest;
     q.cursor = match (newest, before, after) {
         (true, _, Some(_)) => {
             return Err(
@@ -260,11 +252,7 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, q
     let started = Instant::now();
     run(ctx, request, Holder::of(&principal), move |ctx| {
         let memory = ctx.service.for_caller(&principal);
-        let page = match q.order {
-            ListOrder::Newest => memory.list_documents_newest(q.cursor, &q.filter, q.limit + 1),
-            ListOrder::Oldest => memory.list_documents_oldest(q.cursor, &q.filter, q.limit + 1),
-            ListOrder::Title => memory.list_documents_by_title(q.cursor, &q.filter, q.limit + 1),
-        };
+        let page = memory.list_documents_page(q.order, q.cursor, &q.filter, q.limit + 1);
         let listed = page.and_then(|rows| Ok((rows, memory.count_documents(&q.filter)?)));
         match listed {
             Ok((mut rows, total)) => {
@@ -289,7 +277,7 @@ pub(super) fn list(ctx: &Arc<Context>, request: Request, principal: Principal, q
                         })
                     })
                     .collect();
-                let cursor_name = if q.order == ListOrder::Newest {
+                let cursor_name = if q.order == DocumentOrder::Newest {
                     "next_before"
                 } else {
                     "next_after"
@@ -511,7 +499,7 @@ mod tests {
             list_query("").unwrap(),
             ListQuery {
                 limit: LIST_DEFAULT_LIMIT,
-                order: ListOrder::Newest,
+                order: DocumentOrder::Newest,
                 cursor: None,
                 filter: DocumentFilter::default(),
             }
@@ -522,12 +510,15 @@ mod tests {
         .unwrap();
         assert_eq!(
             (q.limit, q.order, q.cursor),
-            (2, ListOrder::Newest, Some(7))
+            (2, DocumentOrder::Newest, Some(7))
         );
         let oldest = list_query("order=oldest&after=9").unwrap();
-        assert_eq!((oldest.order, oldest.cursor), (ListOrder::Oldest, Some(9)));
+        assert_eq!(
+            (oldest.order, oldest.cursor),
+            (DocumentOrder::Oldest, Some(9))
+        );
         let title = list_query("order=title&after=4").unwrap();
-        assert_eq!((title.order, title.cursor), (ListOrder::Title, Some(4)));
+        assert_eq!((title.order, title.cursor), (DocumentOrder::Title, Some(4)));
         assert_eq!(q.filter.source.as_deref(), Some("notes/a b"));
         assert_eq!(q.filter.media_type.as_deref(), Some("text/markdown"));
         assert_eq!(q.filter.provenance.as_deref(), Some("user"));

@@ -10,7 +10,8 @@ use crate::ingest::media::{self, MediaKind};
 use crate::limits::CHUNKS_MAX_LIMIT;
 use crate::service::principal::Permission;
 use crate::store::{
-    DocumentFilter, DocumentListing, DocumentRow, DocumentSummary, ExportRow, Version,
+    DocumentFilter, DocumentListing, DocumentOrder, DocumentRow, DocumentSummary, ExportRow,
+    Version,
 };
 
 /// One page of a document's chunks, in reading order.
@@ -86,40 +87,18 @@ impl Memory<'_> {
         self.reader()?.list_documents(after, limit)
     }
 
-    /// Ready documents stored before the position `before` (from the
-    /// newest when `None`), newest first, only those `filter` takes.
-    pub fn list_documents_newest(
+    /// A page of the ready documents `filter` takes, in `order`, after the
+    /// document `cursor` (from the start when `None`).
+    pub fn list_documents_page(
         &self,
-        before: Option<i64>,
+        order: DocumentOrder,
+        cursor: Option<i64>,
         filter: &DocumentFilter,
         limit: usize,
     ) -> Result<Vec<DocumentListing>> {
         self.require(Permission::Query)?;
-        self.reader()?.list_documents_newest(before, filter, limit)
-    }
-
-    /// Ready documents stored after the position `after` (from the oldest
-    /// when `None`), oldest first, only those `filter` takes.
-    pub fn list_documents_oldest(
-        &self,
-        after: Option<i64>,
-        filter: &DocumentFilter,
-        limit: usize,
-    ) -> Result<Vec<DocumentListing>> {
-        self.require(Permission::Query)?;
-        self.reader()?.list_documents_oldest(after, filter, limit)
-    }
-
-    /// Ready documents after the document `after` (from the first when
-    /// `None`) in the order of their titles, only those `filter` takes.
-    pub fn list_documents_by_title(
-        &self,
-        after: Option<i64>,
-        filter: &DocumentFilter,
-        limit: usize,
-    ) -> Result<Vec<DocumentListing>> {
-        self.require(Permission::Query)?;
-        self.reader()?.list_documents_by_title(after, filter, limit)
+        self.reader()?
+            .list_documents_page(order, cursor, filter, limit)
     }
 
     /// How many ready documents `filter` takes in all, whatever the page.

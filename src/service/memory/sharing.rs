@@ -9,7 +9,7 @@ use crate::clock::now_ms;
 use crate::error::{Error, Result};
 use crate::limits::MAX_SHARE_DOCUMENTS;
 use crate::service::principal::{MemoryAccess, Permission};
-use crate::store::{DocumentFilter, MemoryScope};
+use crate::store::{DocumentFilter, DocumentOrder, MemoryScope};
 
 /// What a share names: documents by id, or those a filter matches.
 #[derive(Debug, Clone)]
@@ -168,7 +168,7 @@ impl Memory<'_> {
                     )));
                 }
                 reader
-                    .list_documents_newest(None, filter, MAX_SHARE_DOCUMENTS)?
+                    .list_documents_page(DocumentOrder::Newest, None, filter, MAX_SHARE_DOCUMENTS)?
                     .into_iter()
                     .map(|d| d.summary.doc_id)
                     .collect()
