@@ -11,16 +11,6 @@ use common::owner::{client_with, stop_owner, SHARED};
 use common::*;
 use serde_json::{json, Value};
 
-/// Evidence sources, in rank order.
-fn sources(q: &Value) -> Vec<String> {
-    q["evidence"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no evidence: {q}"))
-        .iter()
-        .map(|e| e["source"].as_str().unwrap_or("").to_string())
-        .collect()
-}
-
 fn sorted(mut v: Vec<String>) -> Vec<String> {
     v.sort();
     v
@@ -33,7 +23,7 @@ fn filtered(s: &mut Server, query: &str, filter: Value, history: bool) -> Vec<St
         json!({"query": query, "mode": "evidence", "top_k": 20, "filter": filter,
                "include_history": history}),
     );
-    sorted(sources(&q))
+    sorted(evidence_sources(&q))
 }
 
 fn note(s: &mut Server, source: &str, media_type: &str, tags: &[&str], text: &str) -> String {

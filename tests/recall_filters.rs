@@ -57,21 +57,12 @@ fn seeded(dir: &std::path::Path) -> Server {
     s
 }
 
-fn sources(q: &Value) -> Vec<String> {
-    q["evidence"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no evidence: {q}"))
-        .iter()
-        .map(|e| e["source"].as_str().unwrap_or("").to_string())
-        .collect()
-}
-
 fn query(s: &mut Server, filter: Value, top_k: u32) -> Vec<String> {
     let q = s.ok(
         "alayasiki_query",
         json!({"query": "backups backup", "mode": "evidence", "top_k": top_k, "filter": filter}),
     );
-    let mut got = sources(&q);
+    let mut got = evidence_sources(&q);
     got.sort();
     got
 }
@@ -81,7 +72,7 @@ fn every_filter_selects_inside_the_lanes_alone_and_combined() {
     let dir = TempDir::new("filters");
     let mut s = seeded(dir.path());
     // Unfiltered, the 24 reports take most of the first places.
-    let plain = sources(&s.ok(
+    let plain = evidence_sources(&s.ok(
         "alayasiki_query",
         json!({"query": "backups backup", "mode": "evidence", "top_k": 4}),
     ));
@@ -177,7 +168,7 @@ fn every_filter_selects_inside_the_lanes_alone_and_combined() {
         json!({"query": "retro disk", "mode": "evidence",
                "filter": {"since": "2026-12-04", "source_prefix": "notes/"}}),
     );
-    assert_eq!(sources(&today), ["notes/retro.json"], "{today}");
+    assert_eq!(evidence_sources(&today), ["notes/retro.json"], "{today}");
 }
 
 #[test]

@@ -278,6 +278,17 @@ pub fn wait_timeout(child: &mut Child, d: Duration) -> Option<ExitStatus> {
 }
 
 /// Every stdout line must be one JSON-RPC 2.0 message (or a batch of them).
+/// The `source` of each evidence item of a query's result, in rank order
+/// ("" for a document without one).
+pub fn evidence_sources(q: &Value) -> Vec<String> {
+    q["evidence"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no evidence: {q}"))
+        .iter()
+        .map(|e| e["source"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
 pub fn assert_json_rpc(line: &str) {
     let v: Value = serde_json::from_str(line)
         .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:.200}"));
