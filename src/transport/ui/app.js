@@ -375,30 +375,27 @@ async function loadDocuments(more) {
   } catch (e) { failed(e); }
 }
 
-function askBulkForget() {
+// Opens the dialog whose elements are named PREFIX-title, -what, -list,
+// -confirm and -dialog over the selected documents, listed by title and id.
+function askAboutSelected(prefix, verb, what) {
   const n = selected.size;
   if (!n) return;
-  $("bulk-title").textContent = "Forget " + n + " document(s)?";
-  $("bulk-what").textContent = "This deletes, for good, these " + n + " document(s):";
-  const ul = $("bulk-list");
+  $(prefix + "-title").textContent = verb + " " + n + " document(s)?";
+  $(prefix + "-what").textContent = what(n);
+  const ul = $(prefix + "-list");
   ul.replaceChildren();
   for (const d of selected.values()) ul.append(el("li", iso(d.title || "(untitled)") + " · " + d.document_id));
-  $("bulk-confirm").textContent = "Forget " + n + " document(s)";
-  $("bulk-dialog").returnValue = "";
-  $("bulk-dialog").showModal();
+  $(prefix + "-confirm").textContent = verb + " " + n + " document(s)";
+  $(prefix + "-dialog").returnValue = "";
+  $(prefix + "-dialog").showModal();
+}
+
+function askBulkForget() {
+  askAboutSelected("bulk", "Forget", (n) => "This deletes, for good, these " + n + " document(s):");
 }
 
 function askBulkShare() {
-  const n = selected.size;
-  if (!n) return;
-  $("share-title").textContent = "Share " + n + " document(s)?";
-  $("share-what").textContent = "These " + n + " document(s):";
-  const ul = $("share-list");
-  ul.replaceChildren();
-  for (const d of selected.values()) ul.append(el("li", iso(d.title || "(untitled)") + " · " + d.document_id));
-  $("share-confirm").textContent = "Share " + n + " document(s)";
-  $("share-dialog").returnValue = "";
-  $("share-dialog").showModal();
+  askAboutSelected("share", "Share", (n) => "These " + n + " document(s):");
 }
 
 // The server takes at most this many documents per share (MAX_SHARE_DOCUMENTS).
