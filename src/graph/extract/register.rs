@@ -91,15 +91,11 @@ impl<'a> Register<'a> {
         let mut titles = HashSet::default();
         let caps = |t: &Token| t.shape == Shape::Upper && !is_known(t);
         let mut speaker_line = false;
-        let personal = toks
-            .iter()
-            .any(|t| t.text == "I" || t.text.eq_ignore_ascii_case("my"));
-        let documentation = !headings.is_empty()
-            || !code.is_empty()
-            || toks
-                .iter()
-                .any(|t| matches!(t.shape, Shape::Code | Shape::Backtick));
+        let mut personal = false;
+        let mut code_shaped = false;
         for (j, t) in toks.iter().enumerate() {
+            personal |= t.text == "I" || t.text.eq_ignore_ascii_case("my");
+            code_shaped |= matches!(t.shape, Shape::Code | Shape::Backtick);
             if t.text.eq_ignore_ascii_case(SPDX_TAG)
                 && toks.get(j + 1).is_some_and(|c| c.is_punct(':'))
             {
@@ -142,6 +138,7 @@ impl<'a> Register<'a> {
         // did she go to the museum?"), as a conversation does.
         let question = text.trim_end().ends_with('?');
         let conversational = personal || question || speaker_line;
+        let documentation = !headings.is_empty() || !code.is_empty() || code_shaped;
         Register {
             headings,
             code,
