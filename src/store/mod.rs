@@ -90,7 +90,7 @@ pub use versions::{Replaces, Version};
 pub use write_log::{Recorded, Refusal, Replicator, WriteTap, VECTOR_CLEAR, VECTOR_PUT};
 pub use writer::{Batching, Commit, QueuedWrite};
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
@@ -297,13 +297,8 @@ impl Store {
     /// Read access bound to `tenant` that sees only what `sight` admits
     /// (see `sharing`).
     pub fn reader_seeing(&self, tenant: &Tenant, sight: &Sight) -> Result<TenantReader<'_>> {
-        let tenant_id = self
-            .tenants
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(tenant.name())
-            .copied();
         let mut conn = PooledConn::new(self.readers.get()?, &self.readers);
+        let tenant_id = self.tenant_id_seen(&conn, tenant.name())?;
         conn.see(sight)?;
         Ok(TenantReader {
             conn,
@@ -314,6 +309,38 @@ impl Store {
             resolver: self.resolver,
             catalogs: &self.catalogs,
         })
+    }
+
+    /// The id of tenant `name`, if a commit `conn` can see created it.
+    ///
+    /// The map answers for every tenant this node's writer created or has
+    /// seen applied; one created by another node's write becomes visible
+    /// with that commit, and a replica adds it to the map only after it
+    /// (`writer::caught_up`). A reader that arrives in between (say, one
+    /// that waited for that very position) reads the row itself rather
+    /// than answering as though the tenant had nothing. Ids are never
+    /// reused, so what it reads is cached for good.
+    fn tenant_id_seen(&self, conn: &Connection, name: &str) -> Result<Option<i64>> {
+        let known = self
+            .tenants
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .copied();
+        if known.is_some() {
+            return Ok(known);
+        }
+        let found: Option<i64> = conn
+            .prepare_cached("SELECT id FROM tenants WHERE name = ?1")?
+            .query_row([name], |r| r.get(0))
+            .optional()?;
+        if let Some(id) = found {
+            self.tenants
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(name.to_string(), id);
+        }
+        Ok(found)
     }
 
     /// Runs `f` in the writer's next transaction, bound to `tenant`, and

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::error::Result;
+use crate::store::Tenant;
 
 fn temp_dir(prefix: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(crate::ids::new_id(prefix));
@@ -367,6 +368,31 @@ fn a_tap_that_wants_whole_batches_gets_one_commit_per_batch() {
         })
         .unwrap();
     assert_eq!(stored, 6, "a, c twice, e, f and g");
+    store.close();
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A tenant another node created is visible to readers as soon as its
+/// commit is, before this node's writer registers it in the map (a replica
+/// applies the entry, and a reader waiting for that position may come in
+/// between).
+#[test]
+fn a_reader_finds_a_tenant_committed_without_this_writer() {
+    let (dir, store) = crate::store::test_support::temp_store("tenant-elsewhere");
+    let t = Tenant::new("elsewhere").unwrap();
+    assert_eq!(store.reader(&t).unwrap().tenant_id, None);
+    let other = Connection::open(dir.join(crate::store::DB_FILE)).unwrap();
+    other
+        .execute(
+            "INSERT INTO tenants(id, name, created_at) VALUES (41, 'elsewhere', 0)",
+            [],
+        )
+        .unwrap();
+    drop(other);
+    assert_eq!(store.reader(&t).unwrap().tenant_id, Some(41));
+    // Cached from then on, as the writer's own tenants are.
+    let cached = store.tenants.read().unwrap().get("elsewhere").copied();
+    assert_eq!(cached, Some(41));
     store.close();
     std::fs::remove_dir_all(dir).unwrap();
 }
