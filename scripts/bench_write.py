@@ -3,7 +3,7 @@
 
 Usage: python3 scripts/bench_write.py [--binary target/release/alayasiki-mcp]
                                       [--writes 300] [--in-flight 32] [--runs 3]
-                                      [BINARY ...]
+                                      [--onto DIR] [BINARY ...]
 
 For each binary (default: --binary), RUNS times, on a fresh data directory over
 stdio (`--in-process`):
@@ -14,11 +14,16 @@ stdio (`--in-process`):
   in flight       WRITES calls with IN_FLIGHT outstanding, `wait: true` and then
                   `wait: false` (timed until nothing is pending); documents per
                   second.
+With --onto DIR, only the one-at-a-time figures, each run on a fresh copy of
+the data directory DIR (a memory already filled, e.g. by
+scripts/bench_filters.py --store DIR): what a waited write costs on a large
+memory.
 Binaries are run in turn within each run, so a busy machine weighs on each alike.
 Prints the median over runs. Python 3 standard library only.
 """
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -27,8 +32,10 @@ import time
 
 
 class Server:
-    def __init__(self, binary):
+    def __init__(self, binary, onto=None):
         self.dir = tempfile.TemporaryDirectory(prefix="bench-write-")
+        if onto:
+            shutil.copytree(onto, self.dir.name, dirs_exist_ok=True)
         self.proc = subprocess.Popen(
             [binary, "--data-dir", self.dir.name, "--in-process"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -71,8 +78,8 @@ def note(i):
             f"to 03:{i % 60:02d} after the outage on day {i}.")
 
 
-def one_at_a_time(binary, writes):
-    server = Server(binary)
+def one_at_a_time(binary, writes, onto=None):
+    server = Server(binary, onto)
     times = []
     for i in range(writes + 20):
         started = time.perf_counter()
@@ -108,21 +115,24 @@ def main():
     ap.add_argument("--writes", type=int, default=300)
     ap.add_argument("--in-flight", type=int, default=32)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--onto", help="a filled data directory to copy and write onto")
     ap.add_argument("binaries", nargs="*")
     args = ap.parse_args()
     binaries = args.binaries or [args.binary]
     results = {b: {"p50": [], "p99": [], "waited": [], "unwaited": []} for b in binaries}
     for _ in range(args.runs):
         for b in binaries:
-            p50, p99 = one_at_a_time(b, args.writes)
+            p50, p99 = one_at_a_time(b, args.writes, args.onto)
             results[b]["p50"].append(p50)
             results[b]["p99"].append(p99)
+            if args.onto:
+                continue
             results[b]["waited"].append(in_flight(b, args.writes, args.in_flight, True))
             results[b]["unwaited"].append(in_flight(b, args.writes, args.in_flight, False))
     print(f"{'binary':<40} {'one at a time p50 ms':>21} {'p99 ms':>8} "
           f"{f'{args.in_flight} in flight, waited /s':>26} {'not waited /s':>14}")
     for b, r in results.items():
-        med = {k: statistics.median(v) for k, v in r.items()}
+        med = {k: statistics.median(v) if v else float("nan") for k, v in r.items()}
         print(f"{b:<40} {med['p50']:>21.2f} {med['p99']:>8.2f} "
               f"{med['waited']:>26.0f} {med['unwaited']:>14.0f}")
     return 0

@@ -205,3 +205,31 @@ fn an_ingest_reply_names_the_documents_it_nearly_duplicates() {
     );
     assert!(unwaited.get("near_duplicates").is_none(), "{unwaited}");
 }
+
+#[test]
+fn a_near_duplicate_is_named_behind_many_newer_texts_sharing_its_opening() {
+    let dir = TempDir::new("dup-boilerplate");
+    let mut s = Server::ready(dir.path());
+    let base = "The nightly backup of the build server runs at 03:00 and copies the \
+                artifacts to the NAS in the basement; it takes about an hour and mails \
+                the ops channel when it is done, or when it fails for any reason.";
+    let first = s.ok("alayasiki_ingest", json!({"content": base}));
+    // More newer notes share the opening than one probe of the index reads.
+    for i in 0..80 {
+        let note = format!(
+            "The nightly backup of the build server runs at 03:00 and copies the \
+             artifacts to host {i}, then rotates the logs of week {i}."
+        );
+        let r = s.ok("alayasiki_ingest", json!({"content": note, "wait": false}));
+        assert!(r.get("near_duplicates").is_none(), "{r}");
+    }
+    let edited = s.ok(
+        "alayasiki_ingest",
+        json!({"content": base.replace("about an hour", "about one hour")}),
+    );
+    assert_eq!(
+        edited["near_duplicates"],
+        json!([first["document_id"]]),
+        "{edited}"
+    );
+}

@@ -10,11 +10,23 @@
 //! short texts match only when their words are the same.
 //!
 //! An ingest that waited for its document is told of the current
-//! documents it nearly duplicates ([`of_document`]): its first chunk's
-//! words are searched, and the best few keyword matches compared.
+//! documents it nearly duplicates ([`of_document`]). Candidates are found
+//! by probing the full-text index with a few of its first chunk's word
+//! trigrams as phrases, each probe reading at most
+//! [`NEAR_DUPLICATE_PROBE_DEPTH`] matches, newest first; each probe's
+//! matches share one vote, and the candidates with most votes are compared
+//! whole. The probes are disjoint trigrams,
+//! so one edited word spoils at most one of them, and a text that keeps
+//! four in five of its trigrams is found by most. The cost is bounded
+//! however large the memory: ranking every keyword match of the chunk's
+//! words read each common word's postings, and took half of a waited
+//! write's time at 1k notes (BENCHMARKS.md, "Writes as a client makes
+//! them"). What it gives up: a near-duplicate older than the newest
+//! [`NEAR_DUPLICATE_PROBE_DEPTH`] holders of every probe is not named
+//! (a text that common is named with its newer copies instead).
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 /// Jaccard similarity of word trigrams at or above which two evidence texts
@@ -24,8 +36,16 @@ use std::hash::{Hash, Hasher};
 /// second sentence added to a one-sentence note never does.
 pub const NEAR_DUPLICATE_SIMILARITY: f64 = 0.8;
 
-/// Keyword matches of a new document's first chunk compared with it.
+/// Candidates (the chunks with most probe votes) compared with a new
+/// document's first chunk.
 pub const NEAR_DUPLICATE_CANDIDATES: usize = 10;
+
+/// Phrases (disjoint word trigrams) of a new document's first chunk the
+/// full-text index is probed with.
+pub const NEAR_DUPLICATE_PROBES: usize = 8;
+
+/// Matches one probe reads, newest first.
+pub const NEAR_DUPLICATE_PROBE_DEPTH: usize = 32;
 
 /// Most near-duplicates an ingest reply names.
 pub const MAX_NEAR_DUPLICATES_REPORTED: usize = 5;
@@ -43,10 +63,23 @@ pub fn of_document(
     else {
         return Ok(Vec::new());
     };
-    let terms = super::terms::analyze(&first.text);
-    let plan = super::retrieve::plan(reader, &terms)?;
+    // Each probe's matches share one vote: a phrase few chunks hold says
+    // more than one of boilerplate that many do.
+    let mut votes: HashMap<i64, f64> = HashMap::new();
+    for phrase in probes(&words(&first.text)) {
+        let keys = reader.newest_with_phrase::<NEAR_DUPLICATE_PROBE_DEPTH>(&phrase)?;
+        let share = 1.0 / keys.len().max(1) as f64;
+        for key in keys {
+            *votes.entry(key).or_default() += share;
+        }
+    }
+    // Most votes first, then newest; one more than the candidates, as the
+    // document's own chunk is among them.
+    let mut ranked: Vec<(i64, f64)> = votes.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    ranked.truncate(NEAR_DUPLICATE_CANDIDATES + 1);
     let scope = crate::store::Scope::current();
-    let hits = super::retrieve::keyword(reader, &plan, NEAR_DUPLICATE_CANDIDATES, &scope)?;
+    let hits = reader.scoped_chunks_by_keys(&ranked, ranked.len(), &scope)?;
     let mine = Shingles::of(&first.text);
     let mut found: Vec<String> = Vec::new();
     for hit in hits {
@@ -61,16 +94,58 @@ pub fn of_document(
     Ok(found)
 }
 
+/// A text's words as shingles count them: runs of letters and digits,
+/// lowercased.
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The full-text phrases a text is probed with: its disjoint word
+/// trigrams (all its words when it has fewer than three), at most
+/// [`NEAR_DUPLICATE_PROBES`] of them, those with the longest word that is
+/// not a stopword first (a probe reads the postings of its words until it
+/// has its matches, and rarer words have fewer).
+fn probes(words: &[String]) -> Vec<String> {
+    let windows: Vec<&[String]> = match words.len() {
+        0 => Vec::new(),
+        1 | 2 => vec![words],
+        _ => words.chunks_exact(3).collect(),
+    };
+    let telling = |w: &[String]| {
+        w.iter()
+            .filter(|w| !super::terms::is_stopword(w))
+            .map(|w| w.chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let mut ranked: Vec<(usize, usize)> = windows
+        .iter()
+        .enumerate()
+        .map(|(at, w)| (telling(w), at))
+        .collect();
+    ranked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut out: Vec<String> = Vec::new();
+    for (_, at) in ranked {
+        let phrase = format!("\"{}\"", windows[at].join(" "));
+        if !out.contains(&phrase) {
+            out.push(phrase);
+        }
+        if out.len() == NEAR_DUPLICATE_PROBES {
+            break;
+        }
+    }
+    out
+}
+
 /// A text's word trigrams, hashed.
 pub struct Shingles(HashSet<u64>);
 
 impl Shingles {
     pub fn of(text: &str) -> Shingles {
-        let words: Vec<String> = text
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect();
+        let words = words(text);
         let hash = |ws: &[String]| {
             let mut h = DefaultHasher::new();
             ws.hash(&mut h);
@@ -113,5 +188,25 @@ mod tests {
         // Short texts: the same words, or not the same.
         assert!(Shingles::of("Thanks, Mel!").near(&Shingles::of("thanks mel")));
         assert!(!Shingles::of("Thanks, Mel!").near(&Shingles::of("Thanks, Melanie!")));
+    }
+
+    #[test]
+    fn probes_are_disjoint_trigrams_with_telling_words_first() {
+        let w = words("The nightly backup of the build server runs at 03:00, or so.");
+        // the nightly backup | of the build | server runs at | 03 00 or
+        // ("so" is left over); "nightly" is the longest telling word.
+        assert_eq!(
+            probes(&w),
+            [
+                "\"the nightly backup\"",
+                "\"server runs at\"",
+                "\"of the build\"",
+                "\"03 00 or\""
+            ]
+        );
+        assert_eq!(probes(&words("Thanks, Mel!")), ["\"thanks mel\""]);
+        assert!(probes(&words(" ... ")).is_empty());
+        let long: Vec<String> = (0..100).map(|i| format!("w{i}")).collect();
+        assert_eq!(probes(&long).len(), NEAR_DUPLICATE_PROBES);
     }
 }

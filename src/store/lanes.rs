@@ -429,6 +429,23 @@ impl TenantReader<'_> {
         Ok(hits)
     }
 
+    /// The newest chunks (at most `DEPTH`, by key, newest first) whose
+    /// text holds the full-text phrase `phrase`: a probe bounded however
+    /// many chunks match, for the near-duplicate check of an ingest.
+    /// `DEPTH` is written into the SQL (see [`Self::full_text`]).
+    pub fn newest_with_phrase<const DEPTH: usize>(&self, phrase: &str) -> Result<Vec<i64>> {
+        let Some(fts) = self.fts_table() else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT rowid FROM {fts} WHERE {fts} MATCH ?1 ORDER BY rowid DESC LIMIT {DEPTH}"
+        ))?;
+        let keys = stmt
+            .query_map([format!("text : {phrase}")], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(keys)
+    }
+
     /// The first `limit` chunks by key that `scope` admits, in the order
     /// given, each with its score (negated into `bm25`, lower is better).
     /// Keys not of this tenant are skipped.
