@@ -2,7 +2,9 @@
 //! that has stopped receiving writes empties its write-ahead log
 //! (`IDLE_CHECKPOINT_MS`, 2 s), and a data directory holding a few hundred
 //! short documents stays small while the server runs. Sizes are allocated
-//! blocks, not apparent lengths (a sparse tail costs nothing).
+//! blocks, not apparent lengths (a sparse tail costs nothing). A store an
+//! earlier release wrote with exact f32 copies of its vectors opens without
+//! them, and answers from the int8 rows alone.
 
 mod common;
 
@@ -128,4 +130,61 @@ fn an_idle_server_empties_its_log_and_a_small_memory_stays_small() {
     }
     let (status, _) = s.close();
     assert!(status.success());
+}
+
+/// `fixtures/vectors_f32`: a store the release before the int8-only vector
+/// files wrote (see its README).
+const F32_STORE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/vectors_f32/data");
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_store_written_with_exact_vector_copies_opens_without_them() {
+    let dir = TempDir::new("f32-store");
+    copy_dir(Path::new(F32_STORE), dir.path());
+    let exact = dir.path().join("vectors/t1.g0.f32");
+    let q8 = dir.path().join("vectors/t1.g0.q8");
+    assert!(exact.exists());
+    let mut s = Server::ready(dir.path());
+    // The vector lane alone finds each stored note by a paraphrase.
+    for (question, source) in [
+        ("When can I visit the glasshouse?", "greenhouse.txt"),
+        ("Who bought seeds for planting?", "seeds.txt"),
+        ("What broke in the field?", "pump.txt"),
+    ] {
+        let q = s.ok(
+            "alayasiki_query",
+            json!({"query": question, "mode": "evidence", "lanes": ["vector"], "top_k": 1}),
+        );
+        let got = evidence_sources(&q);
+        assert!(
+            got.len() == 1 && got[0].ends_with(source),
+            "{question}: {got:?}"
+        );
+    }
+    assert!(!exact.exists(), "the f32 copies were deleted on open");
+    // New rows go on after the old ones, in the int8 file alone.
+    s.ingest("The compost heap behind the shed is turned every other Sunday.");
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": "How often is the compost turned?", "mode": "evidence",
+               "lanes": ["vector"], "top_k": 1}),
+    );
+    let text = q["evidence"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("compost heap"), "{q}");
+    s.close();
+    let row = (256 + 4usize).next_multiple_of(16) as u64;
+    assert!(std::fs::metadata(&q8).unwrap().len() >= 256 + 4 * row);
+    assert!(!exact.exists());
 }

@@ -298,20 +298,15 @@ fn cli_forget_reports_and_refuses_unknown() {
     assert!(out.contains("No evidence"), "{out}");
 }
 
-/// The vector files of a tenant: (q8 row bytes, f32 row bytes, q8 path,
-/// f32 path), as `store::vectors` lays them out (a 256-byte
-/// header holding the dimension at bytes 12..16, then fixed rows by slot).
-fn vector_files(
-    dir: &std::path::Path,
-    tenant: i64,
-    generation: i64,
-) -> (usize, usize, std::path::PathBuf, std::path::PathBuf) {
+/// The vector file of a tenant: (row bytes, path), as `store::vectors`
+/// lays it out (a 256-byte header holding the dimension at bytes 12..16,
+/// then fixed rows by slot: the int8 values and their scale).
+fn vector_file(dir: &std::path::Path, tenant: i64, generation: i64) -> (usize, std::path::PathBuf) {
     let q8 = dir.join(format!("vectors/t{tenant}.g{generation}.q8"));
-    let f32 = dir.join(format!("vectors/t{tenant}.g{generation}.f32"));
-    let header = std::fs::read(&f32).unwrap();
+    let header = std::fs::read(&q8).unwrap();
     assert_eq!(&header[..8], b"ALAYAVEC");
     let dim = u32::from_le_bytes(header[12..16].try_into().unwrap()) as usize;
-    ((dim + 4).next_multiple_of(16), dim * 4, q8, f32)
+    ((dim + 4).next_multiple_of(16), q8)
 }
 
 const HEADER_BYTES: usize = 256;
@@ -362,14 +357,13 @@ fn forgetting_zeroes_the_vector_slot_on_disk_and_it_stays_zero() {
     assert_eq!(secret_slots.len(), 1, "one chunk, one vector");
     assert_eq!(rows, 2);
     let slot = secret_slots[0];
-    let (q8_row, f32_row, q8, f32) = vector_files(dir.path(), tenant, generation);
-    let exact = row(&f32, f32_row, slot);
-    let kept_before = row(&f32, f32_row, kept_slots[0]);
+    let (q8_row, q8) = vector_file(dir.path(), tenant, generation);
+    let stored = row(&q8, q8_row, slot);
+    let kept_before = row(&q8, q8_row, kept_slots[0]);
     assert!(
-        exact.iter().any(|&b| b != 0),
+        stored.iter().any(|&b| b != 0),
         "the slot holds the embedding"
     );
-    assert!(row(&q8, q8_row, slot).iter().any(|&b| b != 0));
 
     {
         let mut s = Server::ready(dir.path());
@@ -377,15 +371,14 @@ fn forgetting_zeroes_the_vector_slot_on_disk_and_it_stays_zero() {
         assert_eq!(r["vectors"], 1, "{r}");
         s.close();
     }
-    // After the forget (and the restart the server exit makes), both files'
-    // rows for that slot are zeros, and the embedding's bytes are nowhere
-    // in the exact file; the other document's row is untouched.
+    // After the forget (and the restart the server exit makes), the
+    // file's row for that slot is zeros, and the embedding's bytes are
+    // nowhere in it; the other document's row is untouched.
     let assert_forgotten = || {
-        assert!(row(&f32, f32_row, slot).iter().all(|&b| b == 0));
         assert!(row(&q8, q8_row, slot).iter().all(|&b| b == 0));
-        let file = std::fs::read(&f32).unwrap();
-        assert!(!file.windows(64).any(|w| w == &exact[..64]));
-        assert_eq!(row(&f32, f32_row, kept_slots[0]), kept_before);
+        let file = std::fs::read(&q8).unwrap();
+        assert!(!file.windows(64).any(|w| w == &stored[..64]));
+        assert_eq!(row(&q8, q8_row, kept_slots[0]), kept_before);
     };
     assert_forgotten();
 
@@ -408,10 +401,12 @@ fn forgetting_zeroes_the_vector_slot_on_disk_and_it_stays_zero() {
     cli_ok(dir.path(), &["compact"]);
     let ((tenant, generation, rows), kept_slots) = slots(dir.path(), &kept);
     assert_eq!(rows, 2, "compaction drops the freed row");
-    let (_, f32_row, _, f32) = vector_files(dir.path(), tenant, generation);
-    assert_eq!(row(&f32, f32_row, kept_slots[0]), kept_before);
-    let file = std::fs::read(&f32).unwrap();
-    assert!(!file.windows(64).any(|w| w == &exact[..64]));
+    // The row compaction copied is the same bytes: read back and quantized
+    // again, a stored vector is the same row.
+    let (q8_row, q8) = vector_file(dir.path(), tenant, generation);
+    assert_eq!(row(&q8, q8_row, kept_slots[0]), kept_before);
+    let file = std::fs::read(&q8).unwrap();
+    assert!(!file.windows(64).any(|w| w == &stored[..64]));
 }
 
 /// A document spanning many pages of the database (its chunks updated as

@@ -40,13 +40,6 @@ pub const DEEPER: usize = 2;
 /// Margin on the depth a further look estimates it needs.
 const DEPTH_MARGIN: f64 = 1.5;
 
-/// Candidates the vector lane re-scores exactly per result under a
-/// filter: admitted ones only, and fewer than an unfiltered search
-/// re-scores (`RESCORE_PER_RESULT`), as each costs an admission check
-/// (three B-tree descents, as much as the int8 scan spends on a thousand
-/// rows).
-pub const FILTERED_RESCORE_PER_RESULT: usize = 1;
-
 /// Most candidates whose admission one statement checks.
 const CHECK_BATCH: usize = 256;
 
@@ -363,13 +356,16 @@ impl TenantReader<'_> {
             return Ok(Vec::new());
         };
         let found = if let Some(slots) = scope.slots(generation) {
-            vectors.rescore(query, k, slots)
+            vectors.score_slots(query, k, slots)
         } else if !scope.filters() {
             vectors.search(query, k)
         } else {
             // The int8 scan's candidates in its order, checked a batch at a
-            // time until enough are admitted; only those are re-scored.
-            let wanted = k * FILTERED_RESCORE_PER_RESULT;
+            // time until `k` are admitted (each check costs three B-tree
+            // descents, as much as the scan spends on a thousand rows, so
+            // no more are admitted than are returned); those are scored
+            // again with the query unquantized.
+            let wanted = k;
             let mut depth = wanted * FILTERED_VECTOR_DEPTH;
             let mut looked = 0;
             let mut kept: Vec<(i64, ())> = Vec::with_capacity(wanted);
@@ -397,7 +393,7 @@ impl TenantReader<'_> {
                 depth = deeper(depth, looked, kept.len(), wanted);
             }
             let slots: Vec<u64> = kept.iter().take(wanted).map(|(s, _)| *s as u64).collect();
-            vectors.rescore(query, k, &slots)
+            vectors.score_slots(query, k, &slots)
         };
         self.hits_at_slots(tenant_id, generation, &found, k, scope)
     }

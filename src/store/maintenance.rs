@@ -255,7 +255,7 @@ pub(crate) fn live_slots(conn: &rusqlite::Connection, tenant_id: i64) -> Result<
 fn copy_rows(current: &TenantVectors, slots: &[u64], fresh: &TenantVectors) -> Result<usize> {
     let mut copied = 0;
     for batch in slots.chunks(COPY_BATCH) {
-        let rows: Vec<Vec<f32>> = batch.iter().map_while(|s| current.exact(*s)).collect();
+        let rows: Vec<Vec<f32>> = batch.iter().map_while(|s| current.stored(*s)).collect();
         if !rows.is_empty() {
             fresh.append(&rows)?;
         }

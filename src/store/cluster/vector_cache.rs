@@ -59,7 +59,7 @@ pub fn push_vectors(dir: &Path, spec: &VectorSpec, client: &ClusterClient) -> Re
         let mut batch = Vec::new();
         let mut bytes = 0;
         for slot in 0..t.rows {
-            let vector = files.exact(slot).ok_or_else(|| {
+            let vector = files.stored(slot).ok_or_else(|| {
                 CopyError::Mismatch(format!("tenant {} has no vector row {slot}", t.id))
             })?;
             let blob = vector_bytes(&vector);

@@ -1,6 +1,6 @@
 //! The vector files on disk: their names (tenant and generation), their
 //! header and its check against the configured embedder, and positioned
-//! writes and paired syncs of a tenant's two files.
+//! writes.
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -22,7 +22,7 @@ pub(super) fn scratch_path(dir: &Path, tenant_id: i64, ext: &str) -> PathBuf {
 /// Deletes the tenant's scratch files (an interrupted or abandoned
 /// compaction's), if any.
 pub(super) fn remove_scratch(dir: &Path, tenant_id: i64) -> std::io::Result<()> {
-    for ext in ["q8", "f32"] {
+    for ext in ["q8", super::LEGACY_EXACT] {
         match std::fs::remove_file(scratch_path(dir, tenant_id, ext)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
             _ => {}
@@ -134,19 +134,6 @@ pub(super) fn open_file(path: &Path, spec: &VectorSpec, dtype: u8) -> Result<Fil
         check_header(&mut f, spec, path)?;
     }
     Ok(f)
-}
-
-/// Syncs a tenant's two files at once: each sync mostly waits on the
-/// device (0.8 → 0.5 ms per batch, measured, against one after the other).
-pub(super) fn sync_pair(q8: &File, f32: &File) -> std::io::Result<()> {
-    std::thread::scope(|s| {
-        let exact = s.spawn(|| f32.sync_data());
-        let quantized = q8.sync_data();
-        let exact = exact
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("vector file sync panicked")));
-        quantized.and(exact)
-    })
 }
 
 /// Positioned write of the whole buffer (no shared cursor, so readers of

@@ -40,6 +40,24 @@ pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
     sum
 }
 
+/// Dot product of an f32 vector with an int8 one (a stored row before its
+/// scale): what re-scoring a scan's best candidates computes.
+pub fn dot_f32_i8(a: &[f32], b: &[i8]) -> f32 {
+    let mut acc = [0f32; 16];
+    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for j in 0..16 {
+            acc[j] += x[j] * f32::from(y[j]);
+        }
+    }
+    let mut sum: f32 = acc.iter().sum();
+    for (x, y) in ra.iter().zip(rb) {
+        sum += x * f32::from(*y);
+    }
+    sum
+}
+
 #[inline(always)]
 fn dot_i8_generic(a: &[i8], b: &[i8]) -> i32 {
     let mut acc = [0i32; 32];

@@ -1,6 +1,8 @@
 //! Searching a tenant's vectors: an int8 scan of every committed row (in
-//! two threads past [`PARALLEL_SCAN_MIN_ROWS`]), then exact re-scoring of
-//! the best candidates from the f32 file.
+//! two threads past [`PARALLEL_SCAN_MIN_ROWS`]), then the best candidates
+//! scored again with the query unquantized ([`TenantVectors::score_slots`]),
+//! so that only the stored rows' rounding is left in the order of the
+//! results.
 
 use super::kernel::{self, dot_f32, quantize, TopK};
 use super::{
@@ -11,7 +13,7 @@ use super::{
 impl TenantVectors {
     /// The `k` rows most similar to `query` (cosine; the query need not be
     /// normalized), best first: an int8 scan of every committed row, then
-    /// exact re-scoring of the best candidates.
+    /// the best candidates scored again with the query unquantized.
     pub fn search(&self, query: &[f32], k: usize) -> Vec<SlotScore> {
         let keep = (k * RESCORE_PER_RESULT).max(MIN_RESCORED);
         let candidates: Vec<u64> = self
@@ -19,11 +21,11 @@ impl TenantVectors {
             .iter()
             .map(|c| c.slot)
             .collect();
-        self.rescore(query, k, &candidates)
+        self.score_slots(query, k, &candidates)
     }
 
     /// The `keep` rows the int8 scan finds most similar to `query`, best
-    /// first by that approximate score: what exact re-scoring chooses from.
+    /// first by that approximate score.
     pub fn candidates(&self, query: &[f32], keep: usize) -> Vec<SlotScore> {
         let snap = self
             .snapshot
@@ -65,35 +67,33 @@ impl TenantVectors {
             .collect()
     }
 
-    /// The `k` rows among `slots` most similar to `query`, best first,
-    /// scored exactly from the f32 file. Slots past the committed rows are
-    /// skipped.
-    pub fn rescore(&self, query: &[f32], k: usize, slots: &[u64]) -> Vec<SlotScore> {
+    /// The `k` rows among `slots` most similar to `query`, best first: the
+    /// unquantized query against each stored row (its int8 values times
+    /// its scale). Slots past the committed rows are skipped.
+    pub fn score_slots(&self, query: &[f32], k: usize, slots: &[u64]) -> Vec<SlotScore> {
         let snap = self
             .snapshot
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        let (Some(f32m), Some(query)) = (snap.f32, self.unit(query)) else {
+        let (Some(q8), Some(query)) = (snap.q8, self.unit(query)) else {
             return Vec::new();
         };
         if k == 0 {
             return Vec::new();
         }
-        let mut exact = TopK::new(k);
-        let mut row = vec![0f32; self.spec.dim];
+        let dim = self.spec.dim;
+        let mut top = TopK::new(k);
         for &slot in slots.iter().filter(|&&s| s < snap.rows) {
-            let start = HEADER_BYTES as usize + slot as usize * self.f32_row;
-            for (x, bytes) in row
-                .iter_mut()
-                .zip(f32m[start..start + self.f32_row].chunks_exact(4))
-            {
-                *x = f32::from_le_bytes(bytes.try_into().expect("4 bytes"));
-            }
-            exact.push(dot_f32(&query, &row), slot);
+            let start = HEADER_BYTES as usize + slot as usize * self.q8_row;
+            let row = &q8[start..start + self.q8_row];
+            let scale = f32::from_le_bytes([row[dim], row[dim + 1], row[dim + 2], row[dim + 3]]);
+            top.push(
+                kernel::dot_f32_i8(&query, kernel::as_i8(&row[..dim])) * scale,
+                slot,
+            );
         }
-        exact
-            .into_sorted()
+        top.into_sorted()
             .into_iter()
             .map(|s| SlotScore {
                 slot: s.slot,

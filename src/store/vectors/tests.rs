@@ -1,5 +1,6 @@
-//! Vector store tests: exact recall after re-scoring, crash consistency of
-//! the committed high-water mark, embedder mismatch, zeroed slots.
+//! Vector store tests: recall of the int8 scan against exact search, crash
+//! consistency of the committed high-water mark, embedder mismatch, zeroed
+//! slots, the exact copies of older stores deleted on open.
 
 use super::*;
 use kernel::dot_f32;
@@ -46,8 +47,18 @@ fn brute_force(all: &[Vec<f32>], q: &[f32], k: usize) -> Vec<u64> {
     scored.into_iter().take(k).map(|(_, i)| i).collect()
 }
 
+/// A stored vector read back is the appended one within the int8 step of
+/// its row (half a step per element, rounding).
+fn assert_stored(got: &[f32], appended: &[f32]) {
+    let step = appended.iter().fold(0f32, |m, x| m.max(x.abs())) / 127.0;
+    assert_eq!(got.len(), appended.len());
+    for (g, a) in got.iter().zip(appended) {
+        assert!((g - a).abs() <= step * 0.5 + 1e-6, "{g} for {a}");
+    }
+}
+
 #[test]
-fn search_finds_the_exact_top_k_after_rescoring() {
+fn the_int8_scan_finds_the_exact_top_k() {
     let d = dir("recall");
     let index = VectorIndex::new(&d, spec(64), Durability::Normal).unwrap();
     let t = index.tenant(1, 0, 0).unwrap();
@@ -90,12 +101,12 @@ fn unpublished_rows_are_invisible_and_dropped_on_reopen() {
     let index = VectorIndex::new(&d, spec(16), Durability::Full).unwrap();
     let t = index.tenant(5, 10, 0).unwrap();
     assert_eq!(t.committed_rows(), 10);
-    let len = std::fs::metadata(d.join(VECTORS_DIR).join("t5.g0.f32"))
+    let len = std::fs::metadata(d.join(VECTORS_DIR).join("t5.g0.q8"))
         .unwrap()
         .len();
     assert_eq!(
         len,
-        HEADER_BYTES + 10 * 16 * 4,
+        HEADER_BYTES + 10 * q8_row(16) as u64,
         "rows past the committed mark were dropped"
     );
     // New rows continue at slot 10.
@@ -152,13 +163,13 @@ fn missing_committed_rows_are_an_error_not_wrong_answers() {
             .append(&vectors(2, 8, 1))
             .unwrap();
     }
-    // The files lose their tail (say, an OS crash with relaxed durability).
-    let f32_path = d.join(VECTORS_DIR).join("t1.g0.f32");
+    // The file loses its tail (say, an OS crash with relaxed durability).
+    let q8_path = d.join(VECTORS_DIR).join("t1.g0.q8");
     std::fs::OpenOptions::new()
         .write(true)
-        .open(&f32_path)
+        .open(&q8_path)
         .unwrap()
-        .set_len(HEADER_BYTES + 32)
+        .set_len(HEADER_BYTES + q8_row(8) as u64)
         .unwrap();
     let index = VectorIndex::new(&d, spec(8), Durability::Normal).unwrap();
     let err = index.tenant(1, 2, 0).err().unwrap();
@@ -232,7 +243,7 @@ fn a_staged_generation_replaces_the_old_files_once_settled() {
     let now = index.existing(1).unwrap();
     assert_eq!(now.generation(), 2);
     assert_eq!(now.search(&all[3], 1)[0].slot, 1);
-    assert_eq!(now.exact(1).unwrap(), all[3]);
+    assert_stored(&now.stored(1).unwrap(), &all[3]);
     std::fs::remove_dir_all(d).ok();
 }
 
@@ -281,7 +292,7 @@ fn rows_synced_in_the_background_and_after_are_all_flushed() {
     drop((t, index));
     let reopened = VectorIndex::new(&d, spec(16), Durability::Full).unwrap();
     let t = reopened.tenant(1, 8, 0).unwrap();
-    assert_eq!(t.exact(7).unwrap(), later[2]);
+    assert_stored(&t.stored(7).unwrap(), &later[2]);
     std::fs::remove_dir_all(d).unwrap();
 }
 
@@ -331,10 +342,10 @@ fn a_small_tenant_s_files_hold_room_for_at_most_twice_its_rows() {
         t.append(&vectors(100, 256, i)).unwrap();
     }
     let rows = 700u64;
-    let f32_len = std::fs::metadata(file_path(&index.dir, 1, 0, "f32"))
+    let len = std::fs::metadata(file_path(&index.dir, 1, 0, "q8"))
         .unwrap()
         .len();
-    let room = (f32_len - HEADER_BYTES) / (256 * 4);
+    let room = (len - HEADER_BYTES) / q8_row(256) as u64;
     assert!(
         room >= rows && room <= 2 * rows,
         "room for {room} rows holding {rows}"
@@ -346,9 +357,7 @@ fn a_small_tenant_s_files_hold_room_for_at_most_twice_its_rows() {
 fn a_file_left_without_its_header_by_a_crash_is_started_anew() {
     let d = dir("headerless");
     // A kill between creating the files and writing their headers.
-    for ext in ["q8", "f32"] {
-        std::fs::write(file_path(&d, 1, 0, ext), b"ALAYA").unwrap();
-    }
+    std::fs::write(file_path(&d, 1, 0, "q8"), b"ALAYA").unwrap();
     let index = VectorIndex::new(&d, spec(16), Durability::Normal).unwrap();
     index
         .check_existing(&[(1, 0)])
@@ -361,4 +370,31 @@ fn a_file_left_without_its_header_by_a_crash_is_started_anew() {
     // A file with a whole header of another embedder is still refused.
     let other = VectorIndex::new(&d, spec(8), Durability::Normal).unwrap();
     assert!(other.check_existing(&[(1, 0)]).is_err());
+}
+
+#[test]
+fn the_exact_copies_an_older_store_kept_are_deleted_on_open() {
+    let d = dir("legacy");
+    let all = vectors(4, 16, 9);
+    {
+        let index = VectorIndex::new(&d, spec(16), Durability::Normal).unwrap();
+        let t = index.tenant(1, 0, 0).unwrap();
+        t.append(&all).unwrap();
+        t.publish(4).unwrap();
+    }
+    // What an older release wrote beside the int8 file: the same rows in
+    // f32, under a header of its own.
+    let legacy = file_path(&d.join(VECTORS_DIR), 1, 0, LEGACY_EXACT);
+    let mut bytes = vec![0u8; HEADER_BYTES as usize];
+    for v in &all {
+        bytes.extend(v.iter().flat_map(|x| x.to_le_bytes()));
+    }
+    std::fs::write(&legacy, bytes).unwrap();
+    let index = VectorIndex::new(&d, spec(16), Durability::Normal).unwrap();
+    index.check_existing(&[(1, 0)]).unwrap();
+    let t = index.tenant(1, 4, 0).unwrap();
+    assert!(!legacy.exists(), "the f32 copy is gone");
+    assert_eq!(t.search(&all[2], 1)[0].slot, 2);
+    assert_stored(&t.stored(3).unwrap(), &all[3]);
+    std::fs::remove_dir_all(d).unwrap();
 }
