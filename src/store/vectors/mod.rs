@@ -10,12 +10,12 @@
 //! are opened.
 //!
 //! The generation (recorded in SQLite with the committed row count) changes
-//! when `compact` or `reindex` writes a fresh file: the new files
-//! are complete before the transaction that switches to them commits, and
-//! files of any other generation are deleted when a tenant is opened, so a
-//! crash at any point leaves either the old files or the new ones in use.
+//! when `compact` or `reindex` writes a fresh file: the new file is
+//! complete before the transaction that switches to it commits, and files
+//! of any other generation are deleted when a tenant is opened, so a crash
+//! at any point leaves either the old file or the new one in use.
 //! A compaction fills its new file outside the writer under a scratch
-//! name ([`VectorIndex::scratch`]) and renames them to their generation's
+//! name ([`VectorIndex::scratch`]) and renames it to its generation's
 //! name, durably, before that transaction ([`VectorIndex::install`]);
 //! leftover scratch files are deleted when the tenant is opened too.
 //! A compaction runs beside readers: its files are staged before the
@@ -133,8 +133,8 @@ struct Snapshot {
     rows: u64,
 }
 
-/// A search hit: a slot and its cosine similarity (of the quantized
-/// vectors).
+/// A search hit: a slot and its cosine similarity (the query against the
+/// stored int8 row).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SlotScore {
     pub slot: u64,
