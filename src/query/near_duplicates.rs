@@ -15,9 +15,9 @@
 //! trigrams as phrases, each probe reading at most
 //! [`NEAR_DUPLICATE_PROBE_DEPTH`] matches, newest first; each probe's
 //! matches share one vote, and the candidates with most votes are compared
-//! whole. The probes are disjoint trigrams,
-//! so one edited word spoils at most one of them, and a text that keeps
-//! four in five of its trigrams is found by most. The cost is bounded
+//! whole. The probes are disjoint trigrams, so one edited word spoils at
+//! most one of them, and a text that keeps four in five of its trigrams is
+//! found by most. The cost is bounded
 //! however large the memory: ranking every keyword match of the chunk's
 //! words read each common word's postings, and took half of a waited
 //! write's time at 1k notes (BENCHMARKS.md, "Writes as a client makes
