@@ -25,37 +25,40 @@ pub fn quantize(v: &[f32], out: &mut [i8]) -> f32 {
 
 /// Exact f32 dot product.
 pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 16];
-    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for j in 0..16 {
-            acc[j] += x[j] * y[j];
-        }
-    }
-    let mut sum: f32 = acc.iter().sum();
-    for (x, y) in ra.iter().zip(rb) {
-        sum += x * y;
-    }
-    sum
+    dot_with_f32(a, b)
 }
 
 /// Dot product of an f32 vector with an int8 one (a stored row before its
 /// scale): what re-scoring a scan's best candidates computes.
 pub fn dot_f32_i8(a: &[f32], b: &[i8]) -> f32 {
+    dot_with_f32(a, b)
+}
+
+/// The f32 dot product of `a` with `b`'s values widened to f32: sixteen
+/// accumulators, one loop for both element types.
+#[inline(always)]
+fn dot_with_f32<T: Copy + Into<f32>>(a: &[f32], b: &[T]) -> f32 {
     let mut acc = [0f32; 16];
     let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
     let (ra, rb) = (ca.remainder(), cb.remainder());
     for (x, y) in ca.zip(cb) {
         for j in 0..16 {
-            acc[j] += x[j] * f32::from(y[j]);
+            acc[j] += x[j] * y[j].into();
         }
     }
     let mut sum: f32 = acc.iter().sum();
     for (x, y) in ra.iter().zip(rb) {
-        sum += x * f32::from(*y);
+        sum += x * (*y).into();
     }
     sum
+}
+
+/// A q8 row's int8 values and its scale: `dim` values, then the scale as a
+/// little-endian f32 (see [`scan_q8`]).
+#[inline(always)]
+pub fn row_parts(row: &[u8], dim: usize) -> (&[i8], f32) {
+    let scale = f32::from_le_bytes([row[dim], row[dim + 1], row[dim + 2], row[dim + 3]]);
+    (as_i8(&row[..dim]), scale)
 }
 
 #[inline(always)]
@@ -155,8 +158,7 @@ fn scan_q8_generic(
 ) {
     let mut floor = top.floor();
     for (i, row) in rows.chunks_exact(row_bytes).enumerate() {
-        let values = as_i8(&row[..dim]);
-        let scale = f32::from_le_bytes([row[dim], row[dim + 1], row[dim + 2], row[dim + 3]]);
+        let (values, scale) = row_parts(row, dim);
         let score = dot_i8_generic(q, values) as f32 * scale * qscale;
         if score > floor {
             top.push(score, first_slot + i as u64);

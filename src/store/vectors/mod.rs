@@ -188,11 +188,10 @@ impl VectorIndex {
     /// compaction fills it, then switches).
     pub fn fresh(&self, tenant_id: i64, generation: i64) -> Result<TenantVectors> {
         std::fs::create_dir_all(&self.dir)?;
-        for ext in ["q8", LEGACY_EXACT] {
-            let path = file_path(&self.dir, tenant_id, generation, ext);
-            if path.exists() {
-                std::fs::remove_file(path)?;
-            }
+        // `open` deletes an f32 copy of this generation itself.
+        let path = file_path(&self.dir, tenant_id, generation, "q8");
+        if path.exists() {
+            std::fs::remove_file(path)?;
         }
         TenantVectors::open(&self.dir, tenant_id, &self.spec, 0, generation)
     }
@@ -489,14 +488,8 @@ impl TenantVectors {
         let map = snap.q8?;
         let dim = self.spec.dim;
         let start = HEADER_BYTES as usize + slot as usize * self.q8_row;
-        let row = &map[start..start + self.q8_row];
-        let scale = f32::from_le_bytes([row[dim], row[dim + 1], row[dim + 2], row[dim + 3]]);
-        Some(
-            kernel::as_i8(&row[..dim])
-                .iter()
-                .map(|&q| f32::from(q) * scale)
-                .collect(),
-        )
+        let (values, scale) = kernel::row_parts(&map[start..start + self.q8_row], dim);
+        Some(values.iter().map(|&q| f32::from(q) * scale).collect())
     }
 
     /// Flushes and makes all written rows visible (compact and reindex

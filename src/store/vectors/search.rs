@@ -87,11 +87,8 @@ impl TenantVectors {
         for &slot in slots.iter().filter(|&&s| s < snap.rows) {
             let start = HEADER_BYTES as usize + slot as usize * self.q8_row;
             let row = &q8[start..start + self.q8_row];
-            let scale = f32::from_le_bytes([row[dim], row[dim + 1], row[dim + 2], row[dim + 3]]);
-            top.push(
-                kernel::dot_f32_i8(&query, kernel::as_i8(&row[..dim])) * scale,
-                slot,
-            );
+            let (values, scale) = kernel::row_parts(row, dim);
+            top.push(kernel::dot_f32_i8(&query, values) * scale, slot);
         }
         top.into_sorted()
             .into_iter()
