@@ -167,13 +167,17 @@ fn status_lists_the_copies_a_store_holds_and_deletes_none() {
     assert_eq!(status["documents"], 3, "{status}");
 }
 
+/// A note of about 40 words: long enough that one word changed leaves it
+/// a near-duplicate.
+const BACKUP_NOTE: &str = "The nightly backup of the build server runs at 03:00 and copies the \
+    artifacts to the NAS in the basement; it takes about an hour and mails the ops channel \
+    when it is done, or when it fails for any reason.";
+
 #[test]
 fn an_ingest_reply_names_the_documents_it_nearly_duplicates() {
     let dir = TempDir::new("dup-near");
     let mut s = Server::ready(dir.path());
-    let base = "The nightly backup of the build server runs at 03:00 and copies the \
-                artifacts to the NAS in the basement; it takes about an hour and mails \
-                the ops channel when it is done, or when it fails for any reason.";
+    let base = BACKUP_NOTE;
     let first = s.ok("alayasiki_ingest", json!({"content": base}));
     assert!(first.get("near_duplicates").is_none(), "{first}");
     let other = s.ok(
@@ -210,9 +214,7 @@ fn an_ingest_reply_names_the_documents_it_nearly_duplicates() {
 fn a_near_duplicate_is_named_behind_many_newer_texts_sharing_its_opening() {
     let dir = TempDir::new("dup-boilerplate");
     let mut s = Server::ready(dir.path());
-    let base = "The nightly backup of the build server runs at 03:00 and copies the \
-                artifacts to the NAS in the basement; it takes about an hour and mails \
-                the ops channel when it is done, or when it fails for any reason.";
+    let base = BACKUP_NOTE;
     let first = s.ok("alayasiki_ingest", json!({"content": base}));
     // More newer notes share the opening than one probe of the index reads.
     for i in 0..80 {

@@ -136,19 +136,6 @@ fn an_idle_server_empties_its_log_and_a_small_memory_stays_small() {
 /// files wrote (see its README).
 const F32_STORE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/vectors_f32/data");
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn a_store_written_with_exact_vector_copies_opens_without_them() {
     let dir = TempDir::new("f32-store");

@@ -4,6 +4,7 @@
 //! the ids a store made by the previous release gave out still name the
 //! same entities, with new ones numbered after the tenant's own.
 
+mod common;
 mod http_common;
 
 use http_common::{admin, Api, TempDir};
@@ -139,24 +140,11 @@ fn a_tenants_ids_are_the_same_whatever_other_tenants_stored_first() {
 /// ids that release gave acme's entities.
 const LEGACY_STORE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/legacy_ids");
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// The fixture's database in `dir`, with its vector files rebuilt
 /// (`alayasiki-mcp reindex`: the fixture leaves them out).
 fn legacy_store_in(dir: &Path) {
     let data = Path::new(LEGACY_STORE).join("data");
-    copy_dir(&data, dir);
+    common::copy_dir(&data, dir);
     let reindexed = std::process::Command::new(env!("CARGO_BIN_EXE_alayasiki-mcp"))
         .args(["reindex", "--data-dir"])
         .arg(dir)
