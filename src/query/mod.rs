@@ -27,6 +27,7 @@ pub mod neighbours;
 pub mod pack;
 pub mod period;
 pub mod retrieve;
+pub mod reuse;
 pub mod synthesis;
 pub mod terms;
 pub mod when;
@@ -321,7 +322,10 @@ pub fn candidates(
         entities: &entities,
         scope: &scope,
     };
-    let mut round = Round::run(reader, spec, question, embedder, settings, 1)?;
+    // Drift may widen every pool in a second round: the lanes rank once,
+    // as deep as that round would (`reuse`).
+    let mut reuse = reuse::Reuse::new(choice.ran == SearchMode::Drift);
+    let mut round = Round::run(reader, spec, question, embedder, settings, 1, &mut reuse)?;
     let mut community_uses = Vec::new();
     if let Some(snapshot) = &snapshot {
         let (hits, uses) = communities::lane(reader, snapshot, &terms, &entities, &scope)?;
@@ -340,10 +344,10 @@ pub fn candidates(
     if choice.ran == SearchMode::Drift && modes::is_thin(&round.fused, asked) {
         // Widen: neighbours of the question's entities, more candidates.
         let wide = QuerySpec {
-            top_k: spec.top_k * 2,
+            top_k: spec.top_k * reuse::WIDENED,
             ..spec.clone()
         };
-        round = Round::run(reader, &wide, question, embedder, settings, 2)?;
+        round = Round::run(reader, &wide, question, embedder, settings, 2, &mut reuse)?;
         explain.rounds = 2;
     }
     // The chunks beside the best borrow before the labels choose among
@@ -533,6 +537,7 @@ impl Round {
         embedder: &dyn Embedder,
         settings: Settings,
         depth: usize,
+        reuse: &mut reuse::Reuse,
     ) -> Result<Round> {
         let Question {
             terms,
@@ -562,7 +567,7 @@ impl Round {
         let mut plan = None;
         if spec.lanes.keyword {
             let p = retrieve::plan(reader, terms)?;
-            let mut hits = retrieve::keyword(reader, &p, wide, scope)?;
+            let mut hits = reuse.keyword(wide, |d| retrieve::keyword(reader, &p, d, scope))?;
             if wide > pool {
                 wide_lanes.push(fuse::Lane {
                     name: "keyword",
@@ -581,9 +586,9 @@ impl Round {
         }
         let mut embedding = None;
         if spec.lanes.vector {
-            match retrieve::embed_question(&spec.text, embedder) {
+            match reuse.embedding(&spec.text, embedder) {
                 Ok(query) => {
-                    let hits = reader.vector_search(&query, pool, scope)?;
+                    let hits = reuse.vector(pool, |d| reader.vector_search(&query, d, scope))?;
                     // Its usual pool joins the wider keyword pool: ranking
                     // more vectors cost more than it found.
                     if yearless {
@@ -601,7 +606,7 @@ impl Round {
                     embedding = Some(query);
                 }
                 Err(e) => {
-                    lane_errors.insert("vector", e.0);
+                    lane_errors.insert("vector", e);
                 }
             }
         }
