@@ -38,7 +38,15 @@ const READER_CACHE_KIB: i64 = 16 * 1024;
 
 /// Database bytes mapped into memory instead of read with system calls.
 /// Reads then cost no copy; the OS shares the pages between connections.
-const MMAP_BYTES: i64 = 1 << 30;
+///
+/// Not more: every mapped page a query touches stays in the process's
+/// resident set, so the map's size is what a large memory adds to RSS. At
+/// 1 GiB, loading 1M notes and querying them peaked at 2.5 GiB RSS; at 64
+/// MiB, 674 MiB (the vector files, mapped whole, are 272 MiB of it). Pages
+/// past the map are read into the connections' page caches: the load took
+/// as long and queries were within 5% (`scripts/bench_filters.py`,
+/// BENCHMARKS.md "One store at a million notes").
+const MMAP_BYTES: i64 = 64 << 20;
 
 /// Embedded migrations, in order. Append only; never edit a shipped one.
 const MIGRATIONS: &[(i64, &str)] = &[
