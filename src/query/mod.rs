@@ -6,7 +6,9 @@
 //! [`communities`] (a further lane in global search; [`modes`] chooses the
 //! search mode) and [`when`] (the time lane, for a question naming a
 //! [`period`])
-//! → [`fuse`] (one ranked list) → [`neighbours`] (each of the
+//! → [`fuse`] (one ranked list; the lanes and their fusion make a `round`,
+//! and drift may run a second, wider one that [`reuse`]s the first's
+//! rankings) → [`neighbours`] (each of the
 //! best lends a share of its score to the chunks beside it) → [`labels`] (a
 //! question naming who said something, or what it is filed under, prefers
 //! the chunks that carry that name) → [`neighbours`] again (the chunks two
@@ -28,6 +30,7 @@ pub mod pack;
 pub mod period;
 pub mod retrieve;
 pub mod reuse;
+mod round;
 pub mod synthesis;
 pub mod terms;
 pub mod when;
@@ -41,9 +44,10 @@ use crate::error::Result;
 /// The Porter stemmer lives with the knowledge model (relation keys are
 /// stemmed too); kept at this path for the query stages that use it.
 pub use crate::knowledge::stem;
-use crate::store::{RecallFilter, Scope, TenantReader};
+use crate::store::{RecallFilter, TenantReader};
 pub use answer::{Answer, AnswerMethod, Citation};
 pub use fuse::{Fusion, LaneRank};
+use round::{Question, Round};
 
 /// How the caller wants the memory searched (`search_mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -476,190 +480,6 @@ pub fn finish(spec: &QuerySpec, candidates: Candidates) -> QueryOutcome {
         lane_errors,
         communities,
         explain,
-    }
-}
-
-/// The periods the question names, its relative phrases ("last year")
-/// counted from the query's `as_of`, else from the newest day in memory
-/// (never later than today): what "last year" means to a memory of the
-/// past is the year before its latest. Also the words of the phrases that
-/// named them.
-fn period_of(
-    reader: &TenantReader<'_>,
-    spec: &QuerySpec,
-) -> Result<(Vec<period::Period>, Vec<String>)> {
-    let reading = period::read(&spec.text);
-    let words = reading.words().to_vec();
-    let reference = if !reading.needs_reference() {
-        None
-    } else if let Some(t) = spec.as_of {
-        Some(t.div_euclid(DAY_MS))
-    } else {
-        let today = crate::clock::now_ms().div_euclid(DAY_MS);
-        let newest = reader.newest_document_time()?.map(|t| t.div_euclid(DAY_MS));
-        Some(newest.map_or(today, |n| n.min(today)))
-    };
-    Ok((reading.resolve(reference), words))
-}
-
-/// Milliseconds in a day.
-const DAY_MS: i64 = 86_400_000;
-
-/// What every round of one query searches with: the question's terms and
-/// entities, and the scope its lanes read through.
-#[derive(Clone, Copy)]
-struct Question<'q> {
-    terms: &'q [String],
-    entities: &'q [crate::store::EntityRow],
-    scope: &'q Scope,
-}
-
-/// One retrieval round: every enabled lane, fused.
-struct Round {
-    lanes: Vec<fuse::Lane>,
-    fused: Vec<fuse::Fused>,
-    relations: std::collections::HashMap<i64, Vec<graph::RelationUse>>,
-    ignored_terms: Vec<String>,
-    lane_errors: BTreeMap<&'static str, String>,
-}
-
-impl Round {
-    /// Adds a lane and fuses again.
-    fn extra_lane(&mut self, lane: fuse::Lane, fusion: Fusion) {
-        self.lanes.push(lane);
-        self.fused = fuse::fuse(self.lanes.clone(), fusion);
-    }
-
-    fn run(
-        reader: &TenantReader<'_>,
-        spec: &QuerySpec,
-        question: Question<'_>,
-        embedder: &dyn Embedder,
-        settings: Settings,
-        depth: usize,
-        reuse: &mut reuse::Reuse,
-    ) -> Result<Round> {
-        let Question {
-            terms,
-            entities,
-            scope,
-        } = question;
-        let mut lanes = Vec::new();
-        let mut lane_errors = BTreeMap::new();
-        let mut ignored_terms = Vec::new();
-        let mut relations = Default::default();
-        // A question naming a period has a time lane: for a period with a
-        // year, the keyword and vector lanes search again within its days
-        // (the window lanes); for one without, the keyword pool is ranked
-        // wider and, of it and the vector lane's, the chunks dated in the
-        // period count.
-        let (periods, period_words) = period_of(reader, spec)?;
-        let time_weight = fuse::TIME_LANE_WEIGHT;
-        let timed = !periods.is_empty() && time_weight > 0.0;
-        let yearless = timed
-            && periods
-                .iter()
-                .any(|p| matches!(p, period::Period::Yearless { .. }));
-        let pool = spec.top_k * retrieve::CANDIDATES_PER_RESULT;
-        let time_pool = spec.top_k * when::CANDIDATES_PER_RESULT;
-        let wide = if yearless { time_pool } else { pool };
-        let mut wide_lanes = Vec::new();
-        let mut plan = None;
-        if spec.lanes.keyword {
-            let p = retrieve::plan(reader, terms)?;
-            let mut hits = reuse.keyword(wide, |d| retrieve::keyword(reader, &p, d, scope))?;
-            if wide > pool {
-                wide_lanes.push(fuse::Lane {
-                    name: "keyword",
-                    weight: fuse::KEYWORD_LANE_WEIGHT,
-                    hits: hits.clone(),
-                });
-                hits.truncate(pool);
-            }
-            lanes.push(fuse::Lane {
-                name: "keyword",
-                weight: fuse::KEYWORD_LANE_WEIGHT,
-                hits,
-            });
-            ignored_terms = p.ignored.clone();
-            plan = Some(p);
-        }
-        let mut embedding = None;
-        if spec.lanes.vector {
-            match reuse.embedding(&spec.text, embedder) {
-                Ok(query) => {
-                    let hits = reuse.vector(pool, |d| reader.vector_search(&query, d, scope))?;
-                    // Its usual pool joins the wider keyword pool: ranking
-                    // more vectors cost more than it found.
-                    if yearless {
-                        wide_lanes.push(fuse::Lane {
-                            name: "vector",
-                            weight: fuse::VECTOR_LANE_WEIGHT,
-                            hits: hits.clone(),
-                        });
-                    }
-                    lanes.push(fuse::Lane {
-                        name: "vector",
-                        weight: fuse::VECTOR_LANE_WEIGHT,
-                        hits,
-                    });
-                    embedding = Some(query);
-                }
-                Err(e) => {
-                    lane_errors.insert("vector", e);
-                }
-            }
-        }
-        if timed {
-            // Within the period, its own words ("last month", "May 2023")
-            // no longer tell chunks apart: the window ranks by the others.
-            let others: Vec<String> = terms
-                .iter()
-                .filter(|t| !period_words.contains(t))
-                .cloned()
-                .collect();
-            let window_plan = match plan {
-                Some(_) if others.len() < terms.len() && !others.is_empty() => {
-                    Some(retrieve::plan(reader, &others)?)
-                }
-                Some(_) if others.is_empty() => None,
-                p => p,
-            };
-            wide_lanes.extend(when::window_lanes(
-                reader,
-                window_plan.as_ref(),
-                embedding.as_deref(),
-                &periods,
-                &spec.filter,
-                time_pool,
-            )?);
-        }
-        if let Some(lane) = when::lane(wide_lanes, &periods, time_weight, settings.fusion) {
-            lanes.push(lane);
-        }
-        if spec.lanes.graph && !entities.is_empty() {
-            let found = graph::lane(
-                reader,
-                entities,
-                depth,
-                settings.half_life_days,
-                spec.top_k * retrieve::CANDIDATES_PER_RESULT,
-                scope,
-            )?;
-            relations = found.relations;
-            lanes.push(fuse::Lane {
-                name: "graph",
-                weight: fuse::GRAPH_LANE_WEIGHT,
-                hits: found.hits,
-            });
-        }
-        Ok(Round {
-            fused: fuse::fuse(lanes.clone(), settings.fusion),
-            lanes,
-            relations,
-            ignored_terms,
-            lane_errors,
-        })
     }
 }
 
