@@ -9,9 +9,9 @@ unfiltered and under each filter, and prints p50 / p99 per filter, the
 extra p50 over the unfiltered run, the share of the memory each filter
 admits, and the server's peak RSS: VmHWM, and, sampled every 100 ms, the
 peaks of its heap (RssAnon) and of the pages of its mapped database and
-vector files (RssFile), which the kernel can drop under pressure. Each question is asked under every
-filter in turn (one in flight), so that other work on the machine weighs on
-every row alike.
+vector files (RssFile), which the kernel can drop under pressure. Each
+question is asked under every filter in turn (one in flight), so that other
+work on the machine weighs on every row alike.
 
     cargo build --release
     python3 scripts/bench_filters.py --sizes 10000,100000 [--queries 300] \\

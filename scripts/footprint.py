@@ -26,10 +26,11 @@ IDLE_WAL_BYTES (4 MiB), the log during ingestion at most PEAK_WAL_BYTES
 With --notes N it measures a memory of N short notes instead: the ~110-byte
 synthetic memories of scripts/bench_peers.py (memory i depends on i alone),
 sent 32 calls in flight with `wait: false` until nothing is pending, the
-server (in process, not through an owner) then shut down cleanly. It prints the data directory's bytes per
-note, and per table and index (SQLite's dbstat, read after the server has
-exited) the bytes per note, largest first. Exits 1 if the data directory
-takes more than NOTE_BYTES (1,200) per note.
+server (in process, not through an owner) then shut down cleanly. It prints
+the data directory's bytes per note, and per table and index (SQLite's
+dbstat, read after the server has exited) the bytes per note, largest
+first. Exits 1 if the data directory takes more than NOTE_BYTES (1,200) per
+note.
 """
 import argparse
 import importlib.machinery
