@@ -175,3 +175,60 @@ fn a_store_written_with_exact_vector_copies_opens_without_them() {
     assert!(std::fs::metadata(&q8).unwrap().len() >= 256 + 4 * row);
     assert!(!exact.exists());
 }
+
+/// Hashes kept as lookup keys are stored as their bytes; the rows an earlier
+/// release wrote hold them as hex text and are still found by them: the
+/// same note again is a duplicate of the stored one, and its bytes, stored
+/// anyway, share the stored original.
+#[test]
+fn hashes_stored_as_hex_by_an_earlier_release_still_find_their_copies() {
+    let dir = TempDir::new("hex-keys");
+    copy_dir(Path::new(F32_STORE), dir.path());
+    let seeds = "Marta ordered tomato seeds from the Lisbon nursery for the spring beds.\n";
+    let mut s = Server::ready(dir.path());
+    let stored = s.ok(
+        "alayasiki_query",
+        json!({"query": "tomato seeds", "mode": "evidence", "top_k": 1}),
+    );
+    let old_id = stored["evidence"][0]["document_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let again = s.ok("alayasiki_ingest", json!({"content": seeds}));
+    assert_eq!(again["duplicate_of"], old_id.as_str(), "{again}");
+    let kept = s.ok(
+        "alayasiki_ingest",
+        json!({"content": seeds, "allow_duplicate": true}),
+    );
+    assert!(kept.get("duplicate_of").is_none(), "{kept}");
+    let fresh = s.ingest("The rain barrel by the greenhouse holds two hundred litres.");
+    s.close();
+
+    let db = rusqlite::Connection::open(dir.path().join("memory.db")).unwrap();
+    let originals: i64 = db
+        .query_row("SELECT count(*) FROM originals", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(originals, 4, "the copy shares the stored original");
+    let (key_type, key_len, hash_type, hash_len): (String, i64, String, i64) = db
+        .query_row(
+            "SELECT typeof(d.content_key), length(d.content_key),
+                    typeof(o.sha256), length(o.sha256)
+               FROM documents d JOIN originals o ON o.id = d.original_id
+              WHERE d.doc_id = ?1",
+            [&fresh],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (key_type.as_str(), key_len, hash_type.as_str(), hash_len),
+        ("blob", 33, "blob", 32)
+    );
+    // A note written now is found again by its packed keys too.
+    let mut s = Server::ready(dir.path());
+    let twice = s.ok(
+        "alayasiki_ingest",
+        json!({"content": "The rain barrel by the greenhouse holds two hundred litres."}),
+    );
+    assert_eq!(twice["duplicate_of"], fresh.as_str(), "{twice}");
+    s.close();
+}

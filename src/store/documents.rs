@@ -258,7 +258,9 @@ impl TenantWriter<'_> {
                 doc.expires_at,
                 original_id,
                 document_id,
-                doc.content_key,
+                doc.content_key
+                    .as_deref()
+                    .map(|k| super::packed_keys::content_key(k).packed),
                 crate::knowledge::calendar::metadata_day(&doc.metadata).map(|d| d * 86_400_000)
             ],
         )?;
@@ -308,19 +310,24 @@ impl TenantWriter<'_> {
         } else {
             replaced.len() as i64 + 1
         };
-        let found: Vec<(i64, String)> = {
-            let mut stmt = self.conn.prepare_cached(
-                "SELECT id, doc_id FROM documents
-                  WHERE tenant_id = ?1 AND content_key = ?2 AND state != 'failed'
-                    AND superseded_by IS NULL AND (expires_at IS NULL OR expires_at > ?3)
-                  ORDER BY id LIMIT ?4",
-            )?;
+        let mut found: Vec<(i64, String)> = Vec::new();
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, doc_id FROM documents
+              WHERE tenant_id = ?1 AND content_key = ?2 AND state != 'failed'
+                AND superseded_by IS NULL AND (expires_at IS NULL OR expires_at > ?3)
+              ORDER BY id LIMIT ?4",
+        )?;
+        // The key as this release stores it, then as earlier ones did.
+        for form in super::packed_keys::content_key(key).forms() {
             // One more than can be replaced: then at least one is not.
-            let rows = stmt.query_map(params![self.tenant_id, key, now, wanted], |r| {
+            let rows = stmt.query_map(params![self.tenant_id, form, now, wanted], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })?;
-            rows.collect::<rusqlite::Result<_>>()?
-        };
+            found.extend(rows.collect::<rusqlite::Result<Vec<_>>>()?);
+        }
+        drop(stmt);
+        // Oldest first, whichever form found it.
+        found.sort_unstable();
         let mut live = None;
         for (k, id) in found {
             if !replaced.contains(&k) && self.admits(sight, k)? {
@@ -346,19 +353,24 @@ impl TenantWriter<'_> {
     /// The id of this tenant's original with these bytes, stored now unless
     /// a document already brought the same bytes.
     fn store_original(&self, sha256: &str, bytes: &[u8]) -> Result<i64> {
-        let stored: Option<i64> = self
+        let key = super::packed_keys::digest(sha256);
+        let mut stmt = self
             .conn
-            .prepare_cached("SELECT id FROM originals WHERE tenant_id = ?1 AND sha256 = ?2")?
-            .query_row(params![self.tenant_id, sha256], |r| r.get(0))
-            .optional()?;
-        if let Some(id) = stored {
-            return Ok(id);
+            .prepare_cached("SELECT id FROM originals WHERE tenant_id = ?1 AND sha256 = ?2")?;
+        for form in key.forms() {
+            let stored: Option<i64> = stmt
+                .query_row(params![self.tenant_id, form], |r| r.get(0))
+                .optional()?;
+            if let Some(id) = stored {
+                return Ok(id);
+            }
         }
+        drop(stmt);
         let id = self.new_id("originals")?;
         self.conn.insert_new(
             "INSERT INTO originals(id, tenant_id, sha256, bytes) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT DO NOTHING",
-            params![id, self.tenant_id, sha256, bytes],
+            params![id, self.tenant_id, key.packed, bytes],
         )?;
         Ok(id)
     }

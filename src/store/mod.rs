@@ -48,6 +48,7 @@ mod maintenance;
 mod name_hints;
 mod originals;
 pub mod owner;
+mod packed_keys;
 mod resolution;
 mod retention;
 mod scope;
