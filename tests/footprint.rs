@@ -176,10 +176,10 @@ fn a_store_written_with_exact_vector_copies_opens_without_them() {
     assert!(!exact.exists());
 }
 
-/// Hashes kept as lookup keys are stored as their bytes; the rows an earlier
-/// release wrote hold them as hex text and are still found by them: the
-/// same note again is a duplicate of the stored one, and its bytes, stored
-/// anyway, share the stored original.
+/// Hashes are stored as their bytes; the rows an earlier release wrote hold
+/// them as hex text and are still found and read by them: the same note
+/// again is a duplicate of the stored one, its bytes, stored anyway, share
+/// the stored original, and both originals read back checked.
 #[test]
 fn hashes_stored_as_hex_by_an_earlier_release_still_find_their_copies() {
     let dir = TempDir::new("hex-keys");
@@ -202,6 +202,21 @@ fn hashes_stored_as_hex_by_an_earlier_release_still_find_their_copies() {
     );
     assert!(kept.get("duplicate_of").is_none(), "{kept}");
     let fresh = s.ingest("The rain barrel by the greenhouse holds two hundred litres.");
+    // A read checks the original against the hash its document recorded:
+    // hex text in the old row, bytes in the new one.
+    for (id, text) in [
+        (old_id.as_str(), seeds),
+        (
+            fresh.as_str(),
+            "The rain barrel by the greenhouse holds two hundred litres.",
+        ),
+    ] {
+        let read = s.request(
+            "resources/read",
+            json!({"uri": format!("alayasiki://documents/{id}/original")}),
+        );
+        assert_eq!(read["result"]["contents"][0]["text"], text, "{read}");
+    }
     s.close();
 
     let db = rusqlite::Connection::open(dir.path().join("memory.db")).unwrap();
@@ -212,7 +227,7 @@ fn hashes_stored_as_hex_by_an_earlier_release_still_find_their_copies() {
     let (key_type, key_len, hash_type, hash_len): (String, i64, String, i64) = db
         .query_row(
             "SELECT typeof(d.content_key), length(d.content_key),
-                    typeof(o.sha256), length(o.sha256)
+                    typeof(o.sha256) || typeof(d.sha256), length(o.sha256) + length(d.sha256)
                FROM documents d JOIN originals o ON o.id = d.original_id
               WHERE d.doc_id = ?1",
             [&fresh],
@@ -221,7 +236,7 @@ fn hashes_stored_as_hex_by_an_earlier_release_still_find_their_copies() {
         .unwrap();
     assert_eq!(
         (key_type.as_str(), key_len, hash_type.as_str(), hash_len),
-        ("blob", 33, "blob", 32)
+        ("blob", 33, "blobblob", 64)
     );
     // A note written now is found again by its packed keys too.
     let mut s = Server::ready(dir.path());

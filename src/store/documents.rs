@@ -249,7 +249,7 @@ impl TenantWriter<'_> {
                 doc.source,
                 doc.title,
                 doc.media_type,
-                doc.sha256,
+                super::packed_keys::digest(&doc.sha256).packed,
                 doc.original.len() as i64,
                 doc.metadata,
                 doc.provenance,
@@ -379,11 +379,15 @@ impl TenantWriter<'_> {
 /// Columns of [`DocumentRow`], for a query over `documents d JOIN originals
 /// o`. Extracted text identical to the original is not stored twice: `text`
 /// is NULL and the original stands in.
-const DOCUMENT_COLUMNS: &str = "d.doc_id, d.source, d.title, d.media_type, d.sha256, d.byte_size,
+const DOCUMENT_COLUMNS: &str = concat!(
+    "d.doc_id, d.source, d.title, d.media_type, ",
+    super::packed_keys::document_sha256_hex!(),
+    ", d.byte_size,
      d.metadata, d.provenance, d.created_by, d.created_at, d.state,
      CASE WHEN d.state = 'ready' THEN COALESCE(d.text, CAST(o.bytes AS TEXT)) END, d.error,
      (SELECT s.doc_id FROM documents s WHERE s.id = d.superseded_by), d.superseded_at,
-     d.expires_at";
+     d.expires_at"
+);
 
 fn document_row(r: &Row<'_>) -> rusqlite::Result<DocumentRow> {
     Ok(DocumentRow {

@@ -7,6 +7,9 @@ use rusqlite::{params, OptionalExtension};
 use super::tenant::{TenantReader, TenantWriter, VISIBLE};
 use crate::error::Result;
 
+/// A document's SHA-256 as hex, however it is stored.
+const SHA256: &str = super::packed_keys::document_sha256_hex!();
+
 /// A document's original bytes as stored, with what is needed to check and
 /// serve them.
 #[derive(Debug, Clone)]
@@ -96,7 +99,7 @@ impl TenantReader<'_> {
         Ok(self
             .conn
             .prepare_cached(&format!(
-                "SELECT d.doc_id, d.media_type, d.title, d.sha256, o.bytes
+                "SELECT d.doc_id, d.media_type, d.title, {SHA256}, o.bytes
                    FROM documents d JOIN originals o ON o.id = d.original_id
                   WHERE d.tenant_id = ?1 AND d.doc_id = ?2 AND {VISIBLE}"
             ))?
@@ -166,7 +169,7 @@ impl TenantReader<'_> {
         // as far as any reader is concerned.
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT d.id, d.doc_id, d.source, d.title, d.media_type, d.metadata, d.provenance,
-                    d.created_at, d.state, d.sha256,
+                    d.created_at, d.state, {SHA256},
                     (SELECT i.key FROM idempotency i
                       WHERE i.tenant_id = d.tenant_id AND i.document_id = d.id
                       ORDER BY i.created_at LIMIT 1),

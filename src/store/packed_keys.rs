@@ -2,15 +2,27 @@
 //!
 //! An original is found again by its SHA-256 (`originals.sha256`, unique
 //! per tenant) and a document's content by its key
-//! (`documents.content_key`, `ingest::content_key`). Neither value is ever
-//! read back, only compared, so each is stored as a BLOB of the hash's 32
+//! (`documents.content_key`, `ingest::content_key`); a document also
+//! records its original's SHA-256 (`documents.sha256`), read back as hex
+//! ([`document_sha256_hex`]). Each is stored as a BLOB of the hash's 32
 //! bytes (a content key with one byte before them for its kind) rather than
-//! as 64 or 69 characters of hex text: about 140 bytes less per short note
+//! as 64 or 69 characters of hex text: about 170 bytes less per short note
 //! between the rows and their two indexes, and shorter keys to compare on
 //! every insert. Rows written before keep their hex text, so a lookup
-//! probes both forms ([`Probe`]); no migration rewrites them.
+//! probes both forms ([`Probe`]) and a read turns either into hex; no
+//! migration rewrites them.
 
 use rusqlite::types::Value;
+
+/// SQL reading a document's SHA-256 (`d.sha256`) as 64 hex digits,
+/// whether it is stored packed or, by an earlier release, as hex: what a
+/// caller is shown and an export carries.
+macro_rules! document_sha256_hex {
+    () => {
+        "CASE typeof(d.sha256) WHEN 'blob' THEN lower(hex(d.sha256)) ELSE d.sha256 END"
+    };
+}
+pub(super) use document_sha256_hex;
 
 /// The forms a key may be stored in, newest first.
 pub struct Probe {
