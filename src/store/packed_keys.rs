@@ -1,4 +1,4 @@
-//! Hashes stored as lookup keys: packed into their bytes.
+//! Hashes as the store keeps them: packed into their bytes.
 //!
 //! An original is found again by its SHA-256 (`originals.sha256`, unique
 //! per tenant) and a document's content by its key
@@ -6,9 +6,9 @@
 //! records its original's SHA-256 (`documents.sha256`), read back as hex
 //! ([`document_sha256_hex`]). Each is stored as a BLOB of the hash's 32
 //! bytes (a content key with one byte before them for its kind) rather than
-//! as 64 or 69 characters of hex text: about 170 bytes less per short note
-//! between the rows and their two indexes, and shorter keys to compare on
-//! every insert. Rows written before keep their hex text, so a lookup
+//! as 64 or 69 characters of hex text: 185 bytes less per short note
+//! between the rows and their two indexes (BENCHMARKS.md, "Per note"), and
+//! shorter keys to compare on every insert. Rows written before keep their hex text, so a lookup
 //! probes both forms ([`Probe`]) and a read turns either into hex; no
 //! migration rewrites them.
 
