@@ -8,9 +8,9 @@
 //! bytes (a content key with one byte before them for its kind) rather than
 //! as 64 or 69 characters of hex text: 185 bytes less per short note
 //! between the rows and their two indexes (BENCHMARKS.md, "Per note"), and
-//! shorter keys to compare on every insert. Rows written before keep their hex text, so a lookup
-//! probes both forms ([`Probe`]) and a read turns either into hex; no
-//! migration rewrites them.
+//! shorter keys to compare on every insert. Rows written before keep their
+//! hex text, so a lookup probes both forms ([`Probe`]) and a read turns
+//! either into hex; no migration rewrites them.
 
 use rusqlite::types::Value;
 
