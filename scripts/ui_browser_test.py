@@ -554,6 +554,9 @@ def documents_browsing(page, base, admin, shot, tag):
     page.locator("#documents-form").get_by_role("button", name="Show", exact=True).click()
     expect(page.locator("#documents-total")).to_contain_text("6 document(s) match")
     page.get_by_label("Sort", exact=True).select_option("title")
+    # The rows are fetched again in the new order: wait for them, then read.
+    expect(page.locator("#documents .item-title").first).to_have_text(
+        "Acme Corp. acquired Widgets Inc. after a long negotiation.")
     titles = page.locator("#documents .item-title").all_inner_texts()
     if titles != sorted(titles, key=str.lower) or titles[0] != "Acme Corp. acquired Widgets Inc. after a long negotiation.":
         fail(f"sorting by title gave {titles}")
