@@ -52,16 +52,16 @@ def peak_rss_mib(pid):
 
 
 class RssSampler(threading.Thread):
-    """Peaks of a process's RssAnon and RssFile, sampled every 100 ms."""
+    """Peaks of a process's RssAnon and RssFile, sampled every 100 ms until
+    the process is gone."""
 
     def __init__(self, pid):
         super().__init__(daemon=True)
         self.pid = pid
         self.peak = {"RssAnon": 0, "RssFile": 0}
-        self.stop = threading.Event()
 
     def run(self):
-        while not self.stop.is_set():
+        while True:
             try:
                 with open(f"/proc/{self.pid}/status") as f:
                     for line in f:

@@ -31,43 +31,58 @@ impl Ranked {
     }
 }
 
-/// The rankings and embedding a query's rounds share.
-pub struct Reuse {
+/// One lane's ranking, shared by a query's rounds.
+pub struct Shared {
     /// What a first ranking's depth is multiplied by: [`WIDENED`] when a
     /// second round may follow, else 1.
     ahead: usize,
-    keyword: Option<Ranked>,
-    vector: Option<Ranked>,
+    ranked: Option<Ranked>,
+}
+
+impl Shared {
+    /// The lane's first `depth` hits; `rank(d)` ranks `d` deep, and runs
+    /// only if no ranking as deep was kept.
+    pub fn hits(
+        &mut self,
+        depth: usize,
+        rank: impl FnOnce(usize) -> Result<Vec<ChunkHit>>,
+    ) -> Result<Vec<ChunkHit>> {
+        if let Some(hits) = self.ranked.as_ref().and_then(|r| r.prefix(depth)) {
+            return Ok(hits);
+        }
+        let deepest = depth * self.ahead;
+        let hits = rank(deepest)?;
+        let out = hits[..depth.min(hits.len())].to_vec();
+        self.ranked = Some(Ranked {
+            depth: deepest,
+            hits,
+        });
+        Ok(out)
+    }
+}
+
+/// The rankings and embedding a query's rounds share.
+pub struct Reuse {
+    pub keyword: Shared,
+    pub vector: Shared,
     embedding: Option<std::result::Result<Vec<f32>, String>>,
 }
 
 impl Reuse {
     /// For a query that runs one round, or (`may_widen`) may run a second.
     pub fn new(may_widen: bool) -> Reuse {
+        let ahead = if may_widen { WIDENED } else { 1 };
         Reuse {
-            ahead: if may_widen { WIDENED } else { 1 },
-            keyword: None,
-            vector: None,
+            keyword: Shared {
+                ahead,
+                ranked: None,
+            },
+            vector: Shared {
+                ahead,
+                ranked: None,
+            },
             embedding: None,
         }
-    }
-
-    /// The keyword lane's first `depth` hits; `rank(d)` ranks `d` deep.
-    pub fn keyword(
-        &mut self,
-        depth: usize,
-        rank: impl FnOnce(usize) -> Result<Vec<ChunkHit>>,
-    ) -> Result<Vec<ChunkHit>> {
-        shared(&mut self.keyword, self.ahead, depth, rank)
-    }
-
-    /// The vector lane's first `depth` hits; `rank(d)` ranks `d` deep.
-    pub fn vector(
-        &mut self,
-        depth: usize,
-        rank: impl FnOnce(usize) -> Result<Vec<ChunkHit>>,
-    ) -> Result<Vec<ChunkHit>> {
-        shared(&mut self.vector, self.ahead, depth, rank)
     }
 
     /// The question's embedding (the embedder's error, as the lane reports
@@ -81,25 +96,6 @@ impl Reuse {
             .get_or_insert_with(|| retrieve::embed_question(question, embedder).map_err(|e| e.0))
             .clone()
     }
-}
-
-fn shared(
-    slot: &mut Option<Ranked>,
-    ahead: usize,
-    depth: usize,
-    rank: impl FnOnce(usize) -> Result<Vec<ChunkHit>>,
-) -> Result<Vec<ChunkHit>> {
-    if let Some(hits) = slot.as_ref().and_then(|r| r.prefix(depth)) {
-        return Ok(hits);
-    }
-    let deepest = depth * ahead;
-    let hits = rank(deepest)?;
-    let out = hits[..depth.min(hits.len())].to_vec();
-    *slot = Some(Ranked {
-        depth: deepest,
-        hits,
-    });
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -135,14 +131,16 @@ mod tests {
         let mut reuse = Reuse::new(true);
         let mut asked = Vec::new();
         let first = reuse
-            .vector(3, |d| {
+            .vector
+            .hits(3, |d| {
                 asked.push(d);
                 Ok(hits(d))
             })
             .unwrap();
         assert_eq!(keys(&first), [0, 1, 2]);
         let second = reuse
-            .vector(6, |d| {
+            .vector
+            .hits(6, |d| {
                 asked.push(d);
                 Ok(hits(d))
             })
@@ -150,16 +148,17 @@ mod tests {
         assert_eq!(keys(&second), [0, 1, 2, 3, 4, 5]);
         assert_eq!(asked, [6], "one ranking, as deep as the widened round");
         // Deeper than was ranked: ranked again.
-        reuse.vector(7, |d| Ok(hits(d))).unwrap();
-        assert_eq!(reuse.vector.as_ref().unwrap().depth, 14);
+        reuse.vector.hits(7, |d| Ok(hits(d))).unwrap();
+        assert_eq!(reuse.vector.ranked.as_ref().unwrap().depth, 14);
     }
 
     #[test]
     fn a_ranking_that_ran_out_of_matches_serves_any_depth() {
         let mut reuse = Reuse::new(false);
-        reuse.keyword(4, |_| Ok(hits(2))).unwrap();
+        reuse.keyword.hits(4, |_| Ok(hits(2))).unwrap();
         let again = reuse
-            .keyword(40, |_| panic!("holds every match already"))
+            .keyword
+            .hits(40, |_| panic!("holds every match already"))
             .unwrap();
         assert_eq!(keys(&again), [0, 1]);
     }
@@ -169,7 +168,8 @@ mod tests {
         let mut reuse = Reuse::new(false);
         let mut asked = 0;
         reuse
-            .keyword(5, |d| {
+            .keyword
+            .hits(5, |d| {
                 asked = d;
                 Ok(hits(d))
             })

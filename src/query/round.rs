@@ -97,7 +97,9 @@ impl Round {
         let mut plan = None;
         if spec.lanes.keyword {
             let p = retrieve::plan(reader, terms)?;
-            let mut hits = reuse.keyword(wide, |d| retrieve::keyword(reader, &p, d, scope))?;
+            let mut hits = reuse
+                .keyword
+                .hits(wide, |d| retrieve::keyword(reader, &p, d, scope))?;
             if wide > pool {
                 wide_lanes.push(fuse::Lane {
                     name: "keyword",
@@ -118,7 +120,9 @@ impl Round {
         if spec.lanes.vector {
             match reuse.embedding(&spec.text, embedder) {
                 Ok(query) => {
-                    let hits = reuse.vector(pool, |d| reader.vector_search(&query, d, scope))?;
+                    let hits = reuse
+                        .vector
+                        .hits(pool, |d| reader.vector_search(&query, d, scope))?;
                     // Its usual pool joins the wider keyword pool: ranking
                     // more vectors cost more than it found.
                     if yearless {
