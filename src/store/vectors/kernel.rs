@@ -167,6 +167,184 @@ fn scan_q8_generic(
     }
 }
 
+/// A question cut to four bits a component for the sign pass
+/// (`signs`): component `i` is `low + level × step`, bit `p` of its level
+/// is bit `i` of plane `p`.
+pub struct SignQuestion {
+    words: usize,
+    /// Plane-major: plane `p`, word `w` at `p * words + w`.
+    planes: Vec<u64>,
+    step: f32,
+    low: f32,
+    /// The sum of the cut components.
+    total: f32,
+}
+
+/// Levels a component of a [`SignQuestion`] is cut to.
+const SIGN_LEVELS: u32 = 16;
+
+impl SignQuestion {
+    pub fn new(q: &[i8], words: usize) -> SignQuestion {
+        let low = q.iter().copied().min().map_or(0.0, f32::from);
+        let high = q.iter().copied().max().map_or(0.0, f32::from);
+        let step = if high > low {
+            (high - low) / (SIGN_LEVELS - 1) as f32
+        } else {
+            1.0
+        };
+        let mut planes = vec![0u64; 4 * words];
+        let mut total = 0f32;
+        for (i, &x) in q.iter().enumerate().take(words * 64) {
+            let level = ((f32::from(x) - low) / step)
+                .round()
+                .clamp(0.0, (SIGN_LEVELS - 1) as f32) as u32;
+            total += low + level as f32 * step;
+            for p in 0..4 {
+                if level >> p & 1 == 1 {
+                    planes[p * words + i / 64] |= 1 << (i % 64);
+                }
+            }
+        }
+        SignQuestion {
+            words,
+            planes,
+            step,
+            low,
+            total,
+        }
+    }
+
+    /// The cut question's dot product with a row of signs counted as +1
+    /// where set and −1 where not, from the row's set bits and the levels
+    /// under them.
+    #[inline(always)]
+    fn finish(&self, levels: u32, set: u32) -> f32 {
+        2.0 * (self.step * levels as f32 + self.low * set as f32) - self.total
+    }
+}
+
+/// Estimates every row of signs (`question.words` words each, weighted by
+/// `weights`) against the question and keeps the best in `top`.
+pub fn scan_signs(
+    bits: &[u64],
+    weights: &[f32],
+    question: &SignQuestion,
+    first_slot: u64,
+    top: &mut TopK,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_popcnt() {
+            // SAFETY: `scan_signs_popcnt` only requires the POPCNT
+            // instruction it was compiled with, and `has_popcnt` confirmed
+            // at run time that this CPU executes it. It has no other
+            // preconditions.
+            return unsafe { scan_signs_popcnt(bits, weights, question, first_slot, top) };
+        }
+    }
+    scan_signs_generic(bits, weights, question, first_slot, top)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn has_popcnt() -> bool {
+    use std::sync::OnceLock;
+    static POPCNT: OnceLock<bool> = OnceLock::new();
+    *POPCNT.get_or_init(|| {
+        std::arch::is_x86_feature_detected!("popcnt") && std::arch::is_x86_feature_detected!("avx2")
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+fn scan_signs_popcnt(
+    bits: &[u64],
+    weights: &[f32],
+    question: &SignQuestion,
+    first_slot: u64,
+    top: &mut TopK,
+) {
+    scan_signs_generic(bits, weights, question, first_slot, top)
+}
+
+/// The sign scan, with the word count fixed at compile time for the
+/// common dimensions (256, 384, 768) so the counts of a row unroll.
+#[inline(always)]
+fn scan_signs_generic(
+    bits: &[u64],
+    weights: &[f32],
+    question: &SignQuestion,
+    first_slot: u64,
+    top: &mut TopK,
+) {
+    match question.words {
+        4 => scan_signs_fixed::<4>(bits, weights, question, first_slot, top),
+        6 => scan_signs_fixed::<6>(bits, weights, question, first_slot, top),
+        12 => scan_signs_fixed::<12>(bits, weights, question, first_slot, top),
+        words => {
+            let mut floor = top.floor();
+            for (i, (row, &weight)) in bits.chunks_exact(words).zip(weights).enumerate() {
+                let (mut levels, mut set) = (0u32, 0u32);
+                for (w, &b) in row.iter().enumerate() {
+                    set += b.count_ones();
+                    for p in 0..4 {
+                        levels += (question.planes[p * words + w] & b).count_ones() << p;
+                    }
+                }
+                let estimate = question.finish(levels, set) * weight;
+                if estimate > floor {
+                    top.push(estimate, first_slot + i as u64);
+                    floor = top.floor();
+                }
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn scan_signs_fixed<const W: usize>(
+    bits: &[u64],
+    weights: &[f32],
+    question: &SignQuestion,
+    first_slot: u64,
+    top: &mut TopK,
+) {
+    let mut planes = [[0u64; W]; 4];
+    for (p, plane) in planes.iter_mut().enumerate() {
+        plane.copy_from_slice(&question.planes[p * W..(p + 1) * W]);
+    }
+    // A block of estimates first, then the block's candidates: the first
+    // loop has no branch, so it runs several rows at once.
+    let mut block = [0f32; SIGN_BLOCK_ROWS];
+    let mut floor = top.floor();
+    for (b, (rows, weights)) in bits
+        .chunks(W * SIGN_BLOCK_ROWS)
+        .zip(weights.chunks(SIGN_BLOCK_ROWS))
+        .enumerate()
+    {
+        for ((estimate, row), &weight) in block.iter_mut().zip(rows.chunks_exact(W)).zip(weights) {
+            let (mut levels, mut set) = (0u32, 0u32);
+            for w in 0..W {
+                let b = row[w];
+                set += b.count_ones();
+                for (p, plane) in planes.iter().enumerate() {
+                    levels += (plane[w] & b).count_ones() << p;
+                }
+            }
+            *estimate = question.finish(levels, set) * weight;
+        }
+        let first = first_slot + (b * SIGN_BLOCK_ROWS) as u64;
+        for (i, &estimate) in block.iter().take(weights.len()).enumerate() {
+            if estimate > floor {
+                top.push(estimate, first + i as u64);
+                floor = top.floor();
+            }
+        }
+    }
+}
+
+/// Rows whose estimates the sign scan computes before keeping any.
+const SIGN_BLOCK_ROWS: usize = 256;
+
 /// Views bytes as i8 (same size, alignment 1, every bit pattern valid).
 #[inline(always)]
 pub fn as_i8(bytes: &[u8]) -> &[i8] {
@@ -294,6 +472,51 @@ mod tests {
             let b: Vec<f32> = (0..len).map(|_| rng(&mut seed)).collect();
             let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
             assert!((dot_f32(&a, &b) - plain).abs() < 1e-4);
+        }
+    }
+
+    #[test]
+    fn the_sign_estimate_is_the_cut_questions_dot_product_with_the_signs() {
+        let mut seed = 17u64;
+        for dim in [8usize, 64, 100, 256, 384, 768, 1000] {
+            let words = dim.div_ceil(64);
+            let q: Vec<i8> = (0..dim).map(|_| (rng(&mut seed) * 254.0) as i8).collect();
+            let question = SignQuestion::new(&q, words);
+            let n = 300;
+            let mut bits = vec![0u64; n * words];
+            for (i, b) in bits.iter_mut().enumerate() {
+                let used = (dim - (i % words) * 64).min(64);
+                let word =
+                    ((rng(&mut seed).to_bits() as u64) << 32) ^ (rng(&mut seed).to_bits() as u64);
+                *b = if used == 64 {
+                    word
+                } else {
+                    word & ((1 << used) - 1)
+                };
+            }
+            let weights: Vec<f32> = (0..n).map(|_| rng(&mut seed) + 1.0).collect();
+            let mut top = TopK::new(n);
+            scan_signs(&bits, &weights, &question, 0, &mut top);
+            let got = top.into_sorted();
+            assert_eq!(got.len(), n);
+            for s in got {
+                let row = &bits[s.slot as usize * words..][..words];
+                let terms: Vec<f32> = (0..dim)
+                    .map(|i| {
+                        let level = ((f32::from(q[i]) - question.low) / question.step).round();
+                        let cut = question.low + level * question.step;
+                        if row[i / 64] >> (i % 64) & 1 == 1 {
+                            cut
+                        } else {
+                            -cut
+                        }
+                    })
+                    .collect();
+                let weight = weights[s.slot as usize];
+                let plain = terms.iter().sum::<f32>() * weight;
+                let size = terms.iter().map(|t| t.abs()).sum::<f32>() * weight;
+                assert!((s.score - plain).abs() <= 1e-5 * size, "dim {dim}");
+            }
         }
     }
 

@@ -37,12 +37,14 @@
 //! count are discarded, so a crash between the vector write and the commit
 //! leaves nothing visible. Readers scan an immutable snapshot (a shared map
 //! and a row count), so a search never blocks the writer; the search itself
-//! is in `search`, the scan kernels in [`kernel`], the files themselves
+//! is in `search`, the first pass over a large tenant's rows in
+//! [`signs`], the scan kernels in [`kernel`], the files themselves
 //! (names, headers, positioned writes) in `files`.
 
 mod files;
 pub mod kernel;
 mod search;
+pub mod signs;
 
 use files::{
     check_header, file_path, open_file, remove_other_generations, remove_scratch, scratch_path,
@@ -114,6 +116,8 @@ pub struct TenantVectors {
     q8_row: usize,
     files: Mutex<Files>,
     snapshot: RwLock<Snapshot>,
+    /// The sign index of this file's rows, built on first need.
+    signs: Arc<signs::SignState>,
 }
 
 struct Files {
@@ -454,6 +458,7 @@ impl TenantVectors {
                 q8: None,
                 rows: committed,
             }),
+            signs: Arc::default(),
         };
         {
             // Rows past the committed count were never acknowledged: drop

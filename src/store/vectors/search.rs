@@ -1,23 +1,50 @@
 //! Searching a tenant's vectors: an int8 scan of every committed row (in
-//! two threads past [`PARALLEL_SCAN_MIN_ROWS`]), then the best candidates
-//! scored again with the query unquantized ([`TenantVectors::score_slots`]),
-//! so that only the stored rows' rounding is left in the order of the
-//! results.
+//! two threads past [`PARALLEL_SCAN_MIN_ROWS`]; past
+//! [`signs::SIGN_PASS_MIN_ROWS`], of the rows the sign pass picks), then
+//! the best candidates scored again with the query unquantized
+//! ([`TenantVectors::score_slots`]), so that only the stored rows'
+//! rounding is left in the order of the results.
+
+use std::sync::Arc;
+
+use memmap2::Mmap;
 
 use super::kernel::{self, dot_f32, quantize, TopK};
+use super::signs::{self, MIN_SIGN_CANDIDATES, SIGN_CANDIDATES_PER_WANTED};
 use super::{
     SlotScore, TenantVectors, HEADER_BYTES, MIN_RESCORED, PARALLEL_SCAN_MIN_ROWS,
     RESCORE_PER_RESULT,
 };
 
+/// Which rows the int8 scan scores.
+#[derive(Clone, Copy)]
+enum Pass {
+    /// Those the sign pass picks, when the tenant and the search call for
+    /// it; else every row.
+    Picked,
+    EveryRow,
+}
+
 impl TenantVectors {
     /// The `k` rows most similar to `query` (cosine; the query need not be
-    /// normalized), best first: an int8 scan of every committed row, then
-    /// the best candidates scored again with the query unquantized.
+    /// normalized), best first: an int8 scan of the committed rows (those
+    /// the sign pass picks, in a large tenant), then the best candidates
+    /// scored again with the query unquantized.
     pub fn search(&self, query: &[f32], k: usize) -> Vec<SlotScore> {
+        self.search_by(query, k, Pass::Picked)
+    }
+
+    /// [`Self::search`] with an int8 scan of every row, whatever the
+    /// tenant's size: what the sign pass approximates (benchmarks and
+    /// tests compare the two).
+    pub fn search_every_row(&self, query: &[f32], k: usize) -> Vec<SlotScore> {
+        self.search_by(query, k, Pass::EveryRow)
+    }
+
+    fn search_by(&self, query: &[f32], k: usize, pass: Pass) -> Vec<SlotScore> {
         let keep = (k * RESCORE_PER_RESULT).max(MIN_RESCORED);
         let candidates: Vec<u64> = self
-            .candidates(query, keep)
+            .candidates_by(query, keep, pass)
             .iter()
             .map(|c| c.slot)
             .collect();
@@ -25,8 +52,13 @@ impl TenantVectors {
     }
 
     /// The `keep` rows the int8 scan finds most similar to `query`, best
-    /// first by that approximate score.
+    /// first by that approximate score (in a large tenant, of the rows the
+    /// sign pass picks).
     pub fn candidates(&self, query: &[f32], keep: usize) -> Vec<SlotScore> {
+        self.candidates_by(query, keep, Pass::Picked)
+    }
+
+    fn candidates_by(&self, query: &[f32], keep: usize, pass: Pass) -> Vec<SlotScore> {
         let snap = self
             .snapshot
             .read()
@@ -44,18 +76,15 @@ impl TenantVectors {
         }
         let mut q = vec![0i8; self.spec.dim];
         let qscale = quantize(&query, &mut q);
-        let body = &q8[HEADER_BYTES as usize..HEADER_BYTES as usize + rows * self.q8_row];
-        let found = if rows >= PARALLEL_SCAN_MIN_ROWS {
-            let half = rows / 2;
-            let (a, b) = body.split_at(half * self.q8_row);
-            std::thread::scope(|s| {
-                let left = s.spawn(|| self.scan(a, 0, &q, qscale, keep));
-                let mut right = self.scan(b, half as u64, &q, qscale, keep);
-                right.merge(left.join().unwrap_or_else(|_| TopK::new(0)));
-                right
-            })
-        } else {
-            self.scan(body, 0, &q, qscale, keep)
+        let picked = match pass {
+            Pass::Picked => self.sign_pass(&q8, rows, &q, keep),
+            Pass::EveryRow => None,
+        };
+        let found = match picked {
+            Some(picked) => {
+                signs::rescore(&q8, self.q8_row, self.spec.dim, &q, qscale, &picked, keep)
+            }
+            None => self.scan_all(&q8, rows, &q, qscale, keep),
         };
         found
             .into_sorted()
@@ -105,6 +134,52 @@ impl TenantVectors {
         let norm = dot_f32(query, query).sqrt();
         (query.len() == self.spec.dim && norm != 0.0 && norm.is_finite())
             .then(|| query.iter().map(|x| x / norm).collect())
+    }
+
+    /// Builds the sign index of the committed rows now, on this thread
+    /// (benchmarks and tests: searches build it on a helper thread).
+    pub fn build_sign_index(&self) {
+        let snap = self
+            .snapshot
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(q8) = snap.q8 {
+            self.signs
+                .build_now(&q8, self.q8_row, self.spec.dim, snap.rows);
+        }
+    }
+
+    /// The rows the sign pass picks for the int8 rows to score, for a
+    /// tenant large enough and a search narrow enough to use it (`None`:
+    /// scan every row).
+    fn sign_pass(&self, q8: &Arc<Mmap>, rows: usize, q: &[i8], keep: usize) -> Option<Vec<u64>> {
+        let rows = rows as u64;
+        if rows < signs::SIGN_PASS_MIN_ROWS || keep as u64 > rows / signs::SIGN_PASS_MAX_SHARE {
+            return None;
+        }
+        let wanted = (keep * SIGN_CANDIDATES_PER_WANTED)
+            .max(MIN_SIGN_CANDIDATES)
+            .max((rows / signs::SIGN_CANDIDATE_SHARE) as usize);
+        self.signs
+            .candidates(q8, self.q8_row, self.spec.dim, rows, q, wanted)
+    }
+
+    /// The best `keep` int8 scores of every one of the first `rows` rows.
+    fn scan_all(&self, q8: &[u8], rows: usize, q: &[i8], qscale: f32, keep: usize) -> TopK {
+        let body = &q8[HEADER_BYTES as usize..HEADER_BYTES as usize + rows * self.q8_row];
+        if rows >= PARALLEL_SCAN_MIN_ROWS {
+            let half = rows / 2;
+            let (a, b) = body.split_at(half * self.q8_row);
+            std::thread::scope(|s| {
+                let left = s.spawn(|| self.scan(a, 0, q, qscale, keep));
+                let mut right = self.scan(b, half as u64, q, qscale, keep);
+                right.merge(left.join().unwrap_or_else(|_| TopK::new(0)));
+                right
+            })
+        } else {
+            self.scan(body, 0, q, qscale, keep)
+        }
     }
 
     fn scan(&self, rows: &[u8], first_slot: u64, q: &[i8], qscale: f32, keep: usize) -> TopK {

@@ -398,3 +398,60 @@ fn the_exact_copies_an_older_store_kept_are_deleted_on_open() {
     assert_stored(&t.stored(3).unwrap(), &all[3]);
     std::fs::remove_dir_all(d).unwrap();
 }
+
+/// `n` unit vectors around `centres` of them (noise `spread`), like text
+/// embeddings: most of a question's neighbours are in one cluster.
+fn clustered(n: usize, dim: usize, centres: usize, spread: f32, seed: u64) -> Vec<Vec<f32>> {
+    let c = vectors(centres, dim, seed);
+    let noise = vectors(n, dim, seed ^ 0x9e37);
+    noise
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let v: Vec<f32> = c[i % centres]
+                .iter()
+                .zip(e)
+                .map(|(x, y)| x + spread * y)
+                .collect();
+            let n = dot_f32(&v, &v).sqrt();
+            v.into_iter().map(|x| x / n).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_sign_pass_finds_what_scanning_every_row_finds_and_rows_added_after_it() {
+    // Dimension 128: two words of signs (the kernel's general loop).
+    let (dim, rows) = (128, signs::SIGN_PASS_MIN_ROWS as usize);
+    let d = dir("signs");
+    let index = VectorIndex::new(&d, spec(dim), Durability::Normal).unwrap();
+    let t = index.tenant(1, 0, 0).unwrap();
+    let all = clustered(rows, dim, 400, 0.5, 21);
+    t.append(&all).unwrap();
+    t.publish(rows as u64).unwrap();
+    let questions = clustered(30, dim, 400, 0.3, 99);
+    // Before the index is built a search scans every row (and starts the
+    // build on a helper thread).
+    let first: Vec<u64> = t.search(&questions[0], 10).iter().map(|h| h.slot).collect();
+    let every: Vec<u64> = t
+        .search_every_row(&questions[0], 10)
+        .iter()
+        .map(|h| h.slot)
+        .collect();
+    assert_eq!(first, every);
+    t.build_sign_index();
+    let mut kept = 0;
+    for q in &questions {
+        let got: Vec<u64> = t.search(q, 10).iter().map(|h| h.slot).collect();
+        let want: Vec<u64> = t.search_every_row(q, 10).iter().map(|h| h.slot).collect();
+        kept += want.iter().filter(|s| got.contains(s)).count();
+    }
+    // Within a cluster the tenth best are near-ties: a few change places.
+    assert!(kept >= 288, "the sign pass kept {kept} of 300");
+    // A row added after the index was built is indexed by the next search.
+    let added = vectors(1, dim, 1234);
+    t.append(&added).unwrap();
+    t.publish(rows as u64 + 1).unwrap();
+    assert_eq!(t.search(&added[0], 1)[0].slot, rows as u64);
+    std::fs::remove_dir_all(d).ok();
+}
