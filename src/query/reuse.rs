@@ -6,12 +6,13 @@
 //! depth, and at a million chunks each costs tens of milliseconds (the
 //! vector lane reads every stored vector), so a query that may widen ranks
 //! both lanes once, as deep as the second round would ask, and each round
-//! takes the prefix it needs. The question is embedded once too.
+//! takes the prefix it needs. The question is embedded once too, and the
+//! keyword lane's plan (which counts each term's matches) made once.
 
 use crate::error::Result;
 use crate::store::ChunkHit;
 
-use super::retrieve;
+use super::retrieve::{self, KeywordPlan};
 
 /// How much deeper a second round ranks every lane than the first.
 pub const WIDENED: usize = 2;
@@ -66,6 +67,7 @@ pub struct Reuse {
     pub keyword: Shared,
     pub vector: Shared,
     embedding: Option<std::result::Result<Vec<f32>, String>>,
+    plan: Option<KeywordPlan>,
 }
 
 impl Reuse {
@@ -82,7 +84,19 @@ impl Reuse {
                 ranked: None,
             },
             embedding: None,
+            plan: None,
         }
+    }
+
+    /// The keyword lane's plan for the question's terms: `make` runs for
+    /// the first round only.
+    pub fn plan(&mut self, make: impl FnOnce() -> Result<KeywordPlan>) -> Result<KeywordPlan> {
+        if let Some(plan) = &self.plan {
+            return Ok(plan.clone());
+        }
+        let plan = make()?;
+        self.plan = Some(plan.clone());
+        Ok(plan)
     }
 
     /// The question's embedding (the embedder's error, as the lane reports
@@ -124,6 +138,26 @@ mod tests {
 
     fn keys(h: &[ChunkHit]) -> Vec<i64> {
         h.iter().map(|h| h.chunk_key).collect()
+    }
+
+    #[test]
+    fn the_keyword_plan_is_made_once() {
+        let mut reuse = Reuse::new(true);
+        let mut made = 0;
+        for _ in 0..2 {
+            let plan = reuse
+                .plan(|| {
+                    made += 1;
+                    Ok(KeywordPlan {
+                        searched: vec!["term".into()],
+                        ignored: Vec::new(),
+                        newest_first: false,
+                    })
+                })
+                .unwrap();
+            assert_eq!(plan.searched, ["term"]);
+        }
+        assert_eq!(made, 1);
     }
 
     #[test]

@@ -11,14 +11,14 @@
 //! statement per candidate cost more than the lookups it makes). How deep a lane
 //! looks next follows the share of candidates admitted so far.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::types::Value;
 
 use super::chunks::{hit_row, ChunkHit};
 use super::scope::Scope;
 use super::tenant::{TenantReader, VISIBLE};
-use super::vectors::SlotScore;
+use super::vectors::{SlotScore, TenantVectors};
 use crate::error::Result;
 
 /// The vector lane under a filter takes this many int8 candidates per
@@ -136,6 +136,60 @@ impl TenantReader<'_> {
             Some(row) => Some(hit_row(row)?),
             None => None,
         })
+    }
+
+    /// The chunks at `keys` (in rank order) that `scope` admits (and that
+    /// are this tenant's and visible), as hits with their keys, in the same
+    /// order: what
+    /// [`Self::admitted_hit`] gives each, read [`CHECK_BATCH`] keys to a
+    /// statement (one statement per key cost a query's lane about two
+    /// milliseconds at a million chunks).
+    fn admitted_hits(
+        &self,
+        tenant_id: i64,
+        by: Key,
+        keys: &[i64],
+        scope: &Scope,
+    ) -> Result<Vec<(i64, ChunkHit)>> {
+        let keys: Vec<i64> = if matches!(by, Key::Chunk) {
+            keys.iter()
+                .copied()
+                .filter(|&k| scope.lists(k) != Some(false))
+                .collect()
+        } else {
+            keys.to_vec()
+        };
+        // What the catalog admitted needs only its rows read (and their
+        // version and retention checked again, in this snapshot).
+        let (condition, keys, bind) = match scope.catalog_admits(by.generation(), &keys) {
+            Some(admitted) => (scope.version_condition(), admitted, false),
+            None => (scope.condition(), keys, true),
+        };
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {}, {col} FROM chunks c JOIN documents d ON d.id = c.document_id
+              WHERE c.tenant_id = ?1 AND {col} IN (SELECT value FROM json_each(?2))
+                AND {VISIBLE} AND {condition}",
+            hit_columns("0.0"),
+            col = by.column(),
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let mut found = std::collections::HashMap::with_capacity(keys.len());
+        for batch in keys.chunks(CHECK_BATCH) {
+            let list = serde_json::to_string(batch).unwrap_or_else(|_| "[]".into());
+            let params = self.lane_params(tenant_id, Value::Text(list));
+            let params = if bind { scope.bind(params) } else { params };
+            let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
+            while let Some(row) = rows.next()? {
+                found.insert(row.get::<_, i64>(13)?, hit_row(row)?);
+            }
+        }
+        Ok(keys
+            .iter()
+            .filter_map(|&k| found.remove(&k).map(|hit| (k, hit)))
+            .collect())
     }
 
     /// Of `keys` (in rank order), those whose chunk `scope` admits, in the
@@ -290,16 +344,19 @@ impl TenantReader<'_> {
                 depth = deeper(depth, looked, kept.len(), limit);
             }
         };
-        let mut hits = Vec::with_capacity(limit.min(kept.len()));
-        for (key, rank) in kept.into_iter().take(limit) {
-            // Admitted a moment ago in this read; a chunk deleted since is
-            // simply left out.
-            if let Some(mut hit) = self.admitted_hit(tenant_id, Key::Chunk, key, scope)? {
-                hit.bm25 = rank;
-                hits.push(hit);
-            }
-        }
-        Ok(hits)
+        // Admitted a moment ago in this read; a chunk deleted since is
+        // simply left out.
+        let kept: Vec<(i64, f64)> = kept.into_iter().take(limit).collect();
+        let keys: Vec<i64> = kept.iter().map(|(k, _)| *k).collect();
+        let ranks: HashMap<i64, f64> = kept.into_iter().collect();
+        let hits = self.admitted_hits(tenant_id, Key::Chunk, &keys, scope)?;
+        Ok(hits
+            .into_iter()
+            .map(|(key, mut hit)| {
+                hit.bm25 = ranks[&key];
+                hit
+            })
+            .collect())
     }
 
     /// Moves `batch` (candidates in rank order) into `kept`, those `scope`
@@ -325,77 +382,110 @@ impl TenantReader<'_> {
     /// `query`, best first (`bm25` holds the negated cosine so that lower
     /// is better, as for keyword hits).
     pub fn vector_search(&self, query: &[f32], k: usize, scope: &Scope) -> Result<Vec<ChunkHit>> {
-        let Some(tenant_id) = self.tenant_id else {
-            return Ok(Vec::new());
+        Ok(self.vector_search_beside(query, k, scope, || ())?.0)
+    }
+
+    /// [`Self::vector_search`], and `beside` run on this thread while the
+    /// vectors are scanned on another: an unfiltered search reads nothing
+    /// from SQLite between the files' generation and its hits, so the
+    /// keyword lane's ranking (on this reader's connection) and the vector
+    /// scan overlap. Under a filter the two run one after the other.
+    pub fn vector_search_beside<T>(
+        &self,
+        query: &[f32],
+        k: usize,
+        scope: &Scope,
+        beside: impl FnOnce() -> T,
+    ) -> Result<(Vec<ChunkHit>, T)> {
+        let Some(tenant_id) = self.tenant_id.filter(|_| k > 0 && !scope.is_empty()) else {
+            return Ok((Vec::new(), beside()));
         };
-        if k == 0 || scope.is_empty() {
-            return Ok(Vec::new());
-        }
+        let mut beside = Some(beside);
+        let mut done = None;
         // One snapshot for the files' generation and the slots' chunks: a
         // compaction renumbers the slots and switches the files at once
         // (`maintenance`), and a slot read against the other generation's
         // rows would name the wrong chunk.
-        self.in_snapshot(|| self.vector_search_in_snapshot(tenant_id, query, k, scope))
+        let hits = self.in_snapshot(|| {
+            let generation: i64 = self
+                .conn
+                .prepare_cached("SELECT vector_generation FROM tenants WHERE id = ?1")?
+                .query_row([tenant_id], |r| r.get(0))?;
+            // A compaction stages its files before it commits and keeps
+            // the old ones until it has: both generations are found. None:
+            // the tenant has no vector files (or this snapshot outlived a
+            // switch).
+            let Some(vectors) = self.vectors.matching(tenant_id, generation) else {
+                return Ok(Vec::new());
+            };
+            let found = if let Some(slots) = scope.slots(generation) {
+                vectors.score_slots(query, k, slots)
+            } else if !scope.filters() {
+                let run = beside.take();
+                let (found, out) = std::thread::scope(|s| {
+                    let scan = s.spawn(|| vectors.search(query, k));
+                    let out = run.map(|f| f());
+                    (scan.join(), out)
+                });
+                done = out;
+                found.map_err(|_| crate::error::Error::internal("the vector scan panicked"))?
+            } else {
+                self.filtered_vector_search(tenant_id, generation, &vectors, query, k, scope)?
+            };
+            self.hits_at_slots(tenant_id, generation, &found, k, scope)
+        })?;
+        let out = match (done, beside) {
+            (Some(out), _) => out,
+            (None, Some(f)) => f(),
+            (None, None) => unreachable!("`beside` is taken only where its result is kept"),
+        };
+        Ok((hits, out))
     }
 
-    fn vector_search_in_snapshot(
+    /// The `k` best of the tenant's vectors whose chunks `scope` (a
+    /// filter) admits: the int8 scan's candidates in its order, checked a
+    /// batch at a time until `k` are admitted (each check costs three
+    /// B-tree descents, as much as the scan spends on a thousand rows, so
+    /// no more are admitted than are returned); those are scored again
+    /// with the query unquantized.
+    fn filtered_vector_search(
         &self,
         tenant_id: i64,
+        generation: i64,
+        vectors: &TenantVectors,
         query: &[f32],
         k: usize,
         scope: &Scope,
-    ) -> Result<Vec<ChunkHit>> {
-        let generation: i64 = self
-            .conn
-            .prepare_cached("SELECT vector_generation FROM tenants WHERE id = ?1")?
-            .query_row([tenant_id], |r| r.get(0))?;
-        // A compaction stages its files before it commits and keeps the
-        // old ones until it has: both generations are found. None: the
-        // tenant has no vector files (or this snapshot outlived a switch).
-        let Some(vectors) = self.vectors.matching(tenant_id, generation) else {
-            return Ok(Vec::new());
-        };
-        let found = if let Some(slots) = scope.slots(generation) {
-            vectors.score_slots(query, k, slots)
-        } else if !scope.filters() {
-            vectors.search(query, k)
-        } else {
-            // The int8 scan's candidates in its order, checked a batch at a
-            // time until `k` are admitted (each check costs three B-tree
-            // descents, as much as the scan spends on a thousand rows, so
-            // no more are admitted than are returned); those are scored
-            // again with the query unquantized.
-            let wanted = k;
-            let mut depth = wanted * FILTERED_VECTOR_DEPTH;
-            let mut looked = 0;
-            let mut kept: Vec<(i64, ())> = Vec::with_capacity(wanted);
-            loop {
-                let candidates = vectors.candidates(query, depth);
-                let fresh = &candidates[looked.min(candidates.len())..];
-                let (mut at, mut size) = (0, (wanted * 2).min(CHECK_BATCH));
-                while at < fresh.len() && kept.len() < wanted {
-                    let end = (at + size).min(fresh.len());
-                    let mut batch: Vec<(i64, ())> =
-                        fresh[at..end].iter().map(|c| (c.slot as i64, ())).collect();
-                    self.keep_admitted(
-                        tenant_id,
-                        Key::Slot(generation),
-                        &mut batch,
-                        &mut kept,
-                        scope,
-                    )?;
-                    (at, size) = (end, CHECK_BATCH);
-                }
-                if kept.len() >= wanted || candidates.len() < depth {
-                    break;
-                }
-                looked = candidates.len();
-                depth = deeper(depth, looked, kept.len(), wanted);
+    ) -> Result<Vec<SlotScore>> {
+        let wanted = k;
+        let mut depth = wanted * FILTERED_VECTOR_DEPTH;
+        let mut looked = 0;
+        let mut kept: Vec<(i64, ())> = Vec::with_capacity(wanted);
+        loop {
+            let candidates = vectors.candidates(query, depth);
+            let fresh = &candidates[looked.min(candidates.len())..];
+            let (mut at, mut size) = (0, (wanted * 2).min(CHECK_BATCH));
+            while at < fresh.len() && kept.len() < wanted {
+                let end = (at + size).min(fresh.len());
+                let mut batch: Vec<(i64, ())> =
+                    fresh[at..end].iter().map(|c| (c.slot as i64, ())).collect();
+                self.keep_admitted(
+                    tenant_id,
+                    Key::Slot(generation),
+                    &mut batch,
+                    &mut kept,
+                    scope,
+                )?;
+                (at, size) = (end, CHECK_BATCH);
             }
-            let slots: Vec<u64> = kept.iter().take(wanted).map(|(s, _)| *s as u64).collect();
-            vectors.score_slots(query, k, &slots)
-        };
-        self.hits_at_slots(tenant_id, generation, &found, k, scope)
+            if kept.len() >= wanted || candidates.len() < depth {
+                break;
+            }
+            looked = candidates.len();
+            depth = deeper(depth, looked, kept.len(), wanted);
+        }
+        let slots: Vec<u64> = kept.iter().take(wanted).map(|(s, _)| *s as u64).collect();
+        Ok(vectors.score_slots(query, k, &slots))
     }
 
     /// The chunks at `found` slots that `scope` admits, as hits, at most
@@ -408,21 +498,19 @@ impl TenantReader<'_> {
         k: usize,
         scope: &Scope,
     ) -> Result<Vec<ChunkHit>> {
-        let mut hits = Vec::with_capacity(k.min(found.len()));
-        for f in found {
-            // A slot without an admitted chunk belonged to a deleted chunk,
-            // or to a document the scope leaves out: skip it.
-            if let Some(mut hit) =
-                self.admitted_hit(tenant_id, Key::Slot(generation), f.slot as i64, scope)?
-            {
-                hit.bm25 = -f64::from(f.score);
-                hits.push(hit);
-                if hits.len() == k {
-                    break;
-                }
-            }
-        }
-        Ok(hits)
+        // A slot without an admitted chunk belonged to a deleted chunk, or
+        // to a document the scope leaves out: it is skipped.
+        let slots: Vec<i64> = found.iter().map(|f| f.slot as i64).collect();
+        let scores: HashMap<i64, f32> = found.iter().map(|f| (f.slot as i64, f.score)).collect();
+        let hits = self.admitted_hits(tenant_id, Key::Slot(generation), &slots, scope)?;
+        Ok(hits
+            .into_iter()
+            .take(k)
+            .map(|(slot, mut hit)| {
+                hit.bm25 = -f64::from(scores[&slot]);
+                hit
+            })
+            .collect())
     }
 
     /// The newest chunks (at most `DEPTH`, by key, newest first) whose
