@@ -155,12 +155,12 @@ impl TenantVectors {
     /// scan every row).
     fn sign_pass(&self, q8: &Arc<Mmap>, rows: usize, q: &[i8], keep: usize) -> Option<Vec<u64>> {
         let rows = rows as u64;
-        if rows < signs::SIGN_PASS_MIN_ROWS || keep as u64 > rows / signs::SIGN_PASS_MAX_SHARE {
-            return None;
-        }
         let wanted = (keep * SIGN_CANDIDATES_PER_WANTED)
             .max(MIN_SIGN_CANDIDATES)
             .max((rows / signs::SIGN_CANDIDATE_SHARE) as usize);
+        if rows < signs::SIGN_PASS_MIN_ROWS || wanted as u64 > rows / signs::SIGN_PASS_MAX_SHARE {
+            return None;
+        }
         self.signs
             .candidates(q8, self.q8_row, self.spec.dim, rows, q, wanted)
     }

@@ -1,6 +1,6 @@
 //! The sign pass: a first look at a large tenant's vectors through one bit
-//! per dimension, so that a search reads an eighth of the int8 rows' bytes
-//! and scores only the best of them from the int8 rows.
+//! per dimension, so that a search reads about an eighth of the int8 rows'
+//! bytes and scores only the best of them from the int8 rows.
 //!
 //! The int8 scan reads every row's bytes, and past a few hundred thousand
 //! rows it is bound by memory bandwidth (272 bytes a row at dimension
@@ -15,8 +15,8 @@
 //! ([`kernel::scan_signs`]).
 //!
 //! Which candidates are kept: the best [`SIGN_CANDIDATES_PER_WANTED`] per
-//! int8 candidate asked for (and at least [`MIN_SIGN_CANDIDATES`]), scored
-//! again from the int8 rows. A question close to a few stored rows finds
+//! int8 candidate asked for (and at least [`MIN_SIGN_CANDIDATES`], and one
+//! row in [`SIGN_CANDIDATE_SHARE`]), scored again from the int8 rows. A question close to a few stored rows finds
 //! them (measured at a million notes: the same top ten as the full int8
 //! scan); one that is close to nothing has its top ten among thousands of
 //! near-ties, and may come back with other rows of the same score (see
@@ -36,10 +36,6 @@ use memmap2::Mmap;
 use super::kernel::{self, row_parts, TopK};
 use super::HEADER_BYTES;
 
-/// Tenants with at least this many rows are searched through the sign
-/// index (below it the int8 scan is a few milliseconds at most).
-pub const SIGN_PASS_MIN_ROWS: u64 = 200_000;
-
 /// Sign-pass candidates scored from the int8 rows, per int8 candidate
 /// asked for.
 pub const SIGN_CANDIDATES_PER_WANTED: usize = 16;
@@ -52,9 +48,18 @@ pub const MIN_SIGN_CANDIDATES: usize = 4_096;
 /// does not tell them apart.
 pub const SIGN_CANDIDATE_SHARE: u64 = 256;
 
-/// A search asking for more than one row in this many scans the int8 rows
-/// instead (a deep filtered look scores most rows again anyway).
+/// A search whose sign pass would leave more than one row in this many to
+/// score from the int8 rows scans every int8 row instead: a row read out
+/// of order costs several read in order (measured: at a million rows, a
+/// filtered look scoring 61,000 picked rows took longer than the scan).
 pub const SIGN_PASS_MAX_SHARE: u64 = 64;
+
+/// Tenants with fewer rows are never searched through the sign index:
+/// even its fewest candidates would be more than [`SIGN_PASS_MAX_SHARE`]
+/// allows (262,144 rows; the int8 scan of as many takes about 2 ms). A
+/// search of ten results passes the share from here, the query lane's
+/// sixty from about 500,000 rows.
+pub const SIGN_PASS_MIN_ROWS: u64 = MIN_SIGN_CANDIDATES as u64 * SIGN_PASS_MAX_SHARE;
 
 /// Rows the mean vector is estimated from, spread over the file.
 const MEAN_SAMPLE_ROWS: u64 = 65_536;
@@ -133,7 +138,9 @@ impl Signs {
     }
 
     /// The `keep` rows below `rows` whose estimate against the quantized
-    /// question `q` is best (unordered).
+    /// question `q` is best (on two threads past
+    /// [`super::PARALLEL_SCAN_MIN_ROWS`]: beside the keyword lane too, which
+    /// measured faster than leaving it a core of its own).
     pub fn best(&self, q: &[i8], rows: u64, keep: usize) -> Vec<u64> {
         let question = kernel::SignQuestion::new(q, self.words);
         let rows = (rows.min(self.rows())) as usize;
@@ -220,7 +227,7 @@ impl SignState {
             .name("vector-signs".into())
             .spawn(move || {
                 let signs = Signs::build(body(&map, q8_row, rows), q8_row, dim, rows);
-                *state.index.write().unwrap_or_else(|p| p.into_inner()) = Some(signs);
+                state.install(signs);
             });
         if let Err(e) = spawned {
             log::warn!("vector searches scan every row: the sign index was not built: {e}");
@@ -230,16 +237,16 @@ impl SignState {
 
     /// Builds the index now, on this thread (benchmarks and tests).
     pub fn build_now(&self, map: &Mmap, q8_row: usize, dim: usize, rows: u64) {
-        let signs = Signs::build(body(map, q8_row, rows), q8_row, dim, rows);
-        *self.index.write().unwrap_or_else(|p| p.into_inner()) = Some(signs);
+        self.install(Signs::build(body(map, q8_row, rows), q8_row, dim, rows));
     }
 
-    /// Whether the index is built.
-    pub fn is_built(&self) -> bool {
-        self.index
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some()
+    /// Makes `signs` the index, unless one of as many rows is there
+    /// already (built meanwhile, or extended since).
+    fn install(&self, signs: Signs) {
+        let mut index = self.index.write().unwrap_or_else(|p| p.into_inner());
+        if index.as_ref().is_none_or(|held| held.rows() < signs.rows()) {
+            *index = Some(signs);
+        }
     }
 }
 
