@@ -15,7 +15,7 @@ work on the machine weighs on every row alike.
 
     cargo build --release
     python3 scripts/bench_filters.py --sizes 10000,100000 [--queries 300] \\
-        [--store /tmp/filters-store] [--binary target/release/alayasiki-mcp]
+        [--store /tmp/filters-store] [--binary target/release/alayasiki-mcp] [--warmup 10]
 """
 import argparse
 import json
@@ -194,6 +194,9 @@ def run(args):
     # Questions of mid-frequency words (ranks 50-2000).
     questions = [" ".join(qrng.choice(vocab[50:2000]) for _ in range(3))
                  for _ in range(args.queries)]
+    wrng = random.Random(13)
+    warmup = [" ".join(wrng.choice(vocab[50:2000]) for _ in range(3))
+              for _ in range(args.warmup)]
     server = Server(args.binary, store)
     rss = RssSampler(server.proc.pid)
     rss.start()
@@ -207,6 +210,12 @@ def run(args):
             have = size
         else:
             print(f"\n{size} notes (kept store)")
+        # Questions asked first and not timed: the first query loads the
+        # embedding model, and a large memory's first searches build the
+        # vector lane's sign index on a helper thread.
+        for q in warmup:
+            server.tool("alayasiki_query", {"query": q, "mode": "evidence", "top_k": 10})
+        time.sleep(1 if args.warmup else 0)
         # Each question is asked under every filter in turn, so that a
         # change in the machine's load (other work on a shared machine)
         # moves every row alike.
@@ -241,6 +250,8 @@ if __name__ == "__main__":
     p.add_argument("--sizes", default="10000,100000")
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--store")
+    p.add_argument("--warmup", type=int, default=0,
+                   help="questions asked (unfiltered) before the timed ones")
     p.add_argument("--binary", default="target/release/alayasiki-mcp")
     run(p.parse_args())
     sys.exit(0)
