@@ -482,11 +482,7 @@ impl TenantVectors {
     /// the row's scale), for compaction and copies: appended again, it is
     /// quantized to the same row.
     pub fn stored(&self, slot: u64) -> Option<Vec<f32>> {
-        let snap = self
-            .snapshot
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let snap = self.snapshot();
         if slot >= snap.rows {
             return None;
         }
@@ -514,6 +510,15 @@ impl TenantVectors {
     /// Rows readers can see.
     pub fn committed_rows(&self) -> u64 {
         self.snapshot.read().unwrap_or_else(|p| p.into_inner()).rows
+    }
+
+    /// The published rows and the map they are read through, as of now: a
+    /// reader works on this copy while writers publish more.
+    fn snapshot(&self) -> Snapshot {
+        self.snapshot
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Writes rows after all rows written so far, returning the first

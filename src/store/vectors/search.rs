@@ -59,11 +59,7 @@ impl TenantVectors {
     }
 
     fn candidates_by(&self, query: &[f32], keep: usize, pass: Pass) -> Vec<SlotScore> {
-        let snap = self
-            .snapshot
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let snap = self.snapshot();
         let Some(q8) = snap.q8 else {
             return Vec::new();
         };
@@ -100,11 +96,7 @@ impl TenantVectors {
     /// unquantized query against each stored row (its int8 values times
     /// its scale). Slots past the committed rows are skipped.
     pub fn score_slots(&self, query: &[f32], k: usize, slots: &[u64]) -> Vec<SlotScore> {
-        let snap = self
-            .snapshot
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let snap = self.snapshot();
         let (Some(q8), Some(query)) = (snap.q8, self.unit(query)) else {
             return Vec::new();
         };
@@ -139,11 +131,7 @@ impl TenantVectors {
     /// Builds the sign index of the committed rows now, on this thread
     /// (benchmarks and tests: searches build it on a helper thread).
     pub fn build_sign_index(&self) {
-        let snap = self
-            .snapshot
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let snap = self.snapshot();
         if let Some(q8) = snap.q8 {
             self.signs
                 .build_now(&q8, self.q8_row, self.spec.dim, snap.rows);
