@@ -4,7 +4,8 @@
 //! short documents stays small while the server runs. Sizes are allocated
 //! blocks, not apparent lengths (a sparse tail costs nothing). A store an
 //! earlier release wrote with exact f32 copies of its vectors opens without
-//! them, and answers from the int8 rows alone.
+//! them, and answers from the int8 rows alone. A document's text is stored
+//! once, and chunks an earlier release stored with a copy are still read.
 
 mod common;
 
@@ -246,4 +247,85 @@ fn hashes_stored_as_hex_by_an_earlier_release_still_find_their_copies() {
     );
     assert_eq!(twice["duplicate_of"], fresh.as_str(), "{twice}");
     s.close();
+}
+
+/// A note's text is stored once: the chunks of a document written now keep
+/// only their spans and read their text back from its original (or from
+/// its extracted text, for JSON), while the chunks an earlier release wrote
+/// with a copy of their text are read from that copy. Evidence is the same
+/// either way.
+#[test]
+fn a_documents_text_is_stored_once_and_evidence_reads_it_back() {
+    let dir = TempDir::new("text-once");
+    copy_dir(Path::new(F32_STORE), dir.path());
+    let note = "Zoë’s café on Rua Augusta opens at nine 🥐; the naïve crêpes sell out by ten.";
+    let mut s = Server::ready(dir.path());
+    let note_id = s.ingest(note);
+    let json_doc = s.ok(
+        "alayasiki_ingest",
+        json!({"content": r#"{"kiosk": "Ferreira", "opens": "the kiosk by the tram stop opens at seven"}"#,
+               "media_type": "application/json"}),
+    );
+    let json_id = json_doc["document_id"].as_str().unwrap().to_string();
+    let evidence = |s: &mut Server, question: &str| {
+        let q = s.ok(
+            "alayasiki_query",
+            json!({"query": question, "mode": "evidence", "top_k": 1}),
+        );
+        (
+            q["evidence"][0]["document_id"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            q["evidence"][0]["text"].as_str().unwrap().to_string(),
+        )
+    };
+    assert_eq!(
+        evidence(&mut s, "When does the café on Rua Augusta open?"),
+        (note_id.clone(), note.to_string())
+    );
+    let (found, text) = evidence(&mut s, "When does the kiosk by the tram stop open?");
+    assert_eq!(found, json_id);
+    assert!(
+        text.contains("the kiosk by the tram stop opens at seven"),
+        "{text}"
+    );
+    let (_, old) = evidence(&mut s, "tomato seeds");
+    assert!(old.contains("tomato seeds"), "{old}");
+    s.close();
+
+    let db = rusqlite::Connection::open(dir.path().join("memory.db")).unwrap();
+    let copies = |doc_id: &str| -> Vec<String> {
+        let mut stmt = db
+            .prepare(
+                "SELECT c.text FROM chunks c JOIN documents d ON d.id = c.document_id
+                  WHERE d.doc_id = ?1",
+            )
+            .unwrap();
+        stmt.query_map([doc_id], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    };
+    assert_eq!(copies(&note_id), [""]);
+    assert_eq!(copies(&json_id), [""]);
+    let extracted: Option<String> = db
+        .query_row(
+            "SELECT text FROM documents WHERE doc_id = ?1",
+            [&json_id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(extracted.is_some_and(|t| t.contains(&text)));
+    let old_copies: i64 = db
+        .query_row(
+            "SELECT count(*) FROM chunks WHERE text LIKE '%tomato seeds%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        old_copies, 1,
+        "the earlier release's chunks keep their copy"
+    );
 }

@@ -1,14 +1,54 @@
 //! Chunks and their full-text index.
 //!
-//! A chunk is a byte span of a document's extracted text; its text is stored
-//! beside the span so evidence can be returned without re-reading the
-//! document. Its id is also its rowid in the tenant's contentless FTS5 table.
+//! A chunk is a byte span of a document's extracted text. The text of a
+//! small document is stored once: its chunks keep only their spans, and a
+//! chunk's text is read back as its span of the document's text (the
+//! original, or the extracted text when that differs), in the same
+//! statement that reads the chunk ([`chunk_text`]). A chunk of a larger
+//! document keeps a copy of its text, so that reading one chunk never
+//! loads a whole large document. A chunk's id is also its rowid in the
+//! tenant's contentless FTS5 table.
 
 use rusqlite::{params, OptionalExtension};
 
 use super::tenant::{TenantCount, TenantReader, TenantWriter, VISIBLE};
 use super::write_log::{vector_bytes, VECTOR_PUT};
 use crate::error::Result;
+
+/// The most bytes a document's text may have for its chunks to keep no copy
+/// of their text (see the module docs). A notes-sized memory stores its
+/// text once; reading a chunk of such a document copies at most this much.
+pub const SHARED_TEXT_MAX_BYTES: usize = 64 * 1024;
+
+/// SQL for the text of the chunk aliased `c`: its own copy, else (stored as
+/// `''`, since a chunk is never empty) its span of its document's text.
+pub(crate) fn chunk_text(c: &str) -> String {
+    format!(
+        "CASE WHEN {c}.text <> '' THEN {c}.text ELSE
+           (SELECT {} FROM documents sd WHERE sd.id = {c}.document_id) END",
+        span_of_document(c, "sd")
+    )
+}
+
+/// [`chunk_text`] where the chunk's document is already joined as `d`.
+pub(crate) fn chunk_text_beside(c: &str, d: &str) -> String {
+    format!(
+        "CASE WHEN {c}.text <> '' THEN {c}.text ELSE {} END",
+        span_of_document(c, d)
+    )
+}
+
+/// The span of chunk `c` in the text of its document `d`: the extracted
+/// text, or else the original. `substr` counts bytes only in a BLOB, hence
+/// the casts.
+fn span_of_document(c: &str, d: &str) -> String {
+    format!(
+        "CAST(substr(CAST(coalesce({d}.text,
+                                   (SELECT so.bytes FROM originals so WHERE so.id = {d}.original_id))
+                          AS BLOB),
+                     {c}.byte_start + 1, {c}.byte_end - {c}.byte_start) AS TEXT)"
+    )
+}
 
 /// A chunk to store: `text` is exactly `document_text[start..end]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,13 +176,17 @@ impl TenantWriter<'_> {
     }
 
     /// Stores a document's chunks and their full-text rows, with their
-    /// vectors when given (one per chunk).
+    /// vectors when given (one per chunk). `text_bytes` is the length of the
+    /// document's text, which decides whether the chunks keep a copy of
+    /// theirs ([`SHARED_TEXT_MAX_BYTES`]).
     pub(super) fn insert_chunks(
         &mut self,
         document_key: i64,
+        text_bytes: usize,
         chunks: &[NewChunk],
         vectors: Option<&[Vec<f32>]>,
     ) -> Result<Vec<i64>> {
+        let shared = text_bytes <= SHARED_TEXT_MAX_BYTES;
         let first_slot = match vectors {
             Some(v) if !v.is_empty() => {
                 debug_assert_eq!(v.len(), chunks.len());
@@ -170,7 +214,7 @@ impl TenantWriter<'_> {
                     ordinal as i64,
                     c.start as i64,
                     c.end as i64,
-                    c.text,
+                    if shared { "" } else { c.text.as_str() },
                     first_slot.map(|s| s + ordinal as i64)
                 ],
             )?;
@@ -191,14 +235,15 @@ impl TenantReader<'_> {
         };
         Ok(self
             .conn
-            .prepare_cached(
-                "SELECT c.text FROM chunks c
+            .prepare_cached(&format!(
+                "SELECT {} FROM chunks c
                   WHERE c.document_id = (SELECT id FROM documents
                                           WHERE tenant_id = ?1 AND source = ?2 AND id < ?3
                                             AND state = 'ready'
                                           ORDER BY id DESC LIMIT 1)
                   ORDER BY c.ordinal DESC LIMIT 1",
-            )?
+                chunk_text("c")
+            ))?
             .query_row(params![tenant_id, source, document_key], |r| r.get(0))
             .optional()?)
     }
@@ -261,14 +306,16 @@ impl TenantReader<'_> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(Vec::new());
         };
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT c.id, c.ordinal, c.text,
-                    (SELECT p.text FROM chunks p
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT c.id, c.ordinal, {},
+                    (SELECT {} FROM chunks p
                       WHERE p.document_id = c.document_id AND p.ordinal = c.ordinal - 1)
                FROM chunks c
               WHERE c.tenant_id = ?1 AND c.document_id = ?2 AND c.vector_slot IS NULL
               ORDER BY c.ordinal",
-        )?;
+            chunk_text("c"),
+            chunk_text("p")
+        ))?;
         let rows = stmt.query_map(params![tenant_id, document_key], |r| {
             Ok(UnembeddedChunk {
                 chunk_key: r.get(0)?,
@@ -351,10 +398,11 @@ impl TenantReader<'_> {
         let Some(document) = document else {
             return Ok(None);
         };
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id, ordinal, byte_start, byte_end, text FROM chunks
-              WHERE document_id = ?1 AND ordinal > ?2 ORDER BY ordinal LIMIT ?3",
-        )?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT c.id, c.ordinal, c.byte_start, c.byte_end, {} FROM chunks c
+              WHERE c.document_id = ?1 AND c.ordinal > ?2 ORDER BY c.ordinal LIMIT ?3",
+            chunk_text("c")
+        ))?;
         let rows = stmt.query_map(params![document, after.unwrap_or(-1), limit as i64], |r| {
             Ok(DocumentChunk {
                 chunk_key: r.get(0)?,
@@ -388,5 +436,91 @@ impl TenantReader<'_> {
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_support::{
+        prepare, remember, remember_prepared, temp_store, tenant_rows,
+    };
+    use crate::store::{Store, Tenant};
+
+    /// Each chunk of the tenant in order: (its own copy, its text as read).
+    fn stored_texts(store: &Store, tenant: &Tenant) -> Vec<(String, String)> {
+        tenant_rows(
+            store,
+            tenant,
+            &format!(
+                "SELECT c.text, {} FROM chunks c WHERE c.tenant_id = ?1 ORDER BY c.id",
+                chunk_text("c")
+            ),
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    }
+
+    /// Text of about `bytes` bytes, with characters of two, three and four
+    /// bytes, in sentences the chunker cuts between.
+    fn prose(bytes: usize) -> String {
+        let sentence = "Zoë’s café served naïve crêpes 🥞 to the résumé panel. ";
+        let mut text = sentence.repeat(bytes / sentence.len() + 1);
+        let mut end = bytes.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text
+    }
+
+    #[test]
+    fn a_small_documents_chunks_keep_no_copy_and_read_back_their_spans() {
+        let (_dir, store) = temp_store("chunk-text-once");
+        let t = Tenant::new("t").unwrap();
+        let text = prose(6_000);
+        remember(&store, &t, &text, "user");
+        let cut: Vec<String> = prepare(&text).chunks.into_iter().map(|c| c.text).collect();
+        let stored = stored_texts(&store, &t);
+        assert!(cut.len() > 1, "{} chunks", cut.len());
+        assert!(stored.iter().all(|(own, _)| own.is_empty()));
+        let read: Vec<String> = stored.into_iter().map(|(_, read)| read).collect();
+        assert_eq!(read, cut);
+    }
+
+    #[test]
+    fn chunks_of_extracted_text_read_back_their_span_of_it() {
+        let (_dir, store) = temp_store("chunk-text-extracted");
+        let t = Tenant::new("t").unwrap();
+        let text = "Ravi’s ferry left pier 7 at dawn.";
+        let mut prepared = prepare(text);
+        prepared.text = Some(text.to_string());
+        let original = format!("<p>{text}</p>");
+        remember_prepared(&store, &t, &original, prepared, "user");
+        assert_eq!(
+            stored_texts(&store, &t),
+            [(String::new(), text.to_string())]
+        );
+    }
+
+    #[test]
+    fn past_the_limit_chunks_keep_their_own_copy() {
+        for (bytes, shared) in [
+            (SHARED_TEXT_MAX_BYTES, true),
+            (SHARED_TEXT_MAX_BYTES + 1, false),
+        ] {
+            let (_dir, store) = temp_store("chunk-text-limit");
+            let t = Tenant::new("t").unwrap();
+            let text = format!("{}.", "x".repeat(bytes - 1));
+            assert_eq!(text.len(), bytes);
+            remember(&store, &t, &text, "user");
+            let cut: Vec<String> = prepare(&text).chunks.into_iter().map(|c| c.text).collect();
+            let stored = stored_texts(&store, &t);
+            assert!(
+                stored.iter().all(|(own, _)| own.is_empty() == shared),
+                "{bytes}"
+            );
+            let read: Vec<String> = stored.into_iter().map(|(_, read)| read).collect();
+            assert_eq!(read, cut, "{bytes}");
+        }
     }
 }

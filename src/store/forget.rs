@@ -29,6 +29,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::chunks::chunk_text;
 use super::journal::JobKind;
 use super::tenant::{TenantCount, TenantWriter};
 use super::write_log::VECTOR_CLEAR;
@@ -318,14 +319,15 @@ impl TenantWriter<'_> {
     ) -> Result<Option<i64>> {
         let first: Option<(i64, i64, String, Option<i64>)> = self
             .conn
-            .prepare_cached(
-                "SELECT d.id, c.id, c.text, c.vector_slot
+            .prepare_cached(&format!(
+                "SELECT d.id, c.id, {}, c.vector_slot
                    FROM documents d JOIN chunks c ON c.document_id = d.id AND c.ordinal = 0
                   WHERE d.id = (SELECT id FROM documents
                                  WHERE tenant_id = ?1 AND source = ?2 AND id > ?3
                                    AND state = 'ready'
                                  ORDER BY id LIMIT 1)",
-            )?
+                chunk_text("c")
+            ))?
             .query_row(params![self.tenant_id, source, forgotten_key], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
             })
@@ -335,14 +337,15 @@ impl TenantWriter<'_> {
         };
         let previous: Option<String> = self
             .conn
-            .prepare_cached(
-                "SELECT c.text FROM chunks c
+            .prepare_cached(&format!(
+                "SELECT {} FROM chunks c
                   WHERE c.document_id = (SELECT id FROM documents
                                           WHERE tenant_id = ?1 AND source = ?2 AND id < ?3
                                             AND state = 'ready'
                                           ORDER BY id DESC LIMIT 1)
                   ORDER BY c.ordinal DESC LIMIT 1",
-            )?
+                chunk_text("c")
+            ))?
             .query_row(params![self.tenant_id, source, successor], |r| r.get(0))
             .optional()?;
         let context = previous

@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 
 use rusqlite::types::Value;
 
-use super::chunks::{hit_row, ChunkHit};
+use super::chunks::{chunk_text_beside, hit_row, ChunkHit};
 use super::scope::Scope;
 use super::tenant::{TenantReader, VISIBLE};
 use super::vectors::{SlotScore, TenantVectors};
@@ -47,8 +47,9 @@ const CHECK_BATCH: usize = 256;
 /// with `score` in the BM25 column.
 fn hit_columns(score: &str) -> String {
     format!(
-        "c.id, c.ordinal, c.byte_start, c.byte_end, c.text, d.doc_id, d.source,
-         d.title, d.metadata, d.provenance, d.created_at, {score}, c.page"
+        "c.id, c.ordinal, c.byte_start, c.byte_end, {}, d.doc_id, d.source,
+         d.title, d.metadata, d.provenance, d.created_at, {score}, c.page",
+        chunk_text_beside("c", "d")
     )
 }
 

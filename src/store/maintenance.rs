@@ -345,7 +345,10 @@ mod tests {
         let texts = tenant_rows(
             store,
             t,
-            "SELECT text FROM chunks WHERE tenant_id = ?1",
+            &format!(
+                "SELECT {} FROM chunks c WHERE c.tenant_id = ?1",
+                crate::store::chunks::chunk_text("c")
+            ),
             |r| r.get::<_, String>(0),
         );
         let reader = store.reader(t).unwrap();

@@ -57,12 +57,13 @@ pub fn plain_document(original: Vec<u8>) -> NewDocument {
 pub fn tenant_rows<T: Send + 'static>(
     store: &Store,
     tenant: &Tenant,
-    sql: &'static str,
+    sql: &str,
     row: fn(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
 ) -> Vec<T> {
+    let sql = sql.to_string();
     store
         .write(tenant, move |w| {
-            let mut stmt = w.conn.raw().prepare(sql)?;
+            let mut stmt = w.conn.raw().prepare(&sql)?;
             let rows = stmt.query_map([w.tenant_id], row)?;
             Ok(rows.collect::<rusqlite::Result<Vec<T>>>()?)
         })

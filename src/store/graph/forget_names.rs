@@ -23,6 +23,7 @@ use rusqlite::{params, OptionalExtension};
 use std::collections::{HashMap, HashSet};
 
 use crate::error::Result;
+use crate::store::chunks::chunk_text;
 use crate::store::tenant::TenantWriter;
 
 /// Most remaining mentions of one entity read to confirm the names a
@@ -77,11 +78,12 @@ impl TenantWriter<'_> {
         &self,
         document_key: i64,
     ) -> Result<HashMap<i64, HashSet<String>>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT m.entity_id, c.text, c.byte_start, m.byte_start, m.byte_end
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT m.entity_id, {}, c.byte_start, m.byte_start, m.byte_end
                FROM chunks c JOIN mentions m ON m.chunk_id = c.id
               WHERE c.document_id = ?1",
-        )?;
+            chunk_text("c")
+        ))?;
         let mut rows = stmt.query([document_key])?;
         let mut out: HashMap<i64, HashSet<String>> = HashMap::new();
         while let Some(r) = rows.next()? {
@@ -193,11 +195,12 @@ impl TenantWriter<'_> {
         wanted_keys: &HashSet<String>,
         wanted_name: Option<&String>,
     ) -> Result<Remaining> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT c.text, c.byte_start, m.byte_start, m.byte_end
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {}, c.byte_start, m.byte_start, m.byte_end
                FROM mentions m JOIN chunks c ON c.id = m.chunk_id
               WHERE m.entity_id = ?1",
-        )?;
+            chunk_text("c")
+        ))?;
         let mut rows = stmt.query([entity])?;
         let mut out = Remaining::default();
         let mut read = 0;

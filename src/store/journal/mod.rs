@@ -16,7 +16,7 @@ pub use attempts::{interrupted_reason, Attempt, FailureKind};
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::chunks::NewChunk;
+use super::chunks::{chunk_text, NewChunk};
 use super::name_hints::NameHints;
 use super::tenant::{Tenant, TenantReader, TenantWriter};
 use crate::error::{Error, Result};
@@ -382,7 +382,11 @@ impl TenantWriter<'_> {
             return Ok(false);
         }
         let (text, chunks, vectors) = (prepared.text, prepared.chunks, prepared.vectors);
-        let chunk_keys = self.insert_chunks(document_key, chunks, vectors)?;
+        let text_bytes = match text {
+            Some(t) => t.len(),
+            None => self.original_size(document_key)?,
+        };
+        let chunk_keys = self.insert_chunks(document_key, text_bytes, chunks, vectors)?;
         // Declared facts first: their kinds name new entities and their
         // evidence is the one kept when the rules found the same relation.
         self.record_graph(
@@ -487,6 +491,15 @@ impl TenantWriter<'_> {
             params![self.tenant_id, job.job_id, note, now],
         )?;
         Ok(true)
+    }
+
+    /// The size of a document's original bytes.
+    fn original_size(&mut self, document_key: i64) -> Result<usize> {
+        let size: i64 = self
+            .conn
+            .prepare_cached("SELECT byte_size FROM documents WHERE tenant_id = ?1 AND id = ?2")?
+            .query_row(params![self.tenant_id, document_key], |r| r.get(0))?;
+        Ok(size.max(0) as usize)
     }
 
     /// Marks a claimed job done.
@@ -599,10 +612,11 @@ impl TenantReader<'_> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(Vec::new());
         };
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id, byte_start, text FROM chunks
-              WHERE tenant_id = ?1 AND document_id = ?2 ORDER BY ordinal",
-        )?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT c.id, c.byte_start, {} FROM chunks c
+              WHERE c.tenant_id = ?1 AND c.document_id = ?2 ORDER BY c.ordinal",
+            chunk_text("c")
+        ))?;
         let rows = stmt.query_map(params![tenant_id, document_key], |r| {
             Ok(StoredChunk {
                 chunk_key: r.get(0)?,
