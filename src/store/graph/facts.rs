@@ -11,6 +11,7 @@
 //! documents were stored or forgotten in, and a replica settles the same.
 
 use rusqlite::params;
+use std::sync::OnceLock;
 
 use crate::error::Result;
 use crate::knowledge::facts::{self, Holder, SingleValued, Statement};
@@ -57,6 +58,47 @@ impl FactStatement {
     }
 }
 
+/// The read of [`statements_of`], made once: its predicate lists are the
+/// family table's constants, not input.
+fn statements_sql() -> &'static str {
+    static SQL: OnceLock<String> = OnceLock::new();
+    SQL.get_or_init(|| {
+        // A wording matches exactly, or (two words or more) at the end of a
+        // longer predicate: "report moved to" (see `facts::single_valued`).
+        let filter = |side: Holder| {
+            let keys = facts::predicate_keys(side);
+            let quote = |k: &str| k.replace('\'', "''");
+            let exact: Vec<String> = keys.iter().map(|k| format!("'{}'", quote(k))).collect();
+            let mut sql = format!("(predicate IN ({})", exact.join(","));
+            for k in keys.iter().filter(|k| k.contains(' ')) {
+                sql.push_str(&format!(" OR predicate LIKE '% {}'", quote(k)));
+            }
+            sql.push(')');
+            sql
+        };
+        format!(
+            "SELECT r.id, r.subject_id, s.name, s.kind, r.object_id, o.name, o.kind, r.label,
+                    ev.supports, coalesce(d.observed_at, d.created_at), ev.document_id, ev.chunk_id,
+                    ev.byte_start, ev.byte_end
+               FROM relations r
+               JOIN relation_evidence ev ON ev.relation_id = r.id
+               JOIN documents d ON d.id = ev.document_id
+               JOIN entities s ON s.id = r.subject_id
+               JOIN entities o ON o.id = r.object_id
+              WHERE r.id IN (SELECT id FROM relations WHERE tenant_id = ?1 AND subject_id = ?2
+                                AND {} AND kind = 'pattern'
+                             UNION ALL
+                             SELECT id FROM relations WHERE object_id = ?2
+                                AND {} AND kind = 'pattern')
+                AND +r.tenant_id = ?1
+              ORDER BY 10 DESC, ev.document_id DESC, ev.byte_start DESC
+              LIMIT {MAX_FACT_STATEMENTS}",
+            filter(Holder::Subject),
+            filter(Holder::Object),
+        )
+    })
+}
+
 /// The statements of `holder`'s single-valued families, newest first (at
 /// most [`MAX_FACT_STATEMENTS`]).
 pub(in crate::store) fn statements_of(
@@ -64,40 +106,7 @@ pub(in crate::store) fn statements_of(
     tenant_id: i64,
     holder: i64,
 ) -> Result<Vec<FactStatement>> {
-    // A wording matches exactly, or (two words or more) at the end of a
-    // longer predicate: "report moved to" (see `facts::single_valued`).
-    let filter = |side: Holder| {
-        let keys = facts::predicate_keys(side);
-        let quote = |k: &str| k.replace('\'', "''");
-        let exact: Vec<String> = keys.iter().map(|k| format!("'{}'", quote(k))).collect();
-        let mut sql = format!("(predicate IN ({})", exact.join(","));
-        for k in keys.iter().filter(|k| k.contains(' ')) {
-            sql.push_str(&format!(" OR predicate LIKE '% {}'", quote(k)));
-        }
-        sql.push(')');
-        sql
-    };
-    // The predicate lists are the family table's constants, not input.
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT r.id, r.subject_id, s.name, s.kind, r.object_id, o.name, o.kind, r.label,
-                ev.supports, coalesce(d.observed_at, d.created_at), ev.document_id, ev.chunk_id,
-                ev.byte_start, ev.byte_end
-           FROM relations r
-           JOIN relation_evidence ev ON ev.relation_id = r.id
-           JOIN documents d ON d.id = ev.document_id
-           JOIN entities s ON s.id = r.subject_id
-           JOIN entities o ON o.id = r.object_id
-          WHERE r.id IN (SELECT id FROM relations WHERE tenant_id = ?1 AND subject_id = ?2
-                            AND {} AND kind = 'pattern'
-                         UNION ALL
-                         SELECT id FROM relations WHERE object_id = ?2
-                            AND {} AND kind = 'pattern')
-            AND +r.tenant_id = ?1
-          ORDER BY 10 DESC, ev.document_id DESC, ev.byte_start DESC
-          LIMIT {MAX_FACT_STATEMENTS}",
-        filter(Holder::Subject),
-        filter(Holder::Object),
-    ))?;
+    let mut stmt = conn.prepare_cached(statements_sql())?;
     let rows = stmt.query_map(params![tenant_id, holder], |r| {
         let subject: i64 = r.get(1)?;
         let subject_kind: String = r.get(3)?;
