@@ -16,7 +16,7 @@ use super::lexicon::{
     self, ACRONYM_STOP, ADJ_DROP, DETERMINERS, GENERIC_NOUNS, KIN, LOWERCASE_TECH, NUMBER_WORDS,
     ROLES, STOPWORDS,
 };
-use super::mentions::{Category, Detector, RawMention};
+use super::mentions::{first_word, Category, Detector, RawMention};
 use super::morph;
 use super::normalize::concept_key;
 use super::tokens::{Shape, Token};
@@ -26,6 +26,12 @@ use super::EntityKind;
 pub(super) const MAX_CONCEPT_WORDS: usize = 4;
 
 impl Detector<'_, '_> {
+    /// Whether the phrase at determiner `i` is the first words of the
+    /// text.
+    fn opens_note(&self, i: usize) -> bool {
+        self.opens_text && i == first_word(self.toks)
+    }
+
     /// A determiner-led concept phrase at determiner `i`: "a LGBTQ support
     /// group", "an English mathematician". Returns the mention and the index
     /// to resume at.
@@ -130,7 +136,9 @@ impl Detector<'_, '_> {
         // any lone noun after a definite determiner or a possessive:
         // documentation and reports use "the file", "this parser" to point
         // back at what they already named, where a conversation names the
-        // things of the speaker's life that way ("the gym", "my thesis"). After
+        // things of the speaker's life that way ("the gym", "my thesis").
+        // A phrase opening a note has nothing before it to point back at:
+        // "The standup is at 09:30" is about the standup. After
         // "a"/"an" a lone noun introduces one ("a beagle named Toby"),
         // except in documentation, which says "a file", "an error" of
         // things it describes in passing.
@@ -145,7 +153,7 @@ impl Detector<'_, '_> {
             (head.text.ends_with('s') && !head.text.ends_with("ss")) || head.text.ends_with("ing");
         if lone
             && ((definite && plural_or_ing)
-                || (!indefinite && !self.register.is_conversational())
+                || (!indefinite && !self.register.is_conversational() && !self.opens_note(i))
                 || self.register.is_documentation()
                 || head.is_in(GENERIC_NOUNS)
                 || head.is_in(ROLES)
@@ -321,6 +329,7 @@ mod tests {
             toks: &toks,
             midcaps: &midcaps,
             register: &register,
+            opens_text: true,
         };
         d.detect()
             .into_iter()
@@ -377,6 +386,7 @@ mod tests {
         assert!(concepts("# Errors\n\nFunctions return an error.").is_empty());
         assert!(concepts("Set the boot parameter `mitigations=off`.").is_empty());
         assert_eq!(concepts("Write a hand-written lexer."), ["lexer"]);
+        assert_eq!(concepts("The standup is at 09:30."), ["standup"]);
     }
 
     #[test]

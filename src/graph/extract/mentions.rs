@@ -38,6 +38,12 @@ const MAX_PRODUCT_NAME_TOKENS: usize = 3;
 /// shouted text are not entities).
 const SHOUTING_MIN_UPPER: usize = 4;
 
+/// Verbs that agree with one thing only: a capitalized word ending in "s"
+/// before one of them is not a plural.
+const SINGULAR_AUXILIARIES: &[&str] = &[
+    "is", "was", "has", "does", "isn't", "wasn't", "hasn't", "doesn't",
+];
+
 /// How a mention was found; decides its key function and merge rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Category {
@@ -134,6 +140,9 @@ pub(super) struct Detector<'s, 'a> {
     pub midcaps: &'s HashSet<&'a str, FastHash>,
     /// Headings, keywords and labels of the whole text.
     pub register: &'s Register<'a>,
+    /// Whether these tokens are the text's first sentence (a phrase opening
+    /// it points back at nothing).
+    pub opens_text: bool,
 }
 
 impl Detector<'_, '_> {
@@ -589,6 +598,11 @@ impl Detector<'_, '_> {
                     return false;
                 }
                 let lower = t.text.to_ascii_lowercase();
+                let next = self.toks.get(e);
+                // A plural takes a plural verb: "Atlas is", "Kubernetes has"
+                // name one thing.
+                let singular_verb_next =
+                    next.is_some_and(|n| SINGULAR_AUXILIARIES.contains(&n.text));
                 // Suffixes of common nouns and adjectives, and plurals
                 // ("Registration closes", "Commits must", "Errors are").
                 let bad_suffix = [
@@ -597,11 +611,12 @@ impl Detector<'_, '_> {
                 ]
                 .iter()
                 .any(|x| lower.ends_with(x))
-                    || (lower.ends_with('s') && !lower.ends_with("ss") && !lower.ends_with("us"));
-                let verb_next = self
-                    .toks
-                    .get(e)
-                    .is_some_and(|n| n.shape == Shape::Lower && morph::is_verb_form(n.text));
+                    || (lower.ends_with('s')
+                        && !lower.ends_with("ss")
+                        && !lower.ends_with("us")
+                        && !singular_verb_next);
+                let verb_next =
+                    next.is_some_and(|n| n.shape == Shape::Lower && morph::is_verb_form(n.text));
                 verb_next && !bad_suffix
             }
             _ => true,
@@ -626,6 +641,7 @@ mod tests {
             toks: &toks,
             midcaps: &midcaps,
             register: &register,
+            opens_text: true,
         };
         d.detect()
             .into_iter()

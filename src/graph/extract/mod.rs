@@ -166,12 +166,13 @@ pub fn extract(text: &str) -> Extraction {
     }
     let mut raw: Vec<RawMention> = Vec::new();
     let mut raw_ranges = Vec::with_capacity(sentences.len());
-    for r in &tok_ranges {
+    for (n, r) in tok_ranges.iter().enumerate() {
         let detector = Detector {
             text,
             toks: &toks[r.clone()],
             midcaps: &midcaps,
             register: &register,
+            opens_text: n == 0,
         };
         let from = raw.len();
         raw.extend(detector.detect());

@@ -335,10 +335,28 @@ fn moved_from_to(toks: &[Token], three: &[Slot]) -> Option<String> {
 }
 
 /// "The deadline for [the] X ...", "The current version of X ...": a
-/// sentence opening with a concept that names an attribute of the next
-/// slot. Returns the attribute and that slot's index.
+/// sentence opening with an attribute of the slot after it, either a
+/// concept of its own or words no mention took (a lone noun after "the"
+/// is no concept outside a conversation). Returns the attribute and that
+/// slot's index.
 fn attribute_opening(toks: &[Token], slots: &[Slot]) -> Option<(String, usize)> {
-    let (s0, s1) = (slots.first()?, slots.get(1)?);
+    let s0 = slots.first()?;
+    if !s0.value && !s0.pronoun {
+        let words: Vec<String> = toks[..s0.tok_start]
+            .iter()
+            .map(lower)
+            .filter(|w| !lexicon::contains(DETERMINERS, w))
+            .collect();
+        // The attribute, its preposition, and at most one word before it
+        // ("current version of").
+        if let [.., attr, p] = words.as_slice() {
+            let attribute = crate::knowledge::facts::is_attribute(attr);
+            if attribute && words.len() <= 3 && (p == "of" || p == "for") {
+                return Some((attr.clone(), 0));
+            }
+        }
+    }
+    let s1 = slots.get(1)?;
     if !s0.concept || s1.value || s1.pronoun || s0.tok_end > s1.tok_start {
         return None;
     }

@@ -483,3 +483,34 @@ fn throughput() {
         x.relations.len()
     );
 }
+
+/// A note states a single-valued fact about what it opens with: the
+/// attribute noun ("The deadline for X is ..."), a thing it names with
+/// "the" ("The standup is at ..."), or a name ending in "s" before a
+/// singular verb ("Atlas is at ...") is the fact's holder, though outside
+/// a conversation a lone noun after "the" further on points back and a
+/// capitalized plural opening a sentence is its capital.
+#[test]
+fn a_note_states_a_fact_about_what_it_opens_with() {
+    for (text, fact) in [
+        (
+            "The deadline for the Falcon report moved to May 15.",
+            ("falcon", "deadline", "--05-15"),
+        ),
+        ("The standup is at 09:30.", ("standup", "is at", "09:30")),
+        (
+            "The tax filing is now due on October 15.",
+            ("tax", "filing due on", "--10-15"),
+        ),
+        (
+            "Atlas was upgraded to version 2.4.",
+            ("atlas", "upgraded to version", "2.4"),
+        ),
+    ] {
+        let x = extract(text);
+        let (s, p, o) = fact;
+        assert!(has(&x, s, p, o, false), "{text}: {:?}", triples(&x));
+    }
+    let x = extract("Errors are logged. Open the file in the browser.");
+    assert!(entity(&x, "errors").is_none() && entity(&x, "file").is_none());
+}
