@@ -331,8 +331,8 @@ struct KeyedWording {
 }
 
 /// Every wording of [`FAMILIES`] in order, keyed once: stemming them at
-/// each call was a tenth of the writer's time in a bulk load, which asks
-/// about every relation it records.
+/// each call was about a sixth of the writer's time in a bulk import, which
+/// asks about every relation it records.
 fn keyed_wordings() -> &'static [KeyedWording] {
     static KEYED: OnceLock<Vec<KeyedWording>> = OnceLock::new();
     KEYED.get_or_init(|| {
