@@ -137,10 +137,32 @@ fn an_idle_server_empties_its_log_and_a_small_memory_stays_small() {
 /// files wrote (see its README).
 const F32_STORE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/vectors_f32/data");
 
+/// A fresh copy of [`F32_STORE`], which the tests may change.
+fn earlier_release_store(name: &str) -> TempDir {
+    let dir = TempDir::new(name);
+    copy_dir(Path::new(F32_STORE), dir.path());
+    dir
+}
+
+/// The document id and text of the first evidence item for `question`.
+fn first_evidence(s: &mut Server, question: &str) -> (String, String) {
+    let q = s.ok(
+        "alayasiki_query",
+        json!({"query": question, "mode": "evidence", "top_k": 1}),
+    );
+    let item = &q["evidence"][0];
+    let field = |name: &str| {
+        item[name]
+            .as_str()
+            .unwrap_or_else(|| panic!("{q}"))
+            .to_string()
+    };
+    (field("document_id"), field("text"))
+}
+
 #[test]
 fn a_store_written_with_exact_vector_copies_opens_without_them() {
-    let dir = TempDir::new("f32-store");
-    copy_dir(Path::new(F32_STORE), dir.path());
+    let dir = earlier_release_store("f32-store");
     let exact = dir.path().join("vectors/t1.g0.f32");
     let q8 = dir.path().join("vectors/t1.g0.q8");
     assert!(exact.exists());
@@ -183,18 +205,10 @@ fn a_store_written_with_exact_vector_copies_opens_without_them() {
 /// the stored original, and both originals read back checked.
 #[test]
 fn hashes_stored_as_hex_by_an_earlier_release_still_find_their_copies() {
-    let dir = TempDir::new("hex-keys");
-    copy_dir(Path::new(F32_STORE), dir.path());
+    let dir = earlier_release_store("hex-keys");
     let seeds = "Marta ordered tomato seeds from the Lisbon nursery for the spring beds.\n";
     let mut s = Server::ready(dir.path());
-    let stored = s.ok(
-        "alayasiki_query",
-        json!({"query": "tomato seeds", "mode": "evidence", "top_k": 1}),
-    );
-    let old_id = stored["evidence"][0]["document_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (old_id, _) = first_evidence(&mut s, "tomato seeds");
     let again = s.ok("alayasiki_ingest", json!({"content": seeds}));
     assert_eq!(again["duplicate_of"], old_id.as_str(), "{again}");
     let kept = s.ok(
@@ -256,8 +270,7 @@ fn hashes_stored_as_hex_by_an_earlier_release_still_find_their_copies() {
 /// either way.
 #[test]
 fn a_documents_text_is_stored_once_and_evidence_reads_it_back() {
-    let dir = TempDir::new("text-once");
-    copy_dir(Path::new(F32_STORE), dir.path());
+    let dir = earlier_release_store("text-once");
     let note = "Zoë’s café on Rua Augusta opens at nine 🥐; the naïve crêpes sell out by ten.";
     let mut s = Server::ready(dir.path());
     let note_id = s.ingest(note);
@@ -267,30 +280,17 @@ fn a_documents_text_is_stored_once_and_evidence_reads_it_back() {
                "media_type": "application/json"}),
     );
     let json_id = json_doc["document_id"].as_str().unwrap().to_string();
-    let evidence = |s: &mut Server, question: &str| {
-        let q = s.ok(
-            "alayasiki_query",
-            json!({"query": question, "mode": "evidence", "top_k": 1}),
-        );
-        (
-            q["evidence"][0]["document_id"]
-                .as_str()
-                .unwrap()
-                .to_string(),
-            q["evidence"][0]["text"].as_str().unwrap().to_string(),
-        )
-    };
     assert_eq!(
-        evidence(&mut s, "When does the café on Rua Augusta open?"),
+        first_evidence(&mut s, "When does the café on Rua Augusta open?"),
         (note_id.clone(), note.to_string())
     );
-    let (found, text) = evidence(&mut s, "When does the kiosk by the tram stop open?");
+    let (found, text) = first_evidence(&mut s, "When does the kiosk by the tram stop open?");
     assert_eq!(found, json_id);
     assert!(
         text.contains("the kiosk by the tram stop opens at seven"),
         "{text}"
     );
-    let (_, old) = evidence(&mut s, "tomato seeds");
+    let (_, old) = first_evidence(&mut s, "tomato seeds");
     assert!(old.contains("tomato seeds"), "{old}");
     s.close();
 
