@@ -29,7 +29,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::chunks::chunk_text;
+use super::chunks::{chunk_text, chunk_text_beside};
 use super::journal::JobKind;
 use super::tenant::{TenantCount, TenantWriter};
 use super::write_log::VECTOR_CLEAR;
@@ -326,7 +326,7 @@ impl TenantWriter<'_> {
                                  WHERE tenant_id = ?1 AND source = ?2 AND id > ?3
                                    AND state = 'ready'
                                  ORDER BY id LIMIT 1)",
-                chunk_text("c")
+                chunk_text_beside("c", "d")
             ))?
             .query_row(params![self.tenant_id, source, forgotten_key], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))

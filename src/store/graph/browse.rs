@@ -10,7 +10,7 @@ use rusqlite::{params, OptionalExtension};
 
 use super::read::EntityRow;
 use crate::error::Result;
-use crate::store::chunks::chunk_text;
+use crate::store::chunks::chunk_text_beside;
 use crate::store::tenant::{TenantReader, SEEN, VISIBLE};
 
 /// An entity with when it was first and last mentioned (Unix ms).
@@ -323,7 +323,8 @@ impl TenantReader<'_> {
         let Some(tenant_id) = self.tenant_id else {
             return Ok(Vec::new());
         };
-        let text = chunk_text("c");
+        // The chunk, when there is one, is of document `d`.
+        let text = chunk_text_beside("c", "d");
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT d.doc_id, c.ordinal, c.byte_start, {text}, ev.byte_start, ev.byte_end,
                     ev.provenance, ev.supports
