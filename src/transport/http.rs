@@ -435,42 +435,77 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
     let metadata_url = ctx.auth.metadata_url(header(&request, "Host"));
     let needs = route_permission(&route, request.method());
     let scope = needs.map_or_else(|| auth::scopes(&BASIC_PERMISSIONS), |p| p.scope().into());
-    let authorization = headers(&request, "Authorization");
-    let principal = match ctx.auth.anonymous() {
+    let principal = match caller(ctx, &request, &route, metadata_url.as_deref(), &scope) {
+        Ok(p) => p,
+        Err(r) => return request.respond(r),
+    };
+    if let Err(r) = permitted(ctx, &principal, needs, metadata_url.as_deref(), &scope) {
+        return request.respond(r);
+    }
+    // Only now does the connection leave those that may be closed to make
+    // room: what was answered above (public routes, refusals) could be
+    // asked by anyone, and must never hold the places callers need.
+    let mut request = request;
+    if !request.admit() {
+        return; // closed to make room meanwhile
+    }
+    serve_route(ctx, route, request, principal, query);
+}
+
+/// Who is asking: the anonymous caller (when one is configured) for a
+/// request that sends no credentials to a route open to it, else the
+/// holder of a valid token; otherwise the 401 to answer, with its
+/// challenge.
+fn caller(
+    ctx: &Context,
+    request: &Request,
+    route: &Route,
+    metadata_url: Option<&str>,
+    scope: &str,
+) -> Result<Principal, Response> {
+    let authorization = headers(request, "Authorization");
+    match ctx.auth.anonymous() {
         // Only a request that sends no credentials at all is anonymous: a
         // bad token is refused below, never downgraded.
         Some(anonymous) if authorization.is_empty() => {
-            if !open_to_anonymous(&route, request.method()) {
-                let challenge = auth::AuthError::MISSING.challenge(metadata_url.as_deref(), &scope);
-                let r = error(401, "unauthorized", crate::service::ANONYMOUS_REFUSAL)
-                    .with_header(make_header("WWW-Authenticate", &challenge));
-                return request.respond(r);
+            if !open_to_anonymous(route, request.method()) {
+                let challenge = auth::AuthError::MISSING.challenge(metadata_url, scope);
+                return Err(
+                    error(401, "unauthorized", crate::service::ANONYMOUS_REFUSAL)
+                        .with_header(make_header("WWW-Authenticate", &challenge)),
+                );
             }
-            anonymous.clone()
+            Ok(anonymous.clone())
         }
-        _ => match ctx.auth.authenticate(&authorization) {
-            Ok(p) => p,
-            Err(e) => {
-                let challenge = e.challenge(metadata_url.as_deref(), &scope);
-                let r = error(401, "unauthorized", e.0)
-                    .with_header(make_header("WWW-Authenticate", &challenge));
-                return request.respond(r);
-            }
-        },
-    };
+        _ => ctx.auth.authenticate(&authorization).map_err(|e| {
+            let challenge = e.challenge(metadata_url, scope);
+            error(401, "unauthorized", e.0).with_header(make_header("WWW-Authenticate", &challenge))
+        }),
+    }
+}
+
+/// Whether the caller may go on: within its rate limit (else 429), and
+/// holding the permission the route needs (else 403 with an
+/// `insufficient_scope` challenge).
+fn permitted(
+    ctx: &Context,
+    principal: &Principal,
+    needs: Option<Permission>,
+    metadata_url: Option<&str>,
+    scope: &str,
+) -> Result<(), Response> {
     if let Err(wait) = ctx.rate.admit(
         &caller_key(principal.tenant.name(), &principal.subject),
         Instant::now(),
     ) {
-        let r = error(
+        return Err(error(
             429,
             "rate_limited",
             "too many requests from this caller; retry later",
         )
-        .with_header(retry_after(wait.as_secs_f64().ceil().max(1.0) as u64));
-        return request.respond(r);
+        .with_header(retry_after(wait.as_secs_f64().ceil().max(1.0) as u64)));
     }
-    let lacking = if !grants_anything(&principal) {
+    let lacking = if !grants_anything(principal) {
         Some(error(
             403,
             "forbidden",
@@ -483,21 +518,27 @@ pub(super) fn route(ctx: &Arc<Context>, request: Request) {
             .filter(|p| !principal.permits(*p))
             .map(http_api::forbidden)
     };
-    if let Some(r) = lacking {
-        let challenge = auth::insufficient_scope(
-            metadata_url.as_deref(),
-            &scope,
-            "this token lacks the scope or role this request needs",
-        );
-        return request.respond(r.with_header(make_header("WWW-Authenticate", &challenge)));
+    match lacking {
+        Some(r) => {
+            let challenge = auth::insufficient_scope(
+                metadata_url,
+                scope,
+                "this token lacks the scope or role this request needs",
+            );
+            Err(r.with_header(make_header("WWW-Authenticate", &challenge)))
+        }
+        None => Ok(()),
     }
-    // Only now does the connection leave those that may be closed to make
-    // room: what was answered above (public routes, refusals) could be
-    // asked by anyone, and must never hold the places callers need.
-    let mut request = request;
-    if !request.admit() {
-        return; // closed to make room meanwhile
-    }
+}
+
+/// Hands an authenticated, admitted request to the route's handler.
+fn serve_route(
+    ctx: &Arc<Context>,
+    route: Route,
+    request: Request,
+    principal: Principal,
+    query: &str,
+) {
     match route {
         Route::Health | Route::ResourceMetadata(_) | Route::Ui(_) | Route::Upload(_) => {
             unreachable!("answered above")
