@@ -13,11 +13,20 @@ vector files (RssFile), which the kernel can drop under pressure. Each
 question is asked under every filter in turn (one in flight), so that other
 work on the machine weighs on every row alike.
 
+`--fill import` writes the notes a size still lacks to an export file
+(`alayasiki-mcp export`'s format) and loads them with `alayasiki-mcp import`
+with the server stopped, the bulk path for stores of several million notes.
+The notes are the same; an imported note also keeps an idempotency key.
+
     cargo build --release
     python3 scripts/bench_filters.py --sizes 10000,100000 [--queries 300] \\
-        [--store /tmp/filters-store] [--binary target/release/alayasiki-mcp] [--warmup 10]
+        [--store /tmp/filters-store] [--binary target/release/alayasiki-mcp] [--warmup 10] \\
+        [--fill import] [--unfiltered]
 """
 import argparse
+import base64
+import hashlib
+import itertools
 import json
 import os
 import random
@@ -127,11 +136,13 @@ def vocabulary(rng, n=20000):
     return ["".join(rng.choice(syll) for _ in range(rng.randint(2, 3))) for _ in range(n)]
 
 
-def zipf_words(rng, vocab, weights, k):
-    return rng.choices(vocab, weights=weights, k=k)
+def zipf_words(rng, vocab, cum_weights, k):
+    # Cumulative weights draw exactly what the weights would, without
+    # summing the 20,000 of them again for every note.
+    return rng.choices(vocab, cum_weights=cum_weights, k=k)
 
 
-def note(rng, vocab, weights, i):
+def note(rng, vocab, cum_weights, i):
     """A ~110-byte note and its ingest arguments."""
     team = rng.choices(TEAMS, weights=[40, 30, 20, 10])[0]
     tags = [t for t, p in zip(TAGS, [0.3, 0.2, 0.1, 0.1, 0.05, 0.005]) if rng.random() < p]
@@ -140,17 +151,17 @@ def note(rng, vocab, weights, i):
     # 50 / 30 / 19 / 1 % by position, so that `runbook/51.txt` exists.
     prefix = PREFIXES[next(j for j, edge in enumerate([50, 80, 99, 100]) if i % 100 < edge)]
     media = "text/markdown" if rng.random() < 0.2 else "text/plain"
-    text = " ".join(zipf_words(rng, vocab, weights, 16))
+    text = " ".join(zipf_words(rng, vocab, cum_weights, 16))
     return {"Text": {"content": f"Note {i}: {text}.", "media_type": media,
                      "source": f"{prefix}{i}.txt",
                      "metadata": {"team": team, "tags": tags, "date": date}}}
 
 
-def fill(server, rng, vocab, weights, start, end, window=64):
+def fill(server, rng, vocab, cum_weights, start, end, window=64):
     in_flight = 0
     for i in range(start, end):
         server.request("tools/call", {"name": "alayasiki_ingest",
-                                      "arguments": {**note(rng, vocab, weights, i), "wait": False,
+                                      "arguments": {**note(rng, vocab, cum_weights, i), "wait": False,
                                                     "allow_duplicate": True}})
         in_flight += 1
         if in_flight >= window:
@@ -184,10 +195,54 @@ FILTERS = [
 ]
 
 
+def wait_for_owner_to_stop(store, timeout=120):
+    try:
+        with open(os.path.join(store, "alayasiki.owner")) as f:
+            pid = json.load(f)["pid"]
+    except (OSError, ValueError, KeyError):
+        return
+    deadline = time.monotonic() + timeout
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def import_fill(binary, store, rng, vocab, cum_weights, start, end):
+    """Loads notes `start..end` through `alayasiki-mcp import` (the server
+    stopped): an export file of them, written beside the store."""
+    path = os.path.join(os.path.dirname(os.path.abspath(store)),
+                        f"{os.path.basename(store)}-{start}-{end}.jsonl")
+    created = 1_767_225_600_000  # 2026-01-01, one millisecond apart
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"format": "alayasiki-mcp-export", "version": 1,
+                            "documents": end - start, "tenant": "local"}) + "\n")
+        for i in range(start, end):
+            args = note(rng, vocab, cum_weights, i)["Text"]
+            original = args["content"].encode()
+            f.write(json.dumps({
+                "type": "document", "source": args["source"], "media_type": args["media_type"],
+                "metadata": args["metadata"], "created_at": created + i,
+                "original": base64.b64encode(original).decode(),
+                "sha256": hashlib.sha256(original).hexdigest(),
+            }) + "\n")
+    began = time.monotonic()
+    # The import runs in the memory owner it starts; the owner stops a
+    # second after the import leaves, and the benchmark's own server opens
+    # the store once it has.
+    env = dict(os.environ, ALAYASIKI_LOG="warn", ALAYASIKI_OWNER_IDLE_SECS="1")
+    out = subprocess.run([binary, "import", path, "--data-dir", store], stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, env=env)
+    elapsed = time.monotonic() - began
+    os.remove(path)
+    if out.returncode != 0:
+        raise SystemExit(f"import failed ({out.returncode}): {out.stderr[-2000:]}")
+    wait_for_owner_to_stop(store)
+    print(f"imported {end - start} notes in {elapsed:.1f} s ({(end - start) / elapsed:.0f} /s)")
+
+
 def run(args):
     rng = random.Random(7)
     vocab = vocabulary(rng)
-    weights = [1.0 / (r + 1) for r in range(len(vocab))]
+    cum_weights = list(itertools.accumulate(1.0 / (r + 1) for r in range(len(vocab))))
     store = args.store or tempfile.mkdtemp(prefix="bench-filters-")
     sizes = [int(s) for s in args.sizes.split(",")]
     qrng = random.Random(11)
@@ -205,7 +260,15 @@ def run(args):
     for size in sizes:
         if have < size:
             t0 = time.time()
-            fill(server, random.Random(size), vocab, weights, have, size)
+            if args.fill == "import":
+                server.close()
+                rss.join()
+                import_fill(args.binary, store, random.Random(size), vocab, cum_weights, have, size)
+                server = Server(args.binary, store)
+                rss = RssSampler(server.proc.pid)
+                rss.start()
+            else:
+                fill(server, random.Random(size), vocab, cum_weights, have, size)
             print(f"\n{size} notes: filled {size - have} in {time.time() - t0:.1f} s")
             have = size
         else:
@@ -219,11 +282,12 @@ def run(args):
         # Each question is asked under every filter in turn, so that a
         # change in the machine's load (other work on a shared machine)
         # moves every row alike.
-        times = {name: [] for name, _ in FILTERS}
-        hits = {name: 0 for name, _ in FILTERS}
+        filters = FILTERS[:1] if args.unfiltered else FILTERS
+        times = {name: [] for name, _ in filters}
+        hits = {name: 0 for name, _ in filters}
         load = os.getloadavg()[0]
         for q in questions:
-            for name, flt in FILTERS:
+            for name, flt in filters:
                 a = {"query": q, "mode": "evidence", "top_k": 10}
                 if flt:
                     a["filter"] = flt
@@ -234,7 +298,7 @@ def run(args):
         print(f"load average {load:.1f} before, {os.getloadavg()[0]:.1f} after")
         base = percentile(times[FILTERS[0][0]], 50)
         print(f"{'filter':30} {'p50 ms':>8} {'p99 ms':>8} {'+p50 ms':>8} {'hits/q':>7}")
-        for name, _ in FILTERS:
+        for name, _ in filters:
             p50 = percentile(times[name], 50)
             print(f"{name:30} {p50:8.2f} {percentile(times[name], 99):8.2f} {p50 - base:+8.2f} "
                   f"{hits[name] / len(questions):7.1f}")
@@ -253,5 +317,9 @@ if __name__ == "__main__":
     p.add_argument("--warmup", type=int, default=0,
                    help="questions asked (unfiltered) before the timed ones")
     p.add_argument("--binary", default="target/release/alayasiki-mcp")
+    p.add_argument("--unfiltered", action="store_true",
+                   help="time the questions without a filter only")
+    p.add_argument("--fill", choices=["stdio", "import"], default="stdio",
+                   help="how a size's missing notes are added (see above)")
     run(p.parse_args())
     sys.exit(0)
