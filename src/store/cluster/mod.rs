@@ -34,6 +34,7 @@ mod client;
 pub mod copy;
 mod digest;
 pub mod entry;
+mod leases;
 pub mod node;
 mod ops;
 pub mod own_jobs;

@@ -51,9 +51,9 @@
 //! ([`Refusal::NoQuorum`]), unsent. Losing and regaining the quorum is
 //! logged once each ([`Quorum`]).
 //!
-//! Several nodes may write. They take turns (`cluster_turn`, a lease), and
-//! a node follows the log when its turn begins, so each batch is built on
-//! every entry before it. Should a turn lapse and another node take the
+//! Several nodes may write. They take turns (`cluster_turn`, a lease:
+//! [`super::leases`]), and a node follows the log when its turn begins, so
+//! each batch is built on every entry before it. Should a turn lapse and another node take the
 //! entry's number first, the batch is refused ([`Refusal::NotApplied`]:
 //! 503 with `Retry-After` to a client, nothing stored), the node applies
 //! that entry as it follows, and its writer's name log starts afresh.
@@ -65,6 +65,7 @@ use std::time::{Duration, Instant};
 use super::apply::apply_entry;
 use super::client::{ClusterClient, ClusterError, ReadLevel};
 use super::entry::{decode, encode};
+use super::leases::{Leases, CHORES_TABLE, TURN_IDLE, TURN_LEASE, TURN_TABLE};
 use super::ops::{operations, OPS_TABLE, RECORD_OPS};
 use super::own_jobs;
 use super::quorum::Quorum;
@@ -143,24 +144,6 @@ pub const META_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_meta (
     value TEXT NOT NULL
 )";
 
-/// Whose turn it is to write: one row, held by a node until `until_ms`
-/// (its clock). Taking turns is for progress, not safety (the log's `seq`
-/// is that): without it two busy nodes would keep taking each other's
-/// numbers, and one of them would have to refuse its batch each time.
-pub const TURN_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_turn (
-    id       INTEGER PRIMARY KEY CHECK (id = 1),
-    holder   TEXT    NOT NULL,
-    until_ms INTEGER NOT NULL
-)";
-
-/// Who does each background chore (`Replicator::claim_chore`): one row
-/// per chore, held by a node until `until_ms` (its clock), like a turn.
-pub const CHORES_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_chores (
-    name     TEXT    PRIMARY KEY,
-    holder   TEXT    NOT NULL,
-    until_ms INTEGER NOT NULL
-)";
-
 /// When the log's newest entry was seen (`seq` as of `at_ms`, by the clock
 /// of the node that looked): what pruning the log by age goes by, since
 /// entries carry no time of their own.
@@ -169,45 +152,16 @@ pub const LOG_MARKS_TABLE: &str = "CREATE TABLE IF NOT EXISTS cluster_log_marks 
     at_ms INTEGER NOT NULL
 )";
 
-/// How long a turn lasts unless renewed (a node that dies holding it
-/// delays the others this long at most).
-pub const TURN_LEASE: Duration = Duration::from_millis(1000);
-
-/// Longest a busy node keeps the turn before giving it back, so that
-/// another busy node gets its own.
-pub const TURN_MAX_HOLD: Duration = Duration::from_millis(200);
-
-/// How long a node keeps a turn with nothing to write. Giving it back at
-/// once, whenever the queue ran empty, cost two more round trips per batch
-/// (give back, take again) to a node whose clients wait for each answer
-/// before they send again.
-pub const TURN_IDLE: Duration = Duration::from_millis(10);
-
-/// How often a node waiting for the turn asks again.
-const TURN_POLL: Duration = Duration::from_millis(5);
-
-/// The turn this node holds, if any.
-#[derive(Default)]
-struct Turn {
-    since: Option<Instant>,
-    until: Option<Instant>,
-    /// The log was followed while this turn was held: nobody else can have
-    /// written since, so the next batch need not look.
-    caught_up: bool,
-}
-
 /// Feeds and follows the log for one local store.
 pub struct ClusterReplicator {
     client: ClusterClient,
-    /// The same cluster with requests bounded by [`TURN_LEASE`]: turns are
-    /// for progress only, and must never hold a write up for long.
-    turns: ClusterClient,
+    /// The turn to write and the chores this node holds.
+    leases: Leases,
     /// This process's prefix for batch names (unique per start).
     node: String,
     batches: AtomicU64,
     /// Operations named so far (see [`OPS_TABLE`]).
     ops: AtomicU64,
-    turn: std::sync::Mutex<Turn>,
     /// How long the log keeps an entry ([`Replicator::prune_log`]).
     log_retention: Duration,
     /// When this node last looked at pruning the log.
@@ -231,15 +185,13 @@ impl ClusterReplicator {
     /// `node` and the moment it starts.
     pub fn new(client: ClusterClient, node: &str) -> Result<ClusterReplicator, ClusterError> {
         create_cluster_tables(&client)?;
-        let turns = ClusterClient::new(client.address().clone(), TURN_LEASE)
-            .map_err(ClusterError::Protocol)?;
+        let node = format!("{node}-{}", crate::clock::now_ms());
         Ok(ClusterReplicator {
+            leases: Leases::new(&client, node.clone())?,
             client,
-            turns,
-            node: format!("{node}-{}", crate::clock::now_ms()),
+            node,
             batches: AtomicU64::new(0),
             ops: AtomicU64::new(0),
-            turn: std::sync::Mutex::new(Turn::default()),
             log_retention: crate::limits::DEFAULT_CLUSTER_LOG_RETENTION,
             pruned_at: std::sync::Mutex::new(None),
             follow_warned: std::sync::Mutex::new(None),
@@ -273,94 +225,6 @@ impl ClusterReplicator {
     pub fn with_log_retention(mut self, retention: Duration) -> ClusterReplicator {
         self.log_retention = retention;
         self
-    }
-
-    /// Waits, until the batch's leader deadline, for this node's turn to
-    /// write (renewing one it holds). Without it the batch still runs: its
-    /// commit is then refused if another node took its number. Returns
-    /// whether the log need not be followed first (the turn was held, and
-    /// the log followed, without a break), or why no node could be asked
-    /// at all: the cluster had no leader for the whole wait.
-    fn take_turn(&self, deadlines: Deadlines) -> Result<bool, ClusterError> {
-        let mut turn = self.turn.lock().unwrap_or_else(|p| p.into_inner());
-        let now = Instant::now();
-        if let (Some(since), Some(until)) = (turn.since, turn.until) {
-            if now.duration_since(since) < TURN_MAX_HOLD && until > now + TURN_LEASE / 2 {
-                return Ok(turn.caught_up);
-            }
-            if now.duration_since(since) >= TURN_MAX_HOLD {
-                // Held long enough: give it back, and let a waiting node in.
-                self.give_back(&mut turn);
-                std::thread::sleep(TURN_POLL * 4);
-            }
-        }
-        loop {
-            let asked = Instant::now();
-            let now_ms = crate::clock::now_ms();
-            let taken = self.turns.transaction_by(
-                &[Statement::new(
-                    "UPDATE cluster_turn SET holder = ?, until_ms = ? \
-                     WHERE id = 1 AND (holder = ? OR until_ms < ?)",
-                    vec![
-                        self.node.clone().into(),
-                        Param::Int(now_ms + TURN_LEASE.as_millis() as i64),
-                        self.node.clone().into(),
-                        Param::Int(now_ms),
-                    ],
-                )],
-                Some(deadlines.answer),
-            );
-            let mut pause = TURN_POLL;
-            let failed = match taken {
-                Ok(done) if done.first().is_some_and(|d| d.rows_affected == 1) => {
-                    self.quorum.reached();
-                    turn.since.get_or_insert(asked);
-                    turn.until = Some(asked + TURN_LEASE);
-                    turn.caught_up = false;
-                    return Ok(false);
-                }
-                // Another node holds it: the cluster answered.
-                Ok(_) => {
-                    self.quorum.reached();
-                    None
-                }
-                Err(e) if e.is_transient() => {
-                    self.quorum.failed(&e);
-                    // No leader answers the next ask in 5 ms either.
-                    pause = CLUSTER_RETRY_PAUSE;
-                    Some(e)
-                }
-                Err(e) => {
-                    log::warn!("cannot take the turn to write: {e}");
-                    return Ok(false);
-                }
-            };
-            if Instant::now() + pause >= deadlines.leader {
-                return match failed {
-                    Some(e) => Err(e),
-                    None => {
-                        log::warn!("no turn to write within {CLUSTER_WRITE_WAIT:?}");
-                        Ok(false)
-                    }
-                };
-            }
-            std::thread::sleep(pause);
-        }
-    }
-
-    fn give_back(&self, turn: &mut Turn) {
-        turn.caught_up = false;
-        if turn.since.take().is_none() {
-            return;
-        }
-        turn.until = None;
-        let released = self.turns.transaction(&[Statement::new(
-            "UPDATE cluster_turn SET until_ms = 0 WHERE id = 1 AND holder = ?",
-            vec![self.node.clone().into()],
-        )]);
-        if let Err(e) = released {
-            log::debug!("turn not given back (it lapses): {e}");
-        }
     }
 
     /// Commits `statements` as entry `seq` named `batch`: `Ok` once the
@@ -640,7 +504,7 @@ impl Replicator for ClusterReplicator {
         // Called when no write came for `idle_interval`: a turn held is
         // given back, so that another node's writes need not wait for it
         // to lapse.
-        self.give_back(&mut self.turn.lock().unwrap_or_else(|p| p.into_inner()));
+        self.leases.give_back();
         self.probe_quorum();
         let mut applied_any = false;
         // Bounded like a write's leader wait: a write that arrives
@@ -659,13 +523,13 @@ impl Replicator for ClusterReplicator {
             no_quorum: None,
         };
         let mut applied_any = false;
-        match self.take_turn(deadlines) {
+        let turn = self
+            .leases
+            .take_turn(&self.quorum, deadlines.leader, deadlines.answer);
+        match turn {
             Ok(true) => {}
             Ok(false) => match self.follow(conn, vectors, &mut applied_any, deadlines.answer) {
-                Ok(()) => {
-                    let mut turn = self.turn.lock().unwrap_or_else(|p| p.into_inner());
-                    turn.caught_up = turn.since.is_some();
-                }
+                Ok(()) => self.leases.caught_up(),
                 Err(e) => self.follow_failed(&e),
             },
             // No leader for the whole wait: nothing to follow from, and
@@ -694,26 +558,7 @@ impl Replicator for ClusterReplicator {
     }
 
     fn claim_chore(&self, name: &str, lease: Duration) -> bool {
-        let now_ms = crate::clock::now_ms();
-        let claimed = self.turns.transaction(&[Statement::new(
-            "INSERT INTO cluster_chores(name, holder, until_ms) VALUES (?, ?, ?) \
-             ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, until_ms = excluded.until_ms \
-             WHERE cluster_chores.holder = excluded.holder OR cluster_chores.until_ms < ?",
-            vec![
-                name.to_string().into(),
-                self.node.clone().into(),
-                Param::Int(now_ms + lease.as_millis() as i64),
-                Param::Int(now_ms),
-            ],
-        )]);
-        match claimed {
-            Ok(done) => done.first().is_some_and(|d| d.rows_affected == 1),
-            // Without a cluster to ask, nobody writes the chore's result.
-            Err(e) => {
-                log::debug!("chore {name} not claimed: {e}");
-                false
-            }
-        }
+        self.leases.claim_chore(name, lease)
     }
 
     fn stranded(&self) -> bool {
@@ -775,13 +620,11 @@ impl Replicator for ClusterReplicator {
     }
 
     fn idle_interval(&self) -> Option<Duration> {
-        let holding = self
-            .turn
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .since
-            .is_some();
-        Some(if holding { TURN_IDLE } else { FOLLOW_INTERVAL })
+        Some(if self.leases.holding() {
+            TURN_IDLE
+        } else {
+            FOLLOW_INTERVAL
+        })
     }
 }
 
@@ -805,12 +648,11 @@ mod tests {
             ClusterClient::new(address, Duration::from_secs(1)).unwrap()
         };
         ClusterReplicator {
+            leases: Leases::new(&client(), "test".into()).unwrap(),
             client: client(),
-            turns: client(),
             node: "test".into(),
             batches: AtomicU64::new(0),
             ops: AtomicU64::new(0),
-            turn: std::sync::Mutex::new(Turn::default()),
             log_retention: crate::limits::DEFAULT_CLUSTER_LOG_RETENTION,
             pruned_at: std::sync::Mutex::new(None),
             follow_warned: std::sync::Mutex::new(None),
