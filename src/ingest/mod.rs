@@ -21,6 +21,7 @@
 //! a failed job's reason is shown in its document's status.
 
 mod attempts;
+mod batch;
 pub mod chunk;
 mod commit;
 mod content_key;

@@ -8,7 +8,8 @@
 //! (when: see [`super::gather`]), uses the handed-over work where it has it
 //! and redoes it from the stored original where it does not (a replay after
 //! restart, or work dropped to stay within
-//! [`super::handoff::MAX_HANDOFF_BYTES`]), then
+//! [`super::handoff::MAX_HANDOFF_BYTES`]; the batch's work:
+//! [`super::batch`]), then
 //! commits each tenant's results in one write so the writer can group them
 //! with other commits ([`super::commit`]). Callers waiting for a document
 //! are told its outcome once that is committed. On a memory other nodes
@@ -22,25 +23,22 @@
 
 use crossbeam_channel::{Receiver, Sender};
 use std::collections::{HashMap, HashSet};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::attempts::{begin, end_attempts, take_work, warm_up, Excused};
-use super::chunk::CONTEXT_BYTES;
+use super::batch::{prepare_batch, Backoff};
 pub use super::commit::deferred_reason;
 use super::commit::{commit, commit_groups, Done};
 use super::gather::Gather;
 use super::handoff::Handoff;
-use super::{embed_chunks, embed_texts, media, mix_into, prepare_described, Prepared};
 use crate::clock::now_ms;
 use crate::embed::Embedder;
 use crate::error::{Error, Result, StorageFault};
 use crate::llm::Llm;
-use crate::store::{FailureKind, JobKind, JobQueue, NewChunk, PendingJob, Store, Tenant};
-use crate::text::tail;
+use crate::store::{JobQueue, PendingJob, Store, Tenant};
 
 /// Jobs taken per round.
 pub const JOB_BATCH: usize = 256;
@@ -181,7 +179,7 @@ impl WorkerShared {
             .map(|since| since.elapsed())
     }
 
-    fn note_embedding(&self, succeeded: bool) {
+    pub(super) fn note_embedding(&self, succeeded: bool) {
         let mut since = self
             .embed_failing_since
             .lock()
@@ -440,45 +438,6 @@ pub(super) fn lock_set(set: &Mutex<HashSet<i64>>) -> MutexGuard<'_, HashSet<i64>
     set.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// First wait before retrying an embed job whose embedder failed; doubles
-/// up to [`MAX_RETRY_DELAY`].
-pub const FIRST_RETRY_DELAY: Duration = Duration::from_secs(1);
-pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
-
-/// When each failing job may be tried again.
-#[derive(Default)]
-struct Backoff {
-    waits: HashMap<i64, (Instant, Duration)>,
-}
-
-impl Backoff {
-    fn ready(&self, job_id: i64) -> bool {
-        self.waits
-            .get(&job_id)
-            .is_none_or(|(at, _)| Instant::now() >= *at)
-    }
-
-    fn failed(&mut self, job_id: i64) {
-        let delay = self
-            .waits
-            .get(&job_id)
-            .map_or(FIRST_RETRY_DELAY, |(_, d)| (*d * 2).min(MAX_RETRY_DELAY));
-        self.waits.insert(job_id, (Instant::now() + delay, delay));
-    }
-
-    fn succeeded(&mut self, job_id: i64) {
-        self.waits.remove(&job_id);
-    }
-
-    fn next_wait(&self) -> Option<Duration> {
-        let now = Instant::now();
-        self.waits
-            .values()
-            .map(|(at, _)| at.saturating_duration_since(now))
-            .min()
-    }
-}
-
 fn run_batch(
     shared: &Arc<WorkerShared>,
     jobs: Vec<PendingJob>,
@@ -551,176 +510,11 @@ fn run_batch(
     Ok(())
 }
 
-/// Does the work of a batch's begun jobs, filing each outcome under its
-/// tenant in `by_tenant` and the jobs that wait (for the embedder, or for
-/// the next start) in `waiting`. Errors are the store's (reading a job's
-/// input or context).
-fn prepare_batch(
-    shared: &Arc<WorkerShared>,
-    work: Vec<super::attempts::Work>,
-    stop: &AtomicBool,
-    backoff: &mut Backoff,
-    recent: &mut HashMap<(String, String), String>,
-    waiting: &mut Vec<(Tenant, i64)>,
-    by_tenant: &mut Vec<(Tenant, Vec<Done>)>,
-) -> Result<()> {
-    let mut work = work.into_iter();
-    for (job, handed) in work.by_ref() {
-        if stop.load(Ordering::SeqCst) {
-            // An orderly stop (a subcommand's end, a signal) is no fault
-            // of the jobs not reached: their attempts are taken back, or
-            // every short command that opens the memory would use them up.
-            waiting.push((job.tenant.clone(), job.job_id));
-            waiting.extend(work.map(|(job, _)| (job.tenant, job.job_id)));
-            break;
-        }
-        let done = match job.kind {
-            JobKind::Ingest => {
-                let prepared = match handed {
-                    Some(prepared) => Ok(prepared),
-                    None => prepare_from_store(shared, &job)?,
-                };
-                match prepared {
-                    Ok(mut prepared) => {
-                        link_to_previous(shared, &job, &mut prepared, recent)?;
-                        Done::Indexed(job, Box::new(prepared))
-                    }
-                    Err((kind, reason)) => Done::Failed(job, kind, reason),
-                }
-            }
-            // Never queued as indexing work (see `JobQueue`).
-            JobKind::LlmExtract => continue,
-            JobKind::Embed => match embed_stored(shared, &job)? {
-                Some((keys, vectors)) => {
-                    shared.note_embedding(true);
-                    backoff.succeeded(job.job_id);
-                    Done::Embedded(job, keys, vectors)
-                }
-                None => {
-                    shared.note_embedding(false);
-                    backoff.failed(job.job_id);
-                    waiting.push((job.tenant.clone(), job.job_id));
-                    continue;
-                }
-            },
-        };
-        let tenant = done.job().tenant.clone();
-        match by_tenant.iter_mut().find(|(t, _)| *t == tenant) {
-            Some((_, list)) => list.push(done),
-            None => by_tenant.push((tenant, vec![done])),
-        }
-    }
-    Ok(())
-}
-
-/// Chunk keys and their new vectors, in the same order.
-type EmbeddedChunks = (Vec<i64>, Vec<Vec<f32>>);
-
-/// Vectors for a document's stored chunks that have none, with the same
-/// neighbour context fresh ingestion uses. `None` if the embedder failed.
-fn embed_stored(shared: &WorkerShared, job: &PendingJob) -> Result<Option<EmbeddedChunks>> {
-    let reader = shared.store.reader(&job.tenant)?;
-    let stored = reader.unembedded_chunks(job.document_key)?;
-    let mut chunks = Vec::with_capacity(stored.len());
-    for c in &stored {
-        let previous = match (&c.previous, c.ordinal, &job.source) {
-            (Some(p), _, _) => Some(p.clone()),
-            (None, 0, Some(source)) => reader.last_chunk_before(source, job.document_key)?,
-            _ => None,
-        };
-        chunks.push(NewChunk {
-            start: 0,
-            end: c.text.len(),
-            text: c.text.clone(),
-            context: previous
-                .map(|p| tail(&p, CONTEXT_BYTES).to_string())
-                .unwrap_or_default(),
-        });
-    }
-    Ok(embed_chunks(&chunks, shared.embedder.as_ref())
-        .map(|vectors| (stored.iter().map(|c| c.chunk_key).collect(), vectors)))
-}
-
-/// Gives a document's first chunk its context: the end of the previous
-/// document from the same source (a chat's previous turn, a file's
-/// previous part), found in this batch or in the store. Jobs run in
-/// admission order, so this is deterministic. The chunk's vector gets the
-/// context mixed in as `prepare` does for later chunks.
-fn link_to_previous(
-    shared: &WorkerShared,
-    job: &PendingJob,
-    prepared: &mut Prepared,
-    recent: &mut HashMap<(String, String), String>,
-) -> Result<()> {
-    let Some(source) = &job.source else {
-        return Ok(());
-    };
-    let key = (job.tenant.name().to_string(), source.clone());
-    let previous = match recent.get(&key) {
-        Some(text) => Some(text.clone()),
-        None => shared
-            .store
-            .reader(&job.tenant)?
-            .last_chunk_before(source, job.document_key)?,
-    };
-    if let Some(last) = prepared.chunks.last() {
-        recent.insert(key, last.text.clone());
-    }
-    let (Some(previous), Some(first)) = (previous, prepared.chunks.first_mut()) else {
-        return Ok(());
-    };
-    first.context = tail(&previous, CONTEXT_BYTES).to_string();
-    if let Some(vectors) = &mut prepared.vectors {
-        if let Some(context) = embed_texts(&[first.context.as_str()], shared.embedder.as_ref()) {
-            mix_into(&mut vectors[0], &context[0]);
-        }
-    }
-    Ok(())
-}
-
-/// Re-derives a job's work from its stored original. Content problems
-/// become the job's failure; only store errors are returned (and retried).
-fn prepare_from_store(
-    shared: &WorkerShared,
-    job: &PendingJob,
-) -> Result<std::result::Result<Prepared, (FailureKind, String)>> {
-    let Some(input) = shared
-        .store
-        .reader(&job.tenant)?
-        .job_input(job.document_key)?
-    else {
-        return Ok(Err((
-            FailureKind::MissingOriginal,
-            "the document's original is missing".into(),
-        )));
-    };
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let kind = media::from_media_type(&input.media_type)
-            .ok_or_else(|| format!("unsupported media type {}", input.media_type))?;
-        let metadata: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(&input.metadata).unwrap_or_default();
-        prepare_described(kind, &input.original, &metadata, shared.embedder.as_ref())
-            .map_err(|e| e.0)
-    }));
-    Ok(match outcome {
-        Ok(prepared) => prepared.map_err(|reason| (FailureKind::Content, reason)),
-        Err(_) => {
-            log::error!(
-                "indexing document {} panicked; marking it failed",
-                input.doc_id
-            );
-            Err((
-                FailureKind::Internal,
-                "internal error while indexing this document".into(),
-            ))
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::store::test_support::pending_job;
+    use crate::store::JobKind;
 
     fn job(id: i64, bytes: i64) -> PendingJob {
         pending_job(id, JobKind::Ingest, bytes)
