@@ -8,8 +8,15 @@
 //! - the process's peak RSS and anonymous memory after building the
 //!   largest index (vectors are mapped, not copied).
 //!
+//! `--corpus clusters` (the default) draws the vectors around 512 tight
+//! centres, where a query's ten nearest differ below the int8 rows'
+//! rounding. `--corpus notes` embeds generated notes with the built-in
+//! model instead (16 words each, drawn from this repository's README with
+//! a Zipf law, as `bench_filters.py` draws its notes; questions of three
+//! such words): the geometry the store's vectors really have.
+//!
 //! Run: `cargo run --release --example bench_vectors -- [--sizes 100000,1000000]
-//!       [--queries 200] [--recall-queries 20]`
+//!       [--queries 200] [--recall-queries 20] [--corpus clusters|notes]`
 
 use alayasiki_mcp::config::Durability;
 use alayasiki_mcp::embed::{BuiltinEmbedder, Embedder};
@@ -54,6 +61,79 @@ fn vectors(n: usize, rng: &mut Rng, centres: &[Vec<f32>]) -> Vec<Vec<f32>> {
         .collect()
 }
 
+/// Where the vectors come from (see the module's docs).
+#[derive(Clone, Copy, PartialEq)]
+enum Corpus {
+    Clusters,
+    Notes,
+}
+
+/// Words for generated notes, most frequent first, with their cumulative
+/// Zipf weights.
+struct Vocabulary {
+    words: Vec<String>,
+    cumulative: Vec<f64>,
+}
+
+impl Vocabulary {
+    fn from_readme() -> Vocabulary {
+        let mut counts: std::collections::HashMap<String, usize> = Default::default();
+        for w in include_str!("../README.md")
+            .split(|c: char| !c.is_alphabetic())
+            .filter(|w| w.len() > 2)
+        {
+            *counts.entry(w.to_lowercase()).or_default() += 1;
+        }
+        let mut words: Vec<(String, usize)> = counts.into_iter().collect();
+        words.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let mut total = 0.0;
+        let cumulative = (0..words.len())
+            .map(|r| {
+                total += 1.0 / (r + 1) as f64;
+                total
+            })
+            .collect();
+        Vocabulary {
+            words: words.into_iter().map(|(w, _)| w).collect(),
+            cumulative,
+        }
+    }
+
+    fn text(&self, rng: &mut Rng, words: usize) -> String {
+        let total = *self.cumulative.last().unwrap();
+        (0..words)
+            .map(|_| {
+                let x = (rng.next() >> 11) as f64 / (1u64 << 53) as f64 * total;
+                let i = self.cumulative.partition_point(|c| *c <= x);
+                self.words[i.min(self.words.len() - 1)].as_str()
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// `n` vectors of the corpus: clustered directions, or the built-in
+/// model's embeddings of generated notes (or of questions, `words` 3).
+fn corpus_vectors(
+    corpus: Corpus,
+    n: usize,
+    rng: &mut Rng,
+    centres: &[Vec<f32>],
+    vocabulary: &Vocabulary,
+    words: usize,
+) -> Vec<Vec<f32>> {
+    match corpus {
+        Corpus::Clusters => vectors(n, rng, centres),
+        Corpus::Notes => {
+            let texts: Vec<String> = (0..n).map(|_| vocabulary.text(rng, words)).collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            refs.chunks(4096)
+                .flat_map(|batch| BuiltinEmbedder.embed_batch(batch).unwrap())
+                .collect()
+        }
+    }
+}
+
 fn status_kib(field: &str) -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     s.lines()
@@ -72,6 +152,7 @@ fn main() {
     let mut sizes = vec![100_000usize, 1_000_000];
     let mut queries = 200usize;
     let mut recall_queries = 20usize;
+    let mut corpus = Corpus::Clusters;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let v = args.next().expect("flag value");
@@ -79,6 +160,13 @@ fn main() {
             "--sizes" => sizes = v.split(',').map(|s| s.parse().unwrap()).collect(),
             "--queries" => queries = v.parse().unwrap(),
             "--recall-queries" => recall_queries = v.parse().unwrap(),
+            "--corpus" => {
+                corpus = match v.as_str() {
+                    "clusters" => Corpus::Clusters,
+                    "notes" => Corpus::Notes,
+                    other => panic!("unknown corpus {other}"),
+                }
+            }
             other => panic!("unknown flag {other}"),
         }
     }
@@ -116,6 +204,10 @@ fn main() {
     );
 
     let centres: Vec<Vec<f32>> = vectors(512, &mut rng, &[vec![0.0; DIM]]);
+    let vocabulary = Vocabulary::from_readme();
+    let made = |n: usize, rng: &mut Rng, words: usize| {
+        corpus_vectors(corpus, n, rng, &centres, &vocabulary, words)
+    };
     let dir = std::env::temp_dir().join(format!("alayasiki-bench-vec-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let spec = VectorSpec {
@@ -132,7 +224,7 @@ fn main() {
         while stored < size {
             let n = (size - stored).min(50_000);
             batches.push((rng.clone(), n));
-            tenant.append(&vectors(n, &mut rng, &centres)).unwrap();
+            tenant.append(&made(n, &mut rng, 16)).unwrap();
             stored += n;
         }
         tenant.publish(stored as u64).unwrap();
@@ -140,7 +232,7 @@ fn main() {
             "built {size} vectors of dimension {DIM} in {:.1} s",
             t.elapsed().as_secs_f64()
         );
-        let qs = vectors(queries, &mut rng, &centres);
+        let qs = made(queries, &mut rng, 3);
         // Warm the mapping once (a cold map pays disk faults, not the scan).
         tenant.search_every_row(&qs[0], 10);
         // Searches build the sign index of a large tenant on a helper
@@ -162,7 +254,7 @@ fn main() {
         let mut exact: Vec<TopK> = checked.iter().map(|_| TopK::new(10)).collect();
         let mut slot = 0u64;
         for (state, n) in &batches {
-            for v in vectors(*n, &mut state.clone(), &centres) {
+            for v in made(*n, &mut state.clone(), 16) {
                 for (q, top) in checked.iter().zip(exact.iter_mut()) {
                     top.push(dot_f32(q, &v), slot);
                 }
