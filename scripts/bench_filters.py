@@ -16,7 +16,8 @@ work on the machine weighs on every row alike.
 `--fill import` writes the notes a size still lacks to an export file
 (`alayasiki-mcp export`'s format) and loads them with `alayasiki-mcp import`
 with the server stopped, the bulk path for stores of several million notes.
-The notes are the same; an imported note also keeps an idempotency key.
+The notes are the same; an imported note also keeps an idempotency key. The
+peak RSS printed is then the server's while it answers, not the import's.
 
     cargo build --release
     python3 scripts/bench_filters.py --sizes 10000,100000 [--queries 300] \\
@@ -211,7 +212,7 @@ def import_fill(binary, store, rng, vocab, cum_weights, start, end):
     stopped): an export file of them, written beside the store."""
     path = os.path.join(os.path.dirname(os.path.abspath(store)),
                         f"{os.path.basename(store)}-{start}-{end}.jsonl")
-    created = 1_767_225_600_000  # 2026-01-01, one millisecond apart
+    created = 1_767_225_600_000  # note i stored at 2026-01-01 plus i milliseconds
     with open(path, "w", encoding="utf-8") as f:
         f.write(json.dumps({"format": "alayasiki-mcp-export", "version": 1,
                             "documents": end - start, "tenant": "local"}) + "\n")
