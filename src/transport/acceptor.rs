@@ -424,8 +424,9 @@ fn serve_connection(ctx: Arc<Context>, mut conn: Conn) {
         // make room until it is authenticated (`Request::admit`).
         let (back, returned) = crossbeam_channel::bounded::<Returned>(1);
         let request = Request::new(head, conn, back, entry);
-        let routed =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| http::route(&ctx, request)));
+        let routed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            super::checks::route(&ctx, request)
+        }));
         if routed.is_err() {
             log::error!("routing a request panicked");
         }

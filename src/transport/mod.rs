@@ -9,9 +9,9 @@
 //!   [`event_stream`] and [`mcp_http`]) and [`http_api`] with
 //!   [`http_documents`], [`http_graph`] and [`http_sessions`] (the JSON
 //!   API; the last two serve the memory browser; [`query_string`] parses
-//!   their parameters) behind it, and the checks every
-//!   request passes: [`origin`], [`auth`] (with [`jwks`]), [`admission`]
-//!   and [`body`]; [`read_levels`] lets a request wait for a cluster
+//!   their parameters) behind it, and the checks every request passes
+//!   ([`checks`], in order): [`origin`], [`auth`] (with [`jwks`]),
+//!   [`admission`] and [`body`]; [`read_levels`] lets a request wait for a cluster
 //!   position. Beneath them the server owns its HTTP/1.1:
 //!   [`listener`] binds the socket, [`acceptor`] bounds connections in
 //!   count and time, [`wire`] parses request heads strictly and writes
@@ -30,6 +30,7 @@ pub mod admission;
 pub mod auth;
 pub mod body;
 pub mod body_readers;
+pub mod checks;
 pub mod event_stream;
 pub mod framing;
 pub mod http;
