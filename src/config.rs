@@ -408,7 +408,8 @@ pub fn wm_ttl_from_env() -> Result<std::time::Duration, String> {
 }
 
 /// How long an upload ticket waits for its upload, from
-/// `ALAYASIKI_UPLOAD_TTL_SECS`: 1 to [`UPLOAD_TICKET_TTL_SECS`] seconds
+/// `ALAYASIKI_UPLOAD_TTL_SECS`: 1 to
+/// [`UPLOAD_TICKET_TTL_SECS`](crate::limits::UPLOAD_TICKET_TTL_SECS) seconds
 /// (it can only shorten the default).
 pub fn upload_ttl_from_env() -> Result<std::time::Duration, String> {
     use crate::limits::UPLOAD_TICKET_TTL_SECS;

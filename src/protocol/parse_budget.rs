@@ -1,7 +1,8 @@
 //! What parsing a message may cost in memory, bounded before it is parsed.
 //!
-//! A frame is capped in bytes ([`MAX_FRAME_BYTES`]), but bytes on the wire
-//! are not memory: as a `serde_json::Value`, 8 MiB of small numbers
+//! A frame is capped in bytes
+//! ([`MAX_FRAME_BYTES`](crate::limits::MAX_FRAME_BYTES)), but bytes on the
+//! wire are not memory: as a `serde_json::Value`, 8 MiB of small numbers
 //! (`[1,1,1,...]`) becomes four million values of 32 bytes and more, about
 //! 140 MB, and a few dozen such frames held at once took gigabytes. So
 //! before a frame is parsed, a quick scan counts its values

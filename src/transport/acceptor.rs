@@ -13,7 +13,7 @@
 //!   [`MAX_HEAD_BYTES`](super::wire::MAX_HEAD_BYTES), parsed strictly
 //!   ([`super::wire`]); a kept-alive connection may wait
 //!   [`IO_TIMEOUT`] for its next request. It then routes the request
-//!   ([`super::http::route`]) and waits for the connection to come back
+//!   ([`super::checks::route`]) and waits for the connection to come back
 //!   from whoever answers it.
 //! - Connections that carry no admitted request are at most
 //!   [`MAX_UNAUTHENTICATED_CONNECTIONS`]: reading or awaiting a head;
