@@ -68,6 +68,15 @@ enum Corpus {
     Notes,
 }
 
+/// The README's words of three letters or more, lowercased, in order.
+fn readme_words() -> Vec<String> {
+    include_str!("../README.md")
+        .split(|c: char| !c.is_alphabetic())
+        .filter(|w| w.len() > 2)
+        .map(str::to_lowercase)
+        .collect()
+}
+
 /// Words for generated notes, most frequent first, with their cumulative
 /// Zipf weights.
 struct Vocabulary {
@@ -78,11 +87,8 @@ struct Vocabulary {
 impl Vocabulary {
     fn from_readme() -> Vocabulary {
         let mut counts: std::collections::HashMap<String, usize> = Default::default();
-        for w in include_str!("../README.md")
-            .split(|c: char| !c.is_alphabetic())
-            .filter(|w| w.len() > 2)
-        {
-            *counts.entry(w.to_lowercase()).or_default() += 1;
+        for w in readme_words() {
+            *counts.entry(w).or_default() += 1;
         }
         let mut words: Vec<(String, usize)> = counts.into_iter().collect();
         words.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
@@ -172,11 +178,7 @@ fn main() {
     }
 
     // Embedding throughput: ~1 KB texts of real words.
-    let words: Vec<String> = include_str!("../README.md")
-        .split(|c: char| !c.is_alphabetic())
-        .filter(|w| w.len() > 2)
-        .map(str::to_lowercase)
-        .collect();
+    let words = readme_words();
     let mut rng = Rng(0x1234_5678_9abc_def1);
     let texts: Vec<String> = (0..5000)
         .map(|_| {
